@@ -1,0 +1,27 @@
+# Two set-up commands for a fresh machine: `make demo` and `make test`.
+# Each creates the project virtualenv on first use (idempotent) and installs what it needs.
+PYTHON ?= python3
+VENV ?= .venv
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+.PHONY: demo test lint bench
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/awai demo
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/python -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: $(STAMP)
+	$(VENV)/bin/python -m bench

@@ -1,0 +1,1 @@
+"""Implementations of :class:`awai_engine.ports.LanguageBackend`."""

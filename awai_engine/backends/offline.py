@@ -1,0 +1,71 @@
+"""The offline backend: extractive, deterministic, and honest that it writes nothing.
+
+Used when no language-model key is configured (and as the fallback when the model fails). Thoughts
+are the message's sentences and list items; a summary is its first thought, shortened; a schema
+summary is its most central thought; stances stay undetermined and no interpretation is invented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from awai_engine.settings import LimitsSettings
+from awai_engine.text import clean, shorten, split_sentences
+from awai_engine.values import (
+    Extraction,
+    Interpretation,
+    ReadingContext,
+    RecalledSchema,
+    Thought,
+    TokenUsage,
+    Utterance,
+)
+
+SUMMARY_WIDTH = 100
+EMPTY_TEXT = "(no text)"
+
+
+class OfflineBackend:
+    name = "offline"
+    offline = True
+
+    def __init__(self, limits: LimitsSettings | None = None) -> None:
+        self.limits = limits or LimitsSettings()
+
+    def extract(self, utterances: Sequence[Utterance]) -> list[Extraction]:
+        return [self.extract_one(utterance.text) for utterance in utterances]
+
+    def extract_one(self, text: str) -> Extraction:
+        """Split ``text`` into thoughts, bounded in number and length, never empty."""
+        sentences = split_sentences(clean(text)) or [clean(text) or EMPTY_TEXT]
+        notes: list[str] = []
+        pieces: list[str] = []
+        width = self.limits.max_thought_chars
+        for sentence in sentences:
+            pieces.extend(
+                sentence[start : start + width] for start in range(0, len(sentence), width)
+            )
+        limit = self.limits.max_thoughts_per_message
+        if len(pieces) > limit:
+            notes.append(
+                f"The message has {len(pieces)} sentences; the first {limit - 1} are read as"
+                " thoughts and the rest as one last thought (the full text is kept)."
+            )
+            pieces = [*pieces[: limit - 1], " ".join(pieces[limit - 1 :])]
+        thoughts = tuple(Thought(index=i, text=piece) for i, piece in enumerate(pieces))
+        return Extraction(
+            thoughts=thoughts, summary=shorten(thoughts[0].text, SUMMARY_WIDTH), notes=tuple(notes)
+        )
+
+    def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
+        return shorten(thoughts[0], SUMMARY_WIDTH) if thoughts else ""
+
+    def judge_stances(
+        self, context: ReadingContext, schemas: Sequence[RecalledSchema]
+    ) -> tuple[RecalledSchema, ...]:
+        return tuple(schemas)
+
+    def interpret(
+        self, context: ReadingContext
+    ) -> tuple[Interpretation | None, TokenUsage | None, tuple[str, ...]]:
+        return None, None, ()

@@ -1,0 +1,245 @@
+"""The engine's entry points: ingest, edit, delete, and read a message in its context.
+
+Adapters (terminal, Slack, Discord) call only this module. It validates input, asks the language
+backend for thoughts and summaries, embeds the thoughts, hands the result to storage in one step,
+and assembles readings from the stored prefix of a channel.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
+from typing import Protocol
+
+from awai_engine.context import build_flow, recall
+from awai_engine.embedding import Embedder
+from awai_engine.ports import LanguageBackend, PreparedUtterance, Store
+from awai_engine.settings import Settings
+from awai_engine.text import clean, detect_language
+from awai_engine.timeline import Timeline
+from awai_engine.values import (
+    Association,
+    Reading,
+    ReadingContext,
+    RecalledSchema,
+    Utterance,
+    Value,
+)
+
+log = logging.getLogger(__name__)
+
+INGEST_CHUNK = 256
+
+
+class UnknownMessageError(LookupError):
+    """The message is not stored in that channel (never ingested, deleted, or another channel)."""
+
+
+class SchemaRecall(Protocol):
+    """Recalls the speaker's preconceptions as of before a message (see the schemas issue)."""
+
+    def recall(
+        self, channel: str, timeline: Timeline, position: int, associations: tuple[Association, ...]
+    ) -> tuple[tuple[RecalledSchema, ...], tuple[Association, ...]]:
+        """Recalled schemas, and the associations with ``important`` set where it applies."""
+        ...
+
+
+class IngestProblem(Value):
+    """A message that was not stored, and why, so the user can fix it."""
+
+    message_id: str
+    reason: str
+
+
+class IngestReport(Value):
+    added: int = 0
+    edited: int = 0
+    unchanged: int = 0
+    refused_deleted: int = 0
+    problems: tuple[IngestProblem, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+class Engine:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        embedder: Embedder,
+        backend: LanguageBackend,
+        schemas: SchemaRecall | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.backend = backend
+        self.schemas = schemas
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def ingest(
+        self,
+        utterances: Iterable[Utterance],
+        progress: Callable[[int], None] | None = None,
+    ) -> IngestReport:
+        """Store messages idempotently: new ones are added, changed text is an edit, same is a no-op.
+
+        Invalid messages are reported and skipped; the rest are stored. ``progress`` is called with
+        the number of messages handled after each chunk.
+        """
+        totals = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0}
+        problems: list[IngestProblem] = []
+        notes: list[str] = []
+        iterator = iter(utterances)
+        while chunk := list(islice(iterator, INGEST_CHUNK)):
+            valid = []
+            for utterance in chunk:
+                problem = self._problem_with(utterance)
+                if problem:
+                    problems.append(IngestProblem(message_id=utterance.message_id, reason=problem))
+                else:
+                    valid.append(utterance.model_copy(update={"text": clean(utterance.text)}))
+            by_channel: dict[str, list[Utterance]] = {}
+            for utterance in valid:
+                by_channel.setdefault(utterance.channel, []).append(utterance)
+            for channel, items in by_channel.items():
+                counts, chunk_notes = self._ingest_channel(channel, items)
+                for key, value in counts.items():
+                    totals[key] += value
+                notes.extend(chunk_notes)
+            if progress:
+                progress(len(chunk))
+        return IngestReport(**totals, problems=tuple(problems), notes=tuple(notes))
+
+    def _problem_with(self, utterance: Utterance) -> str | None:
+        text = clean(utterance.text)
+        limit = self.settings.limits.max_message_chars
+        if not text:
+            return "the message has no text to read (empty, whitespace or control characters only)"
+        if len(text) > limit:
+            return (
+                f"the message has {len(text):,} characters; the limit is {limit:,}"
+                " (AWAI_LIMITS__MAX_MESSAGE_CHARS)"
+            )
+        return None
+
+    def _ingest_channel(
+        self, channel: str, utterances: list[Utterance]
+    ) -> tuple[dict[str, int], list[str]]:
+        self.store.ensure_channel(channel, self.embedder.model_name, self.embedder.dimension)
+        ids = [utterance.message_id for utterance in utterances]
+        stored = self.store.stored_texts(channel, ids)
+        deleted = self.store.deleted_ids(channel, ids)
+        counts = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0}
+        latest: dict[str, Utterance] = {}
+        for utterance in utterances:  # a repeated id in one batch: the last text wins
+            latest[utterance.message_id] = utterance
+        todo = []
+        for utterance in latest.values():
+            if utterance.message_id in deleted:
+                counts["refused_deleted"] += 1
+            elif utterance.message_id not in stored:
+                counts["added"] += 1
+                todo.append(utterance)
+            elif stored[utterance.message_id] != utterance.text:
+                counts["edited"] += 1
+                todo.append(utterance)
+            else:
+                counts["unchanged"] += 1
+        counts["unchanged"] += len(utterances) - len(latest)
+        if not todo:
+            return counts, []
+        prepared = self.prepare(todo)
+        self.store.save(channel, prepared)
+        notes = [
+            f"{item.utterance.message_id}: {note}"
+            for item in prepared
+            for note in item.extraction.notes
+        ]
+        return counts, notes
+
+    def prepare(self, utterances: Sequence[Utterance]) -> list[PreparedUtterance]:
+        """Thoughts, summary and vectors of each utterance: everything storage needs to write it."""
+        extractions = self.backend.extract(utterances)
+        texts = [thought.text for extraction in extractions for thought in extraction.thoughts]
+        vectors = self.embedder.encode(texts)
+        prepared, row = [], 0
+        for utterance, extraction in zip(utterances, extractions, strict=True):
+            count = len(extraction.thoughts)
+            prepared.append(PreparedUtterance(utterance, extraction, vectors[row : row + count]))
+            row += count
+        return prepared
+
+    def edit(self, utterance: Utterance) -> bool:
+        """Replace a stored message's text (thoughts and vectors with it); ``False`` if unknown."""
+        if utterance.message_id not in self.store.stored_texts(
+            utterance.channel, [utterance.message_id]
+        ):
+            return False
+        self.ingest([utterance])
+        return True
+
+    def delete(self, channel: str, message_id: str) -> bool:
+        """Remove a message everywhere; it will not be ingested again (privacy beats fidelity)."""
+        return self.store.delete(channel, message_id)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def context(self, channel: str, message_id: str) -> ReadingContext:
+        """The reading context of one message: a pure function of the channel up to it."""
+        timeline = self.store.timeline(channel)
+        position = timeline.position_of.get(message_id)
+        if position is None:
+            raise UnknownMessageError(
+                f"No message {message_id!r} is stored in channel {channel!r}."
+            )
+        message = timeline.messages[position]
+        flow = build_flow(timeline, position, self.settings.flow)
+        associations = recall(
+            timeline, position, flow, self.settings.association, self.settings.activation
+        )
+        schemas: tuple[RecalledSchema, ...] = ()
+        if self.schemas is not None:
+            schemas, associations = self.schemas.recall(channel, timeline, position, associations)
+        notes = []
+        if len(message.text) > self.settings.embedding.max_chars and len(message.thoughts) == 1:
+            notes.append(
+                f"Only the first {self.settings.embedding.max_chars:,} characters of this message"
+                " were used to find related thoughts."
+            )
+        return ReadingContext(
+            channel=channel,
+            message=message.ref,
+            text=message.text,
+            thoughts=message.thoughts,
+            flow=flow,
+            associations=associations,
+            schemas=schemas,
+            notes=tuple(notes),
+        )
+
+    def read(self, channel: str, message_id: str) -> Reading:
+        """The reading of one message: its context, and an interpretation when a model is set."""
+        context = self.context(channel, message_id)
+        if context.schemas:
+            context = context.model_copy(
+                update={"schemas": self.backend.judge_stances(context, context.schemas)}
+            )
+        interpretation, usage, notes = self.backend.interpret(context)
+        if self.backend.offline:
+            notes = (
+                "Offline reading: no language model is configured, so AWAI shows the context it"
+                " assembled and writes no interpretation.",
+                *notes,
+            )
+        return Reading(
+            context=context,
+            backend=self.backend.name,
+            offline=interpretation is None,
+            interpretation=interpretation,
+            language=detect_language(context.text),
+            usage=usage,
+            notes=notes,
+        )

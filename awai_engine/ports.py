@@ -1,0 +1,99 @@
+"""The engine's two outward interfaces: where data is kept, and who writes language.
+
+The engine depends on these protocols only, so it imports neither a database library nor an HTTP
+client; ``storage/`` and ``awai_engine.backends`` provide the implementations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from awai_engine.timeline import Timeline
+from awai_engine.values import (
+    Extraction,
+    Interpretation,
+    ReadingContext,
+    RecalledSchema,
+    TokenUsage,
+    Utterance,
+)
+
+
+@dataclass(frozen=True)
+class PreparedUtterance:
+    """An utterance with everything derived from it, ready to be written in one step."""
+
+    utterance: Utterance
+    extraction: Extraction
+    vectors: np.ndarray  # one unit-length float32 row per thought
+
+
+@dataclass(frozen=True)
+class ChannelInfo:
+    key: str
+    embedding_model: str | None
+    dimension: int | None
+
+
+class Store(Protocol):
+    """Durable storage of channels, utterances (with edit history), thoughts and vectors."""
+
+    def ensure_channel(self, channel: str, embedding_model: str, dimension: int) -> ChannelInfo:
+        """Create the channel on first use; refuse a model that differs from the channel's own."""
+        ...
+
+    def channels(self) -> list[str]: ...
+
+    def stored_texts(self, channel: str, message_ids: Sequence[str]) -> dict[str, str]:
+        """Current text of the given messages that are stored (absent ids are new)."""
+        ...
+
+    def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
+        """Ids among ``message_ids`` that were deleted: they must not come back."""
+        ...
+
+    def save(self, channel: str, items: Sequence[PreparedUtterance]) -> None:
+        """Insert new utterances and replace edited ones (thoughts and vectors with them)."""
+        ...
+
+    def delete(self, channel: str, message_id: str) -> bool:
+        """Remove a message from every store; ``False`` if it was not there."""
+        ...
+
+    def timeline(self, channel: str) -> Timeline:
+        """The channel's current read model (cheap: cached, rebuilt only after changes)."""
+        ...
+
+
+class LanguageBackend(Protocol):
+    """Writes language: thoughts and summaries at ingest, schema summaries, stance, the reading.
+
+    The offline backend is extractive and honest about it; the Anthropic backend writes.
+    """
+
+    name: str
+    offline: bool
+
+    def extract(self, utterances: Sequence[Utterance]) -> list[Extraction]:
+        """Thoughts and a one-line summary for each utterance, in order."""
+        ...
+
+    def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
+        """A short summary of one preconception; ``thoughts`` are most central first."""
+        ...
+
+    def judge_stances(
+        self, context: ReadingContext, schemas: Sequence[RecalledSchema]
+    ) -> tuple[RecalledSchema, ...]:
+        """Each schema with its stance (supports / opposes / unrelated) toward the message."""
+        ...
+
+    def interpret(
+        self, context: ReadingContext
+    ) -> tuple[Interpretation | None, TokenUsage | None, tuple[str, ...]]:
+        """The written reading (or ``None`` offline), token usage, and notes for the user."""
+        ...

@@ -1,0 +1,38 @@
+"""Sample conversations shipped with AWAI, for ``awai demo`` and the tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Sample:
+    path: Path
+    channel: str
+    featured_message: str
+    description: str
+
+
+SAMPLES = {
+    "en": Sample(
+        path=HERE / "team_launch.jsonl",
+        channel="demo-team-launch",
+        featured_message="m048",
+        description=(
+            "Sample: a product team planning a launch (55 messages, 4 speakers, English with some"
+            " Japanese). Message m048 brings back the battery drain first raised 40 messages earlier."
+        ),
+    ),
+    "ja": Sample(
+        path=HERE / "japanese_team.jsonl",
+        channel="demo-japanese-team",
+        featured_message="m034",
+        description=(
+            "サンプル: データセンター移行を計画するチーム(38 件、3 人、日本語と英語)。"
+            "m034 で、序盤に出たバックアップの復元テストの話題が戻ってきます。"
+        ),
+    ),
+}

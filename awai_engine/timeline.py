@@ -1,0 +1,143 @@
+"""The point-in-time read model of one channel: messages in channel order and their vectors.
+
+Why it exists: the reading of message ``i`` may use only what came before ``i``. Keeping the
+channel's thought vectors as one float32 matrix in channel order makes "everything before ``i``"
+a prefix slice, searched exactly. An approximate index (Chroma's HNSW) would both need a
+brute-force filter for old messages and return neighbours that depend on vectors added later,
+which would let later messages change the reading of an earlier one.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from awai_engine.values import MessageRef, Thought
+
+
+@dataclass(frozen=True)
+class TimelineMessage:
+    """One stored message as the engine sees it; ``first_row`` indexes its thoughts' vectors."""
+
+    ref: MessageRef
+    text: str
+    summary: str
+    thoughts: tuple[Thought, ...]
+    first_row: int
+    addressees: tuple[str, ...] = ()
+
+    @property
+    def message_id(self) -> str:
+        return self.ref.message_id
+
+    @property
+    def is_reply(self) -> bool:
+        return self.ref.thread_root is not None and self.ref.thread_root != self.ref.message_id
+
+
+@dataclass
+class Timeline:
+    """Append-only view of a channel; a change other than an append builds a new one.
+
+    Readers slice rows before a position, and appends only add rows after the last one, so a
+    reader needs no lock: what it reads is never modified underneath it.
+    """
+
+    dimension: int
+    revision: int = 0
+    messages: list[TimelineMessage] = field(default_factory=list)
+    position_of: dict[str, int] = field(default_factory=dict)
+    top_level: list[int] = field(default_factory=list)
+    threads: dict[str, list[int]] = field(default_factory=dict)
+    _vectors: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.float32))
+    _row_positions: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    _row_thought: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    _ts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
+    rows: int = 0
+
+    def __post_init__(self) -> None:
+        if self._vectors.shape[1:] != (self.dimension,):
+            self._vectors = np.empty((0, self.dimension), dtype=np.float32)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        return self._vectors[: self.rows]
+
+    @property
+    def row_positions(self) -> np.ndarray:
+        """Position (channel order) of the message each vector row belongs to."""
+        return self._row_positions[: self.rows]
+
+    @property
+    def row_thought(self) -> np.ndarray:
+        """Index of the thought within its message, for each vector row."""
+        return self._row_thought[: self.rows]
+
+    @property
+    def timestamps(self) -> np.ndarray:
+        """``ts`` of each message, by position."""
+        return self._ts[: len(self.messages)]
+
+    def append(
+        self,
+        ref: MessageRef,
+        text: str,
+        summary: str,
+        thoughts: tuple[Thought, ...],
+        vectors: np.ndarray,
+        addressees: tuple[str, ...] = (),
+    ) -> None:
+        """Add the newest message; ``ref.position`` must be the next position."""
+        position = len(self.messages)
+        if ref.position != position:
+            raise ValueError(f"append at position {ref.position}, expected {position}")
+        if len(thoughts) != len(vectors):
+            raise ValueError("one vector per thought")
+        self._reserve(self.rows + len(vectors), position + 1)
+        end = self.rows + len(vectors)
+        self._vectors[self.rows : end] = vectors
+        self._row_positions[self.rows : end] = position
+        self._row_thought[self.rows : end] = [thought.index for thought in thoughts]
+        self._ts[position] = ref.ts
+        message = TimelineMessage(ref, text, summary, thoughts, self.rows, addressees)
+        self.messages.append(message)
+        self.position_of[ref.message_id] = position
+        if message.is_reply:
+            self.threads.setdefault(ref.thread_root or "", []).append(position)
+        else:
+            self.top_level.append(position)
+        self.rows = end
+
+    def _reserve(self, rows: int, messages: int) -> None:
+        if rows > len(self._vectors):
+            capacity = max(rows, 2 * len(self._vectors), 256)
+            grown = np.empty((capacity, self.dimension), dtype=np.float32)
+            grown[: self.rows] = self._vectors[: self.rows]
+            positions = np.empty(capacity, dtype=np.int64)
+            positions[: self.rows] = self._row_positions[: self.rows]
+            thought = np.empty(capacity, dtype=np.int64)
+            thought[: self.rows] = self._row_thought[: self.rows]
+            self._vectors, self._row_positions, self._row_thought = grown, positions, thought
+        if messages > len(self._ts):
+            ts = np.empty(max(messages, 2 * len(self._ts), 256), dtype=np.float64)
+            ts[: len(self.messages)] = self._ts[: len(self.messages)]
+            self._ts = ts
+
+    def line_before(self, position: int) -> tuple[str, list[int]]:
+        """The line of the message at ``position`` (its thread, or the top level) before it."""
+        message = self.messages[position]
+        if message.is_reply:
+            root = message.ref.thread_root or ""
+            replies = self.threads.get(root, [])
+            earlier = replies[: bisect.bisect_left(replies, position)]
+            root_position = self.position_of.get(root)
+            if root_position is not None and root_position < position:
+                earlier = [root_position, *earlier]
+            return "thread", earlier
+        return "top-level", self.top_level[: bisect.bisect_left(self.top_level, position)]
+
+    def rows_of(self, position: int) -> range:
+        message = self.messages[position]
+        return range(message.first_row, message.first_row + len(message.thoughts))

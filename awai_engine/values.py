@@ -1,0 +1,218 @@
+"""Immutable values passed between adapters, the engine and storage.
+
+Adapters turn platform payloads into :class:`Utterance`; the engine turns a stored utterance and
+what came before it into a :class:`ReadingContext` and a :class:`Reading`, which each adapter
+renders its own way. Nothing here knows a platform or a database.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+
+class Value(BaseModel):
+    """Base of every value: frozen, so a reading cannot be changed after it is made."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+class Utterance(Value):
+    """One chat message, normalised by an adapter.
+
+    ``channel`` is the key ``platform:workspace:channel``. ``ts`` is seconds since the epoch and
+    orders the channel; messages with equal ``ts`` keep their arrival order. ``thread_root`` is the
+    id of the thread's first message for a reply, else ``None``. ``addressees`` are the display
+    names the message mentions (``@name``), already resolved by the adapter.
+    """
+
+    channel: str = Field(min_length=1)
+    message_id: str = Field(min_length=1)
+    speaker_id: str = Field(min_length=1)
+    speaker_name: str = Field(min_length=1)
+    text: str
+    ts: float
+    thread_root: str | None = None
+    addressees: tuple[str, ...] = ()
+
+
+class Thought(Value):
+    """One unit of meaning (claim, proposal, question, feeling, decision) of an utterance."""
+
+    index: int = Field(ge=0)
+    text: str = Field(min_length=1)
+
+
+class Extraction(Value):
+    """What a backend makes of one utterance: its thoughts and a one-line summary."""
+
+    thoughts: tuple[Thought, ...] = Field(min_length=1)
+    summary: str
+    notes: tuple[str, ...] = ()
+
+
+class MessageRef(Value):
+    """Enough to name an earlier message and let an adapter link to it."""
+
+    message_id: str
+    speaker_id: str
+    speaker_name: str
+    ts: float
+    position: int = Field(ge=0, description="Index of the message in channel order.")
+    thread_root: str | None = None
+
+
+class FlowUtterance(Value):
+    """The immediately preceding utterance of the line, kept as its thoughts (one chunk)."""
+
+    message: MessageRef
+    thoughts: tuple[Thought, ...]
+
+
+class FlowSummary(Value):
+    """An earlier utterance of the line, kept as a one-line summary (one chunk)."""
+
+    message: MessageRef
+    summary: str
+
+
+class Flow(Value):
+    """The common ground of the line (thread, or the channel's top level), at most C chunks."""
+
+    line: Literal["thread", "top-level"]
+    previous: FlowUtterance | None = None
+    earlier: tuple[FlowSummary, ...] = Field((), description="Oldest first.")
+
+    def message_ids(self) -> tuple[str, ...]:
+        ids = tuple(item.message.message_id for item in self.earlier)
+        return (*ids, self.previous.message.message_id) if self.previous else ids
+
+
+class Association(Value):
+    """An earlier thought recalled by meaning, with every number that justified recalling it."""
+
+    source: MessageRef
+    thought: Thought
+    cue_index: int = Field(description="Which thought of the message being read recalled it.")
+    distance: int = Field(
+        ge=0, description="Utterances strictly between the source and the message."
+    )
+    similarity: float
+    threshold: float = Field(description="θ(distance) the similarity had to reach.")
+    activation: float = Field(description="ACT-R base-level activation B at the message.")
+    occurrences: int = Field(
+        ge=1, description="Earlier thoughts saying the same thing, itself included."
+    )
+    important: bool = Field(False, description="In a recalled schema with activation ≥ β.")
+    reason: Literal["meaning", "addressed"] = "meaning"
+
+    @property
+    def margin(self) -> float:
+        return self.similarity - self.threshold
+
+
+Stance = Literal["supports", "opposes", "unrelated", "undetermined"]
+
+
+class RecalledSchema(Value):
+    """One of the speaker's preconceptions recalled for this message, as of before it."""
+
+    schema_id: str
+    version: int = Field(ge=1)
+    summary: str
+    size: int = Field(ge=1)
+    similarity: float
+    as_of: int = Field(ge=0, description="Position of the last member when this version was made.")
+    stance: Stance = "undetermined"
+    stance_reason: str | None = None
+
+
+class CoThoughts(Value):
+    """The other thoughts of the same utterance, context for one of its thoughts (spec §1)."""
+
+    thought_index: int
+    others: tuple[Thought, ...]
+
+
+class ReadingContext(Value):
+    """Everything the reading of one message may use: a pure function of what came before it."""
+
+    channel: str
+    message: MessageRef
+    text: str
+    thoughts: tuple[Thought, ...]
+    flow: Flow
+    associations: tuple[Association, ...] = ()
+    schemas: tuple[RecalledSchema, ...] = ()
+    notes: tuple[str, ...] = Field(
+        (), description="What was cut or could not be done, for the user."
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def co_thoughts(self) -> tuple[CoThoughts, ...]:
+        return tuple(
+            CoThoughts(
+                thought_index=thought.index,
+                others=tuple(other for other in self.thoughts if other.index != thought.index),
+            )
+            for thought in self.thoughts
+        )
+
+    def cited_message_ids(self) -> frozenset[str]:
+        """Ids a reading may cite: the flow, the recalled thoughts' sources, and the message."""
+        ids = {self.message.message_id, *self.flow.message_ids()}
+        ids.update(item.source.message_id for item in self.associations)
+        return frozenset(ids)
+
+
+Relation = Literal["answers", "agrees", "disagrees", "returns-to", "shifts-away", "builds-on"]
+
+
+class ThoughtLink(Value):
+    """How one thought of the message connects to an earlier message."""
+
+    thought_index: int
+    relation: Relation
+    message_id: str
+    explanation: str
+
+
+class SchemaBearing(Value):
+    """How one recalled preconception of the speaker bears on the message."""
+
+    schema_id: str
+    stance: Stance
+    explanation: str
+
+
+class Interpretation(Value):
+    """What a language model wrote about the message, from the context alone."""
+
+    meaning: str
+    links: tuple[ThoughtLink, ...] = ()
+    schema_bearings: tuple[SchemaBearing, ...] = ()
+    language: str = "en"
+
+
+class TokenUsage(Value):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class Reading(Value):
+    """What the bot shows for one message: its context and, when a model wrote one, an interpretation.
+
+    ``offline`` readings carry no interpretation: AWAI never invents one without a language model.
+    """
+
+    context: ReadingContext
+    backend: str
+    offline: bool
+    interpretation: Interpretation | None = None
+    language: str = "en"
+    usage: TokenUsage | None = None
+    notes: tuple[str, ...] = ()

@@ -1,0 +1,37 @@
+"""The composition root: settings → storage, embeddings, language backend → one engine.
+
+Every adapter (terminal, Slack, Discord) starts here, so they all share one way of being built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.engine import Engine
+from awai_engine.ports import LanguageBackend
+from awai_engine.settings import Settings
+from storage.store import AwaiStore
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: AwaiStore
+    engine: Engine
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def language_backend(settings: Settings) -> LanguageBackend:
+    """The offline backend unless a language model is configured."""
+    return OfflineBackend(settings.limits)
+
+
+def open_runtime(settings: Settings) -> Runtime:
+    store = AwaiStore.open(settings)
+    embedder = Embedder(settings.embedding)
+    engine = Engine(settings, store, embedder, language_backend(settings))
+    return Runtime(settings=settings, store=store, engine=engine)

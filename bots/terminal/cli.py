@@ -1,0 +1,69 @@
+"""``awai``: the terminal adapter's entry point.
+
+Each subcommand lives in its own module under ``bots.terminal.commands`` and registers itself on
+the parser; this module only wires them up, loads settings once, and turns expected errors into
+one clear line and a non-zero exit code instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from awai_engine.embedding import EmbeddingModelError
+from awai_engine.engine import UnknownMessageError
+from awai_engine.settings import SettingsError, load_settings
+from bots.terminal.commands import COMMANDS
+from bots.terminal.transcript import TranscriptError
+from storage.store import StorageError
+
+EXPECTED_ERRORS = (
+    SettingsError,
+    StorageError,
+    EmbeddingModelError,
+    TranscriptError,
+    UnknownMessageError,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="awai",
+        description="Read a chat message in the context of what was said before it, and only before it.",
+    )
+    parser.add_argument(
+        "--data-dir", help="Where AWAI keeps its data (default: AWAI_DATA_DIR or ./awai-data)."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="Log what AWAI is doing.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    errors = Console(stderr=True)
+    try:
+        overrides = {"data_dir": args.data_dir} if args.data_dir else {}
+        settings = load_settings(**overrides)
+        return int(args.run(args, settings) or 0)
+    except EXPECTED_ERRORS as error:
+        errors.print(f"[red]awai:[/red] {error}", highlight=False, markup=True)
+        return 2
+    except KeyboardInterrupt:
+        errors.print("[yellow]awai: interrupted[/yellow]")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

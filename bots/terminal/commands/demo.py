@@ -1,0 +1,38 @@
+"""``awai demo``: read one message of a sample conversation shipped with AWAI, offline."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from awai_engine.samples import SAMPLES
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import load_and_ingest
+from bots.terminal.render import reading_json, render_reading
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("demo", help="Read a message of a shipped sample conversation.")
+    parser.add_argument("--lang", choices=sorted(SAMPLES), default="en", help="Which sample.")
+    parser.add_argument("--message", help="Another message id of the sample to read.")
+    parser.add_argument("--json", action="store_true", help="Print the reading as JSON.")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    sample = SAMPLES[args.lang]
+    runtime = open_runtime(settings)
+    try:
+        transcript = load_and_ingest(runtime, sample.path, sample.channel, quiet=args.json)
+        reading = runtime.engine.read(transcript.channel, args.message or sample.featured_message)
+        if args.json:
+            print(reading_json(reading))
+        else:
+            console = Console()
+            console.print(f"[dim]{sample.description}[/dim]")
+            render_reading(reading, console)
+    finally:
+        runtime.close()
+    return 0

@@ -1,0 +1,28 @@
+"""``awai ingest FILE --channel NAME``: store a transcript (idempotent)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import load_and_ingest
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("ingest", help="Store a JSON Lines transcript as a channel.")
+    parser.add_argument("file", type=Path)
+    parser.add_argument(
+        "--channel", help="Channel name (default: the file name without extension)."
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    runtime = open_runtime(settings)
+    try:
+        transcript = load_and_ingest(runtime, args.file, args.channel or args.file.stem)
+    finally:
+        runtime.close()
+    return 1 if transcript.problems else 0

@@ -1,0 +1,54 @@
+"""``awai read FILE --message ID [--json]`` and ``awai read FILE --all --json``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import track
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import load_and_ingest, stderr
+from bots.terminal.render import reading_json, render_reading
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("read", help="Read a message of a transcript in its context.")
+    parser.add_argument("file", type=Path, help="The transcript (ingested first; idempotent).")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--message", help="The id of the message to read.")
+    which.add_argument("--all", action="store_true", help="Read every message (with --json).")
+    parser.add_argument(
+        "--channel", help="Channel name (default: the file name without extension)."
+    )
+    parser.add_argument("--json", action="store_true", help="One JSON reading per line on stdout.")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.all and not args.json:
+        stderr.print("[red]awai: --all prints JSON lines; add --json.[/red]")
+        return 2
+    runtime = open_runtime(settings)
+    try:
+        transcript = load_and_ingest(
+            runtime, args.file, args.channel or args.file.stem, quiet=args.json
+        )
+        engine = runtime.engine
+        if args.message:
+            reading = engine.read(transcript.channel, args.message)
+            if args.json:
+                print(reading_json(reading))
+            else:
+                render_reading(reading, Console())
+            return 0
+        timeline = runtime.store.timeline(transcript.channel)
+        ids = [message.message_id for message in timeline.messages]
+        for message_id in track(ids, description="Reading", console=stderr, transient=True):
+            sys.stdout.write(reading_json(engine.read(transcript.channel, message_id)) + "\n")
+        return 0
+    finally:
+        runtime.close()

@@ -1,0 +1,114 @@
+"""Chroma: one collection per channel, holding vectors we computed ourselves.
+
+We never let Chroma embed anything: its default embedding function downloads a model. Collections
+are created with ``embedding_function=None`` and every write passes vectors. Vector ids are
+``<message id>#<thought index>``; metadata keeps the message id so a message's vectors can be
+removed without knowing how many thoughts it had.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+PAGE = 5000
+WRITE_BATCH = 1000
+_UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
+
+
+def collection_name(channel_key: str) -> str:
+    """A valid, unique Chroma collection name for a channel key (3–512 chars of [a-zA-Z0-9._-]).
+
+    A readable slug of the key plus a hash of the whole key: two keys that slug alike still differ.
+    """
+    digest = hashlib.sha256(channel_key.encode("utf-8")).hexdigest()[:16]
+    slug = _UNSAFE.sub("-", channel_key).strip("-._")[:60].strip("-._")
+    return f"awai-{slug}-{digest}" if slug else f"awai-{digest}"
+
+
+def vector_id(message_id: str, index: int) -> str:
+    return f"{message_id}#{index}"
+
+
+class ChromaVectors:
+    """Vector storage on an embedded ``PersistentClient`` (or any Chroma client given to it)."""
+
+    def __init__(self, client: object) -> None:
+        self.client = client
+
+    @classmethod
+    def embedded(cls, path: Path) -> ChromaVectors:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        path.mkdir(parents=True, exist_ok=True)
+        client = chromadb.PersistentClient(
+            path=str(path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        )
+        return cls(client)
+
+    def _collection(self, name: str, channel_key: str | None = None):  # type: ignore[no-untyped-def]
+        metadata = {"channel_key": channel_key, "hnsw:space": "cosine"} if channel_key else None
+        return self.client.get_or_create_collection(  # type: ignore[attr-defined]
+            name=name, metadata=metadata, embedding_function=None
+        )
+
+    def create(self, name: str, channel_key: str) -> None:
+        self._collection(name, channel_key)
+
+    def upsert(
+        self,
+        name: str,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        metadatas: Sequence[dict[str, str | int | float]],
+    ) -> None:
+        collection = self._collection(name)
+        for start in range(0, len(ids), WRITE_BATCH):
+            end = start + WRITE_BATCH
+            collection.upsert(
+                ids=list(ids[start:end]),
+                embeddings=vectors[start:end],
+                metadatas=list(metadatas[start:end]),
+            )
+
+    def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
+        ids = list(message_ids)
+        if ids:
+            self._collection(name).delete(where={"message_id": {"$in": ids}})
+
+    def delete_ids(self, name: str, ids: Sequence[str]) -> None:
+        collection = self._collection(name)
+        for start in range(0, len(ids), WRITE_BATCH):
+            collection.delete(ids=list(ids[start : start + WRITE_BATCH]))
+
+    def all_vectors(self, name: str) -> dict[str, np.ndarray]:
+        """Every vector of a collection by id, read in pages."""
+        collection = self._collection(name)
+        found: dict[str, np.ndarray] = {}
+        offset = 0
+        while True:
+            page = collection.get(include=["embeddings"], limit=PAGE, offset=offset)
+            ids = page["ids"]
+            if not ids:
+                return found
+            embeddings = np.asarray(page["embeddings"], dtype=np.float32)
+            found.update(zip(ids, embeddings, strict=True))
+            offset += len(ids)
+
+    def all_ids(self, name: str) -> list[str]:
+        collection = self._collection(name)
+        ids: list[str] = []
+        while page := collection.get(include=[], limit=PAGE, offset=len(ids))["ids"]:
+            ids.extend(page)
+        return ids
+
+    def drop(self, name: str) -> None:
+        try:
+            self.client.delete_collection(name)  # type: ignore[attr-defined]
+        except Exception:
+            return
