@@ -148,7 +148,7 @@ def make_engine(url: str) -> Engine:
 
 
 class Database:
-    """Sessions on one SQLAlchemy engine; tables are created on first use."""
+    """Sessions on one SQLAlchemy engine; tables of every imported model are created on first use."""
 
     def __init__(self, url: str) -> None:
         self.url = url

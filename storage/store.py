@@ -33,6 +33,7 @@ from storage.sql import (
     UtteranceRow,
     UtteranceVersionRow,
 )
+from storage.state import BackfillCursors, Claims
 from storage.vectors import ChromaVectors, collection_name, vector_id
 
 
@@ -56,6 +57,8 @@ class AwaiStore:
     def __init__(self, database: Database, vectors: ChromaVectors) -> None:
         self.db = database
         self.vectors = vectors
+        self.cursors = BackfillCursors(database)
+        self.claims = Claims(database)
         self._timelines: dict[str, Timeline] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()

@@ -1,0 +1,51 @@
+"""Shared fixtures: real parts everywhere (MiniLM, embedded Chroma, SQLite) in temp folders.
+
+The embedding model loads once per test session; every test gets its own data folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.engine import Engine
+from awai_engine.settings import EmbeddingSettings, Settings
+from bots.runtime import Runtime
+from storage.store import AwaiStore
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return Embedder(EmbeddingSettings())
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def make_runtime(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., Runtime]]:
+    """Build runtimes on fresh data folders (``name`` picks the folder), closed after the test."""
+    opened: list[Runtime] = []
+
+    def make(name: str = "data", **overrides: object) -> Runtime:
+        settings = Settings(data_dir=tmp_path / name, _env_file=None, **overrides)  # type: ignore[call-arg]
+        store = AwaiStore.open(settings)
+        engine = Engine(settings, store, embedder, OfflineBackend(settings.limits))
+        runtime = Runtime(settings=settings, store=store, engine=engine)
+        opened.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in opened:
+        runtime.close()
+
+
+@pytest.fixture
+def runtime(make_runtime: Callable[..., Runtime]) -> Runtime:
+    return make_runtime()
