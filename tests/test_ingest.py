@@ -1,0 +1,91 @@
+"""Ingest is idempotent; edits replace thoughts and vectors; deletes remove text everywhere."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+import pytest
+
+from awai_engine.engine import UnknownMessageError
+from bots.runtime import Runtime
+from storage.vectors import collection_name, vector_id
+from tests.factories import utterance
+
+CHANNEL = "terminal:local:test"
+
+
+def chroma_ids(runtime: Runtime) -> list[str]:
+    return sorted(runtime.store.vectors.all_ids(collection_name(CHANNEL)))
+
+
+def sql_dump(runtime: Runtime) -> str:
+    """Every text value in the SQLite file, to prove a deleted text is gone."""
+    path = runtime.settings.resolved_database_url().removeprefix("sqlite:///")
+    with sqlite3.connect(path) as connection:
+        return "\n".join(connection.iterdump())
+
+
+def test_reingesting_the_same_messages_stores_them_once(runtime: Runtime) -> None:
+    messages = [utterance("m1", "First. Second."), utterance("m2", "Third.")]
+    first = runtime.engine.ingest(messages)
+    again = runtime.engine.ingest(messages)
+    assert (first.added, again.added, again.unchanged) == (2, 0, 2)
+    assert runtime.store.message_count(CHANNEL) == 2
+    assert chroma_ids(runtime) == sorted(
+        [vector_id("m1", 0), vector_id("m1", 1), vector_id("m2", 0)]
+    )
+
+
+def test_an_edit_replaces_thoughts_and_vectors_and_keeps_the_old_text_as_history(
+    runtime: Runtime,
+) -> None:
+    runtime.engine.ingest([utterance("m1", "Ship on Monday. Tests are green. Docs are done.")])
+    assert runtime.engine.edit(utterance("m1", "Ship on Tuesday instead."))
+    context = runtime.engine.context(CHANNEL, "m1")
+    assert [t.text for t in context.thoughts] == ["Ship on Tuesday instead."]
+    assert chroma_ids(runtime) == [vector_id("m1", 0)]
+    assert "Ship on Monday. Tests are green. Docs are done." in sql_dump(runtime)  # edit history
+    assert not runtime.engine.edit(utterance("m9", "never stored"))
+
+
+def test_an_edit_through_ingest_counts_as_an_edit(runtime: Runtime) -> None:
+    runtime.engine.ingest([utterance("m1", "Original text.")])
+    report = runtime.engine.ingest([utterance("m1", "Changed text.")])
+    assert (report.added, report.edited) == (0, 1)
+
+
+def test_a_delete_removes_the_text_from_sql_and_chroma_and_it_never_comes_back(
+    runtime: Runtime,
+) -> None:
+    secret = "My home address is 12 Privet Drive."
+    runtime.engine.ingest(
+        [utterance("m1", "Hello."), utterance("m2", secret), utterance("m3", "Bye.")]
+    )
+    assert runtime.engine.delete(CHANNEL, "m2")
+    assert "Privet" not in sql_dump(runtime)
+    assert vector_id("m2", 0) not in chroma_ids(runtime)
+    with pytest.raises(UnknownMessageError):
+        runtime.engine.context(CHANNEL, "m2")
+    report = runtime.engine.ingest([utterance("m2", secret)])  # a redelivered event
+    assert report.refused_deleted == 1 and report.added == 0
+    assert "Privet" not in sql_dump(runtime)
+    assert runtime.engine.context(CHANNEL, "m3").flow.previous.message.message_id == "m1"  # type: ignore[union-attr]
+    assert not runtime.engine.delete(CHANNEL, "m404")
+
+
+def test_messages_arriving_out_of_order_are_read_in_time_order(runtime: Runtime) -> None:
+    runtime.engine.ingest([utterance("m3", "Third."), utterance("m1", "First.")])
+    runtime.engine.ingest([utterance("m2", "Second.")])
+    timeline = runtime.store.timeline(CHANNEL)
+    assert [m.message_id for m in timeline.messages] == ["m1", "m2", "m3"]
+    assert runtime.engine.context(CHANNEL, "m3").flow.previous.message.message_id == "m2"  # type: ignore[union-attr]
+
+
+def test_the_read_model_survives_a_restart(make_runtime: Callable[..., Runtime]) -> None:
+    first = make_runtime("same")
+    first.engine.ingest([utterance("m1", "The deploy failed."), utterance("m2", "Retrying now.")])
+    before = first.engine.context(CHANNEL, "m2")
+    first.close()
+    reopened = make_runtime("same")
+    assert reopened.engine.context(CHANNEL, "m2") == before
