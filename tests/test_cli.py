@@ -1,0 +1,96 @@
+"""The terminal adapter end to end: `awai demo`, `awai ingest`, `awai read` (text and JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from awai_engine.samples import SAMPLES
+from bots.terminal.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_demo_prints_an_offline_reading_of_the_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "demo")
+    assert code == 0
+    assert "m048" in out and "Offline reading" in out
+    assert "m003" in out  # the battery drain raised 45 messages earlier is recalled
+
+
+def test_read_json_names_every_part_of_the_context(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = SAMPLES["en"]
+    code, out, _ = run(
+        capsys, "--data-dir", str(tmp_path), "read", str(sample.path), "--message", "m016", "--json"
+    )
+    assert code == 0
+    reading = json.loads(out)
+    context = reading["context"]
+    assert reading["offline"] is True and reading["interpretation"] is None
+    assert context["message"]["message_id"] == "m016"
+    assert context["thoughts"] and context["co_thoughts"]
+    assert context["flow"]["line"] == "thread"
+    assert context["flow"]["previous"]["message"]["message_id"] == "m015"
+    assert all({"message", "summary"} <= set(item) for item in context["flow"]["earlier"])
+    for item in context["associations"]:
+        assert {"source", "thought", "distance", "similarity", "threshold", "activation"} <= set(
+            item
+        )
+        assert item["source"]["speaker_name"]
+
+
+def test_read_all_prints_one_json_reading_per_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = SAMPLES["en"]
+    code, out, _ = run(
+        capsys, "--data-dir", str(tmp_path), "read", str(sample.path), "--all", "--json"
+    )
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    expected = sum(
+        1 for line in sample.path.read_text(encoding="utf-8").splitlines() if line.strip()
+    )
+    assert len(lines) == expected
+    assert [r["context"]["message"]["position"] for r in lines] == list(range(expected))
+
+
+def test_ingest_reports_malformed_lines_and_exits_non_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"id": "a", "speaker": "Ann", "text": "Hi."}\nnot json\n', encoding="utf-8")
+    code, _, err = run(
+        capsys, "--data-dir", str(tmp_path / "d"), "ingest", str(path), "--channel", "c"
+    )
+    assert code == 1
+    assert "line 2" in err and "not valid JSON" in err
+    assert "1 added" in err
+
+
+def test_reading_an_unknown_message_is_one_clear_line_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = SAMPLES["en"]
+    code, _, err = run(
+        capsys, "--data-dir", str(tmp_path), "read", str(sample.path), "--message", "m999"
+    )
+    assert code == 2
+    assert "m999" in err and "Traceback" not in err
+
+
+def test_a_missing_transcript_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "--data-dir", str(tmp_path), "ingest", str(tmp_path / "none.jsonl"))
+    assert code == 2 and "Cannot read" in err
