@@ -1,0 +1,101 @@
+"""Read-context latency at 1k, 10k and 100k messages, reading the latest and an old message.
+
+Run: ``.venv/bin/python -m bench.read_latency [--sizes 1000 10000 100000] [--reads 60]``.
+Channels are built from real chat lines and their real vectors (cycled), written through the
+store like any ingest. Targets: p95 ≤ 50 ms at 100k, and the 100k/1k ratio ≤ 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.engine import Engine
+from awai_engine.settings import Settings
+from bench.corpus import chat_lines, synthetic_channel
+from storage.store import AwaiStore
+
+WRITE_BATCH = 1000
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--reads", type=int, default=60)
+    parser.add_argument("--lines", type=int, default=4000, help="Distinct real lines to cycle.")
+    args = parser.parse_args()
+    console = Console()
+    base = Settings(_env_file=None)  # type: ignore[call-arg]
+    embedder = Embedder(base.embedding)
+    lines = chat_lines(args.lines)
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Settings(data_dir=Path(folder), _env_file=None)  # type: ignore[call-arg]
+        store = AwaiStore.open(settings)
+        engine = Engine(settings, store, embedder, OfflineBackend())
+        for size in args.sizes:
+            channel = f"bench:local:c{size}"
+            store.ensure_channel(channel, embedder.model_name, embedder.dimension)
+            make = synthetic_channel(channel, size, embedder, lines)
+            for start in track(
+                range(0, size, WRITE_BATCH), description=f"writing {size:,}", console=console
+            ):
+                store.save(channel, make(start, min(size, start + WRITE_BATCH)))
+            started = time.perf_counter()
+            store._timelines.pop(channel, None)  # measure a cold load of the read model
+            store.timeline(channel)
+            cold = time.perf_counter() - started
+            for label, position in (("latest", size - 1), ("old (1%)", size // 100)):
+                message_id = f"m{position:07d}"
+                timings = []
+                for _ in range(args.reads):
+                    started = time.perf_counter()
+                    context = engine.context(channel, message_id)
+                    timings.append((time.perf_counter() - started) * 1000)
+                results.append((size, label, timings, cold, len(context.associations)))
+        store.close()
+
+    table = Table(title="Read-context latency (ms), one run")
+    for column in (
+        "messages",
+        "message read",
+        "p50",
+        "p95",
+        "recalled",
+        "cold read-model load (s)",
+    ):
+        table.add_column(column, justify="right")
+    for size, label, timings, cold, recalled in results:
+        table.add_row(
+            f"{size:,}",
+            label,
+            f"{statistics.median(timings):.1f}",
+            f"{percentile(timings, 0.95):.1f}",
+            str(recalled),
+            f"{cold:.1f}",
+        )
+    console.print(table)
+    by = {(size, label): percentile(timings, 0.95) for size, label, timings, _, _ in results}
+    smallest, largest = min(args.sizes), max(args.sizes)
+    for label in ("latest", "old (1%)"):
+        console.print(
+            f"p95 ratio {largest:,}/{smallest:,}, {label}: {by[largest, label] / by[smallest, label]:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
