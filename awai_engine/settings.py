@@ -116,6 +116,48 @@ class LanguageModelSettings(BaseModel):
     timeout_seconds: float = Field(60.0, gt=0, le=600)
 
 
+class DiscordSettings(BaseModel):
+    """The Discord bot (``awai discord``); see ``manifest/discord.md`` for where each value comes from."""
+
+    token: SecretStr | None = Field(
+        None, description="The bot token (Developer Portal → Bot → Reset Token)."
+    )
+    ephemeral_readings: bool = Field(
+        True,
+        description=(
+            "Readings, digests and refusals are shown only to the person who asked. Off: readings"
+            " and digests are posted in the channel for everyone who can see it."
+        ),
+    )
+    purge_on_guild_leave: bool = Field(
+        True, description="Delete a server's stored messages when the bot leaves or is removed."
+    )
+    owner_ids: tuple[int, ...] = Field(
+        (),
+        description=(
+            "Discord user ids (JSON list) who may run /awai backfill in any channel, besides"
+            " members allowed to manage messages there."
+        ),
+    )
+    digest_schedule: dict[int, str] = Field(
+        {},
+        description=(
+            "Channel id → crontab in UTC (five fields), as JSON: the digest of that channel is"
+            ' posted there on that schedule, e.g. {"123456789012345678": "0 9 * * mon"}.'
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _crontabs_have_five_fields(self) -> DiscordSettings:
+        for channel_id, crontab in self.digest_schedule.items():
+            if len(crontab.split()) != 5:
+                raise ValueError(
+                    f"discord.digest_schedule[{channel_id}] = {crontab!r} is not a crontab of five"
+                    " fields (minute hour day month weekday)"
+                )
+        return self
+
+
 class Settings(BaseSettings):
     """The one settings object. Build it with :func:`load_settings` to get readable errors."""
 
@@ -143,6 +185,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     limits: LimitsSettings = LimitsSettings()
     llm: LanguageModelSettings = LanguageModelSettings()
+    discord: DiscordSettings = DiscordSettings()
 
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'awai.sqlite3').resolve()}"

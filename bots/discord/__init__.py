@@ -1,0 +1,15 @@
+"""The Discord adapter: gateway events → utterances → engine; readings and digests → embeds.
+
+Where a message lives, in AWAI's words:
+- a guild text channel is one AWAI channel, key ``discord:<guild id>:<channel id>``;
+- a thread is its own *line* inside its parent channel: its messages carry the parent's key and
+  ``thread_root`` = the thread's id. A thread started from a message has the id of that message,
+  so the root is the message the thread grew from (spec: "the thread's earlier messages, root
+  included"), and recall by meaning reaches the rest of the parent channel, as it should;
+- message id = the snowflake as a string; ``ts`` = the snowflake's time.
+
+Modules, one job each: ``keys`` (channel keys and lines), ``links`` (jump links), ``plaintext``
+(Discord markdown → plain text), ``ingest`` (message → utterance), ``access`` (who may read what),
+``embeds`` (reading and digest → embeds within Discord's limits), ``backfill`` (resumable history),
+``privacy`` (purging a server), ``cog`` (listeners and commands), ``bot`` (the client itself).
+"""

@@ -1,0 +1,105 @@
+"""Reading a channel's (or thread's) history into AWAI, resumable after a restart.
+
+History is read oldest first after a cursor (the last message id whose page is stored), in pages
+of ``PAGE_SIZE``. A page is ingested, then its cursor saved, so a crash between the two only means
+the page is fetched again, and ingest is idempotent: nothing is lost and nothing is stored twice.
+The cursor is kept per Discord channel or thread (threads have their own history) in the
+database, so a restart, or the next ``/awai backfill``, goes on from where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+import discord
+
+from awai_engine.engine import IngestReport
+from bots.discord.ingest import is_read, to_utterance
+from bots.discord.keys import Line, channel_key, line_of
+from bots.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 100
+"""Messages per page: Discord's own maximum per history request."""
+
+History = discord.TextChannel | discord.Thread | discord.VoiceChannel | discord.StageChannel
+
+
+@dataclass(frozen=True)
+class BackfillProgress:
+    """Where a backfill of one Discord channel or thread stands."""
+
+    fetched: int
+    added: int
+    refused: int
+    done: bool
+    resumed: bool
+
+
+ProgressReport = Callable[[BackfillProgress], Awaitable[None]]
+
+
+def cursor_key(channel: History) -> str:
+    """The cursor's key: the Discord channel or thread itself (a thread has its own history)."""
+    return channel_key(channel.guild.id, channel.id)
+
+
+async def backfill(channel: History, runtime: Runtime, report: ProgressReport) -> BackfillProgress:
+    """Ingest the history of ``channel`` from its saved cursor to now, reporting after each page."""
+    key = cursor_key(channel)
+    line = line_of(channel)
+    saved = await asyncio.to_thread(runtime.store.cursors.get, key)
+    cursor = saved.cursor if saved else None
+    progress = BackfillProgress(
+        fetched=saved.fetched if saved else 0,
+        added=0,
+        refused=0,
+        done=False,
+        resumed=cursor is not None,
+    )
+    after = discord.Object(int(cursor)) if cursor else None
+    page: list[discord.Message] = []
+    async for message in channel.history(limit=None, oldest_first=True, after=after):
+        page.append(message)
+        if len(page) == PAGE_SIZE:
+            progress, cursor = await _store_page(page, line, key, runtime, progress)
+            page = []
+            await report(progress)
+    if page:
+        progress, cursor = await _store_page(page, line, key, runtime, progress)
+    await asyncio.to_thread(runtime.store.cursors.save, key, cursor, progress.fetched, True)
+    progress = replace(progress, done=True)
+    await report(progress)
+    return progress
+
+
+async def _store_page(
+    page: list[discord.Message],
+    line: Line,
+    key: str,
+    runtime: Runtime,
+    progress: BackfillProgress,
+) -> tuple[BackfillProgress, str]:
+    """Ingest one page, then save its cursor: the order that makes a crash harmless."""
+    utterances = [
+        utterance
+        for message in page
+        if is_read(message) and (utterance := to_utterance(message, line)) is not None
+    ]
+    report: IngestReport = await asyncio.to_thread(runtime.engine.ingest, utterances)
+    cursor = str(page[-1].id)
+    fetched = progress.fetched + len(page)
+    await asyncio.to_thread(runtime.store.cursors.save, key, cursor, fetched, False)
+    if report.problems:
+        log.info("backfill %s: %d message(s) not stored", key, len(report.problems))
+    progress = replace(
+        progress,
+        fetched=fetched,
+        added=progress.added + report.added,
+        refused=progress.refused + len(report.problems) + report.refused_deleted,
+    )
+    return progress, cursor

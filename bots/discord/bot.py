@@ -1,0 +1,103 @@
+"""The Discord client: intents, the message content check, the cog, and the explicit command sync.
+
+Intents: guilds (channels, threads, roles: enough to resolve names and permissions), guild
+messages, and the privileged message content intent, without which Discord sends messages with
+empty text. Command sync is never done on connect: it is an explicit step (``awai discord --sync``)
+because Discord rate-limits it and a sync on every start is how bots get their commands throttled.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+from discord.ext import commands
+
+from bots.discord.cog import AwaiCog
+from bots.discord.ingest import lacks_expected_text
+from bots.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+PORTAL_HINT = (
+    "Turn on “Message Content Intent” in the Discord Developer Portal (your application → Bot →"
+    " Privileged Gateway Intents), then restart `awai discord`. See manifest/discord.md."
+)
+
+
+def intents() -> discord.Intents:
+    return discord.Intents(guilds=True, guild_messages=True, message_content=True)
+
+
+class MessageContentCheck:
+    """Says clearly, once, when Discord is withholding message text from the bot.
+
+    At start: the application's flags say whether the privileged intent is enabled in the portal.
+    While running: a person's message that arrives with no words and nothing else can only be a
+    message whose text Discord withheld (see :func:`bots.discord.ingest.lacks_expected_text`).
+    """
+
+    def __init__(self) -> None:
+        self.warned = False
+
+    def check_at_start(self, client: discord.Client) -> bool:
+        """``True`` when the bot asks for message content and the portal allows it."""
+        if not client.intents.message_content:
+            self._warn("The bot does not request the message content intent. " + PORTAL_HINT)
+            return False
+        flags = client.application_flags
+        if not (flags.gateway_message_content or flags.gateway_message_content_limited):
+            self._warn(
+                "The Message Content Intent is off for this application, so Discord will send"
+                " messages without their text and AWAI will have nothing to read. " + PORTAL_HINT
+            )
+            return False
+        return True
+
+    def observe(self, message: discord.Message) -> bool:
+        """``True`` (and a warning, the first time) when the message's text was withheld."""
+        if not lacks_expected_text(message):
+            return False
+        if not self.warned:
+            self._warn(
+                f"Message {message.id} from {message.author} arrived with no text: Discord is"
+                " withholding message content from AWAI. " + PORTAL_HINT
+            )
+        return True
+
+    def _warn(self, text: str) -> None:
+        self.warned = True
+        log.warning(text)
+
+
+class AwaiBot(commands.Bot):
+    """The bot: one cog with the listeners and commands, and nothing that pings anyone."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=intents(),
+            help_command=None,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+        self.runtime = runtime
+        self.content_check = MessageContentCheck()
+
+    async def setup_hook(self) -> None:
+        self.content_check.check_at_start(self)
+        await self.add_cog(AwaiCog(self, self.runtime))
+
+
+async def sync_commands(bot: commands.Bot, guild_id: int | None = None) -> list[str]:
+    """Register the commands with Discord (globally, or in one guild at once); returns their names.
+
+    Global commands can take up to an hour to appear everywhere; a guild sync is immediate, which
+    is what to use while trying AWAI out in one server.
+    """
+    if guild_id is None:
+        synced = await bot.tree.sync()
+    else:
+        guild = discord.Object(guild_id)
+        bot.tree.copy_global_to(guild=guild)
+        synced = await bot.tree.sync(guild=guild)
+    return [command.name for command in synced]

@@ -1,0 +1,63 @@
+"""Channel keys and lines: which AWAI channel, and which line inside it, a Discord channel is.
+
+A thread is a line inside its parent channel (see the package docstring), so a thread and its
+parent share one key and association can reach from the thread into the channel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import discord
+
+from awai_engine.values import MessageRef
+
+PLATFORM = "discord"
+
+
+@dataclass(frozen=True)
+class Line:
+    """Where a message is stored: the AWAI channel key, and the thread it belongs to, if any."""
+
+    key: str
+    thread_root: str | None = None
+
+
+def channel_key(guild_id: int, channel_id: int) -> str:
+    return f"{PLATFORM}:{guild_id}:{channel_id}"
+
+
+def guild_prefix(guild_id: int) -> str:
+    """Every key of one guild starts with this (used to purge a guild, never to mix guilds)."""
+    return f"{PLATFORM}:{guild_id}:"
+
+
+def parse_channel_key(key: str) -> tuple[int, int] | None:
+    """``(guild id, channel id)`` of a Discord key, ``None`` for another platform's key."""
+    platform, _, rest = key.partition(":")
+    guild, _, channel = rest.partition(":")
+    if platform != PLATFORM or not guild.isdigit() or not channel.isdigit():
+        return None
+    return int(guild), int(channel)
+
+
+def line_of(channel: discord.abc.GuildChannel | discord.Thread) -> Line:
+    """The line of a guild channel or thread (a thread's key is its parent channel's)."""
+    if isinstance(channel, discord.Thread):
+        return Line(channel_key(channel.guild.id, channel.parent_id), str(channel.id))
+    return Line(channel_key(channel.guild.id, channel.id))
+
+
+def discord_channel_of(key: str, message: MessageRef) -> int:
+    """The Discord channel (or thread) that holds a stored message, for its jump link.
+
+    A message stored with a ``thread_root`` was posted in the thread of that id (a forum post's
+    first message included: its id is the thread's). The message a thread grew from was posted in
+    the channel before the thread existed, so it is stored without one and links to the channel.
+    """
+    parsed = parse_channel_key(key)
+    if parsed is None:
+        raise ValueError(f"{key!r} is not a Discord channel key")
+    if message.thread_root is not None:
+        return int(message.thread_root)
+    return parsed[1]

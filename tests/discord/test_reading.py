@@ -1,0 +1,208 @@
+"""Readings: the message menu and ``/awai read``, acknowledged at once, answered with an embed.
+
+What the bot sent is read back from the fake Discord server: the interaction callback (type 5 is
+"thinking", 4 an immediate message; flag 64 is ephemeral) and the follow-up with the embed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+from bots.discord.cog import READ_MENU_NAME
+from bots.discord.links import jump_url
+from tests.discord import payloads
+from tests.discord.conftest import Harness
+from tests.discord.payloads import BOB, CAROL, MOD, SNOWFLAKES
+
+DEFERRED, IMMEDIATE, EPHEMERAL = 5, 4, 64
+
+CONVERSATION = [
+    (payloads.ANN, "We should move the release to next week because the tests are flaky."),
+    (BOB, "I agree, the flaky tests block the release."),
+    (CAROL, "What about the marketing announcement planned for Friday?"),
+    (payloads.ANN, "The announcement can wait; we will post it after the release is out."),
+]
+
+
+async def _conversation(
+    harness: Harness, channel_id: int = payloads.CHANNEL_ID
+) -> list[dict[str, Any]]:
+    datas = [
+        payloads.message(SNOWFLAKES.next(), channel_id=channel_id, author=person, content=text)
+        for person, text in CONVERSATION
+    ]
+    harness.server.add_channel(payloads.text_channel(channel_id, "any"), datas)
+    await harness.post(*datas)
+    return datas
+
+
+def _answers(harness: Harness) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    callbacks = [r.body for r in harness.server.calls("POST", "/callback")]
+    followups = [r.body for r in harness.server.calls("POST", "/webhooks/")]
+    return callbacks, followups  # type: ignore[return-value]
+
+
+def _embed_text(embed: dict[str, Any]) -> str:
+    fields = "\n".join(f"{f['name']}\n{f['value']}" for f in embed.get("fields", []))
+    return f"{embed.get('title', '')}\n{embed.get('description', '')}\n{fields}"
+
+
+async def test_the_message_menu_defers_then_answers_with_an_embed_citing_earlier_messages(
+    harness: Harness,
+):
+    datas = await _conversation(harness)
+    target = datas[-1]
+    await harness.interact(payloads.interaction(data=payloads.message_menu(target)))
+
+    callbacks, followups = _answers(harness)
+    assert [c["type"] for c in callbacks] == [DEFERRED]
+    assert callbacks[0]["data"]["flags"] & EPHEMERAL  # readings are private by default
+    (followup,) = followups
+    assert followup["flags"] & EPHEMERAL
+    (embed,) = followup["embeds"]
+    assert embed["url"] == jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, target["id"])
+    assert "The announcement can wait" in embed["description"]
+    text = _embed_text(embed)
+    for earlier in datas[:-1]:  # the flow cites each earlier message by its jump link
+        assert jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, earlier["id"]) in text
+    assert len(discord.Embed.from_dict(embed)) <= 6000
+
+
+async def test_slash_read_with_a_message_link_reads_that_message(harness: Harness):
+    datas = await _conversation(harness)
+    link = jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, datas[1]["id"])
+    await harness.interact(payloads.interaction(data=payloads.slash("read", message=link)))
+    callbacks, followups = _answers(harness)
+    assert [c["type"] for c in callbacks] == [DEFERRED]
+    (embed,) = followups[0]["embeds"]
+    assert embed["url"] == link
+    assert "flaky tests block the release" in embed["description"]
+
+
+async def test_slash_read_with_a_bare_id_reads_in_this_channel(harness: Harness):
+    datas = await _conversation(harness)
+    await harness.interact(
+        payloads.interaction(data=payloads.slash("read", message=datas[2]["id"]))
+    )
+    _, followups = _answers(harness)
+    assert "marketing announcement" in followups[0]["embeds"][0]["description"]
+
+
+async def test_slash_read_with_a_malformed_link_is_answered_at_once_and_privately(harness: Harness):
+    await harness.interact(
+        payloads.interaction(data=payloads.slash("read", message="https://example.com/not/a/link"))
+    )
+    callbacks, followups = _answers(harness)
+    assert [c["type"] for c in callbacks] == [IMMEDIATE]
+    assert callbacks[0]["data"]["flags"] & EPHEMERAL
+    assert "Copy Message Link" in callbacks[0]["data"]["content"]
+    assert followups == []
+
+
+async def test_slash_read_with_a_link_to_another_server_is_refused(harness: Harness):
+    link = jump_url(payloads.OTHER_GUILD_ID, payloads.CHANNEL_ID, SNOWFLAKES.next())
+    await harness.interact(payloads.interaction(data=payloads.slash("read", message=link)))
+    callbacks, followups = _answers(harness)
+    assert [c["type"] for c in callbacks] == [IMMEDIATE]
+    assert "another server" in callbacks[0]["data"]["content"]
+    assert followups == []
+
+
+async def test_a_public_reading_of_another_channel_is_refused(start_bot):
+    harness = await start_bot(discord={"ephemeral_readings": False})
+    datas = await _conversation(harness, payloads.PRIVATE_CHANNEL_ID)
+    link = jump_url(payloads.GUILD_ID, payloads.PRIVATE_CHANNEL_ID, datas[0]["id"])
+    await harness.interact(
+        payloads.interaction(
+            data=payloads.slash("read", message=link),
+            person=MOD,
+            roles=(payloads.MODERATOR_ROLE_ID,),
+        )
+    )
+    callbacks, followups = _answers(harness)
+    assert [c["type"] for c in callbacks] == [IMMEDIATE]
+    assert "its own channel" in callbacks[0]["data"]["content"]
+    assert followups == []
+
+
+async def test_a_private_reading_of_a_channel_the_asker_cannot_see_is_refused(harness: Harness):
+    datas = await _conversation(harness, payloads.PRIVATE_CHANNEL_ID)
+    link = jump_url(payloads.GUILD_ID, payloads.PRIVATE_CHANNEL_ID, datas[0]["id"])
+    await harness.interact(payloads.interaction(data=payloads.slash("read", message=link)))
+    callbacks, followups = _answers(harness)
+    assert [c["type"] for c in callbacks] == [DEFERRED]
+    (followup,) = followups
+    assert followup["flags"] & EPHEMERAL
+    assert "cannot read the message history" in followup["content"]
+    assert "embeds" not in followup or not followup["embeds"]
+
+
+async def test_a_private_reading_of_another_channel_the_asker_can_read_is_given(harness: Harness):
+    datas = await _conversation(harness, payloads.PRIVATE_CHANNEL_ID)
+    link = jump_url(payloads.GUILD_ID, payloads.PRIVATE_CHANNEL_ID, datas[3]["id"])
+    await harness.interact(
+        payloads.interaction(
+            data=payloads.slash("read", message=link),
+            person=MOD,
+            roles=(payloads.MODERATOR_ROLE_ID,),
+        )
+    )
+    _, followups = _answers(harness)
+    (embed,) = followups[0]["embeds"]
+    assert embed["url"] == link
+    text = _embed_text(embed)
+    assert jump_url(payloads.GUILD_ID, payloads.PRIVATE_CHANNEL_ID, datas[2]["id"]) in text
+    assert str(payloads.CHANNEL_ID) not in text  # nothing from another channel
+
+
+async def test_someone_who_cannot_read_history_here_gets_no_reading(harness: Harness):
+    datas = await _conversation(harness)
+    await harness.interact(
+        payloads.interaction(
+            data=payloads.message_menu(datas[-1]),
+            permissions=1 << 10,  # view, but no history
+        )
+    )
+    callbacks, followups = _answers(harness)
+    assert [c["type"] for c in callbacks] == [IMMEDIATE]
+    assert "cannot read the message history" in callbacks[0]["data"]["content"]
+    assert followups == []
+
+
+async def test_a_message_awai_has_not_read_gets_a_polite_answer(harness: Harness):
+    await _conversation(harness)
+    await harness.interact(
+        payloads.interaction(data=payloads.slash("read", message=str(SNOWFLAKES.next())))
+    )
+    _, followups = _answers(harness)
+    assert "/awai backfill" in followups[0]["content"]
+
+
+async def test_asking_twice_for_the_same_reading_gives_one_reading(harness: Harness):
+    datas = await _conversation(harness)
+    for _ in range(2):
+        await harness.interact(payloads.interaction(data=payloads.message_menu(datas[-1])))
+    _, followups = _answers(harness)
+    assert [bool(f.get("embeds")) for f in followups] == [True, False]
+    assert "already on its way" in followups[1]["content"]
+
+
+async def test_public_readings_are_posted_for_the_channel(start_bot):
+    harness = await start_bot(discord={"ephemeral_readings": False})
+    datas = await _conversation(harness)
+    await harness.interact(payloads.interaction(data=payloads.message_menu(datas[-1])))
+    callbacks, followups = _answers(harness)
+    assert not (callbacks[0].get("data") or {}).get("flags", 0) & EPHEMERAL
+    assert not followups[0].get("flags", 0) & EPHEMERAL
+    assert followups[0]["embeds"]
+
+
+async def test_the_menu_is_on_the_tree_while_the_cog_is_loaded(harness: Harness):
+    menu = discord.AppCommandType.message
+    assert harness.bot.tree.get_command(READ_MENU_NAME, type=menu) is harness.cog.read_menu
+    assert harness.bot.tree.get_command("awai") is not None
+    await harness.bot.remove_cog("AwaiCog")
+    assert harness.bot.tree.get_command(READ_MENU_NAME, type=menu) is None
+    assert harness.bot.tree.get_command("awai") is None
