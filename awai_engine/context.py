@@ -57,49 +57,49 @@ def recall(
     prefix_rows = message.first_row
     if association.max_items == 0 or prefix_rows == 0:
         return ()
-    prefix = timeline.vectors[:prefix_rows]
     cues = timeline.vectors[timeline.rows_of(position)]
-    similarity = prefix @ cues.T  # (rows before, cues)
-    row_positions = timeline.row_positions[:prefix_rows]
+    rows, similarity = timeline.search(cues, prefix_rows)  # (candidates before, cues)
+    row_positions = timeline.row_positions[rows]
     distance = position - row_positions - 1
     margins = similarity - threshold(distance, association)[:, None].astype(np.float32)
     best_cue = margins.argmax(axis=1)
-    best_margin = margins[np.arange(prefix_rows), best_cue]
+    best_margin = margins[np.arange(len(rows)), best_cue]
 
-    in_flow = np.zeros(prefix_rows, dtype=bool)
-    for message_id in flow.message_ids():
-        in_flow[timeline.rows_of(timeline.position_of[message_id])] = True
+    flow_positions = [timeline.position_of[message_id] for message_id in flow.message_ids()]
+    in_flow = np.isin(row_positions, flow_positions)
     eligible = np.flatnonzero((best_margin >= 0) & ~in_flow)
     if eligible.size == 0:
         return ()
     # Highest margin first; ties go to the more recent row so the order is total and stable.
     order = eligible[np.lexsort((-eligible, -best_margin[eligible]))]
-    chosen: list[int] = []
+    chosen: list[int] = []  # indexes into ``rows``
     seen_positions: set[int] = set()
-    for row in order:
-        source = int(row_positions[row])
+    for candidate in order:
+        source = int(row_positions[candidate])
         if source in seen_positions:
             continue
         seen_positions.add(source)
-        chosen.append(int(row))
+        chosen.append(int(candidate))
         if len(chosen) == association.max_items:
             break
 
-    activations, occurrences = base_level_activation(timeline, position, chosen, activation)
+    chosen_rows = [int(rows[candidate]) for candidate in chosen]
+    activations, occurrences = base_level_activation(timeline, position, chosen_rows, activation)
     recalled = []
-    for row, b, count in zip(chosen, activations, occurrences, strict=True):
-        source = timeline.messages[int(row_positions[row])]
-        cue = int(best_cue[row])
+    for candidate, row, b, count in zip(chosen, chosen_rows, activations, occurrences, strict=True):
+        source = timeline.messages[int(row_positions[candidate])]
+        cue = int(best_cue[candidate])
         thought = source.thoughts[int(timeline.row_thought[row])]
         recalled.append(
             Association(
                 source=source.ref,
                 thought=thought,
                 cue_index=message.thoughts[cue].index,
-                distance=int(distance[row]),
-                similarity=round(float(similarity[row, cue]), SIMILARITY_DECIMALS),
+                distance=int(distance[candidate]),
+                similarity=round(float(similarity[candidate, cue]), SIMILARITY_DECIMALS),
                 threshold=round(
-                    float(similarity[row, cue] - margins[row, cue]), SIMILARITY_DECIMALS
+                    float(similarity[candidate, cue] - margins[candidate, cue]),
+                    SIMILARITY_DECIMALS,
                 ),
                 activation=round(b, SIMILARITY_DECIMALS),
                 occurrences=count,
@@ -119,14 +119,14 @@ def base_level_activation(
     if not rows:
         return [], []
     prefix_rows = timeline.messages[position].first_row
-    prefix = timeline.vectors[:prefix_rows]
-    same = (prefix @ timeline.vectors[rows].T) >= settings.repeat_similarity
-    same[rows, np.arange(len(rows))] = True
+    candidates, similarity = timeline.search(timeline.vectors[rows], prefix_rows)
+    same = similarity >= settings.repeat_similarity
+    same[np.searchsorted(candidates, rows), np.arange(len(rows))] = True
+    source_positions = timeline.row_positions[candidates]
     if settings.age_unit == "seconds":
-        source_ts = timeline.timestamps[timeline.row_positions[:prefix_rows]]
-        ages = timeline.timestamps[position] - source_ts
+        ages = timeline.timestamps[position] - timeline.timestamps[source_positions]
     else:
-        ages = (position - timeline.row_positions[:prefix_rows]).astype(np.float64)
+        ages = (position - source_positions).astype(np.float64)
     decayed = np.maximum(ages, 1.0) ** (-settings.decay)
     activations = [math.log(float(decayed[same[:, k]].sum())) for k in range(len(rows))]
     counts = [int(same[:, k].sum()) for k in range(len(rows))]

