@@ -1,12 +1,27 @@
 """The store the engine talks to: SQL as the record, Chroma for vectors, a cached read model.
 
 Write order (what keeps the two stores agreeing through a crash):
-1. SQL: the utterance, its thoughts and summary, ``synced = false`` (an edit also keeps the old
-   text as a version and un-syncs the row);
+1. SQL, one transaction: the utterance, its thoughts and summary, ``synced = false`` (an edit also
+   keeps the old text as a version). Tombstones and already-stored rows are checked inside that
+   same transaction, so a redelivered message is a no-op and a deleted one never comes back.
 2. Chroma: the old vectors of an edited message are removed and the new ones written;
-3. SQL: ``synced = true`` and the channel's revision bumped, in one transaction.
-A delete removes the SQL rows and writes a tombstone first, then removes the vectors. Readers see
-only synced rows, so a half-written message is invisible until reconciliation finishes it.
+3. SQL, one transaction: ``synced = true`` and the channel's revision bumped.
+A delete removes the SQL rows and writes a tombstone first (one transaction), then removes the
+vectors. Readers see only synced rows. Every crash point therefore leaves a state
+:mod:`awai_engine.reconcile` recognises: an unsynced row (finish it: re-embed its thoughts), or
+vectors no thought accounts for (remove them). Each step is idempotent, so a step interrupted and
+done again (a redelivered event, a second repair) ends in the same state.
+
+Threads: writers of one channel take turns on a per-channel lock held across the three steps
+(channels write in parallel); SQL transactions are short and never wait on Chroma (see
+:mod:`storage.sql` for how SQLite writers of several threads and processes are serialised).
+Readers take no lock unless the cached read model must be rebuilt. The cache is a
+:class:`~awai_engine.timeline.Timeline` tagged with the channel's revision, a counter in SQL bumped
+with ``revision = revision + 1`` by every change readers must see; an edit does not bump it until
+its vectors are written, so a message being edited stays readable (as it was) meanwhile. A writer
+appends its new messages to the cached timeline in place only if the revision it bumped from is
+the one the cache holds (nothing else, not even another process, changed the channel in between);
+otherwise the cache is dropped and rebuilt on the next read.
 """
 
 from __future__ import annotations
@@ -14,17 +29,19 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
 
 from awai_engine.ports import ChannelInfo, PreparedUtterance
-from awai_engine.settings import Settings
+from awai_engine.reconcile import ChannelAudit, PendingMessage
+from awai_engine.settings import RecallIndexSettings, Settings
 from awai_engine.timeline import Timeline
-from awai_engine.values import MessageRef, Thought
+from awai_engine.values import MessageRef, Thought, Utterance
 from storage.sql import (
     ChannelRow,
     Database,
@@ -36,6 +53,8 @@ from storage.sql import (
 from storage.state import BackfillCursors, Claims
 from storage.vectors import ChromaVectors, collection_name, vector_id
 
+IN_BATCH = 500
+
 
 class StorageError(RuntimeError):
     """Storage cannot be used as configured; the message says what to change."""
@@ -46,17 +65,31 @@ class EmbeddingMismatchError(StorageError):
 
 
 @dataclass(frozen=True)
-class UnsyncedMessage:
-    """A message whose vectors may be missing from Chroma (a write was interrupted)."""
+class _RowState:
+    message: PendingMessage
+    synced: bool
+    vector_ids: tuple[str, ...]
 
-    message_id: str
-    thoughts: tuple[str, ...]
+
+@dataclass
+class _WritePlan:
+    """What step 1 of a save wrote: the items that need vectors, and which replaced old ones."""
+
+    collection: str
+    written: list[PreparedUtterance] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
 
 
 class AwaiStore:
-    def __init__(self, database: Database, vectors: ChromaVectors) -> None:
+    def __init__(
+        self,
+        database: Database,
+        vectors: ChromaVectors,
+        recall_index: RecallIndexSettings | None = None,
+    ) -> None:
         self.db = database
         self.vectors = vectors
+        self.recall_index = recall_index or RecallIndexSettings()
         self.cursors = BackfillCursors(database)
         self.claims = Claims(database)
         self._timelines: dict[str, Timeline] = {}
@@ -76,7 +109,7 @@ class AwaiStore:
             raise StorageError(
                 f"Cannot open the database {settings.resolved_database_url()}: {error}"
             ) from error
-        return cls(database, ChromaVectors.embedded(chroma_path))
+        return cls(database, ChromaVectors.embedded(chroma_path), settings.recall_index)
 
     def close(self) -> None:
         self.db.dispose()
@@ -89,34 +122,38 @@ class AwaiStore:
     # -- channels ------------------------------------------------------------------------------
 
     def ensure_channel(self, channel: str, embedding_model: str, dimension: int) -> ChannelInfo:
-        with self.db.session() as session:
+        with self.db.read() as session:
             row = self.db.channel(session, channel)
-            if row is None:
-                row = ChannelRow(
-                    key=channel,
-                    collection=collection_name(channel),
-                    embedding_model=embedding_model,
-                    dimension=dimension,
-                    revision=0,
-                )
-                session.add(row)
-                session.flush()
-                self.vectors.create(row.collection, channel)
-            elif (row.embedding_model, row.dimension) != (embedding_model, dimension):
-                raise EmbeddingMismatchError(
-                    f"Channel {channel!r} was embedded with {row.embedding_model!r}"
-                    f" ({row.dimension} dimensions), but the configured model is {embedding_model!r}"
-                    f" ({dimension}). Set AWAI_EMBEDDING__MODEL={row.embedding_model} or re-embed"
-                    f" the channel with `awai reembed {channel}`."
-                )
-            return ChannelInfo(row.key, row.embedding_model, row.dimension)
+        if row is None:
+            # The collection first: a crash before the row leaves an empty collection that the
+            # next attempt reuses, never a channel row without its collection.
+            self.vectors.create(collection_name(channel), channel)
+            with self.db.session() as session:
+                row = self.db.channel(session, channel)  # another writer may have won
+                if row is None:
+                    row = ChannelRow(
+                        key=channel,
+                        collection=collection_name(channel),
+                        embedding_model=embedding_model,
+                        dimension=dimension,
+                        revision=0,
+                    )
+                    session.add(row)
+        if (row.embedding_model, row.dimension) != (embedding_model, dimension):
+            raise EmbeddingMismatchError(
+                f"Channel {channel!r} was embedded with {row.embedding_model!r}"
+                f" ({row.dimension} dimensions), but the configured model is {embedding_model!r}"
+                f" ({dimension}). Set AWAI_EMBEDDING__MODEL={row.embedding_model} or re-embed"
+                f" the channel with `awai reembed {channel}`."
+            )
+        return ChannelInfo(row.key, row.embedding_model, row.dimension)
 
     def channels(self) -> list[str]:
-        with self.db.session() as session:
+        with self.db.read() as session:
             return list(session.scalars(select(ChannelRow.key).order_by(ChannelRow.key)))
 
     def channel_info(self, channel: str) -> ChannelInfo | None:
-        with self.db.session() as session:
+        with self.db.read() as session:
             row = self.db.channel(session, channel)
             return ChannelInfo(row.key, row.embedding_model, row.dimension) if row else None
 
@@ -124,83 +161,116 @@ class AwaiStore:
 
     def stored_texts(self, channel: str, message_ids: Sequence[str]) -> dict[str, str]:
         found: dict[str, str] = {}
-        with self.db.session() as session:
+        with self.db.read() as session:
             row = self.db.channel(session, channel)
             if row is None:
                 return found
-            for start in range(0, len(message_ids), 500):
+            for start in range(0, len(message_ids), IN_BATCH):
                 query = select(UtteranceRow.message_id, UtteranceRow.text).where(
                     UtteranceRow.channel_id == row.id,
-                    UtteranceRow.message_id.in_(message_ids[start : start + 500]),
+                    UtteranceRow.message_id.in_(message_ids[start : start + IN_BATCH]),
                 )
                 found.update((row[0], row[1]) for row in session.execute(query))
         return found
 
     def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
         found: set[str] = set()
-        with self.db.session() as session:
+        with self.db.read() as session:
             row = self.db.channel(session, channel)
             if row is None:
                 return found
-            for start in range(0, len(message_ids), 500):
-                query = select(DeletedMessageRow.message_id).where(
-                    DeletedMessageRow.channel_id == row.id,
-                    DeletedMessageRow.message_id.in_(message_ids[start : start + 500]),
-                )
-                found.update(session.scalars(query))
+            for start in range(0, len(message_ids), IN_BATCH):
+                found.update(_tombstoned(session, row.id, message_ids[start : start + IN_BATCH]))
         return found
+
+    def utterances(self, channel: str) -> Iterator[Utterance]:
+        """Every stored message of the channel in channel order, current text (for export)."""
+        with self.db.read() as session:
+            channel_row = self._channel_row(session, channel)
+            rows = session.scalars(
+                select(UtteranceRow)
+                .where(UtteranceRow.channel_id == channel_row.id)
+                .order_by(UtteranceRow.ts, UtteranceRow.id)
+                .execution_options(yield_per=IN_BATCH)
+            )
+            for row in rows:
+                yield Utterance(
+                    channel=channel,
+                    message_id=row.message_id,
+                    speaker_id=row.speaker_id,
+                    speaker_name=row.speaker_name,
+                    text=row.text,
+                    ts=row.ts,
+                    thread_root=row.thread_root,
+                    addressees=row.addressee_names(),
+                )
 
     # -- writes --------------------------------------------------------------------------------
 
     def save(self, channel: str, items: Sequence[PreparedUtterance]) -> None:
-        ordered = sorted(items, key=lambda item: item.utterance.ts)  # stable: arrival breaks ties
+        """Store new and edited messages (see the module docstring for the write order).
+
+        A message whose tombstone exists is not stored; one already stored with the same text is
+        left alone. Both are decided inside the write transaction, so two threads or processes
+        saving the same message store it once.
+        """
+        latest = {item.utterance.message_id: item for item in items}  # a repeated id: last wins
+        ordered = sorted(latest.values(), key=lambda item: item.utterance.ts)  # stable on ties
         with self.lock(channel):
-            collection, revision_before, edited = self._write_rows(channel, ordered)
+            plan = self._write_rows(channel, ordered)
+            if not plan.written:
+                return
             ids, vectors, metadatas = [], [], []
-            for item in ordered:
+            for item in plan.written:
                 for thought, vector in zip(item.extraction.thoughts, item.vectors, strict=True):
                     ids.append(vector_id(item.utterance.message_id, thought.index))
                     vectors.append(vector)
                     metadatas.append(
-                        {
-                            "message_id": item.utterance.message_id,
-                            "thought": thought.index,
-                            "speaker_id": item.utterance.speaker_id,
-                        }
+                        _metadata(
+                            item.utterance.message_id, thought.index, item.utterance.speaker_id
+                        )
                     )
-            self.vectors.delete_messages(collection, edited)
-            if ids:
-                self.vectors.upsert(collection, ids, np.vstack(vectors), metadatas)
-            revision = self._mark_synced(channel, [item.utterance.message_id for item in ordered])
-            self._update_cached_timeline(channel, ordered, edited, revision_before, revision)
+            self.vectors.delete_messages(plan.collection, plan.replaced)
+            self.vectors.upsert(plan.collection, ids, np.vstack(vectors), metadatas)
+            prior = self._mark_synced(channel, [item.utterance.message_id for item in plan.written])
+            self._update_cached_timeline(channel, plan, prior)
 
-    def _write_rows(
-        self, channel: str, items: Sequence[PreparedUtterance]
-    ) -> tuple[str, int, list[str]]:
-        """Phase 1: rows written unsynced; returns the collection, prior revision, edited ids."""
-        edited: list[str] = []
+    def _write_rows(self, channel: str, items: Sequence[PreparedUtterance]) -> _WritePlan:
+        """Step 1: rows written unsynced, in one transaction that also decides what to skip."""
         with self.db.session() as session:
             channel_row = self._channel_row(session, channel)
-            existing = {
-                row.message_id: row
-                for row in session.scalars(
-                    select(UtteranceRow).where(
-                        UtteranceRow.channel_id == channel_row.id,
-                        UtteranceRow.message_id.in_([i.utterance.message_id for i in items]),
+            plan = _WritePlan(collection=channel_row.collection)
+            message_ids = [item.utterance.message_id for item in items]
+            tombstoned: set[str] = set()
+            existing: dict[str, UtteranceRow] = {}
+            for start in range(0, len(message_ids), IN_BATCH):
+                batch = message_ids[start : start + IN_BATCH]
+                tombstoned.update(_tombstoned(session, channel_row.id, batch))
+                existing.update(
+                    (row.message_id, row)
+                    for row in session.scalars(
+                        select(UtteranceRow).where(
+                            UtteranceRow.channel_id == channel_row.id,
+                            UtteranceRow.message_id.in_(batch),
+                        )
                     )
                 )
-            }
             now = time.time()
             for item in items:
                 utterance = item.utterance
+                if utterance.message_id in tombstoned:
+                    continue
                 row = existing.get(utterance.message_id)
                 if row is None:
                     row = UtteranceRow(channel_id=channel_row.id, message_id=utterance.message_id)
                     session.add(row)
+                elif row.text == utterance.text and row.synced:
+                    continue  # redelivered, or saved meanwhile by another writer
                 else:
-                    edited.append(utterance.message_id)
-                    row.versions.append(UtteranceVersionRow(text=row.text, replaced_at=now))
-                    row.edited_at = now
+                    if row.text != utterance.text:  # an edit; else an interrupted write redone
+                        row.versions.append(UtteranceVersionRow(text=row.text, replaced_at=now))
+                        row.edited_at = now
+                    plan.replaced.append(utterance.message_id)
                     row.thoughts.clear()
                     session.flush()
                 row.speaker_id = utterance.speaker_id
@@ -215,49 +285,48 @@ class AwaiStore:
                     ThoughtRow(idx=thought.index, text=thought.text)
                     for thought in item.extraction.thoughts
                 )
-            revision_before = channel_row.revision
-            if edited:  # edited rows just became invisible to readers
-                channel_row.revision += 1
-            return channel_row.collection, revision_before, edited
+                plan.written.append(item)
+            return plan
 
     def _mark_synced(self, channel: str, message_ids: Sequence[str]) -> int:
-        """Phase 3: the rows become visible to readers."""
+        """Step 3: the rows become visible to readers; returns the revision bumped from."""
         with self.db.session() as session:
             channel_row = self._channel_row(session, channel)
-            for start in range(0, len(message_ids), 500):
+            for start in range(0, len(message_ids), IN_BATCH):
                 session.execute(
                     update(UtteranceRow)
                     .where(
                         UtteranceRow.channel_id == channel_row.id,
-                        UtteranceRow.message_id.in_(message_ids[start : start + 500]),
+                        UtteranceRow.message_id.in_(message_ids[start : start + IN_BATCH]),
                     )
                     .values(synced=True)
                 )
-            channel_row.revision += 1
-            return channel_row.revision
+            return _bump_revision(session, channel_row.id) - 1
 
     def delete(self, channel: str, message_id: str) -> bool:
-        with self.lock(channel), self.db.session() as session:
-            channel_row = self.db.channel(session, channel)
-            if channel_row is None:
-                return False
-            row = session.scalars(
-                select(UtteranceRow).where(
-                    UtteranceRow.channel_id == channel_row.id, UtteranceRow.message_id == message_id
-                )
-            ).one_or_none()
-            if session.get(DeletedMessageRow, (channel_row.id, message_id)) is None:
-                session.add(DeletedMessageRow(channel_id=channel_row.id, message_id=message_id))
-            if row is not None:
-                session.delete(row)
-            channel_row.revision += 1
-            collection = channel_row.collection
-        # After the commit: a crash here leaves orphan vectors, which reconciliation removes.
-        self.vectors.delete_messages(collection, [message_id])
-        self._timelines.pop(channel, None)
+        with self.lock(channel):
+            with self.db.session() as session:
+                channel_row = self.db.channel(session, channel)
+                if channel_row is None:
+                    return False
+                row = session.scalars(
+                    select(UtteranceRow).where(
+                        UtteranceRow.channel_id == channel_row.id,
+                        UtteranceRow.message_id == message_id,
+                    )
+                ).one_or_none()
+                if session.get(DeletedMessageRow, (channel_row.id, message_id)) is None:
+                    session.add(DeletedMessageRow(channel_id=channel_row.id, message_id=message_id))
+                if row is not None:
+                    session.delete(row)
+                    _bump_revision(session, channel_row.id)
+                collection = channel_row.collection
+            # After the commit: a crash here leaves orphan vectors, which reconciliation removes.
+            self.vectors.delete_messages(collection, [message_id])
+            self._timelines.pop(channel, None)
         return row is not None
 
-    def _channel_row(self, session, channel: str) -> ChannelRow:  # type: ignore[no-untyped-def]
+    def _channel_row(self, session: Session, channel: str) -> ChannelRow:
         row = self.db.channel(session, channel)
         if row is None:
             raise StorageError(f"Unknown channel {channel!r}.")
@@ -266,28 +335,28 @@ class AwaiStore:
     # -- the read model ------------------------------------------------------------------------
 
     def timeline(self, channel: str) -> Timeline:
-        revision = self._revision(channel)
         cached = self._timelines.get(channel)
-        if cached is not None and cached.revision == revision:
+        if cached is not None and cached.revision == self._revision(channel):
             return cached
         with self.lock(channel):
-            revision = self._revision(channel)
             cached = self._timelines.get(channel)
-            if cached is None or cached.revision != revision:
-                cached = self._build_timeline(channel, revision)
+            if cached is None or cached.revision != self._revision(channel):
+                cached = self._build_timeline(channel)
                 self._timelines[channel] = cached
             return cached
 
     def _revision(self, channel: str) -> int:
-        with self.db.session() as session:
+        with self.db.read() as session:
             revision = session.scalar(select(ChannelRow.revision).where(ChannelRow.key == channel))
         return -1 if revision is None else revision
 
-    def _build_timeline(self, channel: str, revision: int) -> Timeline:
-        with self.db.session() as session:
+    def _build_timeline(self, channel: str) -> Timeline:
+        """Read the synced rows and their revision from one snapshot, then their vectors."""
+        with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
-                return Timeline(dimension=0, revision=revision)
+                return Timeline(dimension=0, revision=-1)
+            revision = channel_row.revision
             rows = session.execute(
                 select(
                     UtteranceRow.id,
@@ -314,7 +383,7 @@ class AwaiStore:
                 thoughts.setdefault(utterance_id, []).append(Thought(index=idx, text=text))
             collection, dimension = channel_row.collection, channel_row.dimension or 0
         stored = self.vectors.all_vectors(collection)
-        timeline = Timeline(dimension=dimension, revision=revision)
+        timeline = Timeline(dimension=dimension, revision=revision, index=self.recall_index)
         for row in rows:
             message_thoughts = tuple(thoughts.get(row.id, ()))
             ids = [vector_id(row.message_id, thought.index) for thought in message_thoughts]
@@ -338,115 +407,229 @@ class AwaiStore:
             )
         return timeline
 
-    def _update_cached_timeline(
-        self,
-        channel: str,
-        items: Sequence[PreparedUtterance],
-        edited: Sequence[str],
-        revision_before: int,
-        revision: int,
-    ) -> None:
+    def _update_cached_timeline(self, channel: str, plan: _WritePlan, prior: int) -> None:
         """Append newest messages to the cached read model in place; otherwise let it rebuild."""
         cached = self._timelines.get(channel)
+        items = plan.written
         appendable = (
             cached is not None
-            and cached.revision == revision_before
-            and not edited
+            and cached.revision == prior
+            and not plan.replaced
             and (not cached.messages or items[0].utterance.ts >= cached.messages[-1].ref.ts)
         )
         if not appendable or cached is None:
             self._timelines.pop(channel, None)
             return
-        for item in items:
-            utterance = item.utterance
-            ref = MessageRef(
-                message_id=utterance.message_id,
-                speaker_id=utterance.speaker_id,
-                speaker_name=utterance.speaker_name,
-                ts=utterance.ts,
-                position=len(cached.messages),
-                thread_root=utterance.thread_root,
-            )
-            cached.append(
-                ref,
-                utterance.text,
-                item.extraction.summary,
-                item.extraction.thoughts,
-                item.vectors,
-                utterance.addressees,
-            )
-        cached.revision = revision
+        try:
+            for item in items:
+                utterance = item.utterance
+                ref = MessageRef(
+                    message_id=utterance.message_id,
+                    speaker_id=utterance.speaker_id,
+                    speaker_name=utterance.speaker_name,
+                    ts=utterance.ts,
+                    position=len(cached.messages),
+                    thread_root=utterance.thread_root,
+                )
+                cached.append(
+                    ref,
+                    utterance.text,
+                    item.extraction.summary,
+                    item.extraction.thoughts,
+                    item.vectors,
+                    utterance.addressees,
+                )
+        except Exception:
+            self._timelines.pop(channel, None)
+            raise
+        cached.revision = prior + 1
 
-    # -- reconciliation ------------------------------------------------------------------------
+    # -- reconciliation (see awai_engine.reconcile) --------------------------------------------
 
-    def unsynced(self, channel: str) -> list[UnsyncedMessage]:
-        """Messages whose write was interrupted before their vectors were confirmed."""
-        with self.db.session() as session:
+    def audit(self, channel: str, thorough: bool) -> ChannelAudit:
+        """What disagrees between SQL and Chroma; only counts unless ``thorough`` or they differ."""
+        with self.db.read() as session:
             channel_row = self._channel_row(session, channel)
-            rows = session.scalars(
-                select(UtteranceRow).where(
-                    UtteranceRow.channel_id == channel_row.id, UtteranceRow.synced.is_(False)
+            unsynced = _count(session, channel_row.id, UtteranceRow.synced.is_(False))
+            thought_count = session.scalar(
+                select(func.count(ThoughtRow.id))
+                .join(UtteranceRow)
+                .where(UtteranceRow.channel_id == channel_row.id)
+            )
+            doomed = session.scalar(
+                select(func.count(UtteranceRow.id)).where(
+                    UtteranceRow.channel_id == channel_row.id,
+                    UtteranceRow.message_id.in_(_tombstone_ids(channel_row.id)),
+                )
+            )
+            collection = channel_row.collection
+        if (
+            not thorough
+            and not unsynced
+            and not doomed
+            and thought_count == self.vectors.count(collection)
+        ):
+            return ChannelAudit(channel=channel, thorough=False)
+        return self._full_audit(channel, collection)
+
+    def _full_audit(self, channel: str, collection: str) -> ChannelAudit:
+        # Order matters with writers running: a synced row's vectors were written before it was
+        # marked, so rows read *before* the ids are missing vectors only if they really are; a
+        # vector's row was written before it, so ids read *before* the rows are orphans only if
+        # no row accounts for them.
+        synced_before = {
+            row.message.message_id: row for row in self._row_states(channel) if row.synced
+        }
+        present = set(self.vectors.all_ids(collection))
+        rows = self._row_states(channel)
+        expected = {vector for row in rows for vector in row.vector_ids}
+        unsynced, missing = [], []
+        for row in rows:
+            if not row.synced:
+                unsynced.append(row.message)
+            elif synced_before.get(row.message.message_id) == row and not present.issuperset(
+                row.vector_ids
+            ):
+                missing.append(row.message)
+        with self.db.read() as session:
+            channel_id = self._channel_row(session, channel).id
+            doomed = session.scalars(
+                select(UtteranceRow.message_id).where(
+                    UtteranceRow.channel_id == channel_id,
+                    UtteranceRow.message_id.in_(_tombstone_ids(channel_id)),
                 )
             ).all()
-            return [
-                UnsyncedMessage(row.message_id, tuple(t.text for t in row.thoughts)) for row in rows
-            ]
+        return ChannelAudit(
+            channel=channel,
+            thorough=True,
+            unsynced=tuple(unsynced),
+            missing=tuple(missing),
+            orphans=tuple(sorted(present - expected)),
+            deleted_rows=tuple(doomed),
+        )
 
-    def complete(self, channel: str, message_id: str, vectors: np.ndarray) -> None:
-        """Finish an interrupted write: replace the message's vectors, then mark it synced."""
+    def _row_states(self, channel: str) -> list[_RowState]:
+        """Every row's thoughts, vector ids and synced flag, from one snapshot."""
+        with self.db.read() as session:
+            channel_id = self._channel_row(session, channel).id
+            rows = session.execute(
+                select(
+                    UtteranceRow.id,
+                    UtteranceRow.message_id,
+                    UtteranceRow.synced,
+                    UtteranceRow.edited_at,
+                ).where(UtteranceRow.channel_id == channel_id)
+            ).all()
+            thoughts: dict[int, list[tuple[int, str]]] = {}
+            for utterance_id, idx, text in session.execute(
+                select(ThoughtRow.utterance_id, ThoughtRow.idx, ThoughtRow.text)
+                .join(UtteranceRow)
+                .where(UtteranceRow.channel_id == channel_id)
+                .order_by(ThoughtRow.utterance_id, ThoughtRow.idx)
+            ):
+                thoughts.setdefault(utterance_id, []).append((idx, text))
+        states = []
+        for row in rows:
+            own = thoughts.get(row.id, [])
+            states.append(
+                _RowState(
+                    message=PendingMessage(
+                        row.message_id, tuple(text for _, text in own), row.edited_at is not None
+                    ),
+                    synced=bool(row.synced),
+                    vector_ids=tuple(vector_id(row.message_id, idx) for idx, _ in own),
+                )
+            )
+        return states
+
+    def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
+        """Write a message's vectors and mark it synced, if its thoughts are still ``message``'s.
+
+        ``False`` (and nothing marked) when the row is gone or its thoughts changed meanwhile:
+        the writer that changed it writes its vectors, or the next reconciliation does.
+        """
+        with self.lock(channel):
+            with self.db.read() as session:
+                channel_row = self._channel_row(session, channel)
+                row = self._row(session, channel_row.id, message.message_id)
+                if row is None or _thought_texts(row) != message.thoughts:
+                    return False
+                ids = [vector_id(message.message_id, t.idx) for t in row.thoughts]
+                metadatas = [
+                    _metadata(message.message_id, t.idx, row.speaker_id) for t in row.thoughts
+                ]
+                collection = channel_row.collection
+                first_extra = max((t.idx for t in row.thoughts), default=-1) + 1
+            self.vectors.upsert(collection, ids, vectors, metadatas)
+            self.vectors.delete_thoughts_from(collection, message.message_id, first_extra)
+            with self.db.session() as session:
+                channel_id = self._channel_row(session, channel).id
+                row = self._row(session, channel_id, message.message_id)
+                if row is None or _thought_texts(row) != message.thoughts:
+                    return False  # edited by another process between our two transactions
+                row.synced = True
+                _bump_revision(session, channel_id)
+            self._timelines.pop(channel, None)
+            return True
+
+    def remove_vectors(self, channel: str, ids: Sequence[str]) -> int:
+        """Remove the given vectors that no SQL thought accounts for (checked again, locked)."""
+        with self.lock(channel):
+            owners = sorted({_owner(i) for i in ids})
+            with self.db.read() as session:
+                channel_row = self._channel_row(session, channel)
+                expected: set[str] = set()
+                for start in range(0, len(owners), IN_BATCH):
+                    expected.update(
+                        vector_id(message_id, idx)
+                        for message_id, idx in session.execute(
+                            select(UtteranceRow.message_id, ThoughtRow.idx)
+                            .join(ThoughtRow)
+                            .where(
+                                UtteranceRow.channel_id == channel_row.id,
+                                UtteranceRow.message_id.in_(owners[start : start + IN_BATCH]),
+                            )
+                        )
+                    )
+                collection = channel_row.collection
+            doomed = [i for i in ids if i not in expected]
+            self.vectors.delete_ids(collection, doomed)
+            return len(doomed)
+
+    def finish_deletes(self, channel: str, message_ids: Sequence[str]) -> int:
+        """Delete the rows (and vectors) of messages that have a tombstone."""
         with self.lock(channel):
             with self.db.session() as session:
                 channel_row = self._channel_row(session, channel)
-                row = session.scalars(
-                    select(UtteranceRow).where(
+                doomed = list(_tombstoned(session, channel_row.id, list(message_ids)))
+                session.execute(
+                    delete(UtteranceRow).where(
                         UtteranceRow.channel_id == channel_row.id,
-                        UtteranceRow.message_id == message_id,
+                        UtteranceRow.message_id.in_(doomed),
                     )
-                ).one()
-                ids = [vector_id(message_id, t.idx) for t in row.thoughts]
-                metadatas = [
-                    {"message_id": message_id, "thought": t.idx, "speaker_id": row.speaker_id}
-                    for t in row.thoughts
-                ]
-                collection = channel_row.collection
-            self.vectors.delete_messages(collection, [message_id])
-            self.vectors.upsert(collection, ids, vectors, metadatas)
-            self._mark_synced(channel, [message_id])
-            self._timelines.pop(channel, None)
-
-    def orphan_vector_ids(self, channel: str) -> list[str]:
-        """Vector ids in Chroma with no synced SQL thought behind them."""
-        with self.db.session() as session:
-            channel_row = self._channel_row(session, channel)
-            expected = {
-                vector_id(message_id, idx)
-                for message_id, idx in session.execute(
-                    select(UtteranceRow.message_id, ThoughtRow.idx)
-                    .join(ThoughtRow)
-                    .where(UtteranceRow.channel_id == channel_row.id)
                 )
-            }
-            collection = channel_row.collection
-        return [i for i in self.vectors.all_ids(collection) if i not in expected]
-
-    def remove_vectors(self, channel: str, ids: Sequence[str]) -> None:
-        with self.lock(channel):
-            with self.db.session() as session:
-                collection = self._channel_row(session, channel).collection
-            self.vectors.delete_ids(collection, ids)
+                if doomed:
+                    _bump_revision(session, channel_row.id)
+                collection = channel_row.collection
+            self.vectors.delete_messages(collection, doomed)
             self._timelines.pop(channel, None)
+            return len(doomed)
+
+    def _row(self, session: Session, channel_id: int, message_id: str) -> UtteranceRow | None:
+        return session.scalars(
+            select(UtteranceRow).where(
+                UtteranceRow.channel_id == channel_id, UtteranceRow.message_id == message_id
+            )
+        ).one_or_none()
+
+    # -- housekeeping --------------------------------------------------------------------------
 
     def message_count(self, channel: str) -> int:
-        with self.db.session() as session:
+        with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
                 return 0
-            return (
-                session.scalar(
-                    select(func.count()).where(UtteranceRow.channel_id == channel_row.id)
-                )
-                or 0
-            )
+            return _count(session, channel_row.id)
 
     def drop_channel(self, channel: str) -> None:
         """Remove a whole channel from both stores (uninstall, leaving a guild)."""
@@ -459,6 +642,52 @@ class AwaiStore:
                 session.execute(delete(ChannelRow).where(ChannelRow.id == channel_row.id))
             self.vectors.drop(collection)
             self._timelines.pop(channel, None)
+
+
+def _owner(vector: str) -> str:
+    """The message id inside a vector id (``<message id>#<thought index>``)."""
+    return vector.rsplit("#", 1)[0]
+
+
+def _metadata(message_id: str, index: int, speaker_id: str) -> dict[str, str | int | float]:
+    return {"message_id": message_id, "thought": index, "speaker_id": speaker_id}
+
+
+def _thought_texts(row: UtteranceRow) -> tuple[str, ...]:
+    return tuple(thought.text for thought in row.thoughts)
+
+
+def _bump_revision(session: Session, channel_id: int) -> int:
+    """``revision = revision + 1`` in SQL (never a lost update between processes); the new value."""
+    return session.execute(
+        update(ChannelRow)
+        .where(ChannelRow.id == channel_id)
+        .values(revision=ChannelRow.revision + 1)
+        .returning(ChannelRow.revision)
+    ).scalar_one()
+
+
+def _tombstone_ids(channel_id: int):  # type: ignore[no-untyped-def]
+    return select(DeletedMessageRow.message_id).where(DeletedMessageRow.channel_id == channel_id)
+
+
+def _tombstoned(session: Session, channel_id: int, message_ids: Sequence[str]) -> set[str]:
+    return set(
+        session.scalars(
+            _tombstone_ids(channel_id).where(DeletedMessageRow.message_id.in_(message_ids))
+        )
+    )
+
+
+def _count(session: Session, channel_id: int, *conditions) -> int:  # type: ignore[no-untyped-def]
+    return (
+        session.scalar(
+            select(func.count(UtteranceRow.id)).where(
+                UtteranceRow.channel_id == channel_id, *conditions
+            )
+        )
+        or 0
+    )
 
 
 def _check_writable(path: Path) -> None:

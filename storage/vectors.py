@@ -81,6 +81,15 @@ class ChromaVectors:
         if ids:
             self._collection(name).delete(where={"message_id": {"$in": ids}})
 
+    def delete_thoughts_from(self, name: str, message_id: str, first_index: int) -> None:
+        """Remove a message's vectors for thoughts ``first_index`` and later (an edit shrank it)."""
+        self._collection(name).delete(
+            where={"$and": [{"message_id": message_id}, {"thought": {"$gte": first_index}}]}
+        )
+
+    def count(self, name: str) -> int:
+        return int(self._collection(name).count())
+
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
         collection = self._collection(name)
         for start in range(0, len(ids), WRITE_BATCH):

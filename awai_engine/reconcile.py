@@ -1,0 +1,226 @@
+"""Reconciliation: making the vector store agree with the SQL record again.
+
+Every message lives in two stores. SQL is the record of what must exist; the vectors are derived
+from it. Storage writes in an order that makes every interruption recognisable afterwards (rows
+first and marked unsynced, then vectors, then the rows marked synced; a delete removes the rows
+and leaves a tombstone before the vectors go), so after a crash, a lost vector write or a bug,
+one pass brings the two back together:
+
+- a message whose write or edit was interrupted (its row is unsynced) is re-embedded from the
+  thoughts stored in SQL and marked synced;
+- a synced message whose vectors are missing is re-embedded the same way;
+- a vector no SQL thought accounts for (a delete or a shrinking edit interrupted) is removed;
+- a row whose message has a tombstone (a delete raced by a redelivery) is deleted.
+
+It runs at every start, where it costs a few counts per channel when nothing is wrong, and on
+demand with ``awai doctor``, which always compares every id.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+from awai_engine.ports import ChannelInfo
+from awai_engine.values import Value
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 256
+EXAMPLES_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class PendingMessage:
+    """A stored message whose vectors must be (re)written, with the thoughts SQL holds for it."""
+
+    message_id: str
+    thoughts: tuple[str, ...]
+    edited: bool = False
+
+
+@dataclass(frozen=True)
+class ChannelAudit:
+    """What disagrees between the two stores for one channel.
+
+    ``thorough`` is ``False`` when only counts were compared (they agreed, so nothing is listed);
+    a store compares every id as soon as the counts differ.
+    """
+
+    channel: str
+    thorough: bool
+    unsynced: tuple[PendingMessage, ...] = ()
+    missing: tuple[PendingMessage, ...] = ()
+    orphans: tuple[str, ...] = ()
+    deleted_rows: tuple[str, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        return not (self.unsynced or self.missing or self.orphans or self.deleted_rows)
+
+
+class ReconcilableStore(Protocol):
+    """What a store offers so that its two halves can be checked and brought back together."""
+
+    def channels(self) -> list[str]: ...
+
+    def channel_info(self, channel: str) -> ChannelInfo | None: ...
+
+    def audit(self, channel: str, thorough: bool) -> ChannelAudit:
+        """Compare the stores; with ``thorough=False`` only counts unless they disagree."""
+        ...
+
+    def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
+        """Write the message's vectors and mark it synced; ``False`` if it changed meanwhile."""
+        ...
+
+    def remove_vectors(self, channel: str, ids: Sequence[str]) -> int:
+        """Remove vectors that still have no SQL thought behind them; returns how many went."""
+        ...
+
+    def finish_deletes(self, channel: str, message_ids: Sequence[str]) -> int:
+        """Delete rows (and vectors) of messages that have a tombstone; returns how many."""
+        ...
+
+
+class TextEncoder(Protocol):
+    model_name: str
+    dimension: int
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class ChannelReport(Value):
+    """One channel's line in the report: what was found, and whether it was repaired."""
+
+    channel: str
+    checked: Literal["counts", "every id"]
+    unfinished_writes: int = 0
+    unfinished_edits: int = 0
+    missing_vectors: int = 0
+    orphan_vectors: int = 0
+    unfinished_deletes: int = 0
+    repaired: bool = False
+    not_repaired_because: str | None = None
+    examples: tuple[str, ...] = ()
+
+    @property
+    def problems(self) -> int:
+        return (
+            self.unfinished_writes
+            + self.unfinished_edits
+            + self.missing_vectors
+            + self.orphan_vectors
+            + self.unfinished_deletes
+        )
+
+
+class ReconcileReport(Value):
+    channels: tuple[ChannelReport, ...] = ()
+
+    @property
+    def problems(self) -> int:
+        return sum(channel.problems for channel in self.channels)
+
+    @property
+    def clean(self) -> bool:
+        return self.problems == 0
+
+    def summary(self) -> str:
+        """One line for a log: what was found and repaired, channel by channel."""
+        if self.clean:
+            return f"{len(self.channels)} channel(s) checked, both stores agree"
+        parts = [
+            f"{item.channel}: {item.problems} problem(s){' repaired' if item.repaired else ''}"
+            for item in self.channels
+            if item.problems
+        ]
+        return "; ".join(parts)
+
+
+def audit(
+    store: ReconcilableStore, channels: Iterable[str] | None = None, thorough: bool = True
+) -> ReconcileReport:
+    """Find what disagrees, changing nothing."""
+    names = list(channels) if channels is not None else store.channels()
+    return ReconcileReport(
+        channels=tuple(_report(store.audit(channel, thorough), False) for channel in names)
+    )
+
+
+def reconcile(
+    store: ReconcilableStore,
+    encoder: TextEncoder,
+    channels: Iterable[str] | None = None,
+    thorough: bool = False,
+) -> ReconcileReport:
+    """Find what disagrees and repair it; cheap (counts only) when nothing is wrong."""
+    names = list(channels) if channels is not None else store.channels()
+    reports = []
+    for channel in names:
+        found = store.audit(channel, thorough)
+        if found.clean:
+            reports.append(_report(found, False))
+            continue
+        info = store.channel_info(channel)
+        if info is not None and (info.embedding_model, info.dimension) != (
+            encoder.model_name,
+            encoder.dimension,
+        ):
+            # Vectors of another model would make the channel's similarities meaningless.
+            reason = (
+                f"the channel was embedded with {info.embedding_model!r}, the configured model"
+                f" is {encoder.model_name!r}"
+            )
+            reports.append(
+                _report(found, False).model_copy(update={"not_repaired_because": reason})
+            )
+            continue
+        _repair(store, encoder, found)
+        reports.append(_report(found, True))
+    report = ReconcileReport(channels=tuple(reports))
+    if not report.clean:
+        log.warning("reconciled the stores: %s", report.summary())
+    return report
+
+
+def _repair(store: ReconcilableStore, encoder: TextEncoder, found: ChannelAudit) -> None:
+    # Deletes first: a message that must go is not worth re-embedding.
+    if found.deleted_rows:
+        store.finish_deletes(found.channel, found.deleted_rows)
+    gone = set(found.deleted_rows)
+    pending = [m for m in (*found.unsynced, *found.missing) if m.message_id not in gone]
+    for start in range(0, len(pending), EMBED_BATCH):
+        batch = pending[start : start + EMBED_BATCH]
+        vectors = encoder.encode([text for message in batch for text in message.thoughts])
+        row = 0
+        for message in batch:
+            count = len(message.thoughts)
+            if not store.complete(found.channel, message, vectors[row : row + count]):
+                log.info("%s changed while being repaired; its writer finishes it", message)
+            row += count
+    if found.orphans:
+        store.remove_vectors(found.channel, found.orphans)
+
+
+def _report(found: ChannelAudit, repaired: bool) -> ChannelReport:
+    examples = [
+        *(m.message_id for m in (*found.unsynced, *found.missing)),
+        *found.deleted_rows,
+        *found.orphans,
+    ]
+    return ChannelReport(
+        channel=found.channel,
+        checked="every id" if found.thorough else "counts",
+        unfinished_writes=sum(1 for m in found.unsynced if not m.edited),
+        unfinished_edits=sum(1 for m in found.unsynced if m.edited),
+        missing_vectors=len(found.missing),
+        orphan_vectors=len(found.orphans),
+        unfinished_deletes=len(found.deleted_rows),
+        repaired=repaired,
+        examples=tuple(examples[:EXAMPLES_SHOWN]),
+    )
