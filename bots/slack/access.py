@@ -1,0 +1,39 @@
+"""Who may have a reading: only members of the channel the message lives in.
+
+Why ``conversations.members`` rather than trusting where the request came from: ``/awai read``
+takes a link to any channel, and a link to a private channel must not let an outsider read it.
+The answer comes from Slack with the bot's token, so a channel the bot cannot see is refused too.
+"""
+
+from __future__ import annotations
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bots.slack import messages
+
+MEMBERS_PAGE = 1000
+
+
+class AccessRefusedError(Exception):
+    """The user may not have this reading; ``str(error)`` is the polite answer to show them."""
+
+
+def check_member(client: WebClient, channel_id: str, user_id: str) -> None:
+    """Return if ``user_id`` is a member of ``channel_id``; raise :class:`AccessRefusedError` if not."""
+    cursor: str | None = None
+    while True:
+        try:
+            page = client.conversations_members(
+                channel=channel_id, limit=MEMBERS_PAGE, cursor=cursor
+            )
+        except SlackApiError as error:
+            code = error.response.get("error")
+            if code in ("channel_not_found", "not_in_channel", "missing_scope"):
+                raise AccessRefusedError(messages.CANNOT_SEE_CHANNEL) from None
+            raise
+        if user_id in page.get("members", []):
+            return
+        cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+        if cursor is None:
+            raise AccessRefusedError(messages.NOT_A_MEMBER)

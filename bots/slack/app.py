@@ -1,0 +1,92 @@
+"""The Slack app's composition root: settings and a runtime → a Bolt ``App`` with its listeners.
+
+Single-workspace runs on one bot token; multi-workspace installs through OAuth with installations
+in AWAI's database. Either way acknowledgements run on Bolt's listener threads (many, each
+quick) and the slow work on :class:`~bots.slack.workers.Workers`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt import App, BoltResponse
+
+from awai_engine.settings import SettingsError, SlackSettings
+from bots.runtime import Runtime
+from bots.slack.backfill import Backfills
+from bots.slack.clients import WorkspaceClients, web_client
+from bots.slack.directory import SlackDirectory
+from bots.slack.installation import oauth_settings
+from bots.slack.listeners import register
+from bots.slack.reading import Readings
+from bots.slack.services import SlackServices
+from bots.slack.workers import Workers
+
+log = logging.getLogger(__name__)
+
+ACK_THREADS = 32
+"""Bolt runs each listener's acknowledging part on these; they only parse and queue."""
+
+
+@dataclass
+class SlackBot:
+    app: App
+    services: SlackServices
+    clients: WorkspaceClients
+
+    def close(self) -> None:
+        """Finish queued work (readings in flight get their answer), then stop the workers."""
+        self.services.workers.shutdown()
+
+
+def check_startup(settings: SlackSettings) -> None:
+    """Stop with one clear message naming every setting the chosen mode still needs."""
+    missing = []
+    if settings.workspaces == "single" and settings.bot_token is None:
+        missing.append("AWAI_SLACK__BOT_TOKEN (xoxb-…, OAuth & Permissions)")
+    if settings.mode == "socket" and settings.app_token is None:
+        missing.append("AWAI_SLACK__APP_TOKEN (xapp-… with connections:write, Basic Information)")
+    if settings.mode == "http" and settings.signing_secret is None:
+        missing.append("AWAI_SLACK__SIGNING_SECRET (Basic Information → App Credentials)")
+    if missing:
+        raise SettingsError(
+            f"The Slack app in {settings.mode} mode needs:\n  " + "\n  ".join(missing)
+        )
+
+
+def build_bot(runtime: Runtime) -> SlackBot:
+    settings = runtime.settings.slack
+    check_startup(settings)
+    oauth = oauth_settings(runtime.settings) if settings.workspaces == "multi" else None
+    token = settings.bot_token.get_secret_value() if oauth is None and settings.bot_token else None
+    secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
+    workers = Workers(settings.reading_workers, ACK_THREADS)
+    app = App(
+        name="awai",
+        client=web_client(settings, token),
+        signing_secret=secret,
+        oauth_settings=oauth,
+        listener_executor=workers.listener_executor,
+        process_before_response=False,
+    )
+    directory = SlackDirectory()
+    installation_store = oauth.installation_store if oauth else None
+    services = SlackServices(
+        runtime=runtime,
+        directory=directory,
+        workers=workers,
+        readings=Readings(runtime, directory),
+        backfills=Backfills(runtime, directory),
+        installation_store=installation_store,
+    )
+    register(app, services)
+    app.error(_log_error)
+    return SlackBot(app, services, WorkspaceClients(settings, installation_store))
+
+
+def _log_error(error: Exception, body: dict[str, Any]) -> BoltResponse:
+    """A listener failed before acknowledging: log it; Slack gets a plain 500, the app lives on."""
+    log.error("Slack request %s failed: %s", body.get("type"), error, exc_info=error)
+    return BoltResponse(status=500, body="")

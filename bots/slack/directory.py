@@ -1,0 +1,68 @@
+"""Who is who and where, per workspace: display names and workspace URLs, cached.
+
+Why cached: every mention in every message would otherwise cost a ``users.info`` call, and Slack
+rate-limits it; names change rarely, so an hour-old name is good enough. The workspace URL
+(from ``auth.test``) is what permalinks are built on.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+log = logging.getLogger(__name__)
+
+NAME_TTL_SECONDS = 3600.0
+
+
+class SlackDirectory:
+    def __init__(self, name_ttl_seconds: float = NAME_TTL_SECONDS) -> None:
+        self._ttl = name_ttl_seconds
+        self._names: dict[tuple[str, str], tuple[float, str]] = {}
+        self._urls: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def display_name(self, client: WebClient, team_id: str, user_id: str) -> str:
+        """The name people see for a user; the user id itself if Slack will not say."""
+        key = (team_id, user_id)
+        with self._lock:
+            cached = self._names.get(key)
+        if cached is not None and time.monotonic() - cached[0] < self._ttl:
+            return cached[1]
+        try:
+            user = client.users_info(user=user_id)["user"]
+        except SlackApiError as error:
+            log.info("users.info %s failed: %s", user_id, error.response.get("error"))
+            return cached[1] if cached else user_id
+        profile = user.get("profile") or {}
+        name = (
+            profile.get("display_name")
+            or profile.get("real_name")
+            or user.get("real_name")
+            or user.get("name")
+            or user_id
+        )
+        with self._lock:
+            self._names[key] = (time.monotonic(), name)
+        return name
+
+    def workspace_url(self, client: WebClient, team_id: str) -> str:
+        """``https://team.slack.com/``, asked of ``auth.test`` once per workspace."""
+        with self._lock:
+            url = self._urls.get(team_id)
+        if url is None:
+            url = client.auth_test()["url"]
+            with self._lock:
+                self._urls[team_id] = url
+        return url
+
+    def forget_workspace(self, team_id: str) -> None:
+        """Drop what is cached about a workspace (it uninstalled the app)."""
+        with self._lock:
+            self._urls.pop(team_id, None)
+            for key in [key for key in self._names if key[0] == team_id]:
+                del self._names[key]

@@ -1,0 +1,74 @@
+"""Slack message payloads → utterances, and which payloads are conversation at all.
+
+Only what people said to each other is stored: bot posts, join/leave notices and other system
+subtypes are not, nor are messages addressed to AWAI itself (``@AWAI read``), which are commands.
+Channel key ``slack:<team>:<channel>``; message id the ``ts`` string; a reply's thread root is its
+``thread_ts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from awai_engine.values import Utterance
+from bots.slack.markup import to_plain_text
+
+# Subtypes that are a person speaking; every other subtype (joins, leaves, topic changes, bot
+# posts, …) is a system notice and not part of the conversation.
+SPOKEN_SUBTYPES = frozenset({"thread_broadcast", "file_share", "me_message"})
+
+Message = Mapping[str, Any]
+
+
+def channel_key(team_id: str, channel_id: str) -> str:
+    return f"slack:{team_id}:{channel_id}"
+
+
+def channel_id_of(key: str) -> str:
+    """The Slack channel id of a channel key made by :func:`channel_key`."""
+    return key.rsplit(":", 1)[1]
+
+
+def workspace_prefix(team_id: str) -> str:
+    """What every channel key of one workspace starts with."""
+    return f"slack:{team_id}:"
+
+
+def thread_root_of(message: Message) -> str | None:
+    """The thread's first message for a reply; ``None`` for a top-level message or a thread root."""
+    thread_ts = message.get("thread_ts")
+    return thread_ts if thread_ts and thread_ts != message.get("ts") else None
+
+
+def is_spoken(message: Message, bot_user_id: str | None) -> bool:
+    """A person's message to the room (not a bot, a system notice, or a command to AWAI)."""
+    subtype = message.get("subtype")
+    if subtype is not None and subtype not in SPOKEN_SUBTYPES:
+        return False
+    if message.get("bot_id") or not message.get("user") or not message.get("ts"):
+        return False
+    addressed_to_awai = bool(bot_user_id) and message.get("text", "").lstrip().startswith(
+        f"<@{bot_user_id}>"
+    )
+    return not addressed_to_awai
+
+
+def to_utterance(
+    message: Message, team_id: str, channel_id: str, name_of: Callable[[str], str]
+) -> Utterance | None:
+    """The utterance of a spoken message; ``None`` when it has no words (a bare file, say)."""
+    text, addressees = to_plain_text(message.get("text") or "", name_of)
+    if not text:
+        return None
+    user_id = message["user"]
+    return Utterance(
+        channel=channel_key(team_id, channel_id),
+        message_id=message["ts"],
+        speaker_id=user_id,
+        speaker_name=name_of(user_id),
+        text=text,
+        ts=float(message["ts"]),
+        thread_root=thread_root_of(message),
+        addressees=addressees,
+    )

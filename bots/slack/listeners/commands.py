@@ -1,0 +1,116 @@
+"""``/awai read <link> | digest | forget-me | backfill | help``.
+
+Slack shows the ``ack(text=…)`` answer privately to the person who typed the command, within 3
+seconds; anything slow (reading, digest, forgetting, backfill) is queued after it. Mistakes a
+person can make (no link, a malformed link, an unknown word) are answered in the ``ack`` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt import Ack, App, BoltContext
+from slack_bolt.context.respond import Respond
+from slack_sdk import WebClient
+
+from bots.slack import messages
+from bots.slack.backfill import BackfillRequest
+from bots.slack.links import MalformedLinkError, Permalink, host_of, parse_permalink
+from bots.slack.listeners.common import team_of, tell_by_response_url
+from bots.slack.reading import ReadingRequest, Tell
+from bots.slack.services import SlackServices
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One ``/awai`` command as typed: who, where, and the words after the sub-command."""
+
+    team_id: str
+    channel_id: str
+    user_id: str
+    bot_user_id: str | None
+    argument: str
+    client: WebClient
+    tell: Tell
+
+
+Handler = Callable[[SlackServices, Invocation, Ack], None]
+
+
+def register(app: App, services: SlackServices) -> None:
+    @app.command("/awai")
+    def on_awai(ack: Ack, command: dict[str, Any], context: BoltContext, respond: Respond) -> None:
+        words = (command.get("text") or "").strip().split(maxsplit=1)
+        name = words[0].lower() if words else "help"
+        handler = HANDLERS.get(name)
+        if handler is None:
+            ack(text=messages.UNKNOWN_COMMAND.format(command=name))
+            return
+        invocation = Invocation(
+            team_id=team_of(context),
+            channel_id=command["channel_id"],
+            user_id=command["user_id"],
+            bot_user_id=context.bot_user_id,
+            argument=words[1].strip() if len(words) > 1 else "",
+            client=context.client,
+            tell=tell_by_response_url(respond),
+        )
+        handler(services, invocation, ack)
+
+
+def read(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
+    if not invocation.argument:
+        ack(text=messages.READ_NEEDS_LINK)
+        return
+    try:
+        link = parse_permalink(invocation.argument)
+    except MalformedLinkError as error:
+        ack(text=str(error))
+        return
+    ephemeral = services.runtime.settings.slack.reply_placement == "ephemeral"
+    ack(text=messages.READ_QUEUED_EPHEMERAL if ephemeral else messages.READ_QUEUED)
+    services.workers.soon(lambda: read_link(services, invocation, link), "/awai read")
+
+
+def read_link(services: SlackServices, invocation: Invocation, link: Permalink) -> None:
+    workspace = services.directory.workspace_url(invocation.client, invocation.team_id)
+    if link.host != host_of(workspace):
+        invocation.tell(messages.OTHER_WORKSPACE)
+        return
+    request = ReadingRequest(
+        team_id=invocation.team_id,
+        channel_id=link.channel_id,
+        ts=link.ts,
+        user_id=invocation.user_id,
+        bot_user_id=invocation.bot_user_id,
+        thread_ts=link.thread_ts,
+    )
+    services.readings.deliver(request, invocation.client, invocation.tell)
+
+
+def backfill(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
+    request = BackfillRequest(invocation.team_id, invocation.channel_id, invocation.bot_user_id)
+    if services.backfills.is_running(request):
+        ack(text=messages.BACKFILL_RUNNING)
+        return
+    ack(text=messages.BACKFILL_QUEUED)
+
+    def run() -> None:
+        refusal = services.backfills.run(request, invocation.client)
+        if refusal:
+            invocation.tell(refusal)
+
+    services.workers.soon(run, "/awai backfill")
+
+
+def show_help(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
+    ack(text=messages.HELP)
+
+
+HANDLERS: dict[str, Handler] = {
+    "read": read,
+    "backfill": backfill,
+    "help": show_help,
+}

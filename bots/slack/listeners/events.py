@@ -1,0 +1,176 @@
+"""Events API listeners: messages in, ``@AWAI read``, the bot joining a channel, uninstalls.
+
+Bolt acknowledges events itself before these run. Each listener queues its work: messages, edits
+and deletes on the ordered queue (so they apply in Slack's order), the rest on the pool. Slack
+redelivers an event it thinks was lost (``X-Slack-Retry-Num``); the event id is claimed once in
+the database, so a redelivery changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import App, BoltContext
+from slack_bolt.listener.builtins import TokenRevocationListeners
+from slack_sdk import WebClient
+
+from bots.slack import messages
+from bots.slack.backfill import BackfillRequest
+from bots.slack.ingest import channel_key, is_spoken, to_utterance
+from bots.slack.links import MalformedLinkError, host_of, parse_permalink
+from bots.slack.listeners.common import team_of, tell_ephemeral
+from bots.slack.privacy import purge_workspace
+from bots.slack.reading import ReadingRequest
+from bots.slack.services import SlackServices
+from bots.slack.threads import previous_in_line
+
+log = logging.getLogger(__name__)
+
+Payload = dict[str, Any]
+
+
+def register(app: App, services: SlackServices) -> None:
+    @app.event("message")
+    def on_message(body: Payload, event: Payload, context: BoltContext) -> None:
+        team, client, bot = team_of(context), context.client, context.bot_user_id
+        services.workers.in_order(
+            lambda: handle_message(services, body, event, team, client, bot), "message"
+        )
+
+    @app.event("app_mention")
+    def on_mention(body: Payload, event: Payload, context: BoltContext) -> None:
+        team, client, bot = team_of(context), context.client, context.bot_user_id
+        services.workers.soon(
+            lambda: handle_mention(services, body, event, team, client, bot), "app_mention"
+        )
+
+    @app.event("member_joined_channel")
+    def on_member_joined(body: Payload, event: Payload, context: BoltContext) -> None:
+        joined_by_bot = event.get("user") == context.bot_user_id
+        if not (joined_by_bot and services.runtime.settings.slack.backfill_on_join):
+            return
+        request = BackfillRequest(team_of(context), event["channel"], context.bot_user_id)
+        client = context.client
+        if services.first_delivery(body.get("event_id")):
+            services.workers.soon(lambda: services.backfills.run(request, client), "backfill")
+
+    @app.event("app_uninstalled")
+    def on_app_uninstalled(body: Payload, context: BoltContext) -> None:
+        services.workers.in_order(
+            lambda: handle_uninstall(services, body, None, context), "app_uninstalled"
+        )
+
+    @app.event("tokens_revoked")
+    def on_tokens_revoked(body: Payload, event: Payload, context: BoltContext) -> None:
+        services.workers.in_order(
+            lambda: handle_uninstall(services, body, event, context), "tokens_revoked"
+        )
+
+
+def handle_message(
+    services: SlackServices,
+    body: Payload,
+    event: Payload,
+    team: str,
+    client: WebClient,
+    bot_user_id: str | None,
+) -> None:
+    """A new, edited or deleted message: stored, replaced or removed everywhere."""
+    if not services.first_delivery(body.get("event_id")):
+        return
+    engine = services.runtime.engine
+    channel_id = event["channel"]
+    subtype = event.get("subtype")
+    if subtype == "message_deleted":
+        engine.delete(channel_key(team, channel_id), event["deleted_ts"])
+        return
+    message = event["message"] if subtype == "message_changed" else event
+    if message.get("subtype") == "tombstone":  # a thread root deleted under its replies
+        engine.delete(channel_key(team, channel_id), message["ts"])
+        return
+    if not is_spoken(message, bot_user_id):
+        return
+    utterance = to_utterance(
+        message,
+        team,
+        channel_id,
+        lambda user_id: services.directory.display_name(client, team, user_id),
+    )
+    if utterance is not None:
+        # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
+        engine.ingest([utterance])
+
+
+def handle_mention(
+    services: SlackServices,
+    body: Payload,
+    event: Payload,
+    team: str,
+    client: WebClient,
+    bot_user_id: str | None,
+) -> None:
+    """``@AWAI read [link]``: read the linked message, or the one just before in this line."""
+    if not services.first_delivery(body.get("event_id")):
+        return
+    channel_id, user_id = event["channel"], event["user"]
+    thread_ts = event.get("thread_ts")
+    tell = tell_ephemeral(client, channel_id, user_id, thread_ts)
+    words = event.get("text", "").replace(f"<@{bot_user_id}>", " ").split(maxsplit=1)
+    if not words or words[0].lower() != "read":
+        tell(messages.HELP)
+        return
+    if len(words) > 1:
+        try:
+            link = parse_permalink(words[1])
+        except MalformedLinkError as error:
+            tell(str(error))
+            return
+        if link.host != host_of(services.directory.workspace_url(client, team)):
+            tell(messages.OTHER_WORKSPACE)
+            return
+        target_channel, target_ts, target_thread = link.channel_id, link.ts, link.thread_ts
+    else:
+        target = previous_in_line(
+            services.runtime.store.timeline(channel_key(team, channel_id)),
+            float(event["ts"]),
+            thread_ts,
+        )
+        if target is None and thread_ts is None:
+            tell(messages.NOTHING_BEFORE)
+            return
+        target_channel = channel_id
+        target_ts = target.message_id if target else thread_ts  # type: ignore[assignment]
+        target_thread = thread_ts
+    request = ReadingRequest(
+        team_id=team,
+        channel_id=target_channel,
+        ts=target_ts,
+        user_id=user_id,
+        bot_user_id=bot_user_id,
+        thread_ts=target_thread,
+    )
+    services.readings.deliver(request, client, tell)
+
+
+def handle_uninstall(
+    services: SlackServices, body: Payload, event: Payload | None, context: BoltContext
+) -> None:
+    """``app_uninstalled``, or ``tokens_revoked`` of the bot: the workspace's data is purged."""
+    if not services.first_delivery(body.get("event_id")):
+        return
+    team = team_of(context)
+    revocations = (
+        TokenRevocationListeners(services.installation_store)
+        if services.installation_store
+        else None
+    )
+    if event is not None:  # tokens_revoked
+        if revocations:
+            revocations.handle_tokens_revoked_events(event, context)
+        if not (event.get("tokens") or {}).get("bot"):
+            return  # only people's tokens were revoked; the bot still works here
+    elif revocations:
+        revocations.handle_app_uninstalled_events(context)
+    purge_workspace(services.runtime, team)
+    services.directory.forget_workspace(team)

@@ -1,0 +1,170 @@
+"""Asking for a reading: the shortcut, ``@AWAI read`` and ``/awai read``, and every refusal."""
+
+from __future__ import annotations
+
+import json
+
+from bots.slack import messages
+from bots.slack.links import permalink
+from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
+from tests.slack.mock_slack_api import BOT_USER_ID
+
+
+def _ack_text(response) -> str:
+    """What the person sees right away: Bolt sends a bare text, or JSON when there are blocks."""
+    assert response.status == 200
+    return json.loads(response.body)["text"] if response.body.startswith("{") else response.body
+
+
+def _thread(slack: SlackHarness) -> list[dict]:
+    root = slack.seed([(ANN, "Should we move the launch to next week? The tests are flaky.")])[0]
+    replies = slack.seed(
+        [
+            (BEN, "The flaky tests are in the payment module, I can fix them by Wednesday."),
+            (CAT, "If Ben fixes them by Wednesday we can keep the original launch date."),
+        ],
+        thread_ts=root["ts"],
+    )
+    return [root, *replies]
+
+
+def test_shortcut_in_a_thread_posts_a_placeholder_then_the_reading_in_that_thread(
+    slack: SlackHarness,
+):
+    root, ben, cat = _thread(slack)
+
+    response = slack.send(slack.requests.shortcut(GENERAL, ANN, cat))
+    slack.settle()
+
+    assert response.status == 200 and response.body == ""
+    posted, updated = slack.api.calls_to("chat.postMessage"), slack.api.calls_to("chat.update")
+    assert len(posted) == 1 and len(updated) == 1
+    assert posted[0].params["thread_ts"] == root["ts"]
+    assert posted[0].params["text"] == messages.PLACEHOLDER
+    placeholder_ts = slack.api.find(GENERAL, root["ts"]) and updated[0].params["ts"]
+    assert slack.api.find(GENERAL, placeholder_ts)["thread_ts"] == root["ts"]
+    assert slack.api.method_order().index("chat.postMessage") < slack.api.method_order().index(
+        "chat.update"
+    )
+    shown = slack.blocks_text(updated[0])
+    assert "Ben fixes them by Wednesday" in shown
+    reading = slack.runtime.engine.read(GENERAL_KEY, cat["ts"])
+    cited = {item.message.message_id for item in reading.context.flow.earlier}
+    if reading.context.flow.previous:
+        cited.add(reading.context.flow.previous.message.message_id)
+    cited |= {item.source.message_id for item in reading.context.associations}
+    assert {root["ts"], ben["ts"]} <= cited
+    for message_id in cited:
+        thread = None if message_id == root["ts"] else root["ts"]
+        link = permalink(slack.api.workspace_url, GENERAL, message_id, thread)
+        assert link in shown, f"no permalink for cited message {message_id}"
+    assert updated[0].params["text"].startswith("Reading of Cat's message")
+
+
+def test_the_same_person_asking_twice_within_a_minute_gets_one_reading(slack: SlackHarness):
+    message = slack.seed([(ANN, "Let us pick the blue design."), (BEN, "Blue works for me.")])[1]
+
+    slack.send(slack.requests.shortcut(GENERAL, ANN, message))
+    slack.send(slack.requests.shortcut(GENERAL, ANN, message))
+    slack.settle()
+    slack.send(slack.requests.shortcut(GENERAL, CAT, message))
+    slack.settle()
+
+    assert len(slack.api.calls_to("chat.update")) == 2, "Ann once, Cat once"
+    assert slack.responses_text() == [messages.ALREADY_READING]
+
+
+def test_mention_in_a_thread_reads_the_message_just_before_it(slack: SlackHarness):
+    root, _, cat = _thread(slack)
+    mention = slack.api.add_message(GENERAL, BEN, f"<@{BOT_USER_ID}> read", thread_ts=root["ts"])
+
+    slack.send(slack.requests.event({**mention, "type": "app_mention", "channel": GENERAL}))
+    slack.settle()
+
+    updated = slack.api.calls_to("chat.update")
+    assert len(updated) == 1
+    assert updated[0].params["text"].startswith("Reading of Cat's message")
+    assert slack.api.calls_to("chat.postMessage")[0].params["thread_ts"] == root["ts"]
+    assert mention["ts"] not in slack.stored_texts(), "a command to AWAI is not conversation"
+    assert cat["ts"] in slack.stored_texts()
+
+
+def test_slash_read_with_a_good_link_reads_in_the_linked_messages_thread(slack: SlackHarness):
+    first, second = slack.seed(
+        [(ANN, "I think we need a second designer."), (BEN, "We cannot afford one this quarter.")]
+    )
+    link = slack.api.permalink(GENERAL, second["ts"])
+
+    response = slack.send(slack.requests.command(f"read {link}", GENERAL, CAT))
+    slack.settle()
+
+    assert _ack_text(response) == messages.READ_QUEUED
+    posted = slack.api.calls_to("chat.postMessage")[0]
+    assert (posted.params["channel"], posted.params["thread_ts"]) == (GENERAL, second["ts"])
+    shown = slack.blocks_text(slack.api.calls_to("chat.update")[0])
+    assert "cannot afford one this quarter" in shown
+    assert slack.api.permalink(GENERAL, first["ts"]) in shown
+
+
+def test_slash_read_with_a_malformed_link_is_answered_at_once_and_posts_nothing(
+    slack: SlackHarness,
+):
+    for text in ("read not-a-link", "read https://awai-test.slack.com/archives/C1/p12", "read"):
+        response = slack.send(slack.requests.command(text, GENERAL, ANN))
+        answer = _ack_text(response)
+        assert "link" in answer and ("Copy link" in answer or "does not look" in answer)
+    slack.settle()
+    assert slack.api.calls_to("chat.postMessage") == []
+
+
+def test_slash_read_of_a_private_channel_the_person_is_not_in_is_refused_politely(
+    slack: SlackHarness,
+):
+    secret = slack.seed([(BEN, "The acquisition closes on Monday.")], channel=SECRET)[0]
+
+    slack.send(
+        slack.requests.command(f"read {slack.api.permalink(SECRET, secret['ts'])}", GENERAL, ANN)
+    )
+    slack.settle()
+
+    assert slack.responses_text() == [messages.NOT_A_MEMBER]
+    assert slack.api.calls_to("chat.postMessage") == []
+    assert slack.api.calls_to("chat.update") == []
+
+
+def test_slash_read_of_another_workspace_or_a_deleted_message_says_so(slack: SlackHarness):
+    kept, deleted = slack.seed([(ANN, "Keep this one."), (BEN, "This one will be deleted.")])
+    slack.runtime.engine.delete(GENERAL_KEY, deleted["ts"])
+    slack.api.channels[GENERAL].messages.remove(deleted)
+    foreign = slack.api.permalink(GENERAL, kept["ts"]).replace("awai-test", "other-team")
+
+    slack.send(slack.requests.command(f"read {foreign}", GENERAL, ANN))
+    slack.send(
+        slack.requests.command(f"read {slack.api.permalink(GENERAL, deleted['ts'])}", GENERAL, ANN)
+    )
+    slack.settle()
+
+    assert slack.responses_text() == [messages.OTHER_WORKSPACE]
+    updated = slack.api.calls_to("chat.update")
+    assert len(updated) == 1 and updated[0].params["text"] == messages.NOT_FOUND
+
+
+def test_a_message_from_before_awai_joined_is_fetched_read_and_flagged(slack: SlackHarness):
+    old = slack.api.add_message(GENERAL, ANN, "An old message AWAI never saw.")
+
+    slack.send(
+        slack.requests.command(f"read {slack.api.permalink(GENERAL, old['ts'])}", GENERAL, BEN)
+    )
+    slack.settle()
+
+    assert slack.stored_texts() == {old["ts"]: "An old message AWAI never saw."}
+    shown = slack.blocks_text(slack.api.calls_to("chat.update")[0])
+    assert "An old message AWAI never saw." in shown
+    assert "/awai backfill" in shown
+
+
+def test_help_and_unknown_words_are_answered_in_the_acknowledgement(slack: SlackHarness):
+    assert _ack_text(slack.send(slack.requests.command("help", GENERAL, ANN))) == messages.HELP
+    assert _ack_text(slack.send(slack.requests.command("", GENERAL, ANN))) == messages.HELP
+    unknown = _ack_text(slack.send(slack.requests.command("dance", GENERAL, ANN)))
+    assert unknown.startswith("AWAI does not know `dance`")
