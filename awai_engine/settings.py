@@ -212,6 +212,15 @@ class DiscordSettings(BaseModel):
             " members allowed to manage messages there."
         ),
     )
+    backfill_page_size: int = Field(
+        100,
+        ge=1,
+        le=100,
+        description=(
+            "Messages per history request, each page stored before its cursor is saved (Discord"
+            " allows at most 100)."
+        ),
+    )
     digest_schedule: dict[int, str] = Field(
         {},
         description=(

@@ -48,7 +48,9 @@ def cursor_key(channel: History) -> str:
     return channel_key(channel.guild.id, channel.id)
 
 
-async def backfill(channel: History, runtime: Runtime, report: ProgressReport) -> BackfillProgress:
+async def backfill(
+    channel: History, runtime: Runtime, report: ProgressReport, page_size: int = PAGE_SIZE
+) -> BackfillProgress:
     """Ingest the history of ``channel`` from its saved cursor to now, reporting after each page."""
     key = cursor_key(channel)
     line = line_of(channel)
@@ -61,16 +63,18 @@ async def backfill(channel: History, runtime: Runtime, report: ProgressReport) -
         done=False,
         resumed=cursor is not None,
     )
-    after = discord.Object(int(cursor)) if cursor else None
-    page: list[discord.Message] = []
-    async for message in channel.history(limit=None, oldest_first=True, after=after):
-        page.append(message)
-        if len(page) == PAGE_SIZE:
-            progress, cursor = await _store_page(page, line, key, runtime, progress)
-            page = []
-            await report(progress)
-    if page:
+    while True:
+        after = discord.Object(int(cursor)) if cursor else None
+        page = [
+            message
+            async for message in channel.history(limit=page_size, after=after, oldest_first=True)
+        ]
+        if not page:
+            break
         progress, cursor = await _store_page(page, line, key, runtime, progress)
+        await report(progress)
+        if len(page) < page_size:
+            break
     await asyncio.to_thread(runtime.store.cursors.save, key, cursor, progress.fetched, True)
     progress = replace(progress, done=True)
     await report(progress)

@@ -302,7 +302,9 @@ class AwaiCog(commands.Cog):
     ) -> BackfillProgress | None:
         reporter = _StatusReporter(status)
         try:
-            return await backfill(channel, self.runtime, reporter.update)
+            return await backfill(
+                channel, self.runtime, reporter.update, self.settings.backfill_page_size
+            )
         except discord.HTTPException as error:
             log.warning("backfill of %s stopped: %s", channel.id, error)
             await reporter.say(
