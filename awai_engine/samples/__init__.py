@@ -14,6 +14,9 @@ class Sample:
     channel: str
     featured_message: str
     description: str
+    # The embedding backend the sample is read with unless the user chose one: MiniLM cannot
+    # read Japanese, so the Japanese sample uses the multilingual encoder.
+    embedding_backend: str | None = None
 
 
 SAMPLES = {
@@ -32,7 +35,9 @@ SAMPLES = {
         featured_message="m034",
         description=(
             "サンプル: データセンター移行を計画するチーム(38 件、3 人、日本語と英語)。"
-            "m034 で、序盤に出たバックアップの復元テストの話題が戻ってきます。"
+            "m034 で、序盤(m002–m005)に日本語で話したバックアップの復元テストの話題が、"
+            "英語混じりで戻ってきます。"
         ),
+        embedding_backend="multilingual-use",
     ),
 }
