@@ -101,3 +101,16 @@ async def sync_commands(bot: commands.Bot, guild_id: int | None = None) -> list[
         bot.tree.copy_global_to(guild=guild)
         synced = await bot.tree.sync(guild=guild)
     return [command.name for command in synced]
+
+
+async def sync_once(runtime: Runtime, token: str, guild_id: int | None = None) -> list[str]:
+    """Log in (no gateway connection), register the commands, log out: ``awai discord --sync``."""
+    async with AwaiBot(runtime) as bot:
+        await bot.login(token)
+        return await sync_commands(bot, guild_id)
+
+
+async def serve(runtime: Runtime, token: str) -> None:
+    """Run the bot until it is stopped: ``awai discord``."""
+    async with AwaiBot(runtime) as bot:
+        await bot.start(token)

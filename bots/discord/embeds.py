@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import discord
 from discord.utils import escape_markdown
 
-from awai_engine.values import MessageRef, Reading
+from awai_engine.values import Association, MessageRef, Reading
 from bots.discord.limits import (
     DESCRIPTION_LIMIT,
     FIELD_COUNT_LIMIT,
@@ -124,9 +124,8 @@ def _parts(reading: Reading, words: dict[str, str]) -> list[_Part]:
             tuple(
                 Entry(
                     f"{'★ ' if item.important else ''}{link(item.source)}"
-                    f" ({item.distance + 1} {words['distance']} · {words['similarity']}"
-                    f" {item.similarity:.2f} ≥ {item.threshold:.2f} · {words['activation']}"
-                    f" {item.activation:.2f})",
+                    f" ({item.distance + 1} {words['distance']} · {_why(item, words)}"
+                    f" · {words['activation']} {item.activation:.2f})",
                     escape_markdown(item.thought.text),
                 )
                 for item in context.associations
@@ -180,6 +179,14 @@ def _parts(reading: Reading, words: dict[str, str]) -> list[_Part]:
     notes = (*context.notes, *(note for note in reading.notes if not note.startswith("Offline")))
     parts.append(_Part("Notes", tuple(Entry("·", escape_markdown(note)) for note in notes)))
     return parts
+
+
+def _why(item: Association, words: dict[str, str]) -> str:
+    """The numbers that recalled a thought; one recalled by addressing says so, not "≥"."""
+    similarity = f"{words['similarity']} {item.similarity:.2f}"
+    if item.reason == "meaning":
+        return f"{similarity} ≥ {item.threshold:.2f}"
+    return f"{item.reason} · {similarity}"
 
 
 def _refs(reading: Reading) -> dict[str, MessageRef]:

@@ -242,6 +242,7 @@ class FakeDiscord:
         return _json(
             [
                 {
+                    "description": "",  # Discord answers with one even for context menus
                     **command,
                     "id": str(self._new_id()),
                     "application_id": str(payloads.APPLICATION_ID),

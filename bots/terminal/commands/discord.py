@@ -1,0 +1,66 @@
+"""``awai discord [--sync [--guild ID]]``: run the Discord bot, or register its commands once.
+
+Registering commands is its own step, run after installing or upgrading AWAI: Discord rate-limits
+it, so the bot never does it by itself on connect. See ``manifest/discord.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import discord
+
+from awai_engine.settings import Settings
+from bots.discord.bot import PORTAL_HINT, serve, sync_once
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import stderr
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "discord", help="Run the Discord bot, or register its commands (--sync)."
+    )
+    parser.add_argument(
+        "--sync",
+        action="store_true",
+        help="Register /awai and the “Read with AWAI” message menu with Discord, then exit.",
+    )
+    parser.add_argument(
+        "--guild",
+        type=int,
+        metavar="ID",
+        help="With --sync: register in this server only (at once; global takes up to an hour).",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    if args.guild is not None and not args.sync:
+        stderr.print("[red]awai: --guild goes with --sync.[/red]")
+        return 2
+    if settings.discord.token is None:
+        stderr.print(
+            "[red]awai: set AWAI_DISCORD__TOKEN to the bot token (Developer Portal → your"
+            " application → Bot → Reset Token); see manifest/discord.md.[/red]",
+            highlight=False,
+        )
+        return 2
+    token = settings.discord.token.get_secret_value()
+    runtime = open_runtime(settings)
+    try:
+        if args.sync:
+            names = asyncio.run(sync_once(runtime, token, args.guild))
+            where = f"server {args.guild}" if args.guild else "every server (may take an hour)"
+            print(f"Registered {', '.join(names)} in {where}.")
+            return 0
+        asyncio.run(serve(runtime, token))
+        return 0
+    except discord.LoginFailure:
+        stderr.print("[red]awai: Discord refused the token in AWAI_DISCORD__TOKEN.[/red]")
+        return 2
+    except discord.PrivilegedIntentsRequired:
+        stderr.print(f"[red]awai: {PORTAL_HINT}[/red]", highlight=False)
+        return 2
+    finally:
+        runtime.close()
