@@ -223,11 +223,32 @@ class Engine:
     def read(self, channel: str, message_id: str) -> Reading:
         """The reading of one message: its context, and an interpretation when a model is set."""
         context = self.context(channel, message_id)
+        notes: tuple[str, ...] = ()
+        # A language-model failure must never take an adapter down: it costs the stances or the
+        # interpretation, and a note says so.
         if context.schemas:
-            context = context.model_copy(
-                update={"schemas": self.backend.judge_stances(context, context.schemas)}
+            try:
+                schemas = tuple(self.backend.judge_stances(context, context.schemas))
+            except Exception:
+                log.exception("the %s backend failed to judge stances", self.backend.name)
+                schemas = context.schemas
+            context = context.model_copy(update={"schemas": schemas})
+            unjudged = sum(1 for schema in schemas if schema.stance == "undetermined")
+            if unjudged and not self.backend.offline:
+                notes = (
+                    f"The language model could not judge the stance of {unjudged} of the"
+                    " speaker's preconceptions.",
+                )
+        try:
+            interpretation, usage, written = self.backend.interpret(context)
+        except Exception:
+            log.exception("the %s backend failed to read %s", self.backend.name, message_id)
+            interpretation, usage = None, None
+            written = (
+                "The language model failed while writing this reading, so this is the offline"
+                " reading: the context AWAI assembled, without an interpretation.",
             )
-        interpretation, usage, notes = self.backend.interpret(context)
+        notes = (*notes, *written)
         if self.backend.offline:
             notes = (
                 "Offline reading: no language model is configured, so AWAI shows the context it"

@@ -26,7 +26,12 @@ class Runtime:
 
 
 def language_backend(settings: Settings) -> LanguageBackend:
-    """The offline backend unless a language model is configured."""
+    """The Anthropic backend when an API key is set (AWAI_LLM__API_KEY), else the offline one."""
+    if settings.llm.api_key is not None:
+        # Imported here: the SDK takes seconds to import, which offline runs need not pay.
+        from awai_engine.backends.anthropic import AnthropicBackend
+
+        return AnthropicBackend(settings.llm, settings.limits)
     return OfflineBackend(settings.limits)
 
 

@@ -109,7 +109,9 @@ def render_reading(reading: Reading, console: Console) -> None:
             stance = words.get(bearing.stance, bearing.stance)
             lines.append(Text(f"  {bearing.schema_id} · {stance}: {bearing.explanation}"))
         parts.append(Panel(Group(*lines), title=words["interpretation"], title_align="left"))
-    elif reading.offline:
+    elif any(note.startswith("Offline reading") for note in reading.notes):
+        # No model configured: the label, in the message's language. A model that failed says
+        # why in its own note instead.
         parts.append(Text(words["offline"], style="yellow"))
     for note in (
         *context.notes,

@@ -1,0 +1,110 @@
+"""Keeping one reading's request within its token budget, least important context first.
+
+The context model already bounds every part of a reading (flow ≤ C, association ≤ A, schemas ≤ R),
+but a long message or long recalled thoughts can still exceed what a reading may cost. Before
+sending, the request is estimated and, while it is over, trimmed in this order: the message's
+verbatim text beyond its opening (its thoughts, which carry the same meaning, stay), recalled
+thoughts not marked important (lowest margin first), the oldest flow summaries, important
+recalled thoughts, preconceptions (least similar first), the previous utterance's later thoughts,
+and last the message's own later thoughts. What was cut is said in one note, so the user knows
+what the model did not see.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from awai_engine.backends.anthropic.tokens import estimate_tokens
+from awai_engine.values import ReadingContext
+
+MIN_TEXT_CHARS = 200
+TEXT_CUT_RATIO = 0.7
+
+
+@dataclass(frozen=True)
+class FittedContext:
+    """The context as sent (possibly trimmed), its estimated tokens, and what was left out."""
+
+    context: ReadingContext
+    tokens: int
+    note: str | None
+
+
+def fit_to_budget(
+    context: ReadingContext, allowance: int, render: Callable[[ReadingContext], str]
+) -> FittedContext | None:
+    """Trim ``context`` until ``render`` of it is estimated at ≤ ``allowance`` tokens.
+
+    ``None`` when even the smallest request (one thought, a shortened text) does not fit.
+    """
+    cut: Counter[str] = Counter()
+    tokens = estimate_tokens(render(context))
+    while tokens > allowance:
+        trimmed = _trim_one(context, cut)
+        if trimmed is None:
+            return None
+        context = trimmed
+        tokens = estimate_tokens(render(context))
+    return FittedContext(context=context, tokens=tokens, note=_note(cut) if cut else None)
+
+
+def _trim_one(context: ReadingContext, cut: Counter[str]) -> ReadingContext | None:
+    """The context with the least important remaining piece removed, counting it in ``cut``."""
+    if len(context.text) > MIN_TEXT_CHARS + 1:  # + 1: the "…" a cut text ends with
+        keep = max(MIN_TEXT_CHARS, int(len(context.text) * TEXT_CUT_RATIO))
+        cut["text"] = 1
+        return context.model_copy(update={"text": context.text[:keep].rstrip() + "…"})
+    plain = [item for item in context.associations if not item.important]
+    if plain:
+        drop = min(plain, key=lambda item: item.margin)
+        cut["recalled thought"] += 1
+        return context.model_copy(
+            update={"associations": tuple(a for a in context.associations if a is not drop)}
+        )
+    flow = context.flow
+    if flow.earlier:
+        cut["earlier summary"] += 1
+        return context.model_copy(
+            update={"flow": flow.model_copy(update={"earlier": flow.earlier[1:]})}
+        )
+    if context.associations:
+        drop = min(context.associations, key=lambda item: item.margin)
+        cut["recalled thought"] += 1
+        return context.model_copy(
+            update={"associations": tuple(a for a in context.associations if a is not drop)}
+        )
+    if context.schemas:
+        drop = min(context.schemas, key=lambda schema: schema.similarity)
+        cut["preconception"] += 1
+        return context.model_copy(
+            update={"schemas": tuple(s for s in context.schemas if s is not drop)}
+        )
+    if flow.previous and len(flow.previous.thoughts) > 1:
+        cut["thought of the previous utterance"] += 1
+        previous = flow.previous.model_copy(update={"thoughts": flow.previous.thoughts[:-1]})
+        return context.model_copy(update={"flow": flow.model_copy(update={"previous": previous})})
+    if len(context.thoughts) > 1:
+        cut["thought of this message"] += 1
+        return context.model_copy(update={"thoughts": context.thoughts[:-1]})
+    return None
+
+
+def _note(cut: Counter[str]) -> str:
+    parts = [
+        f"{count} {kind}{'' if count == 1 else 's'}"
+        for kind, count in cut.items()
+        if kind != "text"
+    ]
+    left_out = f"the language model was not shown {_join(parts)}" if parts else ""
+    shortened = "the message's text was shortened (its thoughts were sent)" if cut["text"] else ""
+    return (
+        "To keep this reading within its token budget (AWAI_LLM__READING_TOKEN_BUDGET), "
+        + "; ".join(part for part in (left_out, shortened) if part)
+        + "."
+    )
+
+
+def _join(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

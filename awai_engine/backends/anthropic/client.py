@@ -1,0 +1,169 @@
+"""One Messages API call with a forced tool, retried the way the API asks.
+
+Why its own retry loop rather than the SDK's: the SDK honours any ``retry-after`` however long, so
+one overloaded minute could hold a bot's reading indefinitely. Here a timeout, 408, 409, 429, 5xx
+or 529 (overloaded) is retried up to ``max_retries`` times, waiting what ``retry-after-ms`` /
+``retry-after`` asks, or an exponential backoff with jitter; a wait longer than
+``max_retry_wait_seconds`` is not waited for. Anything else fails at once with a message that says
+what to fix. Callers turn :class:`LanguageModelError` into the offline reading.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+
+from awai_engine.backends.anthropic.tokens import estimate_tokens
+from awai_engine.settings import LanguageModelSettings
+from awai_engine.values import TokenUsage
+
+log = logging.getLogger(__name__)
+
+# Tokens the API adds to the prompt when a tool is forced (Anthropic's tool-use pricing table,
+# Claude 4 models); they are billed as input, so the budget counts them.
+TOOL_USE_SYSTEM_TOKENS = 313
+RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx, 529 (overloaded) included
+REFUSALS = {
+    401: "the API key was refused (check AWAI_LLM__API_KEY)",
+    403: "the API key may not use this model (check AWAI_LLM__MODEL)",
+    404: "the model or endpoint was not found (check AWAI_LLM__MODEL and AWAI_LLM__BASE_URL)",
+}
+
+
+class LanguageModelError(RuntimeError):
+    """The model gave no answer (unreachable, refused, or still failing after retries)."""
+
+
+@dataclass(frozen=True)
+class ModelAnswer:
+    """The answer's content blocks as plain dicts (text and tool_use only), and what it cost."""
+
+    content: tuple[dict[str, Any], ...]
+    stop_reason: str | None
+    usage: TokenUsage
+
+
+class ModelClient:
+    """Sends requests whose stable prefix (the tool, then the system prompt) is marked for caching."""
+
+    def __init__(self, settings: LanguageModelSettings, system_prompt: str) -> None:
+        if settings.api_key is None:
+            raise ValueError("The Anthropic backend needs AWAI_LLM__API_KEY.")
+        self.settings = settings
+        self._sdk = anthropic.Anthropic(
+            api_key=settings.api_key.get_secret_value(),
+            base_url=settings.base_url,
+            timeout=settings.timeout_seconds,
+            max_retries=0,
+        )
+        self._system = [
+            {"type": "text", "text": system_prompt, "cache_control": {"type": "ephemeral"}}
+        ]
+        self._system_tokens = estimate_tokens(system_prompt)
+
+    def prefix_tokens(self, tool: dict[str, Any]) -> int:
+        """Estimated input tokens every call with ``tool`` pays before its own request."""
+        tool_tokens = estimate_tokens(json.dumps(tool, ensure_ascii=False))
+        return self._system_tokens + tool_tokens + TOOL_USE_SYSTEM_TOKENS
+
+    def send(
+        self, tool: dict[str, Any], messages: list[dict[str, Any]], max_tokens: int
+    ) -> ModelAnswer:
+        """Force a call of ``tool``; raises :class:`LanguageModelError` when no answer came."""
+        attempts = self.settings.max_retries + 1
+        attempt = 0
+        while True:
+            attempt += 1
+            wait: float | None = None
+            try:
+                message = self._sdk.messages.create(
+                    model=self.settings.model,
+                    max_tokens=max_tokens,
+                    system=self._system,  # type: ignore[arg-type]
+                    tools=[tool],  # type: ignore[list-item]
+                    tool_choice={"type": "tool", "name": tool["name"]},
+                    messages=messages,  # type: ignore[arg-type]
+                )
+                return _answer(message)
+            except anthropic.APIStatusError as error:
+                status = error.status_code
+                if status in REFUSALS or not (status in RETRYABLE_STATUS or status >= 500):
+                    reason = REFUSALS.get(status, f"the request was refused: {_detail(error)}")
+                    raise LanguageModelError(f"HTTP {status}: {reason}") from error
+                failure, cause = f"HTTP {status} ({_detail(error)})", error
+                wait = retry_after(error.response.headers)
+            except anthropic.APITimeoutError as error:
+                failure, cause = f"no answer within {self.settings.timeout_seconds:g} s", error
+            except anthropic.APIConnectionError as error:
+                failure, cause = f"could not connect ({error})", error
+            except (anthropic.AnthropicError, ValueError) as error:
+                raise LanguageModelError(f"the answer could not be read: {error}") from error
+            if attempt == attempts:
+                raise LanguageModelError(f"{failure}, {attempts} attempt(s)") from cause
+            wait = self._backoff(attempt) if wait is None else wait
+            if wait > self.settings.max_retry_wait_seconds:
+                raise LanguageModelError(
+                    f"{failure}; the API asked to wait {wait:g} s, longer than"
+                    f" AWAI_LLM__MAX_RETRY_WAIT_SECONDS ({self.settings.max_retry_wait_seconds:g})"
+                ) from cause
+            log.warning("language model: %s; retry %d in %.2f s", failure, attempt, wait)
+            time.sleep(wait)
+
+    def _backoff(self, attempt: int) -> float:
+        """base · 2^(attempt−1), less up to a quarter of jitter so clients spread out."""
+        wait = self.settings.retry_base_seconds * 2 ** (attempt - 1)
+        return min(wait, self.settings.max_retry_wait_seconds) * (1 - 0.25 * random.random())
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the API asked to wait: ``retry-after-ms``, else ``retry-after`` (seconds or a date)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_tz(value)
+        return max(0.0, email.utils.mktime_tz(parsed) - time.time()) if parsed else None
+
+
+def _answer(message: anthropic.types.Message) -> ModelAnswer:
+    content: list[dict[str, Any]] = []
+    for block in message.content or ():
+        if block.type == "text":
+            content.append({"type": "text", "text": block.text})
+        elif block.type == "tool_use":
+            content.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+            )
+    usage = message.usage
+    return ModelAnswer(
+        content=tuple(content),
+        stop_reason=message.stop_reason,
+        usage=TokenUsage(
+            input_tokens=getattr(usage, "input_tokens", None) or 0,
+            output_tokens=getattr(usage, "output_tokens", None) or 0,
+            cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
+            cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
+        ),
+    )
+
+
+def _detail(error: anthropic.APIStatusError) -> str:
+    body = error.body if isinstance(error.body, dict) else {}
+    detail = body.get("error", {}) if isinstance(body.get("error"), dict) else {}
+    return str(detail.get("message") or error.message)

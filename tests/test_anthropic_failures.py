@@ -1,0 +1,195 @@
+"""Failures of the language model, injected by the fake Messages API over real HTTP.
+
+What it proves: 429 (its retry-after honoured), 500 and 529 are retried; a hang past the timeout
+is retried and then gives the labelled offline reading; a malformed answer gets exactly one repair
+(through the API's own tool_result error, or a repeated request when nothing can be sent back),
+then the offline reading with a note; a refused key fails at once. Engine.read never raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from awai_engine.backends.anthropic.answers import READING_TOOL
+from awai_engine.embedding import Embedder
+from bots.terminal.render import render_reading
+from tests.factories import utterance
+from tests.fake_anthropic import (
+    AnthropicRuntimes,
+    Reply,
+    hang,
+    message,
+    overloaded,
+    rate_limited,
+    server_error,
+    text_answer,
+    tool_use,
+)
+
+CHANNEL = "terminal:local:test"
+
+
+@pytest.fixture
+def llm(tmp_path: Path, embedder: Embedder) -> Iterator[AnthropicRuntimes]:
+    with AnthropicRuntimes(tmp_path, embedder) as runtimes:
+        yield runtimes
+
+
+def _ingested(llm: AnthropicRuntimes, **settings: object):
+    runtime = llm(**settings)
+    runtime.engine.ingest(
+        [
+            utterance("m1", "Should we cache the search results?"),
+            utterance("m2", "Yes, a five minute cache is enough.", "bob"),
+            utterance("m3", "Agreed, five minutes then."),
+        ]
+    )
+    llm.fake.requests.clear()
+    return runtime
+
+
+def test_429_is_retried_after_the_wait_the_api_asked_for(llm):
+    runtime = _ingested(llm)
+    llm.fake.script(rate_limited("1"))
+
+    started = time.monotonic()
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    assert time.monotonic() - started >= 1.0
+    assert len(llm.fake.calls(READING_TOOL)) == 2
+    assert reading.interpretation is not None
+    assert reading.notes == ()
+
+
+def test_500_and_529_overloaded_are_retried_with_backoff(llm):
+    runtime = _ingested(llm)
+    llm.fake.script(server_error(), overloaded())
+
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    assert len(llm.fake.calls(READING_TOOL)) == 3
+    assert reading.interpretation is not None
+
+
+def test_persistent_overload_gives_the_labelled_offline_reading(llm):
+    runtime = _ingested(llm)
+    llm.fake.script(overloaded(), overloaded(), overloaded())
+
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    assert len(llm.fake.calls(READING_TOOL)) == 3
+    assert reading.offline is True
+    assert reading.interpretation is None
+    assert reading.backend.startswith("anthropic:")
+    (note,) = reading.notes
+    assert "HTTP 529" in note and "3 attempt(s)" in note and "offline reading" in note
+    console = Console(record=True, width=160)
+    render_reading(reading, console)
+    shown = " ".join(console.export_text().split())
+    assert "HTTP 529" in shown
+    assert "no language model is configured" not in shown
+
+
+def test_a_hang_past_the_timeout_is_retried_then_the_offline_reading_says_why(llm):
+    runtime = _ingested(llm, timeout_seconds=0.5, max_retries=1)
+    llm.fake.script(hang(5), hang(5))
+
+    started = time.monotonic()
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    assert time.monotonic() - started < 4
+    assert len(llm.fake.calls(READING_TOOL)) == 2
+    assert reading.interpretation is None
+    assert any("no answer within 0.5 s, 2 attempt(s)" in note for note in reading.notes)
+
+
+def test_a_retry_after_longer_than_allowed_is_not_waited_for(llm):
+    runtime = _ingested(llm, max_retry_wait_seconds=2)
+    llm.fake.script(rate_limited("120"))
+
+    started = time.monotonic()
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    assert time.monotonic() - started < 2
+    assert len(llm.fake.calls(READING_TOOL)) == 1
+    assert reading.interpretation is None
+    assert any("AWAI_LLM__MAX_RETRY_WAIT_SECONDS" in note for note in reading.notes)
+
+
+def test_a_tool_input_that_is_not_json_gets_one_repair_request(llm):
+    runtime = _ingested(llm)
+    llm.fake.script(tool_use(READING_TOOL, '{"meaning": "cut off'))
+
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    first, repair = llm.fake.calls(READING_TOOL)
+    assert len(repair.body["messages"]) == 1
+    assert "not a JSON object" in repair.user_text()
+    assert repair.user_text().startswith(first.user_text())
+    assert reading.interpretation is not None
+    assert reading.usage is not None
+    assert reading.usage.input_tokens == 200  # both calls are counted
+
+
+def test_a_schema_invalid_answer_twice_gives_the_offline_reading_with_a_note(llm):
+    runtime = _ingested(llm)
+    llm.fake.script(
+        tool_use(READING_TOOL, {"meaning": ""}),
+        tool_use(READING_TOOL, {"meaning": "ok", "links": [{"thought": "first"}]}),
+    )
+
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    _, repair = llm.fake.calls(READING_TOOL)
+    assistant, result = repair.body["messages"][1:]
+    assert assistant["content"][0]["input"] == {"meaning": ""}
+    assert result["content"][0]["type"] == "tool_result"
+    assert result["content"][0]["is_error"] is True
+    assert "meaning" in result["content"][0]["content"]
+    assert reading.interpretation is None
+    assert any("malformed twice" in note and "links.0" in note for note in reading.notes)
+    assert reading.usage is not None
+
+
+@pytest.mark.parametrize(
+    "bad_answer",
+    [message([]), text_answer("I think it means they agree.")],
+    ids=["empty answer", "text instead of the tool"],
+)
+def test_an_answer_without_the_tool_call_is_repaired(llm, bad_answer: Reply):
+    runtime = _ingested(llm)
+    llm.fake.script(bad_answer)
+
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    _, repair = llm.fake.calls(READING_TOOL)
+    assert "previous answer could not be used" in repair.user_text()
+    assert reading.interpretation is not None
+
+
+def test_a_body_that_is_not_json_gives_the_offline_reading(llm):
+    runtime = _ingested(llm)
+    llm.fake.script(Reply(body=b"<html>gateway</html>"))
+
+    reading = runtime.engine.read(CHANNEL, "m3")
+
+    assert reading.interpretation is None
+    assert any("could not be read" in note for note in reading.notes)
+
+
+def test_a_refused_key_fails_at_once_and_ingest_and_read_still_work(llm):
+    runtime = llm(api_key="sk-ant-wrong")
+
+    report = runtime.engine.ingest([utterance("m1", "Hello."), utterance("m2", "Hi there.")])
+    reading = runtime.engine.read(CHANNEL, "m2")
+
+    assert llm.fake.posts == 2  # one extraction, one reading: no retries
+    assert report.added == 2
+    assert all("API key was refused" in note for note in report.notes)
+    assert reading.interpretation is None
+    assert any("AWAI_LLM__API_KEY" in note for note in reading.notes)
