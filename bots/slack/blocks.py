@@ -4,7 +4,8 @@ Slack's rules that shape this: a section's text is at most 3,000 characters, a m
 blocks, a header 150 characters of plain text; text is mrkdwn, not Markdown; and every message
 needs a plain-text ``text`` for notifications and screen readers. A long reading is cut into
 several sections at line breaks; if it would still pass 50 blocks, the end is left out and the
-reading says so. Every earlier message the reading uses is cited with its permalink.
+reading says so. Every earlier message the reading uses is cited with its permalink. What the
+language model writes may be Markdown, so it is converted; what people wrote is only escaped.
 """
 
 from __future__ import annotations
@@ -55,19 +56,20 @@ def reading_message(
     if reading.interpretation:
         interpretation = reading.interpretation
         blocks += _sections(
-            f"*{mrkdwn.escape(words['interpretation'])}*\n{mrkdwn.escape(interpretation.meaning)}"
+            f"*{mrkdwn.escape(words['interpretation'])}*\n"
+            + mrkdwn.markdown_to_mrkdwn(interpretation.meaning)
         )
         if interpretation.links:
             lines = [
                 f"• {link.thought_index + 1}. _{mrkdwn.escape(link.relation)}_"
-                f" {cite.link(link.message_id)}: {mrkdwn.escape(link.explanation)}"
+                f" {cite.link(link.message_id)}: {mrkdwn.markdown_to_mrkdwn(link.explanation)}"
                 for link in interpretation.links
             ]
             blocks += _sections(_titled(words["links"], lines))
         if interpretation.schema_bearings:
             lines = [
                 f"• {mrkdwn.escape(bearing.schema_id)} · {mrkdwn.escape(words.get(bearing.stance, bearing.stance))}:"
-                f" {mrkdwn.escape(bearing.explanation)}"
+                f" {mrkdwn.markdown_to_mrkdwn(bearing.explanation)}"
                 for bearing in interpretation.schema_bearings
             ]
             blocks += _sections(_titled(words["bearings"], lines))

@@ -21,6 +21,7 @@ BOT_SCOPES = (
     "channels:read",
     "chat:write",
     "commands",
+    "files:write",
     "groups:history",
     "groups:read",
     "users:read",

@@ -265,15 +265,36 @@ class MockSlackApi:
         return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
 
     def _page(self, items: list[Any], params: dict[str, Any], key: str) -> dict[str, Any]:
-        start = int(params.get("cursor") or 0)
+        """One page from ``cursor``. Message cursors name a ``ts``, as Slack's stay valid when
+        new messages arrive; member cursors are offsets."""
+        cursor = params.get("cursor") or ""
         limit = int(params.get("limit") or 100)
+        if cursor.startswith("ts:"):
+            newest_first = len(items) > 1 and float(items[0]["ts"]) > float(items[-1]["ts"])
+            mark = float(cursor[3:])
+            start = next(
+                (
+                    i
+                    for i, item in enumerate(items)
+                    if (float(item["ts"]) <= mark if newest_first else float(item["ts"]) >= mark)
+                ),
+                len(items),
+            )
+        else:
+            start = int(cursor or 0)
         page = items[start : start + limit]
         more = start + limit < len(items)
+        if not more:
+            next_cursor = ""
+        elif isinstance(items[0], dict):
+            next_cursor = f"ts:{items[start + limit]['ts']}"
+        else:
+            next_cursor = str(start + limit)
         return {
             "ok": True,
             key: page,
             "has_more": more,
-            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+            "response_metadata": {"next_cursor": next_cursor},
         }
 
     # -- HTTP ----------------------------------------------------------------------------------

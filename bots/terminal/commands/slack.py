@@ -1,0 +1,86 @@
+"""``awai slack [--check]``: run the Slack app in Socket Mode or HTTP mode, as the settings say.
+
+``--check`` validates the Slack settings and asks Slack who the bot token belongs to, then exits:
+a quick way to see that ``.env`` is right before starting the app for real.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.error import BoltError
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.slack.app import SlackBot, build_bot, check_startup
+from bots.slack.clients import web_client
+from bots.slack.http_server import EVENTS_PATH, SlackHttpServer
+from bots.terminal.commands.common import stderr
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "slack", help="Run the Slack app (Socket Mode or HTTP, as AWAI_SLACK__MODE says)."
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="Check the Slack settings and the bot token with Slack, then exit.",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    slack = settings.slack
+    check_startup(slack)
+    try:
+        if args.check:
+            return _check(settings)
+        runtime = open_runtime(settings)
+        try:
+            bot = build_bot(runtime)
+            try:
+                _serve(bot, settings)
+            finally:
+                bot.close()
+        finally:
+            runtime.close()
+    except (BoltError, SlackApiError, SlackClientError, OSError) as error:
+        stderr.print(f"[red]awai slack: {error}[/red]", highlight=False)
+        return 2
+    return 0
+
+
+def _check(settings: Settings) -> int:
+    slack = settings.slack
+    if slack.workspaces == "multi":
+        stderr.print(
+            f"Multi-workspace mode: install AWAI at http://{slack.host}:{slack.port}/slack/install",
+            highlight=False,
+        )
+        return 0
+    assert slack.bot_token is not None, "checked by check_startup"
+    identity = web_client(slack, slack.bot_token.get_secret_value()).auth_test()
+    stderr.print(
+        f"Slack settings are fine: {slack.mode} mode, bot @{identity['user']} in workspace"
+        f" {identity['team']} ({identity['team_id']}).",
+        highlight=False,
+    )
+    return 0
+
+
+def _serve(bot: SlackBot, settings: Settings) -> None:
+    slack = settings.slack
+    if slack.mode == "socket":
+        assert slack.app_token is not None, "checked by check_startup"
+        stderr.print("AWAI is connected to Slack (Socket Mode). Ctrl-C stops it.")
+        SocketModeHandler(bot.app, slack.app_token.get_secret_value()).start()
+        return
+    server = SlackHttpServer(bot.app, slack.host, slack.port)
+    stderr.print(
+        f"AWAI listens for Slack on http://{slack.host}:{server.port}{EVENTS_PATH}. Ctrl-C stops it.",
+        highlight=False,
+    )
+    server.serve_forever()

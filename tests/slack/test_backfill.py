@@ -1,0 +1,84 @@
+"""Backfill: history across pages, a 429 in the middle, a restart midway; nothing lost, nothing twice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bots.slack import messages
+from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SlackHarness
+from tests.slack.mock_slack_api import BOT_USER_ID
+
+PAGE = 10
+
+
+def _history(slack: SlackHarness) -> set[str]:
+    """A channel's past: people talking, threads, a bot, a join. Returns the ids to be stored."""
+    people = (ANN, BEN, CAT)
+    spoken = set()
+    for i in range(24):
+        message = slack.api.add_message(GENERAL, people[i % 3], f"Point {i} about the roadmap.")
+        spoken.add(message["ts"])
+        if i % 8 == 3:
+            for j in range(3):
+                reply = slack.api.add_message(
+                    GENERAL, people[j], f"Reply {j} on point {i}.", thread_ts=message["ts"]
+                )
+                spoken.add(reply["ts"])
+    slack.api.add_message(GENERAL, None, "Deploy finished", bot_id="BCI", subtype="bot_message")
+    slack.api.add_message(GENERAL, CAT, "joined", subtype="channel_join")
+    return spoken
+
+
+def _history_cursors(slack: SlackHarness, since: int = 0) -> list[str | None]:
+    return [c.params.get("cursor") for c in slack.api.calls_to("conversations.history")[since:]]
+
+
+def test_backfill_survives_a_rate_limit_and_a_restart_without_losing_or_repeating(
+    make_slack: Callable[..., SlackHarness],
+):
+    slack = make_slack(backfill_page_size=PAGE)
+    spoken = _history(slack)
+    slack.api.rate_limit("conversations.history", after=1, retry_after=1)  # page 2, once
+    slack.api.fail("conversations.history", after=2, error="fatal_error")  # page 3: Slack breaks
+
+    joined = {"type": "member_joined_channel", "user": BOT_USER_ID, "channel": GENERAL}
+    slack.send(slack.requests.event(joined))
+    slack.settle()
+
+    first_run = _history_cursors(slack)
+    assert first_run[1] == first_run[2] and first_run[1] is not None, (
+        "the 429'd page was asked again"
+    )
+    progress = slack.api.calls_to("chat.update")[-1].params["text"]
+    assert progress.startswith("Paused") and "fatal_error" in progress
+    stored_before = set(slack.stored_texts())
+    assert stored_before and stored_before < spoken
+    saved = slack.runtime.store.cursors.get(GENERAL_KEY)
+    assert saved is not None and not saved.done and saved.cursor == first_run[-1]
+
+    slack.bot.close()  # the process stops
+    slack.runtime.close()
+    restarted = make_slack(backfill_page_size=PAGE)  # same data folder
+    restarted.send(restarted.requests.command("backfill", GENERAL, ANN))
+    restarted.settle()
+
+    second_run = _history_cursors(restarted, since=len(first_run))
+    assert second_run[0] == saved.cursor, "resumed where it stopped, not from the newest page"
+    served_before = set(first_run[:-1])
+    assert not served_before & set(second_run), "no page read twice"
+    assert set(restarted.stored_texts()) == spoken, "nothing lost, no bot or join notice"
+    assert restarted.runtime.store.message_count(GENERAL_KEY) == len(spoken)
+    done = restarted.runtime.store.cursors.get(GENERAL_KEY)
+    assert done is not None and done.done and done.fetched == len(spoken)
+    final = restarted.api.calls_to("chat.update")[-1].params["text"]
+    assert final == messages.BACKFILL_DONE.format(count=len(spoken))
+
+
+def test_backfill_in_a_channel_awai_is_not_in_says_so(slack: SlackHarness):
+    slack.api.channels[GENERAL].members.discard(BOT_USER_ID)
+
+    slack.send(slack.requests.command("backfill", GENERAL, ANN))
+    slack.settle()
+
+    assert slack.responses_text() == [messages.CANNOT_POST]
+    assert slack.api.calls_to("conversations.history") == []

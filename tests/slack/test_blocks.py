@@ -1,0 +1,112 @@
+"""Readings as Block Kit: Slack's limits hold however long the reading, and text stays mrkdwn."""
+
+from __future__ import annotations
+
+import json
+
+from awai_engine.values import Interpretation, Reading, ThoughtLink
+from bots.runtime import Runtime
+from bots.slack.blocks import (
+    MAX_BLOCKS,
+    MAX_FALLBACK_CHARS,
+    MAX_HEADER_CHARS,
+    MAX_SECTION_CHARS,
+    reading_message,
+)
+from bots.slack.mrkdwn import markdown_to_mrkdwn, split
+from tests.factories import utterance
+
+CHANNEL = "slack:T0AWAI:C1GENERAL"
+
+
+def _permalink(message_id: str, thread_root: str | None) -> str:
+    return f"https://awai-test.slack.com/archives/C1GENERAL/p{message_id.replace('.', '')}"
+
+
+def _very_long_reading(runtime: Runtime) -> Reading:
+    sentence = "The release <must> wait & the team agrees on *scope* before Friday {n}. "
+    history = [
+        utterance(
+            f"1700000{i:03d}.000100", sentence.format(n=i) * 3, speaker="ann", channel=CHANNEL
+        )
+        for i in range(1, 8)
+    ]
+    huge = "".join(sentence.format(n=i) for i in range(30))
+    history.append(utterance("1700000999.000100", huge, speaker="ben", channel=CHANNEL))
+    runtime.engine.ingest(history)
+    reading = runtime.engine.read(CHANNEL, "1700000999.000100")
+    cited = [item.message.message_id for item in reading.context.flow.earlier]
+    links = tuple(
+        ThoughtLink(
+            thought_index=i % 24,
+            relation="builds-on",
+            message_id=cited[i % len(cited)],
+            explanation="It returns to the **scope** question <again> & again. " * 20,
+        )
+        for i in range(60)
+    )
+    interpretation = Interpretation(
+        meaning="A **long** [meaning](https://example.com). " * 500, links=links
+    )
+    notes = tuple(f"Note {i}: something the reader should know." for i in range(80))
+    return reading.model_copy(
+        update={"interpretation": interpretation, "offline": False, "notes": notes}
+    )
+
+
+def test_a_very_long_reading_stays_within_every_slack_limit(runtime: Runtime):
+    reading = _very_long_reading(runtime)
+
+    message = reading_message(reading, _permalink)
+
+    assert len(message.blocks) == MAX_BLOCKS
+    assert "were left out" in message.blocks[-1]["elements"][0]["text"]
+    for block in message.blocks:
+        if block["type"] == "section":
+            assert len(block["text"]["text"]) <= MAX_SECTION_CHARS
+            assert block["text"]["type"] == "mrkdwn"
+        elif block["type"] == "header":
+            assert len(block["text"]["text"]) <= MAX_HEADER_CHARS
+        elif block["type"] == "context":
+            assert all(len(element["text"]) <= MAX_SECTION_CHARS for element in block["elements"])
+    assert 0 < len(message.text) <= MAX_FALLBACK_CHARS
+    assert "<must>" not in json.dumps(message.blocks), "user text is escaped, not read as markup"
+    assert "**" not in message.blocks[2]["text"]["text"], "Markdown bold became mrkdwn bold"
+
+
+def test_every_cited_message_has_its_permalink(runtime: Runtime):
+    reading = _very_long_reading(runtime).model_copy(update={"notes": ()})
+    reading = reading.model_copy(
+        update={
+            "interpretation": reading.interpretation.model_copy(
+                update={"links": (), "meaning": "Short."}
+            )
+        }
+    )
+
+    shown = json.dumps(reading_message(reading, _permalink).blocks)
+
+    cited = {item.message.message_id for item in reading.context.flow.earlier}
+    cited |= {item.source.message_id for item in reading.context.associations}
+    if reading.context.flow.previous:
+        cited.add(reading.context.flow.previous.message.message_id)
+    assert cited
+    for message_id in cited:
+        assert _permalink(message_id, None) in shown
+
+
+def test_markdown_becomes_mrkdwn_and_cuts_never_split_links_or_escapes():
+    converted = markdown_to_mrkdwn(
+        "# Plan\n**Bold**, *italic*, ~~gone~~, [docs](https://x.y/a_b) & <tag>\n- item"
+    )
+    assert (
+        converted
+        == "*Plan*\n*Bold*, _italic_, ~gone~, <https://x.y/a_b|docs> &amp; &lt;tag&gt;\n• item"
+    )
+
+    text = ("word &amp; <https://example.com/very/long/path|a link label> " * 200).strip()
+    pieces = split(text, 100)
+    assert all(len(piece) <= 100 for piece in pieces)
+    for piece in pieces:
+        assert piece.count("<") == piece.count(">")
+        assert "&amp" not in piece.replace("&amp;", "")
