@@ -8,13 +8,15 @@ no call pays for the schemas of the other three.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from awai_engine.values import Relation
 
 Judgement = Literal["supports", "opposes", "unrelated"]
+# Text the user will read: surrounding whitespace is dropped, and nothing may be left empty.
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
 class Answer(BaseModel):
@@ -25,14 +27,14 @@ class Answer(BaseModel):
 
 class ExtractedUtterance(Answer):
     n: int = Field(description="The n of the utterance.")
-    thoughts: list[str] = Field(
+    thoughts: list[Text] = Field(
         min_length=1,
         description=(
             "Its units of meaning (claim, proposal, question, feeling, decision), in order, each a"
             " short self-contained sentence in the utterance's language."
         ),
     )
-    summary: str = Field(min_length=1, description="One short line in the utterance's language.")
+    summary: Text = Field(description="One short line in the utterance's language.")
 
 
 class ExtractionAnswer(Answer):
@@ -40,16 +42,15 @@ class ExtractionAnswer(Answer):
 
 
 class SchemaSummaryAnswer(Answer):
-    summary: str = Field(
-        min_length=1,
+    summary: Text = Field(
         description="The preconception in one line, in the language of the thoughts.",
     )
 
 
 class StanceAnswer(Answer):
-    schema_id: str
+    schema_id: Text
     stance: Judgement
-    reason: str = Field(min_length=1, description="One line, in the message's language.")
+    reason: Text = Field(description="One line, in the message's language.")
 
 
 class StancesAnswer(Answer):
@@ -60,18 +61,17 @@ class LinkAnswer(Answer):
     thought: int = Field(description="Index of the thought of the message being read.")
     relation: Relation
     message_id: str = Field(description="An id from the list of messages you may cite.")
-    explanation: str = Field(min_length=1, description="One line.")
+    explanation: Text = Field(description="One line.")
 
 
 class BearingAnswer(Answer):
-    schema_id: str
+    schema_id: Text
     stance: Judgement
-    explanation: str = Field(min_length=1, description="One line.")
+    explanation: Text = Field(description="One line.")
 
 
 class ReadingAnswer(Answer):
-    meaning: str = Field(
-        min_length=1,
+    meaning: Text = Field(
         description="What the message meant at that moment, in at most three sentences.",
     )
     links: list[LinkAnswer] = Field(

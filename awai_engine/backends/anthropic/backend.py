@@ -194,9 +194,8 @@ class AnthropicBackend:
         pieces = [
             text[start : start + width]
             for text in (" ".join(thought.split()) for thought in item.thoughts)
-            if text
             for start in range(0, len(text), width)
-        ] or [shorten(item.summary, width)]
+        ]
         limit = self.limits.max_thoughts_per_message
         notes: tuple[str, ...] = ()
         if len(pieces) > limit:
@@ -204,7 +203,7 @@ class AnthropicBackend:
                 f"The model found {len(pieces)} thoughts; the first {limit - 1} are kept and the"
                 " rest are read as one last thought.",
             )
-            pieces = [*pieces[: limit - 1], " ".join(pieces[limit - 1 :])[:width]]
+            pieces = [*pieces[: limit - 1], " ".join(pieces[limit - 1 :])]
         return Extraction(
             thoughts=tuple(Thought(index=i, text=text) for i, text in enumerate(pieces)),
             summary=shorten(item.summary, SUMMARY_COLUMNS),
