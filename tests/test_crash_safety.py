@@ -1,0 +1,312 @@
+"""A process killed with SIGKILL anywhere loses nothing and stores nothing twice.
+
+Each scenario runs a real AWAI process (tests/crash_worker.py) that ingests the shipped sample
+conversation in chunks, edits and deletes messages in between, and is killed: at a named point
+between the SQL and Chroma writes, or at a random moment. A restarted process reconciles the stores
+on start and finishes the job. Then every message must be stored exactly once in SQL, its vectors
+exactly once in Chroma, nothing deleted may remain, and the readings of every message must equal
+those of a run that was never interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.engine import Engine
+from awai_engine.reconcile import audit
+from awai_engine.samples import SAMPLES
+from awai_engine.settings import Settings
+from bots.terminal.transcript import read_transcript
+from storage.store import AwaiStore
+from tests.store_state import assert_same, assert_stored_once, stored_state
+
+ROOT = Path(__file__).resolve().parent.parent
+CHANNEL = "terminal:local:crash"
+MESSAGES = 24
+CHUNK = 4
+
+# Chains of named moments to die at, each a restart after the one before (operations below).
+# "N:method:before|after" is a vector-store call of operation N; "start" is the start-up repair.
+NAMED_CHAINS = [
+    [
+        "0:upsert:before",  # rows written unsynced, no vector yet
+        "start:upsert:after",  # ...and again inside the start-up repair of that
+        "2:delete_messages:after",  # an edit: old vectors gone, new ones not written
+        "4:delete_messages:before",  # a delete: rows and tombstone committed, vectors remain
+        "start:delete_ids:before",  # ...and again before the repair removed them
+        "9:done",  # finished, not recorded as finished: done again after the restart
+    ],
+    [
+        "0:upsert:after",  # vectors written, rows not yet marked synced
+        "2:upsert:after",  # an edit: new vectors written, not yet marked synced
+        "6:delete_messages:before",  # an edit that shrinks a message: SQL changed, Chroma not
+        "8:delete_messages:before",
+        "10:upsert:before",
+    ],
+    [
+        "1:done",
+        "2:delete_messages:before",  # an edit: new text in SQL, old vectors still in Chroma
+        "3:upsert:after",
+        "6:upsert:after",
+        "7:upsert:before",
+        "start:upsert:after",
+        "11:done",
+    ],
+]
+RANDOM_CHAINS = 2
+RANDOM_KILLS_PER_CHAIN = 4
+
+
+def _operations() -> list[dict[str, Any]]:
+    utterances = read_transcript(SAMPLES["en"].path, "crash", 10**9).utterances[:MESSAGES]
+    by_id = {u.message_id: u for u in utterances}
+
+    def ingest(chunk: int) -> dict[str, Any]:
+        items = utterances[chunk * CHUNK : (chunk + 1) * CHUNK]
+        return {"kind": "ingest", "utterances": [u.model_dump(mode="json") for u in items]}
+
+    def edit(message_id: str, text: str) -> dict[str, Any]:
+        edited = by_id[message_id].model_copy(update={"text": text})
+        return {"kind": "edit", "utterance": edited.model_dump(mode="json")}
+
+    def remove(message_id: str) -> dict[str, Any]:
+        return {"kind": "delete", "channel": CHANNEL, "message_id": message_id}
+
+    return [
+        ingest(0),
+        ingest(1),
+        edit("m003", "Battery drain is the blocker. Sync wakes every 15 minutes. Let's batch it."),
+        ingest(2),
+        remove("m005"),
+        ingest(3),
+        edit("m010", "Never mind, done."),
+        ingest(4),
+        remove("m014"),
+        edit("m018", "Release notes go out with the build. Aiko drafts them."),
+        ingest(5),
+        ingest(1),  # a redelivery: unchanged messages, and a deleted one that must not return
+    ]
+
+
+class Zygote:
+    """Drives tests/crash_worker.py from several threads: forks a worker per job, routes its lines."""
+
+    def __init__(self, log: Path) -> None:
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+        self._log = log.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.crash_worker"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            text=True,
+        )
+        self._queues: dict[str, queue.Queue[str]] = {"": queue.Queue()}
+        self._guard = threading.Lock()
+        self._starting = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+        self._next("", timeout=180)  # READY: the model is loaded
+
+    def _queue(self, pid: str) -> queue.Queue[str]:
+        with self._guard:
+            return self._queues.setdefault(pid, queue.Queue())
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            words = raw.split()
+            if words[0] in ("CHILD", "READY"):
+                self._queue("").put(raw.strip())
+            else:  # "<pid> WHAT ..." or "EXIT <pid> <code>"
+                pid = words[1] if words[0] == "EXIT" else words[0]
+                self._queue(pid).put(raw.strip())
+
+    def _next(self, pid: str, timeout: float = 120) -> str:
+        try:
+            return self._queue(pid).get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"the crash worker {pid} did not answer in time") from None
+
+    def start(self, folder: Path, operations: list[dict[str, Any]], pause_at: str | None) -> str:
+        assert self.process.stdin is not None
+        job = {"data_dir": str(folder), "operations": operations, "pause_at": pause_at}
+        with self._starting:
+            self.process.stdin.write(json.dumps(job) + "\n")
+            self.process.stdin.flush()
+            return self._next("").split()[1]
+
+    def follow(self, pid: str, until: str) -> list[str]:
+        """The worker's lines up to one that starts with ``until`` or its exit."""
+        lines = []
+        while True:
+            line = self._next(pid)
+            lines.append(line)
+            if line.startswith("EXIT ") or line.split(" ", 1)[1].startswith(until):
+                return lines
+
+    def close(self) -> None:
+        self.process.kill()  # every worker has ended; tearing torch down takes seconds
+        self.process.wait(timeout=30)
+        self._log.close()
+
+
+class Chain:
+    """One data folder worked on by a worker, killed and restarted again and again."""
+
+    def __init__(self, zygote: Zygote, folder: Path, operations: list[dict[str, Any]]) -> None:
+        self.zygote, self.folder, self.operations = zygote, folder, operations
+        self.kills = 0
+        self.starts: list[str] = []  # what each start-up found after its repair
+
+    def kill_at(self, point: str) -> None:
+        pid = self.zygote.start(self.folder, self.operations, point)
+        lines = self.zygote.follow(pid, f"PAUSED {point}")
+        assert not lines[-1].startswith("EXIT"), f"the worker never reached {point}: {lines}"
+        os.kill(int(pid), signal.SIGKILL)
+        self._record(lines + self.zygote.follow(pid, "EXIT"))
+
+    def kill_after(self, seconds: float) -> None:
+        pid = self.zygote.start(self.folder, self.operations, None)
+        time.sleep(seconds)
+        with contextlib.suppress(ProcessLookupError):  # it may have finished first
+            os.kill(int(pid), signal.SIGKILL)
+        self._record(self.zygote.follow(pid, "EXIT"))
+
+    def finish(self) -> tuple[float, float]:
+        """Run the job to its end; returns the seconds to start up and to finish."""
+        began = time.monotonic()
+        pid = self.zygote.start(self.folder, self.operations, None)
+        lines = self.zygote.follow(pid, "STARTED")
+        started = time.monotonic() - began
+        lines += self.zygote.follow(pid, "EXIT") if not lines[-1].startswith("EXIT") else []
+        self._record(lines)
+        assert lines[-1] == f"EXIT {pid} 0", f"the restarted worker failed: {lines}"
+        return started, time.monotonic() - began
+
+    def _record(self, lines: list[str]) -> None:
+        self.starts += [line.split(" ", 2)[2] for line in lines if " STARTED " in line]
+        self.kills += lines[-1].endswith(f" {-signal.SIGKILL}")
+
+
+def _in_parallel(chains: list[Chain], drive: Callable[[Chain], None]) -> None:
+    with ThreadPoolExecutor(len(chains)) as pool:
+        for future in [pool.submit(drive, chain) for chain in chains]:
+            future.result()
+
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
+    worker = Zygote(tmp_path_factory.mktemp("crash") / "worker.log")
+    yield worker
+    worker.close()
+
+
+@pytest.fixture(scope="module")
+def operations() -> list[dict[str, Any]]:
+    return _operations()
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(
+    zygote: Zygote,
+    operations: list[dict[str, Any]],
+    tmp_path_factory: pytest.TempPathFactory,
+    embedder: Embedder,
+) -> tuple[dict[str, Any], tuple[float, float]]:
+    """The state after a run never killed, and its seconds to start up and to finish."""
+    chain = Chain(zygote, tmp_path_factory.mktemp("uninterrupted"), operations)
+    timing = chain.finish()
+    return _state(chain.folder, embedder), timing
+
+
+def _state(folder: Path, embedder: Embedder) -> dict[str, Any]:
+    settings = Settings(data_dir=folder, _env_file=None)  # type: ignore[call-arg]
+    store = AwaiStore.open(settings)
+    try:
+        assert audit(store).clean
+        engine = Engine(settings, store, embedder, OfflineBackend(settings.limits))
+        state = stored_state(store, engine, CHANNEL)
+    finally:
+        store.close()
+    assert_stored_once(state)
+    return state
+
+
+def test_the_uninterrupted_run_applies_every_operation_once(
+    uninterrupted: tuple[dict[str, Any], tuple[float, float]],
+) -> None:
+    reference, _ = uninterrupted
+    assert len(reference["messages"]) == MESSAGES - 2
+    assert reference["tombstones"] == ["m005", "m014"]
+    original = read_transcript(SAMPLES["en"].path, "x", 10**9).utterances[2].text
+    assert reference["messages"]["m003"]["versions"] == [original]
+    assert len(reference["messages"]["m010"]["thoughts"]) == 1
+    assert len(reference["readings"]) == MESSAGES - 2
+
+
+def test_kills_between_the_sql_and_chroma_writes_are_repaired_by_the_next_start(
+    zygote: Zygote,
+    operations: list[dict[str, Any]],
+    uninterrupted: tuple[dict[str, Any], tuple[float, float]],
+    tmp_path: Path,
+    embedder: Embedder,
+) -> None:
+    chains = [Chain(zygote, tmp_path / f"chain{n}", operations) for n in range(len(NAMED_CHAINS))]
+
+    def drive(chain: Chain) -> None:
+        for point in NAMED_CHAINS[chains.index(chain)]:
+            chain.kill_at(point)
+        chain.finish()
+
+    _in_parallel(chains, drive)
+    assert sum(chain.kills for chain in chains) == sum(map(len, NAMED_CHAINS))
+    for chain in chains:
+        assert set(chain.starts) == {"clean"}  # every restart left both stores agreeing
+        assert_same(_state(chain.folder, embedder), uninterrupted[0])
+
+
+def test_kills_at_random_moments_lose_nothing_and_store_nothing_twice(
+    zygote: Zygote,
+    operations: list[dict[str, Any]],
+    uninterrupted: tuple[dict[str, Any], tuple[float, float]],
+    tmp_path: Path,
+    embedder: Embedder,
+) -> None:
+    _, (startup, total) = uninterrupted
+    # Each attempt gets through about 1/N of the work, so the kills land all along the job (and
+    # some during start-up) rather than after it finished.
+    longest = startup + (total - startup) / RANDOM_KILLS_PER_CHAIN
+    chains = [Chain(zygote, tmp_path / f"chain{n}", operations) for n in range(RANDOM_CHAINS)]
+
+    def drive(chain: Chain) -> None:
+        chance = random.Random(chains.index(chain))
+        for _ in range(3 * RANDOM_KILLS_PER_CHAIN):  # a worker that finished first is no kill
+            if chain.kills == RANDOM_KILLS_PER_CHAIN:
+                break
+            chain.kill_after(chance.uniform(0.05, longest))
+        chain.finish()
+
+    _in_parallel(chains, drive)
+    assert [chain.kills for chain in chains] == [RANDOM_KILLS_PER_CHAIN] * RANDOM_CHAINS
+    for chain in chains:
+        assert set(chain.starts) == {"clean"}
+        assert_same(_state(chain.folder, embedder), uninterrupted[0])
