@@ -71,13 +71,67 @@ class ActivationSettings(BaseModel):
 
 
 class SchemaSettings(BaseModel):
-    """Per-speaker preconceptions (HDBSCAN clusters of the speaker's own thoughts)."""
+    """Per-speaker preconceptions (HDBSCAN clusters of the speaker's own thoughts).
+
+    ``algorithm`` (see ``awai_engine/schemas/clustering.py`` and ``bench/recluster.py``): ``exact``
+    is HDBSCAN itself on the full vectors, with one float32 n×n matrix (n²·4 bytes: 100 MB at 5k
+    thoughts); ``knn-graph`` builds the same tree on each thought's nearest neighbours only
+    (memory n·k, agreement with exact ARI ≈ 0.96 on real chat); ``auto`` is exact up to
+    ``exact_max_thoughts`` and knn-graph above. PCA to 10 dimensions first, though fastest, merged
+    noise into clusters on topic data and collapsed real chat into 2 clusters, so it is not offered.
+    """
 
     min_cluster_size: int = Field(3, ge=2, le=1000)
     recall_threshold: Similarity = Field(
         0.45, ge=-1, le=1, description="Centroid similarity to recall."
     )
     max_recalled: int = Field(3, ge=0, le=20, description="R: schemas recalled per reading.")
+    algorithm: Literal["auto", "exact", "knn-graph"] = "auto"
+    exact_max_thoughts: int = Field(
+        6000, ge=10, le=40_000, description="Above this many thoughts, auto uses knn-graph."
+    )
+    knn_neighbours: int = Field(
+        24, ge=2, le=500, description="Neighbours per thought in the knn-graph algorithm."
+    )
+    summary_thoughts: int = Field(
+        8, ge=1, le=100, description="Most central thoughts handed to the schema summariser."
+    )
+    on_demand_cache: int = Field(
+        128, ge=1, le=100_000, description="Clusterings made for readings kept in memory (LRU)."
+    )
+
+
+class SchedulerSettings(BaseModel):
+    """The background service that re-clusters schemas and posts digests (APScheduler)."""
+
+    recluster_minutes: float = Field(
+        30.0, gt=0, le=7 * 24 * 60, description="How often channels with new thoughts re-cluster."
+    )
+    misfire_grace_seconds: int = Field(
+        600, ge=1, description="A run missed by up to this long (e.g. while stopped) still runs."
+    )
+    jobs_table: str = Field(
+        "awai_scheduler_jobs",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$",
+        description="Table of the job store, in the same database as everything else.",
+    )
+
+
+class DigestSettings(BaseModel):
+    """The channel digest: per speaker, their schemas and what changed, as Markdown and a PNG."""
+
+    examples_per_schema: int = Field(
+        3, ge=0, le=20, description="Recent thoughts shown per schema."
+    )
+    label_chars: int = Field(
+        36, ge=8, le=200, description="Length of a schema's label on the picture."
+    )
+    picture_columns: int = Field(2, ge=1, le=6, description="Speaker panels side by side.")
+    picture_width_px: int = Field(1400, ge=300, le=6000)
+    panel_height_px: int = Field(560, ge=200, le=3000, description="Height of one row of panels.")
+    max_speakers: int = Field(
+        24, ge=1, le=500, description="Most active speakers shown; the rest are counted."
+    )
 
 
 class RecallIndexSettings(BaseModel):
@@ -356,6 +410,8 @@ class Settings(BaseSettings):
     association: AssociationSettings = AssociationSettings()
     activation: ActivationSettings = ActivationSettings()
     schemas: SchemaSettings = SchemaSettings()
+    scheduler: SchedulerSettings = SchedulerSettings()
+    digest: DigestSettings = DigestSettings()
     recall_index: RecallIndexSettings = RecallIndexSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     limits: LimitsSettings = LimitsSettings()

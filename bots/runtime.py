@@ -5,12 +5,13 @@ Every adapter (terminal, Slack, Discord) starts here, so they all share one way 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.ports import LanguageBackend
+from awai_engine.schemas.service import SchemaService
 from awai_engine.settings import Settings
 from storage.store import AwaiStore
 
@@ -20,6 +21,14 @@ class Runtime:
     settings: Settings
     store: AwaiStore
     engine: Engine
+    schemas: SchemaService = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Every runtime, however assembled, recalls and re-clusters schemas through one service.
+        self.schemas = SchemaService(
+            self.settings, self.store, self.store.schemas, self.engine.backend
+        )
+        self.engine.schemas = self.schemas
 
     def close(self) -> None:
         self.store.close()

@@ -42,6 +42,7 @@ from awai_engine.reconcile import ChannelAudit, PendingMessage
 from awai_engine.settings import RecallIndexSettings, Settings
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought, Utterance
+from storage.schemas import SqlSchemaStore
 from storage.sql import (
     ChannelRow,
     Database,
@@ -92,6 +93,7 @@ class AwaiStore:
         self.recall_index = recall_index or RecallIndexSettings()
         self.cursors = BackfillCursors(database)
         self.claims = Claims(database)
+        self.schemas = SqlSchemaStore(database)
         self._timelines: dict[str, Timeline] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
@@ -325,6 +327,38 @@ class AwaiStore:
             self.vectors.delete_messages(collection, [message_id])
             self._timelines.pop(channel, None)
         return row is not None
+
+    def delete_speaker(self, channel: str, speaker_id: str) -> list[str]:
+        """Remove every message of one speaker (rows, thoughts, edit history, vectors) for good.
+
+        One transaction writes the tombstones and deletes the rows, unsynced ones included, so
+        none of the speaker's messages can come back; their vectors go after it. Returns the ids.
+        """
+        with self.lock(channel):
+            with self.db.session() as session:
+                channel_row = self.db.channel(session, channel)
+                if channel_row is None:
+                    return []
+                mine = (UtteranceRow.channel_id == channel_row.id) & (
+                    UtteranceRow.speaker_id == speaker_id
+                )
+                ids = list(session.scalars(select(UtteranceRow.message_id).where(mine)))
+                for start in range(0, len(ids), IN_BATCH):
+                    part = ids[start : start + IN_BATCH]
+                    known = _tombstoned(session, channel_row.id, part)
+                    session.add_all(
+                        DeletedMessageRow(channel_id=channel_row.id, message_id=message_id)
+                        for message_id in part
+                        if message_id not in known
+                    )
+                session.execute(delete(UtteranceRow).where(mine))
+                if ids:
+                    _bump_revision(session, channel_row.id)
+                collection = channel_row.collection
+            for start in range(0, len(ids), IN_BATCH):
+                self.vectors.delete_messages(collection, ids[start : start + IN_BATCH])
+            self._timelines.pop(channel, None)
+        return ids
 
     def _channel_row(self, session: Session, channel: str) -> ChannelRow:
         row = self.db.channel(session, channel)

@@ -1,0 +1,123 @@
+"""What the schema service needs from storage, as protocols (``storage/`` implements them).
+
+Two parts: the channel's messages (the same store the engine reads, plus removing a speaker), and
+the schemas' own record: runs, versions, memoised summaries, digest snapshots, re-cluster marks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from awai_engine.schemas.model import SchemaRun, SchemaState
+from awai_engine.timeline import Timeline
+
+
+class MessageStore(Protocol):
+    """The part of the engine's store the schema service reads, and the one removal it adds."""
+
+    def channels(self) -> list[str]: ...
+
+    def timeline(self, channel: str) -> Timeline: ...
+
+    def delete_speaker(self, channel: str, speaker_id: str) -> list[str]:
+        """Remove every message of the speaker (rows, thoughts, vectors, edit history) for good.
+
+        Returns the removed message ids; tombstones keep them from being ingested again.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class DigestEntry:
+    """One schema as the previous digest showed it; the summary only as a hash (no text kept)."""
+
+    speaker_id: str
+    schema_id: str
+    version: int
+    size: int
+    summary_hash: str
+
+
+@dataclass(frozen=True)
+class DigestSnapshot:
+    created_at: float
+    entries: tuple[DigestEntry, ...]
+
+
+@dataclass(frozen=True)
+class PurgeReport:
+    """What was removed from the schema record (a forgotten speaker or deleted messages)."""
+
+    runs: int = 0
+    versions: int = 0
+    summaries: int = 0
+    digest_entries: int = 0
+
+    def __add__(self, other: PurgeReport) -> PurgeReport:
+        return PurgeReport(
+            self.runs + other.runs,
+            self.versions + other.versions,
+            self.summaries + other.summaries,
+            self.digest_entries + other.digest_entries,
+        )
+
+
+class SchemaStore(Protocol):
+    """Durable record of schema runs and versions; stored runs and versions never change."""
+
+    def run_with_basis(
+        self, channel: str, speaker_id: str, method: str, basis_digest: str
+    ) -> SchemaRun | None:
+        """The stored run made by ``method`` on exactly the thoughts fingerprinted by the digest."""
+        ...
+
+    def run_before(self, channel: str, speaker_id: str, basis_count: int) -> SchemaRun | None:
+        """The stored run of the speaker with the largest basis below ``basis_count`` (newest first
+        on a tie): the run a clustering of ``basis_count`` thoughts takes its ids from."""
+        ...
+
+    def save_run(self, run: SchemaRun) -> SchemaRun:
+        """Store a run and its new versions; if an equal run is already stored, return that one."""
+        ...
+
+    def versions(self, channel: str, speaker_id: str | None = None) -> list[SchemaState]:
+        """Every stored version (all speakers, or one), oldest first."""
+        ...
+
+    def version(self, channel: str, schema_id: str, version: int) -> SchemaState | None: ...
+
+    def summary(self, channel: str, speaker_id: str, members_digest: str) -> str | None:
+        """The memoised summary of exactly these members (ids and texts), if any."""
+        ...
+
+    def save_summary(
+        self,
+        channel: str,
+        speaker_id: str,
+        members_digest: str,
+        members: Sequence[str],
+        summary: str,
+    ) -> str:
+        """Memoise a summary; if another writer was first, return theirs (one summary per set)."""
+        ...
+
+    def reclustered_revision(self, channel: str) -> int | None:
+        """The timeline revision the channel was last re-clustered at."""
+        ...
+
+    def mark_reclustered(self, channel: str, revision: int) -> None: ...
+
+    def last_digest(self, channel: str) -> DigestSnapshot | None: ...
+
+    def save_digest(self, channel: str, snapshot: DigestSnapshot) -> None: ...
+
+    def forget_speaker(self, channel: str, speaker_id: str) -> PurgeReport:
+        """Remove every run, version, summary and digest entry of the speaker."""
+        ...
+
+    def forget_deleted(self, channel: str) -> PurgeReport:
+        """Remove versions and summaries holding a thought of a message deleted since the last
+        call (tombstoned), and the runs that held those versions."""
+        ...

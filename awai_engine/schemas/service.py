@@ -1,0 +1,346 @@
+"""The schema service: recall for readings, re-clustering, digests, and forgetting a speaker.
+
+One object per runtime. The engine calls :meth:`SchemaService.recall` while it reads a message;
+the scheduler and the ``awai`` commands call the rest. It reaches storage only through the
+protocols of :mod:`awai_engine.schemas.ports`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from awai_engine.ports import LanguageBackend
+from awai_engine.schemas.basis import SpeakerRows
+from awai_engine.schemas.digest import (
+    Digest,
+    SpeakerDigest,
+    snapshot,
+    speaker_digest,
+    speaker_map,
+)
+from awai_engine.schemas.markdown import render_markdown
+from awai_engine.schemas.model import SchemaState, message_of
+from awai_engine.schemas.picture import picture_size, render_png
+from awai_engine.schemas.ports import MessageStore, PurgeReport, SchemaStore
+from awai_engine.schemas.recall import mark_important, related
+from awai_engine.schemas.runs import Runs
+from awai_engine.schemas.summaries import Summaries
+from awai_engine.settings import Settings
+from awai_engine.timeline import Timeline
+from awai_engine.values import Association, RecalledSchema, Value
+
+log = logging.getLogger(__name__)
+
+
+class UnknownChannelError(LookupError):
+    """No channel with that key is stored."""
+
+
+class ReclusterReport(Value):
+    """What one re-clustering of a channel did (or why it did nothing)."""
+
+    channel: str
+    speakers: int = 0
+    runs_stored: int = 0
+    new_versions: int = 0
+    removed_versions: int = 0
+    skipped: bool = False
+    error: str | None = None
+
+
+class ForgetReport(Value):
+    """What forgetting a speaker removed from a channel."""
+
+    channel: str
+    speaker_id: str
+    messages: int
+    schema_runs: int
+    schema_versions: int
+    summaries: int
+    digest_entries: int
+
+
+class SchemaView(Value):
+    """One schema as ``awai schemas`` shows it."""
+
+    schema_id: str
+    version: int
+    summary: str
+    size: int
+    as_of: int
+    as_of_message_id: str
+    recent_message_ids: tuple[str, ...]
+
+
+class SpeakerSchemas(Value):
+    """A speaker's schemas at one point of the channel; ``stored`` says whether a stored run
+    holds them (else they were clustered on demand, as a reading at that point would)."""
+
+    speaker_id: str
+    speaker_name: str
+    thoughts: int
+    stored: bool
+    schemas: tuple[SchemaView, ...]
+
+
+class SchemaService:
+    def __init__(
+        self,
+        settings: Settings,
+        messages: MessageStore,
+        store: SchemaStore,
+        backend: LanguageBackend,
+    ) -> None:
+        self.settings = settings
+        self.messages = messages
+        self.store = store
+        self.runs = Runs(store, settings.schemas)
+        self.summaries = Summaries(backend, store, settings.schemas)
+        self._indexes: dict[str, SpeakerRows] = {}
+        self._locks: dict[str, threading.RLock] = {}
+        self._locks_guard = threading.Lock()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def recall(
+        self, channel: str, timeline: Timeline, position: int, associations: tuple[Association, ...]
+    ) -> tuple[tuple[RecalledSchema, ...], tuple[Association, ...]]:
+        """The speaker's schemas related to message ``position``, as of just before it."""
+        message = timeline.messages[position]
+        basis = self._index(channel, timeline).basis(
+            channel, message.ref.speaker_id, end_row=message.first_row
+        )
+        if basis is None or self.settings.schemas.max_recalled == 0:
+            return (), associations
+        run = self.runs.for_basis(basis)
+        cues = timeline.vectors[timeline.rows_of(position)]
+        chosen = related(run.states, cues, associations, self.settings.schemas)
+        states = self.summaries.fill(basis, [state for state, _ in chosen], strict=False)
+        recalled = tuple(
+            RecalledSchema(
+                schema_id=state.schema_id,
+                version=state.version,
+                summary=state.summary or "",
+                size=state.size,
+                similarity=similarity,
+                as_of=timeline.position_of.get(state.as_of_message_id, state.as_of),
+            )
+            for state, (_, similarity) in zip(states, chosen, strict=True)
+        )
+        important = self.settings.activation.important_threshold
+        return recalled, mark_important(associations, states, important)
+
+    def schemas(
+        self, channel: str, speaker_id: str | None = None, before_message: str | None = None
+    ) -> list[SpeakerSchemas]:
+        """Each speaker's schemas now, or as a reading of ``before_message`` would see them."""
+        timeline = self._timeline(channel)
+        end_row = None
+        if before_message is not None:
+            position = timeline.position_of.get(before_message)
+            if position is None:
+                raise LookupError(f"No message {before_message!r} is stored in {channel!r}.")
+            end_row = timeline.messages[position].first_row
+        index = self._index(channel, timeline)
+        found = []
+        for speaker in index.speakers():
+            if speaker_id is not None and speaker != speaker_id:
+                continue
+            basis = index.basis(channel, speaker, end_row)
+            if basis is None:
+                continue
+            run = self.runs.for_basis(basis)
+            states = self.summaries.fill(basis, run.states, strict=False)
+            found.append(
+                SpeakerSchemas(
+                    speaker_id=speaker,
+                    speaker_name=basis.speaker_name,
+                    thoughts=basis.count,
+                    stored=run.run_id is not None,
+                    schemas=tuple(_view(state, timeline) for state in states),
+                )
+            )
+        return found
+
+    def speakers(self, channel: str) -> dict[str, str]:
+        """Speaker ids of the channel and their latest display names."""
+        index = self._index(channel, self._timeline(channel))
+        return {speaker: index.name(speaker) for speaker in index.speakers()}
+
+    # -- re-clustering -------------------------------------------------------------------------
+
+    def pending(self) -> list[str]:
+        """Channels with changes since their last re-clustering."""
+        return [
+            channel
+            for channel in self.messages.channels()
+            if self.store.reclustered_revision(channel) != self.messages.timeline(channel).revision
+        ]
+
+    def recluster_all(self, only_pending: bool = True) -> list[ReclusterReport]:
+        """Re-cluster every channel (with changes); one failing channel is logged, not fatal."""
+        reports = []
+        for channel in self.pending() if only_pending else self.messages.channels():
+            try:
+                reports.append(self.recluster(channel))
+            except Exception as error:
+                log.exception("re-clustering %s failed", channel)
+                reports.append(
+                    ReclusterReport(channel=channel, error=f"{type(error).__name__}: {error}")
+                )
+        return reports
+
+    def recluster(self, channel: str, force: bool = False) -> ReclusterReport:
+        """Store a run for every speaker whose thoughts changed; new versions where clusters did.
+
+        First removes every version holding a thought of a message deleted since the last time.
+        Runs of one channel never overlap (a lock per channel); channels run in parallel.
+        """
+        with self._lock(channel):
+            timeline = self._timeline(channel)
+            if not force and self.store.reclustered_revision(channel) == timeline.revision:
+                return ReclusterReport(channel=channel, skipped=True)
+            purged = self.store.forget_deleted(channel)
+            if purged.versions or purged.summaries:
+                self.runs.forget(channel)
+            index = self._index(channel, timeline)
+            stored = new_versions = 0
+            speakers = index.speakers()
+            for speaker in speakers:
+                basis = index.basis(channel, speaker)
+                if basis is None or self.runs.stored(basis) is not None:
+                    continue
+                run = self.runs.for_basis(basis)
+                run = run.with_states(self.summaries.fill(basis, run.states, strict=True))
+                before = self.store.run_before(channel, speaker, basis.count)
+                known = {(s.schema_id, s.version) for s in before.states} if before else set()
+                self.store.save_run(run)
+                stored += 1
+                new_versions += sum((s.schema_id, s.version) not in known for s in run.states)
+            self.store.mark_reclustered(channel, timeline.revision)
+        log.info("re-clustered %s: %d runs, %d new versions", channel, stored, new_versions)
+        return ReclusterReport(
+            channel=channel,
+            speakers=len(speakers),
+            runs_stored=stored,
+            new_versions=new_versions,
+            removed_versions=purged.versions,
+        )
+
+    # -- digest --------------------------------------------------------------------------------
+
+    def digest(self, channel: str, record: bool = True) -> Digest:
+        """The channel's digest after re-clustering what is new; ``record`` keeps it as the
+        reference the next digest reports changes against."""
+        self.recluster(channel)
+        settings = self.settings.digest
+        timeline = self._timeline(channel)
+        index = self._index(channel, timeline)
+        speakers = sorted(index.speakers(), key=lambda s: (-index.count(s), index.name(s), s))
+        shown = speakers[: settings.max_speakers]
+        previous = self.store.last_digest(channel)
+        created_at = time.time()
+        sections: list[SpeakerDigest] = []
+        maps, shown_states = [], []
+        number = 1
+        for speaker in shown:
+            basis = index.basis(channel, speaker)
+            if basis is None:
+                continue
+            states = self.summaries.fill(basis, self.runs.for_basis(basis).states, strict=False)
+            section = speaker_digest(
+                basis, states, number, previous, timeline.position_of, settings.examples_per_schema
+            )
+            section = self._with_dissolved_summaries(channel, section)
+            number += len(section.schemas)
+            sections.append(section)
+            maps.append(speaker_map(basis, section, states))
+            shown_states.append((speaker, states))
+        previous_at = previous.created_at if previous else None
+        other = len(speakers) - len(shown)
+        digest = Digest(
+            channel=channel,
+            created_at=created_at,
+            previous_at=previous_at,
+            speakers=tuple(sections),
+            other_speakers=other,
+            markdown=render_markdown(channel, created_at, previous_at, sections, other),
+            png=render_png(maps, settings),
+            png_size=picture_size(len(maps), settings),
+        )
+        if record:
+            self.store.save_digest(channel, snapshot(created_at, shown_states))
+        return digest
+
+    def _with_dissolved_summaries(self, channel: str, section: SpeakerDigest) -> SpeakerDigest:
+        if not section.dissolved:
+            return section
+        dissolved = []
+        for item in section.dissolved:
+            stored = self.store.version(channel, item.schema_id, item.version)
+            dissolved.append(
+                item.model_copy(update={"summary": stored.summary if stored else None})
+            )
+        return section.model_copy(update={"dissolved": tuple(dissolved)})
+
+    # -- forgetting ----------------------------------------------------------------------------
+
+    def forget_speaker(self, channel: str, speaker_id: str) -> ForgetReport:
+        """Remove the speaker's messages, thoughts and vectors, then every schema version, summary
+        and digest entry made from them, and re-cluster the channel (privacy: users ask for it)."""
+        self._timeline(channel)
+        with self._lock(channel):
+            removed = self.messages.delete_speaker(channel, speaker_id)
+            purged = self.store.forget_speaker(channel, speaker_id)
+            purged = purged + self.store.forget_deleted(channel)
+            self.runs.forget(channel)
+            self._indexes.pop(channel, None)
+            self.recluster(channel, force=True)
+        return _forget_report(channel, speaker_id, len(removed), purged)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _timeline(self, channel: str) -> Timeline:
+        if channel not in self.messages.channels():
+            raise UnknownChannelError(f"No channel {channel!r} is stored.")
+        return self.messages.timeline(channel)
+
+    def _index(self, channel: str, timeline: Timeline) -> SpeakerRows:
+        index = self._indexes.get(channel)
+        if index is None or index.timeline is not timeline or index.revision != timeline.revision:
+            index = SpeakerRows(timeline)
+            self._indexes[channel] = index
+        return index
+
+    def _lock(self, channel: str) -> threading.RLock:
+        with self._locks_guard:
+            return self._locks.setdefault(channel, threading.RLock())
+
+
+def _view(state: SchemaState, timeline: Timeline) -> SchemaView:
+    recent = tuple(dict.fromkeys(message_of(key) for key in reversed(state.members)))
+    return SchemaView(
+        schema_id=state.schema_id,
+        version=state.version,
+        summary=state.summary or "",
+        size=state.size,
+        as_of=timeline.position_of.get(state.as_of_message_id, state.as_of),
+        as_of_message_id=state.as_of_message_id,
+        recent_message_ids=recent[:3],
+    )
+
+
+def _forget_report(
+    channel: str, speaker_id: str, messages: int, purged: PurgeReport
+) -> ForgetReport:
+    return ForgetReport(
+        channel=channel,
+        speaker_id=speaker_id,
+        messages=messages,
+        schema_runs=purged.runs,
+        schema_versions=purged.versions,
+        summaries=purged.summaries,
+        digest_entries=purged.digest_entries,
+    )

@@ -1,0 +1,79 @@
+"""Schema summaries: written once per member set and memoised, so every path shows the same words.
+
+Why memoised by member set: the same schema state can be reached twice, clustered on demand for
+a reading and later stored by the scheduler. A language model would word it differently each
+time, which would let a scheduled job change what an earlier reading shows. Keyed by the members'
+ids and texts, the first summary written is the one every later path reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+
+from awai_engine.backends.offline import SUMMARY_WIDTH
+from awai_engine.ports import LanguageBackend
+from awai_engine.schemas.basis import Basis
+from awai_engine.schemas.build import central_rows
+from awai_engine.schemas.model import SchemaState
+from awai_engine.schemas.ports import SchemaStore
+from awai_engine.settings import SchemaSettings
+from awai_engine.text import shorten
+
+log = logging.getLogger(__name__)
+
+
+class Summaries:
+    def __init__(
+        self, backend: LanguageBackend, store: SchemaStore, settings: SchemaSettings
+    ) -> None:
+        self.backend = backend
+        self.store = store
+        self.settings = settings
+
+    def fill(
+        self, basis: Basis, states: Sequence[SchemaState], strict: bool
+    ) -> tuple[SchemaState, ...]:
+        """Each state with a summary: kept, memoised, or written now by the backend.
+
+        ``strict`` (re-clustering) lets a backend failure propagate, so the run is retried later
+        rather than stored with a makeshift summary. Otherwise (a reading) a failure falls back to
+        the most central thought, not memoised, so a later call can still write the summary.
+        """
+        rows_of = {key: row for row, key in enumerate(basis.keys)}
+        filled = []
+        for state in states:
+            if state.summary is not None:
+                filled.append(state)
+                continue
+            rows = central_rows(basis, state, rows_of)
+            digest = members_digest(basis, rows)
+            memo = self.store.summary(basis.channel, basis.speaker_id, digest)
+            if memo is None:
+                texts = [basis.texts[row] for row in rows[: self.settings.summary_thoughts]]
+                try:
+                    written = self.backend.summarise_schema(basis.speaker_name, texts).strip()
+                except Exception:
+                    if strict:
+                        raise
+                    log.exception("the %s backend failed to summarise a schema", self.backend.name)
+                    filled.append(state.with_summary(shorten(texts[0], SUMMARY_WIDTH)))
+                    continue
+                memo = self.store.save_summary(
+                    basis.channel,
+                    basis.speaker_id,
+                    digest,
+                    state.members,
+                    written or shorten(texts[0], SUMMARY_WIDTH),
+                )
+            filled.append(state.with_summary(memo))
+        return tuple(filled)
+
+
+def members_digest(basis: Basis, rows: Sequence[int]) -> str:
+    """Fingerprint of a member set: its thought ids and texts, order-free."""
+    fingerprint = hashlib.sha256()
+    for key, text in sorted((basis.keys[row], basis.texts[row]) for row in rows):
+        fingerprint.update(f"{key}\x1f{text}\x1e".encode())
+    return fingerprint.hexdigest()

@@ -1,0 +1,482 @@
+"""The schemas' record in SQL: runs, versions, memoised summaries, digest snapshots, marks.
+
+Why these tables: a version is stored once and never changed (runs only link to it), so the
+history of every schema survives re-clustering; a run records the fingerprint of exactly the
+thoughts it clustered, so a reading can tell whether a stored run fits its prefix. Every table
+hangs off ``channels`` with ``ON DELETE CASCADE``: dropping a channel leaves no schema text.
+Removal (a forgotten speaker, deleted messages) is the one exception to "never changed": privacy
+beats fidelity, so versions holding removed thoughts go, with the runs that held them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from sqlalchemy import (
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+    delete,
+    select,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
+from awai_engine.schemas.ports import DigestEntry, DigestSnapshot, PurgeReport
+from storage.sql import Base, Database, DeletedMessageRow
+
+
+def _channel_fk() -> ForeignKey:
+    """Every schema row belongs to a channel and goes with it."""
+    return ForeignKey("channels.id", ondelete="CASCADE")
+
+
+class SchemaRunRow(Base):
+    __tablename__ = "schema_runs"
+    __table_args__ = (
+        UniqueConstraint("channel_id", "speaker_id", "method", "basis_digest", name="uq_run_basis"),
+        Index("ix_run_speaker_count", "channel_id", "speaker_id", "basis_count"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    channel_id: Mapped[int] = mapped_column(_channel_fk())
+    speaker_id: Mapped[str] = mapped_column(String(255))
+    speaker_name: Mapped[str] = mapped_column(String(255))
+    method: Mapped[str] = mapped_column(String(128))
+    basis_count: Mapped[int] = mapped_column(Integer)
+    basis_digest: Mapped[str] = mapped_column(String(64))
+    basis_message_id: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class SchemaVersionRow(Base):
+    __tablename__ = "schema_versions"
+    __table_args__ = (
+        UniqueConstraint("channel_id", "schema_id", "version", name="uq_schema_version"),
+        Index("ix_schema_version_speaker", "channel_id", "speaker_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    channel_id: Mapped[int] = mapped_column(_channel_fk())
+    speaker_id: Mapped[str] = mapped_column(String(255))
+    speaker_name: Mapped[str] = mapped_column(String(255))
+    schema_id: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    summary: Mapped[str] = mapped_column(Text)
+    members: Mapped[str] = mapped_column(Text)  # JSON list of thought keys, channel order
+    member_positions: Mapped[str] = mapped_column(Text)  # JSON list, positions when made
+    centroid: Mapped[bytes] = mapped_column(LargeBinary)  # float32
+    as_of: Mapped[int] = mapped_column(Integer)
+    as_of_message_id: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class SchemaRunVersionRow(Base):
+    """Which versions make up a run (a version unchanged across runs is linked, not copied)."""
+
+    __tablename__ = "schema_run_versions"
+
+    run_id: Mapped[int] = mapped_column(
+        ForeignKey("schema_runs.id", ondelete="CASCADE"), primary_key=True
+    )
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("schema_versions.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    ordinal: Mapped[int] = mapped_column(Integer)
+
+
+class SchemaSummaryRow(Base):
+    """A summary written for exactly one member set (ids and texts), so it is written once."""
+
+    __tablename__ = "schema_summaries"
+    __table_args__ = (
+        UniqueConstraint("channel_id", "members_digest", name="uq_summary_members"),
+        Index("ix_summary_speaker", "channel_id", "speaker_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    channel_id: Mapped[int] = mapped_column(_channel_fk())
+    speaker_id: Mapped[str] = mapped_column(String(255))
+    members_digest: Mapped[str] = mapped_column(String(64))
+    members: Mapped[str] = mapped_column(Text)  # JSON list of thought keys
+    summary: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[float] = mapped_column(Float)
+
+
+class SchemaDigestRow(Base):
+    """What one digest showed (ids, versions, sizes, summary hashes: no text)."""
+
+    __tablename__ = "schema_digests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    channel_id: Mapped[int] = mapped_column(_channel_fk(), index=True)
+    created_at: Mapped[float] = mapped_column(Float)
+    entries: Mapped[str] = mapped_column(Text)
+
+
+class SchemaMarkRow(Base):
+    """Per channel: the revision last re-clustered, and up to when deletions were purged."""
+
+    __tablename__ = "schema_marks"
+
+    channel_id: Mapped[int] = mapped_column(_channel_fk(), primary_key=True)
+    revision: Mapped[int | None] = mapped_column(Integer)
+    purged_until: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class SqlSchemaStore:
+    """:class:`awai_engine.schemas.ports.SchemaStore` on the AWAI database."""
+
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    def run_with_basis(
+        self, channel: str, speaker_id: str, method: str, basis_digest: str
+    ) -> SchemaRun | None:
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return None
+            row = session.scalars(
+                select(SchemaRunRow).where(
+                    SchemaRunRow.channel_id == channel_row.id,
+                    SchemaRunRow.speaker_id == speaker_id,
+                    SchemaRunRow.method == method,
+                    SchemaRunRow.basis_digest == basis_digest,
+                )
+            ).one_or_none()
+            return _run(session, channel, row) if row else None
+
+    def run_before(self, channel: str, speaker_id: str, basis_count: int) -> SchemaRun | None:
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return None
+            row = session.scalars(
+                select(SchemaRunRow)
+                .where(
+                    SchemaRunRow.channel_id == channel_row.id,
+                    SchemaRunRow.speaker_id == speaker_id,
+                    SchemaRunRow.basis_count < basis_count,
+                )
+                .order_by(SchemaRunRow.basis_count.desc(), SchemaRunRow.id.desc())
+                .limit(1)
+            ).one_or_none()
+            return _run(session, channel, row) if row else None
+
+    def save_run(self, run: SchemaRun) -> SchemaRun:
+        now = time.time()
+        try:
+            with self.db.session() as session:
+                channel_id = _channel_id(self.db, session, run.channel)
+                row = SchemaRunRow(
+                    channel_id=channel_id,
+                    speaker_id=run.speaker_id,
+                    speaker_name=run.speaker_name,
+                    method=run.method,
+                    basis_count=run.basis_count,
+                    basis_digest=run.basis_digest,
+                    basis_message_id=run.basis_message_id,
+                    created_at=now,
+                )
+                session.add(row)
+                session.flush()
+                for ordinal, state in enumerate(run.states):
+                    version_id = _version_id(session, channel_id, state, now)
+                    session.add(
+                        SchemaRunVersionRow(run_id=row.id, version_id=version_id, ordinal=ordinal)
+                    )
+        except IntegrityError:
+            pass  # stored by another process meanwhile: theirs is the same clustering
+        stored = self.run_with_basis(run.channel, run.speaker_id, run.method, run.basis_digest)
+        if stored is None:
+            raise RuntimeError(f"The schema run of {run.speaker_id} was not stored.")
+        return stored
+
+    # -- versions ------------------------------------------------------------------------------
+
+    def versions(self, channel: str, speaker_id: str | None = None) -> list[SchemaState]:
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return []
+            query = select(SchemaVersionRow).where(SchemaVersionRow.channel_id == channel_row.id)
+            if speaker_id is not None:
+                query = query.where(SchemaVersionRow.speaker_id == speaker_id)
+            rows = session.scalars(query.order_by(SchemaVersionRow.id))
+            return [_state(row) for row in rows]
+
+    def version(self, channel: str, schema_id: str, version: int) -> SchemaState | None:
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return None
+            row = session.scalars(
+                select(SchemaVersionRow).where(
+                    SchemaVersionRow.channel_id == channel_row.id,
+                    SchemaVersionRow.schema_id == schema_id,
+                    SchemaVersionRow.version == version,
+                )
+            ).one_or_none()
+            return _state(row) if row else None
+
+    # -- summaries -----------------------------------------------------------------------------
+
+    def summary(self, channel: str, speaker_id: str, members_digest: str) -> str | None:
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return None
+            return session.scalar(
+                select(SchemaSummaryRow.summary).where(
+                    SchemaSummaryRow.channel_id == channel_row.id,
+                    SchemaSummaryRow.members_digest == members_digest,
+                )
+            )
+
+    def save_summary(
+        self,
+        channel: str,
+        speaker_id: str,
+        members_digest: str,
+        members: Sequence[str],
+        summary: str,
+    ) -> str:
+        try:
+            with self.db.session() as session:
+                session.add(
+                    SchemaSummaryRow(
+                        channel_id=_channel_id(self.db, session, channel),
+                        speaker_id=speaker_id,
+                        members_digest=members_digest,
+                        members=json.dumps(list(members), ensure_ascii=False),
+                        summary=summary,
+                        created_at=time.time(),
+                    )
+                )
+        except IntegrityError:
+            pass  # another writer memoised this member set first: use theirs
+        return self.summary(channel, speaker_id, members_digest) or summary
+
+    # -- marks and digests ---------------------------------------------------------------------
+
+    def reclustered_revision(self, channel: str) -> int | None:
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return None
+            mark = session.get(SchemaMarkRow, channel_row.id)
+            return mark.revision if mark else None
+
+    def mark_reclustered(self, channel: str, revision: int) -> None:
+        with self.db.session() as session:
+            _mark(session, _channel_id(self.db, session, channel)).revision = revision
+
+    def last_digest(self, channel: str) -> DigestSnapshot | None:
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return None
+            row = session.scalars(
+                select(SchemaDigestRow)
+                .where(SchemaDigestRow.channel_id == channel_row.id)
+                .order_by(SchemaDigestRow.id.desc())
+                .limit(1)
+            ).one_or_none()
+            if row is None:
+                return None
+            entries = tuple(DigestEntry(**entry) for entry in json.loads(row.entries))
+            return DigestSnapshot(created_at=row.created_at, entries=entries)
+
+    def save_digest(self, channel: str, snapshot: DigestSnapshot) -> None:
+        with self.db.session() as session:
+            session.add(
+                SchemaDigestRow(
+                    channel_id=_channel_id(self.db, session, channel),
+                    created_at=snapshot.created_at,
+                    entries=json.dumps([entry.__dict__ for entry in snapshot.entries]),
+                )
+            )
+
+    # -- removal -------------------------------------------------------------------------------
+
+    def forget_speaker(self, channel: str, speaker_id: str) -> PurgeReport:
+        with self.db.session() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return PurgeReport()
+            channel_id = channel_row.id
+            runs = session.execute(
+                delete(SchemaRunRow).where(
+                    SchemaRunRow.channel_id == channel_id, SchemaRunRow.speaker_id == speaker_id
+                )
+            ).rowcount
+            versions = session.execute(
+                delete(SchemaVersionRow).where(
+                    SchemaVersionRow.channel_id == channel_id,
+                    SchemaVersionRow.speaker_id == speaker_id,
+                )
+            ).rowcount
+            summaries = session.execute(
+                delete(SchemaSummaryRow).where(
+                    SchemaSummaryRow.channel_id == channel_id,
+                    SchemaSummaryRow.speaker_id == speaker_id,
+                )
+            ).rowcount
+            entries = 0
+            for row in session.scalars(
+                select(SchemaDigestRow).where(SchemaDigestRow.channel_id == channel_id)
+            ):
+                kept = [e for e in json.loads(row.entries) if e["speaker_id"] != speaker_id]
+                entries += len(json.loads(row.entries)) - len(kept)
+                row.entries = json.dumps(kept)
+            return PurgeReport(runs, versions, summaries, entries)
+
+    def forget_deleted(self, channel: str) -> PurgeReport:
+        with self.db.session() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return PurgeReport()
+            channel_id = channel_row.id
+            mark = _mark(session, channel_id)
+            tombstones = session.execute(
+                select(DeletedMessageRow.message_id, DeletedMessageRow.deleted_at).where(
+                    DeletedMessageRow.channel_id == channel_id,
+                    DeletedMessageRow.deleted_at > mark.purged_until,
+                )
+            ).all()
+            if not tombstones:
+                return PurgeReport()
+            deleted = {message_id for message_id, _ in tombstones}
+            mark.purged_until = max(deleted_at for _, deleted_at in tombstones)
+            doomed_versions = [
+                row.id
+                for row in session.execute(
+                    select(SchemaVersionRow.id, SchemaVersionRow.members).where(
+                        SchemaVersionRow.channel_id == channel_id
+                    )
+                )
+                if _holds(row.members, deleted)
+            ]
+            doomed_summaries = [
+                row.id
+                for row in session.execute(
+                    select(SchemaSummaryRow.id, SchemaSummaryRow.members).where(
+                        SchemaSummaryRow.channel_id == channel_id
+                    )
+                )
+                if _holds(row.members, deleted)
+            ]
+            runs = 0
+            for start in range(0, len(doomed_versions), 500):
+                part = doomed_versions[start : start + 500]
+                holders = select(SchemaRunVersionRow.run_id).where(
+                    SchemaRunVersionRow.version_id.in_(part)
+                )
+                runs += session.execute(
+                    delete(SchemaRunRow).where(SchemaRunRow.id.in_(holders))
+                ).rowcount
+                session.execute(delete(SchemaVersionRow).where(SchemaVersionRow.id.in_(part)))
+            for start in range(0, len(doomed_summaries), 500):
+                part = doomed_summaries[start : start + 500]
+                session.execute(delete(SchemaSummaryRow).where(SchemaSummaryRow.id.in_(part)))
+            return PurgeReport(runs, len(doomed_versions), len(doomed_summaries), 0)
+
+
+def _holds(members_json: str, deleted: set[str]) -> bool:
+    return any(message_of(key) in deleted for key in json.loads(members_json))
+
+
+def _channel_id(database: Database, session: Session, channel: str) -> int:
+    row = database.channel(session, channel)
+    if row is None:
+        raise LookupError(f"Unknown channel {channel!r}.")
+    return row.id
+
+
+def _mark(session: Session, channel_id: int) -> SchemaMarkRow:
+    mark = session.get(SchemaMarkRow, channel_id)
+    if mark is None:
+        mark = SchemaMarkRow(channel_id=channel_id, revision=None, purged_until=0.0)
+        session.add(mark)
+    return mark
+
+
+def _version_id(session: Session, channel_id: int, state: SchemaState, now: float) -> int:
+    """The row of this version, inserted if it is new (an unchanged schema links its old row)."""
+    existing = session.scalar(
+        select(SchemaVersionRow.id).where(
+            SchemaVersionRow.channel_id == channel_id,
+            SchemaVersionRow.schema_id == state.schema_id,
+            SchemaVersionRow.version == state.version,
+        )
+    )
+    if existing is not None:
+        return existing
+    if state.summary is None:
+        raise ValueError(f"schema {state.schema_id} v{state.version} has no summary to store")
+    row = SchemaVersionRow(
+        channel_id=channel_id,
+        speaker_id=state.speaker_id,
+        speaker_name=state.speaker_name,
+        schema_id=state.schema_id,
+        version=state.version,
+        summary=state.summary,
+        members=json.dumps(list(state.members), ensure_ascii=False),
+        member_positions=json.dumps(list(state.member_positions)),
+        centroid=np.asarray(state.centroid, dtype=np.float32).tobytes(),
+        as_of=state.as_of,
+        as_of_message_id=state.as_of_message_id,
+        created_at=now,
+    )
+    session.add(row)
+    session.flush()
+    return row.id
+
+
+def _state(row: SchemaVersionRow) -> SchemaState:
+    return SchemaState(
+        schema_id=row.schema_id,
+        version=row.version,
+        speaker_id=row.speaker_id,
+        speaker_name=row.speaker_name,
+        members=tuple(json.loads(row.members)),
+        member_positions=tuple(json.loads(row.member_positions)),
+        centroid=np.frombuffer(row.centroid, dtype=np.float32).copy(),
+        summary=row.summary,
+        as_of_message_id=row.as_of_message_id,
+        as_of=row.as_of,
+        created_at=row.created_at,
+    )
+
+
+def _run(session: Session, channel: str, row: SchemaRunRow) -> SchemaRun:
+    versions = session.scalars(
+        select(SchemaVersionRow)
+        .join(SchemaRunVersionRow, SchemaRunVersionRow.version_id == SchemaVersionRow.id)
+        .where(SchemaRunVersionRow.run_id == row.id)
+        .order_by(SchemaRunVersionRow.ordinal)
+    )
+    return SchemaRun(
+        channel=channel,
+        speaker_id=row.speaker_id,
+        speaker_name=row.speaker_name,
+        method=row.method,
+        basis_count=row.basis_count,
+        basis_digest=row.basis_digest,
+        basis_message_id=row.basis_message_id,
+        states=tuple(_state(version) for version in versions),
+        run_id=row.id,
+        created_at=row.created_at,
+    )
