@@ -1,0 +1,189 @@
+"""The background service: re-cluster channels with new thoughts, and post digests on schedules.
+
+APScheduler 3 with its jobs in the AWAI database (``SQLAlchemyJobStore`` on the store's own
+engine), so schedules survive restarts. A job store keeps jobs as pickled references, so a job
+function cannot carry the runtime or an adapter's callback: the jobs below are module-level
+functions that name a running :class:`SchedulerService` (and a digest poster) by string, and look
+it up in this process when they fire. Every job runs with ``max_instances=1`` and ``coalesce``:
+never two re-clusterings at once, and runs missed while stopped collapse into one.
+
+The service calls the engine's entry points (``runtime.schemas``); it does not reach into storage
+except to share its database connection pool with the job store.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from apscheduler.jobstores.base import JobLookupError
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from awai_engine.schemas.digest import Digest
+from awai_engine.schemas.service import ReclusterReport
+from bots.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+JOB_STORE = "awai"
+RECLUSTER_JOB = "awai-recluster"
+DigestPoster = Callable[[str, Digest], None]
+
+_services: dict[str, SchedulerService] = {}
+_services_guard = threading.Lock()
+
+
+def recluster_job(service: str) -> None:
+    """Job: re-cluster every channel with new thoughts (failures are logged per channel)."""
+    running = _running(service)
+    if running is not None:
+        running.recluster_now()
+
+
+def digest_job(service: str, poster: str, channel: str) -> None:
+    """Job: make the channel's digest and hand it to the named poster."""
+    running = _running(service)
+    if running is not None:
+        running.post_digest(poster, channel)
+
+
+def _running(service: str) -> SchedulerService | None:
+    with _services_guard:
+        found = _services.get(service)
+    if found is None:
+        log.warning("scheduled job for service %r skipped: it is not running here", service)
+    return found
+
+
+class SchedulerService:
+    """Owns the schedules of one runtime; ``name`` ties stored jobs to it across restarts.
+
+    Adapters register how they post a digest with :meth:`add_digest_poster`, then ask for a
+    channel's digest on a schedule with :meth:`schedule_digest`. A job whose poster is not
+    registered in this process (the adapter is not running) is skipped with a warning.
+    """
+
+    def __init__(
+        self, runtime: Runtime, scheduler: BaseScheduler | None = None, name: str = "default"
+    ) -> None:
+        self.runtime = runtime
+        self.name = name
+        settings = runtime.settings.scheduler
+        self.scheduler = scheduler or BackgroundScheduler(timezone=UTC)
+        self.scheduler.add_jobstore(
+            SQLAlchemyJobStore(engine=runtime.store.db.engine, tablename=settings.jobs_table),
+            alias=JOB_STORE,
+        )
+        self._job_options = {
+            "jobstore": JOB_STORE,
+            "replace_existing": True,
+            "max_instances": 1,
+            "coalesce": True,
+            "misfire_grace_time": settings.misfire_grace_seconds,
+        }
+        self._posters: dict[str, DigestPoster] = {}
+        with _services_guard:
+            _services[name] = self
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self, paused: bool = False) -> None:
+        """Schedule re-clustering every ``scheduler.recluster_minutes`` and start the scheduler."""
+        self.scheduler.add_job(
+            recluster_job,
+            IntervalTrigger(minutes=self.runtime.settings.scheduler.recluster_minutes),
+            id=RECLUSTER_JOB,
+            args=[self.name],
+            name="re-cluster channels with new thoughts",
+            **self._job_options,
+        )
+        if not self.scheduler.running:
+            self.scheduler.start(paused=paused)
+
+    def shutdown(self, wait: bool = True) -> None:
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=wait)
+        with _services_guard:
+            if _services.get(self.name) is self:
+                del _services[self.name]
+
+    # -- digests -------------------------------------------------------------------------------
+
+    def add_digest_poster(self, name: str, post: DigestPoster) -> None:
+        """Register how digests reach a platform: ``post(channel_key, digest)``."""
+        self._posters[name] = post
+
+    def schedule_digest(
+        self,
+        channel: str,
+        poster: str,
+        every: timedelta | None = None,
+        cron: str | None = None,
+    ) -> str:
+        """Post the channel's digest through ``poster`` every interval, or on a crontab line
+        (``"0 9 * * MON"``, UTC). Scheduling the same channel and poster again replaces it.
+        Returns the job id."""
+        if (every is None) == (cron is None):
+            raise ValueError("give either every= or cron=, not both and not neither")
+        trigger = (
+            CronTrigger.from_crontab(cron, timezone=UTC)
+            if cron is not None
+            else IntervalTrigger(seconds=every.total_seconds())  # type: ignore[union-attr]
+        )
+        job_id = digest_job_id(poster, channel)
+        self.scheduler.add_job(
+            digest_job,
+            trigger,
+            id=job_id,
+            args=[self.name, poster, channel],
+            name=f"digest of {channel} via {poster}",
+            **self._job_options,
+        )
+        return job_id
+
+    def unschedule_digest(self, channel: str, poster: str) -> bool:
+        try:
+            self.scheduler.remove_job(digest_job_id(poster, channel), jobstore=JOB_STORE)
+        except JobLookupError:
+            return False
+        return True
+
+    def digest_schedules(self) -> list[tuple[str, str, datetime | None]]:
+        """(poster, channel, next run) of every scheduled digest."""
+        found = []
+        for job in self.scheduler.get_jobs(jobstore=JOB_STORE):
+            if job.func is digest_job:
+                _, poster, channel = job.args
+                found.append((poster, channel, getattr(job, "next_run_time", None)))
+        return found
+
+    # -- what the jobs do ----------------------------------------------------------------------
+
+    def recluster_now(self) -> list[ReclusterReport]:
+        reports = self.runtime.schemas.recluster_all()
+        for report in reports:
+            if report.error:
+                log.error("re-clustering %s failed: %s", report.channel, report.error)
+        return reports
+
+    def post_digest(self, poster: str, channel: str) -> bool:
+        post = self._posters.get(poster)
+        if post is None:
+            log.warning("digest of %s skipped: no poster %r is registered here", channel, poster)
+            return False
+        try:
+            post(channel, self.runtime.schemas.digest(channel))
+        except Exception:
+            log.exception("posting the digest of %s via %s failed", channel, poster)
+            return False
+        return True
+
+
+def digest_job_id(poster: str, channel: str) -> str:
+    return f"awai-digest:{poster}:{channel}"

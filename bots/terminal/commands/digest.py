@@ -1,0 +1,55 @@
+"""``awai digest CHANNEL --out DIR``: the channel's schema digest as Markdown and a PNG map.
+
+Re-clusters what is new first. The digest is recorded as the point the next one reports its
+changes from, unless ``--preview`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import stderr
+from bots.terminal.lookup import find_channel
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "digest", help="Write a channel's schema digest (Markdown and PNG) to a folder."
+    )
+    parser.add_argument("channel", help="The channel name or key.")
+    parser.add_argument("--out", type=Path, required=True, help="Folder to write into.")
+    parser.add_argument(
+        "--preview",
+        action="store_true",
+        help="Do not record it: the next digest reports changes since the last recorded one.",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        stderr.print(f"[red]awai: cannot write to {args.out}: {error.strerror or error}[/red]")
+        return 2
+    runtime = open_runtime(settings)
+    try:
+        channel = find_channel(runtime, args.channel)
+        if channel is None:
+            return 2
+        digest = runtime.schemas.digest(channel, record=not args.preview)
+    finally:
+        runtime.close()
+    stem = _UNSAFE.sub("-", channel).strip("-") or "channel"
+    markdown, picture = args.out / f"{stem}-digest.md", args.out / f"{stem}-digest.png"
+    markdown.write_text(digest.markdown, encoding="utf-8")
+    picture.write_bytes(digest.png)
+    width, height = digest.png_size
+    print(f"{markdown}\n{picture} ({width}×{height})")
+    return 0

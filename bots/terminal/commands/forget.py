@@ -1,0 +1,57 @@
+"""``awai forget CHANNEL --speaker NAME``: remove everything one speaker said in a channel.
+
+Their messages, thoughts and vectors go, and so does every schema version, summary and digest
+entry made from them; tombstones keep the messages from being ingested again. It cannot be
+undone, so it asks first unless ``--yes`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import stderr
+from bots.terminal.lookup import find_channel, find_speaker
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "forget", help="Remove one speaker's messages and schemas from a channel, for good."
+    )
+    parser.add_argument("channel", help="The channel name or key.")
+    parser.add_argument("--speaker", required=True, help="Display name or id of the speaker.")
+    parser.add_argument("--yes", action="store_true", help="Do not ask for confirmation.")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    runtime = open_runtime(settings)
+    try:
+        channel = find_channel(runtime, args.channel)
+        if channel is None:
+            return 2
+        speaker = find_speaker(runtime, channel, args.speaker)
+        if speaker is None:
+            return 2
+        if not args.yes and not _confirmed(speaker, channel):
+            stderr.print("Nothing was removed.")
+            return 1
+        report = runtime.schemas.forget_speaker(channel, speaker)
+    finally:
+        runtime.close()
+    print(
+        f"{channel}: forgot {speaker}: {report.messages} messages (with their thoughts and"
+        f" vectors), {report.schema_versions} schema versions, {report.schema_runs} schema runs,"
+        f" {report.summaries} summaries, {report.digest_entries} digest entries."
+    )
+    return 0
+
+
+def _confirmed(speaker: str, channel: str) -> bool:
+    if not sys.stdin.isatty():
+        stderr.print("[red]awai: forgetting cannot be undone; add --yes to confirm.[/red]")
+        return False
+    answer = input(f"Remove everything {speaker} said in {channel}? This cannot be undone [y/N] ")
+    return answer.strip().lower() in {"y", "yes"}

@@ -1,0 +1,58 @@
+"""``awai recluster [CHANNEL]``: re-cluster the speakers' schemas now (what the scheduler does).
+
+Without a channel, every channel with new thoughts since its last re-clustering; ``--force`` also
+re-checks channels with nothing new. One failing channel is reported and the others go on.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.lookup import find_channel
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "recluster", help="Re-cluster speakers' schemas (channels with new thoughts, or one)."
+    )
+    parser.add_argument("channel", nargs="?", help="One channel name or key (default: all).")
+    parser.add_argument(
+        "--force", action="store_true", help="Also channels with nothing new since last time."
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    runtime = open_runtime(settings)
+    try:
+        if args.channel:
+            channel = find_channel(runtime, args.channel)
+            if channel is None:
+                return 2
+            reports = [runtime.schemas.recluster(channel, force=args.force)]
+        else:
+            reports = runtime.schemas.recluster_all(only_pending=not args.force)
+    finally:
+        runtime.close()
+    table = Table("channel", "speakers", "runs stored", "new versions", "removed", "status")
+    for report in reports:
+        status = report.error or ("nothing new" if report.skipped else "done")
+        table.add_row(
+            report.channel,
+            str(report.speakers),
+            str(report.runs_stored),
+            str(report.new_versions),
+            str(report.removed_versions),
+            f"[red]{status}[/red]" if report.error else status,
+        )
+    console = Console()
+    if reports:
+        console.print(table)
+    else:
+        console.print("No channel has new thoughts since its last re-clustering.")
+    return 1 if any(report.error for report in reports) else 0

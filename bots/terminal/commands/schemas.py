@@ -1,0 +1,83 @@
+"""``awai schemas CHANNEL [--speaker NAME] [--as-of MESSAGE_ID]``: the speakers' schemas.
+
+Without ``--as-of``: as of now. With it: exactly what a reading of that message may use, i.e.
+clustered on each speaker's thoughts before it (a stored run when one fits, else clustered now).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+from rich.table import Table
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import stderr
+from bots.terminal.lookup import find_channel, find_speaker
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("schemas", help="Show the speakers' schemas in a channel.")
+    parser.add_argument("channel", help="The channel name or key.")
+    parser.add_argument("--speaker", help="Only this speaker (display name or id).")
+    parser.add_argument(
+        "--as-of",
+        dest="as_of",
+        metavar="MESSAGE_ID",
+        help="As a reading of this message sees them.",
+    )
+    parser.add_argument("--json", action="store_true", help="Print JSON instead of tables.")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    runtime = open_runtime(settings)
+    try:
+        channel = find_channel(runtime, args.channel)
+        if channel is None:
+            return 2
+        speaker = None
+        if args.speaker:
+            speaker = find_speaker(runtime, channel, args.speaker)
+            if speaker is None:
+                return 2
+        try:
+            found = runtime.schemas.schemas(channel, speaker, before_message=args.as_of)
+        except LookupError as error:
+            stderr.print(f"[red]awai: {error}[/red]", soft_wrap=True)
+            return 2
+    finally:
+        runtime.close()
+    if args.json:
+        print(json.dumps([item.model_dump() for item in found], ensure_ascii=False, indent=2))
+        return 0
+    console = Console()
+    where = f"before message {args.as_of}" if args.as_of else "now"
+    if not found:
+        console.print(f"No thoughts {where} in {channel}.")
+    for item in found:
+        origin = "stored run" if item.stored else "clustered on demand (not stored)"
+        table = Table(
+            "schema",
+            "version",
+            "size",
+            "as of",
+            "summary",
+            title=f"{item.speaker_name}: {item.thoughts} thoughts {where}, {origin}",
+            title_justify="left",
+        )
+        for schema in item.schemas:
+            table.add_row(
+                schema.schema_id,
+                str(schema.version),
+                str(schema.size),
+                f"{schema.as_of_message_id} (#{schema.as_of})",
+                schema.summary,
+            )
+        if item.schemas:
+            console.print(table)
+        else:
+            console.print(f"[bold]{item.speaker_name}[/bold]: no schema {where} ({origin}).")
+    return 0

@@ -1,0 +1,49 @@
+"""Finding the channel and speaker a terminal command names, with a clear message when it cannot.
+
+Users type a channel as they gave it to ``awai ingest`` (a name or a full key) and a speaker by
+display name or id; a name two speakers share is refused with their ids, never guessed.
+"""
+
+from __future__ import annotations
+
+from bots.runtime import Runtime
+from bots.terminal.commands.common import stderr
+from bots.terminal.transcript import channel_key
+
+
+def find_channel(runtime: Runtime, name: str) -> str | None:
+    """The stored channel key for ``name``; ``None`` (after saying which exist) if there is none."""
+    key = channel_key(name)
+    known = runtime.store.channels()
+    if key in known:
+        return key
+    listed = ", ".join(known) or "none yet"
+    stderr.print(
+        f"[red]awai: no channel {key!r} is stored (known: {listed}).[/red]", soft_wrap=True
+    )
+    return None
+
+
+def find_speaker(runtime: Runtime, channel: str, name: str) -> str | None:
+    """The speaker id for an id or display name (case-insensitive) in the channel, else ``None``."""
+    speakers = runtime.schemas.speakers(channel)
+    if name in speakers:
+        return name
+    matches = [
+        speaker for speaker, shown in speakers.items() if shown.casefold() == name.casefold()
+    ]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        stderr.print(
+            f"[red]awai: several speakers are called {name!r} in {channel}; give one id:"
+            f" {', '.join(matches)}.[/red]",
+            soft_wrap=True,
+        )
+        return None
+    listed = ", ".join(sorted(speakers.values())) or "nobody yet"
+    stderr.print(
+        f"[red]awai: nobody called {name!r} speaks in {channel} (speakers: {listed}).[/red]",
+        soft_wrap=True,
+    )
+    return None
