@@ -39,6 +39,12 @@ LABELS: dict[str, dict[str, str]] = {
         "opposes": "opposes",
         "unrelated": "unrelated",
         "undetermined": "stance not judged offline",
+        "answers": "answers",
+        "agrees": "agrees with",
+        "disagrees": "disagrees with",
+        "returns-to": "returns to",
+        "shifts-away": "shifts away from",
+        "builds-on": "builds on",
     },
     "ja": {
         "reading": "読み",
@@ -52,7 +58,7 @@ LABELS: dict[str, dict[str, str]] = {
         "links": "つながり",
         "bearings": "思い込みとの関係",
         "offline": (
-            "オフラインの読みです。言語モデルが設定されていないため、AWAI が組み立てた文脈のみを"
+            "オフラインの読みです。言語モデルが設定されていないため、AWAIが組み立てた文脈のみを"
             "示し、解釈は書きません。"
         ),
         "nothing_before": "この流れでは、この発言より前の発言はありません。",
@@ -63,7 +69,7 @@ LABELS: dict[str, dict[str, str]] = {
         "threshold": "必要値",
         "activation": "活性",
         "limits": (
-            "AWAI が読めるのは、このチャンネルでこの発言より前に話された言葉だけです。口調、表情、"
+            "AWAIが読めるのは、このチャンネルでこの発言より前に話された言葉だけです。口調、表情、"
             "会話の外の経験や暗黙の前提は読めません。"
         ),
         "thread": "スレッド",
@@ -72,6 +78,12 @@ LABELS: dict[str, dict[str, str]] = {
         "opposes": "反対",
         "unrelated": "無関係",
         "undetermined": "オフラインのため未判定",
+        "answers": "回答",
+        "agrees": "同意",
+        "disagrees": "反対",
+        "returns-to": "立ち戻り",
+        "shifts-away": "話題の転換",
+        "builds-on": "発展",
     },
 }
 

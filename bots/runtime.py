@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from awai_engine.backends.offline import OfflineBackend
+from awai_engine.calibration import calibrated
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.ports import LanguageBackend
+from awai_engine.reconcile import reconcile
 from awai_engine.schemas.service import SchemaService
 from awai_engine.settings import Settings
 from storage.store import AwaiStore
@@ -44,8 +46,16 @@ def language_backend(settings: Settings) -> LanguageBackend:
     return OfflineBackend(settings.limits)
 
 
-def open_runtime(settings: Settings) -> Runtime:
+def open_runtime(settings: Settings, repair: bool = True) -> Runtime:
+    """Build the runtime; first bring SQL and Chroma back into agreement after any crash.
+
+    The start-up check costs a few counts per channel when nothing is wrong
+    (:mod:`awai_engine.reconcile`); ``repair=False`` is for ``awai doctor``, which reports first.
+    """
     store = AwaiStore.open(settings)
     embedder = Embedder(settings.embedding)
+    settings = calibrated(settings, embedder)  # thresholds on the model's similarity scale
+    if repair:
+        reconcile(store, embedder)
     engine = Engine(settings, store, embedder, language_backend(settings))
     return Runtime(settings=settings, store=store, engine=engine)

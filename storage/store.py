@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +37,7 @@ import numpy as np
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from awai_engine.embedding_backends import configuration_for
 from awai_engine.ports import ChannelInfo, PreparedUtterance
 from awai_engine.reconcile import ChannelAudit, PendingMessage
 from awai_engine.settings import RecallIndexSettings, Settings
@@ -145,8 +146,8 @@ class AwaiStore:
             raise EmbeddingMismatchError(
                 f"Channel {channel!r} was embedded with {row.embedding_model!r}"
                 f" ({row.dimension} dimensions), but the configured model is {embedding_model!r}"
-                f" ({dimension}). Set AWAI_EMBEDDING__MODEL={row.embedding_model} or re-embed"
-                f" the channel with `awai reembed {channel}`."
+                f" ({dimension}). Set {configuration_for(row.embedding_model or '')} or re-embed"
+                f" the channel with the configured model: `awai reembed {channel}`."
             )
         return ChannelInfo(row.key, row.embedding_model, row.dimension)
 
@@ -676,6 +677,65 @@ class AwaiStore:
                 session.execute(delete(ChannelRow).where(ChannelRow.id == channel_row.id))
             self.vectors.drop(collection)
             self._timelines.pop(channel, None)
+
+    def reembed(
+        self,
+        channel: str,
+        embedding_model: str,
+        dimension: int,
+        encode: Callable[[list[str]], np.ndarray],
+        progress: Callable[[int, int], None] | None = None,
+        batch: int = 256,
+    ) -> int:
+        """Re-embed every thought of the channel into a new collection, then switch to it.
+
+        The old vectors stay in use until one SQL transaction records the new collection, model
+        and dimension (and bumps the revision, so every cached read model rebuilds); a crash
+        before it leaves the channel as it was plus an unused collection. Refused if the channel
+        changed meanwhile (another process wrote to it). Returns the number of thoughts embedded;
+        ``progress`` gets (thoughts done, thoughts in all) after each batch.
+        """
+        with self.lock(channel):
+            with self.db.read() as session:
+                channel_row = self._channel_row(session, channel)
+                old, revision = channel_row.collection, channel_row.revision
+                thoughts = session.execute(
+                    select(
+                        UtteranceRow.message_id,
+                        UtteranceRow.speaker_id,
+                        ThoughtRow.idx,
+                        ThoughtRow.text,
+                    )
+                    .join(ThoughtRow)
+                    .where(UtteranceRow.channel_id == channel_row.id)
+                    .order_by(UtteranceRow.id, ThoughtRow.idx)
+                ).all()
+            new = f"{collection_name(channel)[:490]}-{time.time_ns():x}"
+            self.vectors.create(new, channel)
+            for start in range(0, len(thoughts), batch):
+                part = thoughts[start : start + batch]
+                self.vectors.upsert(
+                    new,
+                    [vector_id(t.message_id, t.idx) for t in part],
+                    encode([t.text for t in part]),
+                    [_metadata(t.message_id, t.idx, t.speaker_id) for t in part],
+                )
+                if progress:
+                    progress(start + len(part), len(thoughts))
+            with self.db.session() as session:
+                channel_row = self._channel_row(session, channel)
+                if channel_row.revision != revision:
+                    self.vectors.drop(new)
+                    raise StorageError(
+                        f"Channel {channel!r} changed while it was re-embedded; run it again"
+                        " with the bots stopped."
+                    )
+                channel_row.collection = new
+                channel_row.embedding_model, channel_row.dimension = embedding_model, dimension
+                _bump_revision(session, channel_row.id)
+            self.vectors.drop(old)
+            self._timelines.pop(channel, None)
+            return len(thoughts)
 
 
 def _owner(vector: str) -> str:

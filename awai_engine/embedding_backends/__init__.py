@@ -32,6 +32,17 @@ class SentenceEncoder(Protocol):
         ...
 
 
+def configuration_for(model_name: str) -> str:
+    """The settings that make ``model_name`` the configured model (for error messages)."""
+    from awai_engine.embedding_backends.e5_backend import MODEL_NAME as E5_MODEL
+    from awai_engine.embedding_backends.use_backend import MODEL_NAME as USE_MODEL
+
+    built_in = {USE_MODEL: "multilingual-use", E5_MODEL: "multilingual-e5"}
+    if model_name in built_in:
+        return f"AWAI_EMBEDDING__BACKEND={built_in[model_name]}"
+    return f"AWAI_EMBEDDING__BACKEND=sentence-transformers AWAI_EMBEDDING__MODEL={model_name}"
+
+
 @cache
 def load_encoder(backend: str, model: str) -> SentenceEncoder:
     """Load a backend's model once per process (``model`` is used by sentence-transformers only)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -26,7 +26,12 @@ def reading_json(reading: Reading) -> str:
 def _when(ref: MessageRef) -> str:
     if ref.ts < 86_400 * 365:  # a transcript without times: only the order is known
         return f"#{ref.position}"
-    return datetime.fromtimestamp(ref.ts, UTC).strftime("%Y-%m-%d %H:%M")
+    return datetime.fromtimestamp(ref.ts).astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _prose(text: str) -> Text:
+    """Chat text in a cell: folded at the cell's edge, since Japanese has no spaces to wrap at."""
+    return Text(text, overflow="fold")
 
 
 def _name(ref: MessageRef) -> str:
@@ -40,18 +45,18 @@ def render_reading(reading: Reading, console: Console) -> None:
 
     thoughts = Table.grid(padding=(0, 1))
     for thought in context.thoughts:
-        thoughts.add_row(Text(f"{thought.index + 1}.", style="bold"), Text(thought.text))
+        thoughts.add_row(Text(f"{thought.index + 1}.", style="bold"), _prose(thought.text))
     parts.append(Panel(thoughts, title=words["thoughts"], title_align="left"))
 
     flow = context.flow
     flow_table = Table.grid(padding=(0, 1))
     for item in flow.earlier:
-        flow_table.add_row(Text(_name(item.message), style="cyan"), Text(item.summary))
+        flow_table.add_row(Text(_name(item.message), style="cyan"), _prose(item.summary))
     if flow.previous:
         previous = " / ".join(thought.text for thought in flow.previous.thoughts)
         flow_table.add_row(
             Text(_name(flow.previous.message), style="bold cyan"),
-            Text(f"{words['previous']}: {previous}"),
+            _prose(f"{words['previous']}: {previous}"),
         )
     title = escape(f"{words['flow']} · {words[flow.line]}")
     body = flow_table if flow.previous else Text(words["nothing_before"], style="dim")
@@ -69,7 +74,9 @@ def render_reading(reading: Reading, console: Console) -> None:
             mark = "★" if item.important else ""
             table.add_row(
                 mark,
-                Text.assemble((_name(item.source), "cyan"), " ", item.thought.text),
+                Text.assemble(
+                    (_name(item.source), "cyan"), " ", item.thought.text, overflow="fold"
+                ),
                 str(item.distance + 1),
                 f"{item.similarity:.2f}",
                 f"{item.threshold:.2f}",
@@ -92,22 +99,23 @@ def render_reading(reading: Reading, console: Console) -> None:
             reason = f" — {schema.stance_reason}" if schema.stance_reason else ""
             schemas.add_row(
                 Text(f"{schema.schema_id} v{schema.version}", style="magenta"),
-                Text(f"{schema.summary} ({schema.size}) · {stance}{reason}"),
+                _prose(f"{schema.summary} ({schema.size}) · {stance}{reason}"),
             )
         parts.append(Panel(schemas, title=words["schemas"], title_align="left"))
 
     if reading.interpretation:
         interpretation = reading.interpretation
-        lines = [Text(interpretation.meaning)]
+        lines = [_prose(interpretation.meaning)]
         for link in interpretation.links:
+            relation = words.get(link.relation, link.relation)
             lines.append(
-                Text(
-                    f"  {link.thought_index + 1}. {link.relation} [{link.message_id}]: {link.explanation}"
+                _prose(
+                    f"  {link.thought_index + 1}. {relation} [{link.message_id}]: {link.explanation}"
                 )
             )
         for bearing in interpretation.schema_bearings:
             stance = words.get(bearing.stance, bearing.stance)
-            lines.append(Text(f"  {bearing.schema_id} · {stance}: {bearing.explanation}"))
+            lines.append(_prose(f"  {bearing.schema_id} · {stance}: {bearing.explanation}"))
         parts.append(Panel(Group(*lines), title=words["interpretation"], title_align="left"))
     elif any(note.startswith("Offline reading") for note in reading.notes):
         # No model configured: the label, in the message's language. A model that failed says
@@ -121,5 +129,5 @@ def render_reading(reading: Reading, console: Console) -> None:
     parts.append(Text(words["limits"], style="dim"))
 
     header = escape(f"{words['reading']}: {_name(context.message)} · {_when(context.message)}")
-    text = Text(shorten(context.text, MAX_SHOWN_CHARS))
+    text = _prose(shorten(context.text, MAX_SHOWN_CHARS))
     console.print(Panel(Group(text, *parts), title=header, title_align="left"))

@@ -6,7 +6,7 @@ import argparse
 
 from rich.console import Console
 
-from awai_engine.samples import SAMPLES
+from awai_engine.samples import SAMPLES, Sample
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest
@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     sample = SAMPLES[args.lang]
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings_for(sample, settings))
     try:
         transcript = load_and_ingest(runtime, sample.path, sample.channel, quiet=args.json)
         reading = runtime.engine.read(transcript.channel, args.message or sample.featured_message)
@@ -31,8 +31,17 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             print(reading_json(reading))
         else:
             console = Console()
-            console.print(f"[dim]{sample.description}[/dim]")
+            console.print(f"[dim]{sample.description} ({runtime.engine.embedder.model_name})[/dim]")
             render_reading(reading, console)
     finally:
         runtime.close()
     return 0
+
+
+def settings_for(sample: Sample, settings: Settings) -> Settings:
+    """The sample's embedding backend, unless the user chose a model (AWAI_EMBEDDING__*)."""
+    chosen = {"backend", "model"} & settings.embedding.model_fields_set
+    if sample.embedding_backend is None or chosen:
+        return settings
+    embedding = settings.embedding.model_copy(update={"backend": sample.embedding_backend})
+    return settings.model_copy(update={"embedding": embedding})

@@ -1,0 +1,65 @@
+"""``awai reembed CHANNEL``: embed a channel's thoughts again with the configured model.
+
+A channel keeps the model that made its vectors, and ingesting with another model is refused
+(similarities between two models' vectors mean nothing). After changing ``AWAI_EMBEDDING__*``,
+this command re-embeds every stored thought with the new model and records it, so the channel can
+be read and written again. Stop the bots that write to the channel while it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.progress import Progress
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import stderr
+from bots.terminal.transcript import channel_key
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "reembed", help="Re-embed a channel's thoughts with the configured embedding model."
+    )
+    parser.add_argument("channel", help="The channel name or key (as given to ingest or read).")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    runtime = open_runtime(settings)
+    try:
+        store, embedder = runtime.store, runtime.engine.embedder
+        channel = channel_key(args.channel)
+        info = store.channel_info(channel)
+        if info is None:
+            known = ", ".join(store.channels()) or "none yet"
+            stderr.print(
+                f"[red]awai: no channel {channel!r} is stored (known: {known}).[/red]",
+                soft_wrap=True,
+            )
+            return 2
+        if (info.embedding_model, info.dimension) == (embedder.model_name, embedder.dimension):
+            stderr.print(
+                f"{channel} is already embedded with {embedder.model_name}; nothing to do."
+            )
+            return 0
+        with Progress(console=stderr, transient=True) as progress:
+            task = progress.add_task(f"Re-embedding with {embedder.model_name}", total=None)
+            count = store.reembed(
+                channel,
+                embedder.model_name,
+                embedder.dimension,
+                embedder.encode,
+                progress=lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        stderr.print(
+            f"{channel}: {count} thoughts re-embedded with {embedder.model_name}"
+            f" ({embedder.dimension} dimensions); they were made by {info.embedding_model}"
+            f" ({info.dimension}).",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 0
+    finally:
+        runtime.close()

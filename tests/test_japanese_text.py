@@ -1,0 +1,119 @@
+"""Japanese text handling: sentence and clause boundaries, and shortening on display width."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.text import detect_language, display_width, shorten, split_sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        (
+            "おはようございます。受注管理システムの移行、今日から始めます。",
+            ["おはようございます。", "受注管理システムの移行、今日から始めます。"],
+        ),
+        ("本当に？！　はい。", ["本当に？！", "はい。"]),
+        ("ｶﾞｰﾄﾞ完了｡次へ｡", ["ｶﾞｰﾄﾞ完了｡", "次へ｡"]),
+        (
+            "お願いします。Can we have it done before the 10th? Sure!",
+            ["お願いします。", "Can we have it done before the 10th?", "Sure!"],
+        ),
+        ("Done!次は移行です。", ["Done!", "次は移行です。"]),
+    ],
+)
+def test_sentences_end_at_full_width_marks_without_spaces(text: str, sentences: list[str]) -> None:
+    assert split_sentences(text) == sentences
+
+
+def test_a_full_stop_inside_quoted_speech_does_not_end_the_outer_sentence() -> None:
+    text = "彼は「了解です。明日やります。」と言っていました。次に進みます。"
+    assert split_sentences(text) == [
+        "彼は「了解です。明日やります。」と言っていました。",
+        "次に進みます。",
+    ]
+
+
+def test_links_versions_and_file_names_are_not_cut_at_their_dots_or_question_marks() -> None:
+    text = "See https://wiki.example.co.jp/a?b=1 for v1.2 of Node.js. 確認をお願いします。"
+    assert split_sentences(text) == [
+        "See https://wiki.example.co.jp/a?b=1 for v1.2 of Node.js.",
+        "確認をお願いします。",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "clauses"),
+    [
+        (
+            "手順書は更新しましたが、まだレビューしていません。",
+            ["手順書は更新しましたが", "まだレビューしていません。"],
+        ),
+        ("時間がかかりますし、費用も高いです。", ["時間がかかりますし", "費用も高いです。"]),
+        ("了解です、明日やります。", ["了解です", "明日やります。"]),
+    ],
+)
+def test_a_comma_joining_two_finite_polite_clauses_makes_two_thoughts(
+    text: str, clauses: list[str]
+) -> None:
+    assert split_sentences(text) == clauses
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "再開できる方式なので、切れたところから続きます。",  # a reason: one claim
+        "ただ、新DC側ではまだ復元テストをしていません。",  # a leading conjunction
+        "切り戻しになった場合、新DCで受け付けた注文はどうなりますか？",  # a condition
+        "はい、１０日までに終わらせます。",
+        "です、はい。",  # a clause too short to stand alone
+    ],
+)
+def test_other_commas_keep_the_sentence_whole(text: str) -> None:
+    assert split_sentences(text) == [text]
+
+
+def test_offline_thoughts_of_a_japanese_message_are_its_sentences_and_never_empty() -> None:
+    extraction = OfflineBackend().extract_one(
+        "リハーサル、お疲れさまでした。ところで、backup の restore test はどうなりましたか？"
+        "　go-live の前に、新DCでもちゃんと戻せることを確認しておきたいです。"
+    )
+    assert [thought.text for thought in extraction.thoughts] == [
+        "リハーサル、お疲れさまでした。",
+        "ところで、backup の restore test はどうなりましたか？",
+        "go-live の前に、新DCでもちゃんと戻せることを確認しておきたいです。",
+    ]
+    assert OfflineBackend().extract_one("。。。！").thoughts[0].text.strip()
+
+
+def test_shortening_counts_wide_characters_as_two_columns() -> None:
+    text = "検証環境での復元テストは成功しました。ただ、新DC側ではまだ復元テストをしていません。"
+    short = shorten(text, 40)
+    assert display_width(short) <= 40
+    assert short.endswith("…")
+    assert short == "検証環境での復元テストは成功しました…"  # cut at the sentence end, not mid-word
+    english = shorten("The restore test on the new DC has to pass before go-live.", 40)
+    assert english == "The restore test on the new DC has to…"
+
+
+def test_shortening_japanese_without_a_nearby_boundary_cuts_on_width() -> None:
+    short = shorten("新DCでのバックアップ復元テストを水曜の夜に入れます", 20)
+    assert display_width(short) <= 20
+    assert short.startswith("新DCでのバックア")
+
+
+@given(st.text(alphabet="あア漢字ｱa 、。.!？😀", min_size=0, max_size=80), st.integers(1, 60))
+def test_a_shortened_text_never_exceeds_its_width(text: str, width: int) -> None:
+    short = shorten(text, width)
+    assert display_width(short) <= width
+    if display_width(" ".join(text.split())) <= width:
+        assert short == " ".join(text.split())
+
+
+def test_language_of_a_code_switched_japanese_message_is_japanese() -> None:
+    assert detect_language("ところで、backup の restore test はどうなりましたか？") == "ja"
+    assert detect_language("The restore test has to pass before go-live.") == "en"
