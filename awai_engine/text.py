@@ -34,6 +34,8 @@ _CLAUSE_END = re.compile(
     r"(?:です|ます|でした|ました|ません|ましょう)(?:が|けど|けれど|けれども|し)?、"
 )
 _MIN_CLAUSE_CHARS = 4
+# Honorific suffixes after a name, longest first ("さま" before "ま"-less forms).
+_HONORIFICS = ("ちゃん", "さん", "さま", "くん", "先生", "様", "君", "氏", "殿")
 # How far back from the cut a boundary (space, 、, 。) may be to be preferred, as a share of width.
 _BOUNDARY_REACH = 0.3
 
@@ -144,6 +146,18 @@ def _merge_fragments(sentences: list[str]) -> list[str]:
         else:
             merged.append(sentence)
     return merged
+
+
+def without_honorific(name: str) -> str:
+    """A name as Japanese speakers address it ("田中さん", "佐藤様", "鈴木くん") back to the name.
+
+    Adapters match what a message calls someone against display names; in Japanese the name is
+    almost always followed by an honorific, which is not part of the display name.
+    """
+    for suffix in _HONORIFICS:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def char_width(char: str) -> int:

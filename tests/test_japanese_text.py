@@ -7,7 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from awai_engine.backends.offline import OfflineBackend
-from awai_engine.text import detect_language, display_width, shorten, split_sentences
+from awai_engine.text import (
+    detect_language,
+    display_width,
+    shorten,
+    split_sentences,
+    without_honorific,
+)
+from bots.terminal.transcript import addressees
 
 
 @pytest.mark.parametrize(
@@ -117,3 +124,25 @@ def test_a_shortened_text_never_exceeds_its_width(text: str, width: int) -> None
 def test_language_of_a_code_switched_japanese_message_is_japanese() -> None:
     assert detect_language("ところで、backup の restore test はどうなりましたか？") == "ja"
     assert detect_language("The restore test has to pass before go-live.") == "en"
+
+
+@pytest.mark.parametrize(
+    ("text", "addressed"),
+    [
+        ("田中さん、切り戻しの手順を確認してもらえますか？", ("田中",)),
+        ("@佐藤さん 告知文を見ました。", ("佐藤",)),
+        ("鈴木くん：リハーサルの件です。", ("鈴木",)),
+        ("@Ann thanks.", ("Ann",)),
+        ("ところで、田中さんの件はどうなりましたか？", ()),  # a name mid-sentence is not an address
+    ],
+)
+def test_japanese_names_are_recognised_as_addressed_despite_honorifics(
+    text: str, addressed: tuple[str, ...]
+) -> None:
+    assert addressees(text, {"田中", "佐藤", "鈴木", "Ann"}) == addressed
+
+
+def test_an_honorific_is_removed_only_when_a_name_remains() -> None:
+    assert without_honorific("佐藤様") == "佐藤"
+    assert without_honorific("さん") == "さん"
+    assert without_honorific("Sam") == "Sam"

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from awai_engine.text import without_honorific
 from awai_engine.values import Utterance
 
 _MENTION = re.compile(r"@([\w.\-]+)")
-_ADDRESS = re.compile(r"^\s*([\w.\-]+)\s*[:,]")
+_ADDRESS = re.compile(r"^\s*([\w.\-]+)\s*[:,、，：]")
 
 
 @dataclass(frozen=True)
@@ -146,11 +147,18 @@ def _utterance(record: object, channel: str, last_ts: float, speakers: set[str])
 
 
 def addressees(text: str, speakers: set[str]) -> tuple[str, ...]:
-    """Known speakers the text addresses: ``@name`` anywhere, or ``name:`` at the start."""
+    """Known speakers the text addresses: ``@name`` anywhere, or ``name:`` at the start.
+
+    Japanese forms count too: ``田中さん、…`` at the start, and an honorific after a name.
+    """
     named = [match.group(1) for match in _MENTION.finditer(text)]
     leading = _ADDRESS.match(text)
     if leading:
         named.insert(0, leading.group(1))
     lowered = {speaker.lower(): speaker for speaker in speakers}
-    found = dict.fromkeys(lowered[name.lower()] for name in named if name.lower() in lowered)
+    found = dict.fromkeys(
+        lowered.get(name.lower()) or lowered[without_honorific(name).lower()]
+        for name in named
+        if name.lower() in lowered or without_honorific(name).lower() in lowered
+    )
     return tuple(found)
