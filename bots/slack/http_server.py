@@ -20,11 +20,16 @@ EVENTS_PATH = "/slack/events"
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # The default backlog of 5 makes a burst of connections wait for TCP's one-second retry.
+    request_queue_size = 128
+
+
 class SlackHttpServer:
     def __init__(self, app: App, host: str, port: int) -> None:
         self.app = app
-        self._server = ThreadingHTTPServer((host, port), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server((host, port), self._handler())
         self._thread: threading.Thread | None = None
 
     @property
