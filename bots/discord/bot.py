@@ -8,14 +8,16 @@ because Discord rate-limits it and a sync on every start is how bots get their c
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import discord
 from discord.ext import commands
 
-from bots.discord.cog import AwaiCog
+from bots.discord.cog import DIGEST_POSTER, AwaiCog
 from bots.discord.ingest import lacks_expected_text
 from bots.runtime import Runtime
+from bots.scheduler import SchedulerService
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +73,14 @@ class MessageContentCheck:
 
 
 class AwaiBot(commands.Bot):
-    """The bot: one cog with the listeners and commands, and nothing that pings anyone."""
+    """The bot: one cog with the listeners and commands, and nothing that pings anyone.
 
-    def __init__(self, runtime: Runtime) -> None:
+    With a ``scheduler`` (``awai discord`` always gives one) the bot registers its digest poster,
+    schedules the digests the settings ask for, and runs the scheduler (re-clustering included)
+    in this process, stopping it when the bot closes.
+    """
+
+    def __init__(self, runtime: Runtime, scheduler: SchedulerService | None = None) -> None:
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=intents(),
@@ -81,11 +88,22 @@ class AwaiBot(commands.Bot):
             allowed_mentions=discord.AllowedMentions.none(),
         )
         self.runtime = runtime
+        self.scheduler = scheduler
         self.content_check = MessageContentCheck()
 
     async def setup_hook(self) -> None:
         self.content_check.check_at_start(self)
-        await self.add_cog(AwaiCog(self, self.runtime))
+        cog = AwaiCog(self, self.runtime)
+        await self.add_cog(cog)
+        if self.scheduler is not None:
+            self.scheduler.add_digest_poster(DIGEST_POSTER, cog.post_scheduled_digest)
+            await cog.schedule_digests(self.scheduler)
+            self.scheduler.start()
+
+    async def close(self) -> None:
+        if self.scheduler is not None:
+            await asyncio.to_thread(self.scheduler.shutdown)
+        await super().close()
 
 
 async def sync_commands(bot: commands.Bot, guild_id: int | None = None) -> list[str]:
@@ -111,6 +129,6 @@ async def sync_once(runtime: Runtime, token: str, guild_id: int | None = None) -
 
 
 async def serve(runtime: Runtime, token: str) -> None:
-    """Run the bot until it is stopped: ``awai discord``."""
-    async with AwaiBot(runtime) as bot:
+    """Run the bot, and the scheduler in the same process, until stopped: ``awai discord``."""
+    async with AwaiBot(runtime, SchedulerService(runtime)) as bot:
         await bot.start(token)

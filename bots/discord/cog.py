@@ -22,18 +22,22 @@ from discord import app_commands
 from discord.ext import commands
 
 from awai_engine.engine import UnknownMessageError
+from awai_engine.schemas.digest import Digest
+from awai_engine.schemas.service import UnknownChannelError
+from awai_engine.values import MessageRef
 from bots.discord import access
 from bots.discord.access import ReadRefused
 from bots.discord.backfill import BackfillProgress, History, backfill
-from bots.discord.embeds import help_embed, reading_embed
+from bots.discord.embeds import digest_message, help_embed, reading_embed
 from bots.discord.ingest import is_read, to_utterance
-from bots.discord.keys import Line, guild_prefix, line_of
+from bots.discord.keys import Line, guild_prefix, line_of, parse_channel_key
 from bots.discord.links import MalformedLinkError, MessageLink, parse_message_link
 from bots.discord.privacy import drop_channel, drop_thread, purge_guild
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
     from bots.discord.bot import AwaiBot
+    from bots.scheduler import SchedulerService
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +46,10 @@ DUPLICATE_WINDOW_SECONDS = 60.0
 """The same person asking for the same reading again within this window gets one reading."""
 STATUS_EDIT_INTERVAL_SECONDS = 2.0
 """Backfill progress edits at most this often (Discord rate-limits message edits)."""
+DIGEST_POSTER = "discord"
+"""The name the scheduler knows this adapter's digest poster by."""
+SCHEDULED_DIGEST_WINDOW_SECONDS = 300.0
+"""Two bot processes firing the same scheduled digest post it once."""
 ALREADY_ACKNOWLEDGED = 40060
 """Discord's error code when another process answered the interaction first."""
 
@@ -313,6 +321,138 @@ class AwaiCog(commands.Cog):
             )
             return None
 
+    @awai.command(name="digest", description="Each speaker's preconceptions here, with a map.")
+    async def digest(self, interaction: discord.Interaction) -> None:
+        channel = interaction.channel
+        if not isinstance(channel, History):
+            await self._refuse_now(interaction, "AWAI makes digests of text channels only.")
+            return
+        try:
+            access.check_may_read_here(interaction)
+        except ReadRefused as refusal:
+            await self._refuse_now(interaction, str(refusal))
+            return
+        ephemeral = self.settings.ephemeral_readings
+        if not await self._acknowledge(interaction, ephemeral):
+            return
+        try:
+            # A private digest is one person's look: it does not move the point that the next
+            # shared digest reports its changes from.
+            embed, files = await asyncio.to_thread(
+                self._digest_message, line_of(channel).key, _channel_title(channel), not ephemeral
+            )
+        except UnknownChannelError:
+            await interaction.followup.send(
+                "AWAI has not read anything in this channel yet.", ephemeral=True
+            )
+            return
+        await interaction.followup.send(embed=embed, files=files, ephemeral=ephemeral)
+
+    def _digest_message(
+        self, key: str, title: str, record: bool
+    ) -> tuple[discord.Embed, list[discord.File]]:
+        """The digest of a channel ready to post (blocking: run it in a worker thread)."""
+        digest = self.runtime.schemas.digest(key, record=record)
+        return digest_message(digest, f"Schema digest · {title}", self._example_refs(key, digest))
+
+    def _example_refs(self, key: str, digest: Digest) -> dict[str, MessageRef]:
+        """Where each example of the digest was posted, for its jump link (blocking)."""
+        timeline = self.runtime.store.timeline(key)
+        examples = {
+            example.message_id
+            for speaker in digest.speakers
+            for schema in speaker.schemas
+            for example in schema.examples
+        }
+        return {
+            message_id: timeline.messages[timeline.position_of[message_id]].ref
+            for message_id in examples
+            if message_id in timeline.position_of
+        }
+
+    # -- scheduled digests ---------------------------------------------------------------------
+
+    async def schedule_digests(self, scheduler: SchedulerService) -> None:
+        """Make the scheduler's Discord digests what ``discord.digest_schedule`` says: add or
+        replace the configured ones, remove those no longer configured."""
+        wanted: dict[str, str] = {}
+        for channel_id, crontab in self.settings.digest_schedule.items():
+            try:
+                channel = await self.bot.fetch_channel(channel_id)
+            except discord.HTTPException as error:
+                log.error(
+                    "AWAI_DISCORD__DIGEST_SCHEDULE names channel %s, which AWAI cannot see (%s);"
+                    " its digest is not scheduled",
+                    channel_id,
+                    error,
+                )
+                continue
+            if not isinstance(channel, History):
+                log.error("AWAI_DISCORD__DIGEST_SCHEDULE: %s is not a text channel", channel_id)
+                continue
+            wanted[line_of(channel).key] = crontab
+        for poster, key, _ in scheduler.digest_schedules():
+            if poster == DIGEST_POSTER and key not in wanted:
+                scheduler.unschedule_digest(key, DIGEST_POSTER)
+        for key, crontab in wanted.items():
+            try:
+                scheduler.schedule_digest(key, DIGEST_POSTER, cron=crontab)
+            except ValueError as error:
+                log.error("AWAI_DISCORD__DIGEST_SCHEDULE: %r is not a crontab: %s", crontab, error)
+
+    def post_scheduled_digest(self, key: str, digest: Digest) -> None:
+        """The scheduler's poster (called in a scheduler thread): hop onto the bot's loop to post."""
+        parsed = parse_channel_key(key)
+        if parsed is None:
+            return
+        claim = f"discord:scheduled-digest:{key}"
+        if not self.runtime.store.claims.claim(claim, SCHEDULED_DIGEST_WINDOW_SECONDS):
+            log.info("digest of %s already posted by another process", key)
+            return
+        refs = self._example_refs(key, digest)
+        posting = asyncio.run_coroutine_threadsafe(
+            self._post_digest(parsed[0], parsed[1], digest, refs), self.bot.loop
+        )
+        posting.result(timeout=120)
+
+    async def _post_digest(
+        self, guild_id: int, channel_id: int, digest: Digest, refs: dict[str, MessageRef]
+    ) -> None:
+        channel = self.bot.get_channel(channel_id) or await self.bot.fetch_channel(channel_id)
+        if not isinstance(channel, History) or channel.guild.id != guild_id:
+            log.error(
+                "digest of %s not posted: the channel is not a text channel here", digest.channel
+            )
+            return
+        embed, files = digest_message(digest, f"Schema digest · {_channel_title(channel)}", refs)
+        await channel.send(embed=embed, files=files)
+
+    @awai.command(name="forget-me", description="Remove what you said in this channel from AWAI.")
+    async def forget_me(self, interaction: discord.Interaction) -> None:
+        channel = interaction.channel
+        if not isinstance(channel, History):
+            await self._refuse_now(interaction, "AWAI keeps data of text channels only.")
+            return
+        if not await self._acknowledge(interaction, ephemeral=True):
+            return
+        key = line_of(channel).key
+        try:
+            report = await asyncio.to_thread(
+                self.runtime.schemas.forget_speaker, key, str(interaction.user.id)
+            )
+        except UnknownChannelError:
+            await interaction.followup.send(
+                "AWAI keeps nothing of this channel, so nothing of yours.", ephemeral=True
+            )
+            return
+        await interaction.followup.send(
+            f"Done. AWAI removed {report.messages:,} of your messages in this channel (their"
+            f" thoughts and vectors with them) and {report.schema_versions:,} versions of your"
+            " preconceptions made from them; they will not be read again, even by a backfill."
+            " What you write here from now on is read as before.",
+            ephemeral=True,
+        )
+
     @awai.command(name="help", description="What AWAI does, its commands, and what it cannot see.")
     async def help(self, interaction: discord.Interaction) -> None:
         await interaction.response.send_message(embed=help_embed(READ_MENU_NAME), ephemeral=True)
@@ -376,3 +516,9 @@ class _StatusReporter:
             await self.status.edit(content=text)
         except discord.HTTPException as error:
             log.info("backfill status not updated: %s", error)
+
+
+def _channel_title(channel: History) -> str:
+    """How people know the channel; a thread's digest is its parent channel's."""
+    parent = channel.parent if isinstance(channel, discord.Thread) else None
+    return f"#{(parent or channel).name}"

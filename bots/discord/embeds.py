@@ -1,4 +1,4 @@
-"""A reading → one Discord embed, within Discord's limits, citing each earlier message by link.
+"""Readings and digests → Discord embeds within Discord's limits, citing messages by jump link.
 
 Layout: the title links to the message read; the description quotes it and says what it meant
 (or that the reading is offline); fields hold its thoughts, the flow, recalled thoughts, the
@@ -10,12 +10,16 @@ whole while texts around them shrink.
 
 from __future__ import annotations
 
+import io
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import discord
 from discord.utils import escape_markdown
 
+from awai_engine.schemas.digest import Digest
 from awai_engine.values import Association, MessageRef, Reading
 from bots.discord.limits import (
     DESCRIPTION_LIMIT,
@@ -249,3 +253,45 @@ def help_embed(menu_name: str) -> discord.Embed:
     )
     embed.set_footer(text=words["limits"])
     return embed
+
+
+DIGEST_PICTURE = "digest.png"
+DIGEST_MARKDOWN = "digest.md"
+_HEADING = re.compile(r"^#{1,6} +(.+)$", re.MULTILINE)
+_EXAMPLE_ID = re.compile(r"\((\d{15,21})\)$", re.MULTILINE)
+
+
+def digest_message(
+    digest: Digest, title: str, refs: Mapping[str, MessageRef]
+) -> tuple[discord.Embed, list[discord.File]]:
+    """The digest as one embed with its picture attached, and the full Markdown when it is cut.
+
+    Headings become bold lines (embeds show Markdown headings unevenly), and each example's
+    message id becomes a jump link when ``refs`` knows the message.
+    """
+
+    def link(match: re.Match[str]) -> str:
+        ref = refs.get(match[1])
+        return f"([↗]({jump_url_of(digest.channel, ref)}))" if ref else match[0]
+
+    markdown = digest.markdown
+    if markdown.startswith("# "):  # the title says it, with the channel's name, not its key
+        markdown = markdown.partition("\n")[2]
+    text = _EXAMPLE_ID.sub(link, _HEADING.sub(r"**\1**", markdown)).strip()
+    files = [discord.File(io.BytesIO(digest.png), filename=DIGEST_PICTURE)]
+    title = cut(title, TITLE_LIMIT)
+    room = min(DESCRIPTION_LIMIT, MESSAGE_LIMIT - size(title))
+    if size(text) > room:
+        note = f"\n\n*Cut to fit: the whole digest is attached as {DIGEST_MARKDOWN}.*"
+        text = cut(text, room - size(note)) + note
+        files.append(
+            discord.File(io.BytesIO(digest.markdown.encode("utf-8")), filename=DIGEST_MARKDOWN)
+        )
+    embed = discord.Embed(
+        title=title,
+        description=text,
+        colour=EMBED_COLOUR,
+        timestamp=datetime.fromtimestamp(digest.created_at, UTC),
+    )
+    embed.set_image(url=f"attachment://{DIGEST_PICTURE}")
+    return embed, files

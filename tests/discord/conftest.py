@@ -19,6 +19,7 @@ from bots.discord.bot import AwaiBot
 from bots.discord.cog import AwaiCog
 from bots.discord.keys import channel_key
 from bots.runtime import Runtime
+from bots.scheduler import SchedulerService
 from tests.discord import payloads
 from tests.discord.fake_discord import FakeDiscord
 
@@ -107,8 +108,12 @@ async def start_bot(
 ) -> AsyncIterator[Callable[..., Awaitable[Harness]]]:
     bots: list[AwaiBot] = []
 
-    async def start(runtime: Runtime | None = None, **overrides: object) -> Harness:
-        bot = AwaiBot(runtime or make_runtime(**overrides))
+    async def start(
+        runtime: Runtime | None = None,
+        scheduler: SchedulerService | None = None,
+        **overrides: object,
+    ) -> Harness:
+        bot = AwaiBot(runtime or make_runtime(**overrides), scheduler)
         bots.append(bot)
         await bot.login("fake-token")
         bot._connection._add_guild_from_data(payloads.guild())  # type: ignore[arg-type]
