@@ -17,6 +17,7 @@ from awai_engine.settings import SettingsError, SlackSettings
 from bots.runtime import Runtime
 from bots.slack.backfill import Backfills
 from bots.slack.clients import WorkspaceClients, web_client
+from bots.slack.digests import DigestPoster
 from bots.slack.directory import SlackDirectory
 from bots.slack.installation import oauth_settings
 from bots.slack.listeners import register
@@ -79,6 +80,7 @@ def build_bot(runtime: Runtime) -> SlackBot:
         workers=workers,
         readings=Readings(runtime, directory),
         backfills=Backfills(runtime, directory),
+        digests=DigestPoster(runtime, directory),
         installation_store=installation_store,
     )
     register(app, services)

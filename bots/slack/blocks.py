@@ -1,4 +1,4 @@
-"""Readings (and notices) → Block Kit messages within Slack's limits.
+"""Readings, digests and notices → Block Kit messages within Slack's limits.
 
 Slack's rules that shape this: a section's text is at most 3,000 characters, a message at most 50
 blocks, a header 150 characters of plain text; text is mrkdwn, not Markdown; and every message
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from awai_engine.schemas.digest import Digest, DigestSchema, counted
 from awai_engine.text import shorten
 from awai_engine.values import MessageRef, Reading, ReadingContext
 from bots.labels import labels_for
@@ -25,6 +26,7 @@ MAX_HEADER_CHARS = 150
 MAX_FALLBACK_CHARS = 3000
 QUOTED_MESSAGE_CHARS = 1200
 CITED_TEXT_CHARS = 300
+EXAMPLE_CHARS = 140
 
 Block = dict[str, Any]
 PermalinkOf = Callable[[str, str | None], str]
@@ -94,6 +96,61 @@ def reading_message(
     blocks += [_context(mrkdwn.escape(note)) for note in notes]
     blocks.append(_context(mrkdwn.escape(words["limits"])))
     return SlackMessage(text=_fallback(reading), blocks=_fit(blocks))
+
+
+def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
+    """The digest as Block Kit: per speaker their schemas, what changed, and linked examples.
+
+    Built from the digest's values rather than its Markdown, so every example links to its
+    message; the schema numbers match the labels of the digest's picture.
+    """
+    if digest.previous_at is None:
+        since = "First digest of this channel."
+    else:
+        since = f"Changes since <!date^{int(digest.previous_at)}^{{date_short_pretty}}|the last digest>."
+    blocks: list[Block] = [_header("Schema digest"), _context(since)]
+    if not digest.speakers:
+        blocks += _sections("Nobody has said anything here yet.")
+    for speaker in digest.speakers:
+        head = (
+            f"*{mrkdwn.escape(speaker.speaker_name)}*: {counted(speaker.thoughts, 'thought')},"
+            f" {counted(len(speaker.schemas), 'schema')}"
+        )
+        lines = [head]
+        if not speaker.schemas:
+            lines.append("_No schema yet: no group of similar thoughts has formed._")
+        for schema in speaker.schemas:
+            lines += _schema_lines(schema, permalink_of)
+        if speaker.schemas and speaker.unclustered:
+            lines.append(f"_{counted(speaker.unclustered, 'thought')} in no schema._")
+        for gone in speaker.dissolved:
+            summary = mrkdwn.escape(gone.summary) if gone.summary else f"`{gone.schema_id}`"
+            lines.append(f"~{summary}~ _dissolved (was {gone.size})_")
+        blocks.append({"type": "divider"})
+        blocks += _sections("\n".join(lines))
+    if digest.other_speakers:
+        blocks.append(
+            _context(f"{counted(digest.other_speakers, 'less active speaker')} not shown.")
+        )
+    names = ", ".join(speaker.speaker_name for speaker in digest.speakers) or "nobody yet"
+    text = shorten(f"Schema digest of this channel: {names}.", MAX_FALLBACK_CHARS)
+    return SlackMessage(text=text, blocks=_fit(blocks))
+
+
+def _schema_lines(schema: DigestSchema, permalink_of: PermalinkOf) -> list[str]:
+    changes = ", ".join(
+        f"{change.kind} (was {change.previous_size})"
+        if change.previous_size is not None and change.kind != "summary rewritten"
+        else change.kind
+        for change in schema.changes
+    )
+    head = f"{schema.number}. *{mrkdwn.escape(schema.summary)}* — {counted(schema.size, 'thought')}"
+    lines = [f"{head} · _{changes}_" if changes else head]
+    lines += [
+        f"    • {mrkdwn.link(permalink_of(example.message_id, None), shorten(example.text, EXAMPLE_CHARS))}"
+        for example in schema.examples
+    ]
+    return lines
 
 
 class _Citer:

@@ -56,6 +56,10 @@ HISTORY_MISSING = (
 UNKNOWN_COMMAND = "AWAI does not know `{command}`.\n\n" + HELP
 READ_NEEDS_LINK = "Give the message's link: `/awai read <link>` (use *Copy link* on the message)."
 DIGEST_QUEUED = "Making this channel's digest; it will be posted here shortly."
+NOTHING_READ_YET = (
+    "AWAI has not read anything in this channel yet. Invite it (`/invite @AWAI`) or run"
+    " `/awai backfill` to read the channel's history."
+)
 DIGEST_FAILED = "Sorry, AWAI could not make the digest just now. Please try again in a minute."
 FORGET_QUEUED = "Forgetting what you said in this channel…"
 FORGET_FAILED = (

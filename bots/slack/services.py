@@ -8,6 +8,7 @@ from slack_sdk.oauth.installation_store import InstallationStore
 
 from bots.runtime import Runtime
 from bots.slack.backfill import Backfills
+from bots.slack.digests import DigestPoster
 from bots.slack.directory import SlackDirectory
 from bots.slack.reading import Readings
 from bots.slack.workers import Workers
@@ -23,6 +24,7 @@ class SlackServices:
     workers: Workers
     readings: Readings
     backfills: Backfills
+    digests: DigestPoster
     installation_store: InstallationStore | None = None
 
     def first_delivery(self, event_id: str | None) -> bool:

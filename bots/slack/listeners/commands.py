@@ -7,6 +7,7 @@ person can make (no link, a malformed link, an unknown word) are answered in the
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,12 +16,17 @@ from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
+from awai_engine.schemas.service import UnknownChannelError
 from bots.slack import messages
+from bots.slack.access import AccessRefusedError, check_member
 from bots.slack.backfill import BackfillRequest
+from bots.slack.ingest import channel_key
 from bots.slack.links import MalformedLinkError, Permalink, host_of, parse_permalink
 from bots.slack.listeners.common import team_of, tell_by_response_url
 from bots.slack.reading import ReadingRequest, Tell
 from bots.slack.services import SlackServices
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -105,12 +111,54 @@ def backfill(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
     services.workers.soon(run, "/awai backfill")
 
 
+def digest(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
+    ack(text=messages.DIGEST_QUEUED)
+    services.workers.soon(lambda: post_digest(services, invocation), "/awai digest")
+
+
+def post_digest(services: SlackServices, invocation: Invocation) -> None:
+    try:
+        check_member(invocation.client, invocation.channel_id, invocation.user_id)
+    except AccessRefusedError as refusal:
+        invocation.tell(str(refusal))
+        return
+    key = channel_key(invocation.team_id, invocation.channel_id)
+    try:
+        made = services.runtime.schemas.digest(key)
+        services.digests.post(invocation.client, invocation.team_id, made)
+    except UnknownChannelError:
+        invocation.tell(messages.NOTHING_READ_YET)
+    except Exception:
+        log.exception("The digest of %s failed", key)
+        invocation.tell(messages.DIGEST_FAILED)
+
+
+def forget_me(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
+    ack(text=messages.FORGET_QUEUED)
+    services.workers.soon(lambda: forget(services, invocation), "/awai forget-me")
+
+
+def forget(services: SlackServices, invocation: Invocation) -> None:
+    key = channel_key(invocation.team_id, invocation.channel_id)
+    try:
+        report = services.runtime.schemas.forget_speaker(key, invocation.user_id)
+    except UnknownChannelError:
+        invocation.tell(messages.forgotten(0))
+    except Exception:
+        log.exception("Forgetting %s in %s failed", invocation.user_id, key)
+        invocation.tell(messages.FORGET_FAILED)
+    else:
+        invocation.tell(messages.forgotten(report.messages))
+
+
 def show_help(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
     ack(text=messages.HELP)
 
 
 HANDLERS: dict[str, Handler] = {
     "read": read,
+    "digest": digest,
+    "forget-me": forget_me,
     "backfill": backfill,
     "help": show_help,
 }

@@ -1,5 +1,7 @@
 """``awai slack [--check]``: run the Slack app in Socket Mode or HTTP mode, as the settings say.
 
+The scheduler service (re-clustering, scheduled digests) runs in the same process.
+
 ``--check`` validates the Slack settings and asks Slack who the bot token belongs to, then exits:
 a quick way to see that ``.env`` is right before starting the app for real.
 """
@@ -14,9 +16,11 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
+from bots.scheduler import SchedulerService
 from bots.slack.app import SlackBot, build_bot, check_startup
 from bots.slack.clients import web_client
 from bots.slack.http_server import EVENTS_PATH, SlackHttpServer
+from bots.slack.schedule import schedule_digests
 from bots.terminal.commands.common import stderr
 
 
@@ -39,11 +43,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if args.check:
             return _check(settings)
         runtime = open_runtime(settings)
+        scheduler = SchedulerService(runtime)
         try:
             bot = build_bot(runtime)
             try:
+                schedule_digests(bot, scheduler)
+                scheduler.start()  # re-clustering and scheduled digests, in this process
                 _serve(bot, settings)
             finally:
+                scheduler.shutdown(wait=False)
                 bot.close()
         finally:
             runtime.close()

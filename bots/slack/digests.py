@@ -1,0 +1,44 @@
+"""Posting a channel's digest to Slack: the Block Kit summary, then its picture as a file.
+
+Used by ``/awai digest`` and by the scheduled digests (:mod:`bots.slack.schedule`). The picture
+goes up with ``files_upload_v2`` (Slack's current upload flow: get an upload URL, send the bytes,
+complete the upload into the channel).
+"""
+
+from __future__ import annotations
+
+from slack_sdk import WebClient
+
+from awai_engine.schemas.digest import Digest
+from bots.runtime import Runtime
+from bots.slack.blocks import digest_message
+from bots.slack.directory import SlackDirectory
+from bots.slack.ingest import channel_id_of
+from bots.slack.links import permalink
+
+PICTURE_NAME = "awai-digest.png"
+PICTURE_TITLE = "Who keeps returning to which ideas (each dot a thought, numbered by schema)"
+
+
+class DigestPoster:
+    def __init__(self, runtime: Runtime, directory: SlackDirectory) -> None:
+        self.runtime = runtime
+        self.directory = directory
+
+    def post(self, client: WebClient, team_id: str, digest: Digest) -> None:
+        """Post ``digest`` in its own channel: the summary message, then the picture."""
+        channel_id = channel_id_of(digest.channel)
+        workspace_url = self.directory.workspace_url(client, team_id)
+        timeline = self.runtime.store.timeline(digest.channel)
+
+        def permalink_of(message_id: str, thread_root: str | None) -> str:
+            position = timeline.position_of.get(message_id)
+            if thread_root is None and position is not None:
+                thread_root = timeline.messages[position].ref.thread_root
+            return permalink(workspace_url, channel_id, message_id, thread_root)
+
+        message = digest_message(digest, permalink_of)
+        client.chat_postMessage(channel=channel_id, text=message.text, blocks=message.blocks)
+        client.files_upload_v2(
+            channel=channel_id, file=digest.png, filename=PICTURE_NAME, title=PICTURE_TITLE
+        )
