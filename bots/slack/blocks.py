@@ -27,6 +27,7 @@ MAX_FALLBACK_CHARS = 3000
 QUOTED_MESSAGE_CHARS = 1200
 CITED_TEXT_CHARS = 300
 EXAMPLE_CHARS = 140
+OFFLINE_BACKEND = "offline"
 
 Block = dict[str, Any]
 PermalinkOf = Callable[[str, str | None], str]
@@ -89,8 +90,10 @@ def reading_message(
                 f" _{mrkdwn.escape(stance)}_{reason}"
             )
         blocks += _sections(_titled(words["schemas"], lines))
+    # The engine's English "no language model" note is shown as the label in the reading's own
+    # language; a model that failed explains itself in its own note.
     notes = [*context.notes, *(n for n in reading.notes if not n.startswith("Offline reading"))]
-    if reading.offline:
+    if reading.offline and reading.backend == OFFLINE_BACKEND:
         notes.insert(0, words["offline"])
     notes += extra_notes
     blocks += [_context(mrkdwn.escape(note)) for note in notes]

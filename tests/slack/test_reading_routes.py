@@ -168,3 +168,15 @@ def test_help_and_unknown_words_are_answered_in_the_acknowledgement(slack: Slack
     assert _ack_text(slack.send(slack.requests.command("", GENERAL, ANN))) == messages.HELP
     unknown = _ack_text(slack.send(slack.requests.command("dance", GENERAL, ANN)))
     assert unknown.startswith("AWAI does not know `dance`")
+
+
+def test_when_slack_refuses_the_reading_the_placeholder_says_so_politely(slack: SlackHarness):
+    message = slack.seed([(ANN, "Let us vote on Friday."), (BEN, "Friday is too late.")])[1]
+    slack.api.fail("chat.update", error="invalid_blocks")
+
+    slack.send(slack.requests.shortcut(GENERAL, ANN, message))
+    slack.settle()
+
+    refused, apology = slack.api.calls_to("chat.update")
+    assert refused.params["ts"] == apology.params["ts"]
+    assert apology.params["text"] == messages.FAILED
