@@ -6,6 +6,7 @@ What the bot sent is read back from the fake Discord server: the interaction cal
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import discord
@@ -206,3 +207,21 @@ async def test_the_menu_is_on_the_tree_while_the_cog_is_loaded(harness: Harness)
     await harness.bot.remove_cog("AwaiCog")
     assert harness.bot.tree.get_command(READ_MENU_NAME, type=menu) is None
     assert harness.bot.tree.get_command("awai") is None
+
+
+async def test_engine_work_runs_in_worker_threads_not_on_the_event_loop(harness: Harness):
+    loop_thread = threading.get_ident()
+    seen: dict[str, int] = {}
+    engine = harness.runtime.engine
+    for name in ("ingest", "read"):
+        original = getattr(engine, name)
+
+        def spy(*args, _original=original, _name=name, **kwargs):  # type: ignore[no-untyped-def]
+            seen[_name] = threading.get_ident()
+            return _original(*args, **kwargs)
+
+        setattr(engine, name, spy)
+    datas = await _conversation(harness)
+    await harness.interact(payloads.interaction(data=payloads.message_menu(datas[-1])))
+    assert set(seen) == {"ingest", "read"}
+    assert loop_thread not in seen.values()
