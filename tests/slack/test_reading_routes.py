@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from bots.slack import messages
 from bots.slack.links import permalink
@@ -180,3 +181,21 @@ def test_when_slack_refuses_the_reading_the_placeholder_says_so_politely(slack: 
     refused, apology = slack.api.calls_to("chat.update")
     assert refused.params["ts"] == apology.params["ts"]
     assert apology.params["text"] == messages.FAILED
+
+
+def test_ephemeral_placement_shows_the_reading_only_to_the_person_who_asked(
+    make_slack: Callable[..., SlackHarness],
+):
+    slack = make_slack(reply_placement="ephemeral")
+    root = slack.seed([(ANN, "Which vendor should we pick?")])[0]
+    reply = slack.seed([(BEN, "The cheaper one, support matters less.")], thread_ts=root["ts"])[0]
+
+    slack.send(slack.requests.shortcut(GENERAL, CAT, reply))
+    slack.settle()
+
+    placeholder, reading = slack.api.calls_to("chat.postEphemeral")
+    for call in (placeholder, reading):
+        assert (call.params["user"], call.params["thread_ts"]) == (CAT, root["ts"])
+    assert placeholder.params["text"] == messages.PLACEHOLDER
+    assert "support matters less" in slack.blocks_text(reading)
+    assert slack.api.calls_to("chat.postMessage") == []

@@ -131,17 +131,17 @@ def handle_mention(
             return
         target_channel, target_ts, target_thread = link.channel_id, link.ts, link.thread_ts
     else:
-        target = previous_in_line(
+        previous = previous_in_line(
             services.runtime.store.timeline(channel_key(team, channel_id)),
             float(event["ts"]),
             thread_ts,
         )
-        if target is None and thread_ts is None:
+        # Nothing stored before it in a thread: the thread's root, fetched from Slack if needed.
+        previous_ts = previous.message_id if previous else thread_ts
+        if previous_ts is None:
             tell(messages.NOTHING_BEFORE)
             return
-        target_channel = channel_id
-        target_ts = target.message_id if target else thread_ts  # type: ignore[assignment]
-        target_thread = thread_ts
+        target_channel, target_ts, target_thread = channel_id, previous_ts, thread_ts
     request = ReadingRequest(
         team_id=team,
         channel_id=target_channel,
