@@ -16,7 +16,8 @@ from awai_engine.settings import SlackSettings
 
 
 def web_client(settings: SlackSettings, token: str | None = None) -> WebClient:
-    client = WebClient(token=token, base_url=settings.api_base_url)
+    # slack_sdk appends the method name to base_url as is, so it must end with a slash.
+    client = WebClient(token=token, base_url=settings.api_base_url.rstrip("/") + "/")
     client.retry_handlers.append(
         RateLimitErrorRetryHandler(max_retry_count=settings.rate_limit_retries)
     )
