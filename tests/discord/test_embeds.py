@@ -28,16 +28,16 @@ def _long(text: str, sentences: int) -> str:
 
 def _ingest_long_channel(runtime: Runtime) -> str:
     items = []
-    for n in range(12):
+    for n in range(8):
         topic = TOPICS[n % len(TOPICS)]
         items.append(
             utterance(
-                f"{1000 + n}", _long(topic, 14), speaker=("ann", "bob", "cy")[n % 3], channel=KEY
+                f"{1000 + n}", _long(topic, 1), speaker=("ann", "bob", "cy")[n % 3], channel=KEY
             )
         )
-    last = utterance("2000", _long(TOPICS[0], 40), speaker="ann", channel=KEY)
+    last = utterance("2000", _long(TOPICS[0], 12), speaker="ann", channel=KEY)
     report = runtime.engine.ingest([*items, last])
-    assert report.added == 13
+    assert report.added == 9
     return last.message_id
 
 
