@@ -14,6 +14,7 @@ from typing import Protocol
 
 from awai_engine.context import build_flow, recall
 from awai_engine.embedding import Embedder
+from awai_engine.limits import cut_notes
 from awai_engine.ports import LanguageBackend, PreparedUtterance, Store
 from awai_engine.settings import Settings
 from awai_engine.text import clean, detect_language
@@ -173,13 +174,19 @@ class Engine:
         return prepared
 
     def edit(self, utterance: Utterance) -> bool:
-        """Replace a stored message's text (thoughts and vectors with it); ``False`` if unknown."""
+        """Replace a stored message's text (thoughts and vectors with it).
+
+        ``False`` if the message is unknown, or if the new text is refused (over a limit): the
+        stored text then stays as it was, and the reason is logged.
+        """
         if utterance.message_id not in self.store.stored_texts(
             utterance.channel, [utterance.message_id]
         ):
             return False
-        self.ingest([utterance])
-        return True
+        report = self.ingest([utterance])
+        for problem in report.problems:
+            log.warning("edit of message %s refused: %s", problem.message_id, problem.reason)
+        return not report.problems
 
     def delete(self, channel: str, message_id: str) -> bool:
         """Remove a message everywhere; it will not be ingested again (privacy beats fidelity)."""
@@ -203,12 +210,6 @@ class Engine:
         schemas: tuple[RecalledSchema, ...] = ()
         if self.schemas is not None:
             schemas, associations = self.schemas.recall(channel, timeline, position, associations)
-        notes = []
-        if len(message.text) > self.settings.embedding.max_chars and len(message.thoughts) == 1:
-            notes.append(
-                f"Only the first {self.settings.embedding.max_chars:,} characters of this message"
-                " were used to find related thoughts."
-            )
         return ReadingContext(
             channel=channel,
             message=message.ref,
@@ -217,7 +218,7 @@ class Engine:
             flow=flow,
             associations=associations,
             schemas=schemas,
-            notes=tuple(notes),
+            notes=cut_notes(message.thoughts, self.settings),
         )
 
     def read(self, channel: str, message_id: str) -> Reading:

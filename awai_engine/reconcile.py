@@ -167,44 +167,56 @@ def reconcile(
             reports.append(_report(found, False))
             continue
         info = store.channel_info(channel)
-        if info is not None and (info.embedding_model, info.dimension) != (
-            encoder.model_name,
-            encoder.dimension,
-        ):
-            # Vectors of another model would make the channel's similarities meaningless.
-            reason = (
-                f"the channel was embedded with {info.embedding_model!r}, the configured model"
-                f" is {encoder.model_name!r}"
-            )
-            reports.append(
-                _report(found, False).model_copy(update={"not_repaired_because": reason})
-            )
+        made_by = info.embedding_model if info else encoder.model_name
+        if info is None or (made_by, info.dimension) == (encoder.model_name, encoder.dimension):
+            _repair(store, encoder, found)
+            reports.append(_report(found, True))
             continue
-        _repair(store, encoder, found)
-        reports.append(_report(found, True))
+        # Vectors of another model would make the channel's similarities meaningless: such a
+        # channel gets its deletes and orphans repaired, and its re-embedding waits for reembed.
+        _repair(store, None, found)
+        report = _report(found, True)
+        if found.unsynced or found.missing:
+            report = report.model_copy(
+                update={
+                    "repaired": False,
+                    "not_repaired_because": (
+                        f"the channel was embedded with {made_by!r}, the configured model is"
+                        f" {encoder.model_name!r}: run `awai reembed {channel}`"
+                    ),
+                }
+            )
+        reports.append(report)
     report = ReconcileReport(channels=tuple(reports))
     if not report.clean:
         log.warning("reconciled the stores: %s", report.summary())
     return report
 
 
-def _repair(store: ReconcilableStore, encoder: TextEncoder, found: ChannelAudit) -> None:
-    # Deletes first: a message that must go is not worth re-embedding.
-    if found.deleted_rows:
+def _repair(store: ReconcilableStore, encoder: TextEncoder | None, found: ChannelAudit) -> None:
+    """Finish deletes, re-embed pending messages (unless ``encoder`` is None), remove orphans."""
+    if found.deleted_rows:  # first: a message that must go is not worth re-embedding
         store.finish_deletes(found.channel, found.deleted_rows)
     gone = set(found.deleted_rows)
     pending = [m for m in (*found.unsynced, *found.missing) if m.message_id not in gone]
+    if encoder is not None:
+        _embed(store, encoder, found.channel, pending)
+    if found.orphans:
+        store.remove_vectors(found.channel, found.orphans)
+
+
+def _embed(
+    store: ReconcilableStore, encoder: TextEncoder, channel: str, pending: list[PendingMessage]
+) -> None:
     for start in range(0, len(pending), EMBED_BATCH):
         batch = pending[start : start + EMBED_BATCH]
         vectors = encoder.encode([text for message in batch for text in message.thoughts])
         row = 0
         for message in batch:
             count = len(message.thoughts)
-            if not store.complete(found.channel, message, vectors[row : row + count]):
+            if not store.complete(channel, message, vectors[row : row + count]):
                 log.info("%s changed while being repaired; its writer finishes it", message)
             row += count
-    if found.orphans:
-        store.remove_vectors(found.channel, found.orphans)
 
 
 def _report(found: ChannelAudit, repaired: bool) -> ChannelReport:

@@ -203,12 +203,28 @@ class EmbeddingSettings(BaseModel):
 
 
 class LimitsSettings(BaseModel):
-    """Bounds on input, enforced with clear messages; stored text is never truncated."""
+    """Bounds on input, enforced with clear messages; stored text is never truncated.
 
-    max_message_chars: int = Field(100_000, ge=1, description="Longer messages are refused.")
-    max_thoughts_per_message: int = Field(24, ge=1, le=1000)
-    max_thought_chars: int = Field(600, ge=16, description="A longer sentence is cut into pieces.")
-    max_transcript_bytes: int = Field(512 * 1024 * 1024, ge=1)
+    A message over ``max_message_chars`` is refused whole (the ingest report, ``awai import`` and
+    the log of an edit name it and this setting; an edit over it leaves the stored text as it was).
+    Within the limit the full text is stored and what is derived from it is bounded: at most
+    ``max_thoughts_per_message`` thoughts of at most ``max_thought_chars`` each, and only
+    ``embedding.max_chars`` of a thought is embedded; a reading says when either cut applied. A
+    transcript file over ``max_transcript_bytes`` is refused before a line is read.
+    """
+
+    max_message_chars: int = Field(
+        100_000, ge=1, description="Longer messages are refused, never cut."
+    )
+    max_thoughts_per_message: int = Field(
+        24, ge=1, le=1000, description="Further sentences are read as part of the last thought."
+    )
+    max_thought_chars: int = Field(
+        600, ge=16, description="A longer sentence is cut into pieces, all kept."
+    )
+    max_transcript_bytes: int = Field(
+        512 * 1024 * 1024, ge=1, description="Larger transcript files (ingest, import) are refused."
+    )
 
 
 class LanguageModelSettings(BaseModel):

@@ -2,7 +2,9 @@
 
 Fields: ``id`` (string), ``speaker``, ``text``, optional ``ts`` (ISO 8601 or epoch seconds; a line
 without one keeps the previous line's time, so file order decides), optional ``thread`` (id of the
-thread's root message). Problems are reported with their line number and the other lines are kept.
+thread's root message), optional ``speaker_id`` (the platform's id of the speaker, when it is not
+the display name). Problems are reported with their line number and the other lines are kept.
+:func:`transcript_line` writes the same format (``awai export``).
 """
 
 from __future__ import annotations
@@ -127,6 +129,9 @@ def _utterance(record: object, channel: str, last_ts: float, speakers: set[str])
     speaker = record.get("speaker")
     if not isinstance(speaker, str) or not speaker.strip():
         raise ValueError("missing or empty 'speaker'")
+    speaker_id = record.get("speaker_id", speaker)
+    if not isinstance(speaker_id, str) or not speaker_id.strip():
+        raise ValueError("'speaker_id' must be a non-empty string")
     text = record.get("text")
     if not isinstance(text, str):
         raise ValueError("missing 'text' (a string)")
@@ -137,13 +142,31 @@ def _utterance(record: object, channel: str, last_ts: float, speakers: set[str])
     return Utterance(
         channel=channel,
         message_id=message_id.strip(),
-        speaker_id=speaker.strip(),
+        speaker_id=speaker_id.strip(),
         speaker_name=speaker.strip(),
         text=text,
         ts=ts,
         thread_root=str(thread) if thread is not None and str(thread) != message_id else None,
         addressees=addressees(text, speakers),
     )
+
+
+def transcript_line(utterance: Utterance) -> str:
+    """One message as a transcript line that reads back as the same message.
+
+    Keys always in one order, ``ts`` as epoch seconds (the shortest repr of a float reads back
+    exactly), non-ASCII kept as is, ``speaker_id`` only when it is not the name and ``thread`` only
+    on replies: the same channel always exports to the same bytes.
+    """
+    speaker = utterance.speaker_name.strip() or utterance.speaker_id.strip()
+    record: dict[str, object] = {"id": utterance.message_id, "speaker": speaker}
+    if utterance.speaker_id.strip() != speaker:
+        record["speaker_id"] = utterance.speaker_id.strip()
+    record["text"] = utterance.text
+    record["ts"] = utterance.ts
+    if utterance.thread_root is not None:
+        record["thread"] = utterance.thread_root
+    return json.dumps(record, ensure_ascii=False)
 
 
 def addressees(text: str, speakers: set[str]) -> tuple[str, ...]:

@@ -1,0 +1,91 @@
+"""``awai doctor [--repair] [--channel NAME]``: do SQL and Chroma agree? Repair what does not.
+
+Every start already repairs what a crash can leave behind, after a cheap check of counts; the
+doctor compares every id, shows what it found in a table, and with ``--repair`` re-embeds missing
+vectors, finishes half-done writes, edits and deletes, removes orphan vectors, and checks again.
+With the embedded Chroma, run it while no bot is writing to the same data directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from awai_engine.reconcile import ChannelReport, ReconcileReport, audit, reconcile
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.transcript import channel_key
+from storage.store import AwaiStore
+
+COLUMNS = (
+    ("writes unfinished", "unfinished_writes"),
+    ("edits unfinished", "unfinished_edits"),
+    ("vectors missing", "missing_vectors"),
+    ("orphan vectors", "orphan_vectors"),
+    ("deletes unfinished", "unfinished_deletes"),
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "doctor", help="Check that stored messages and their vectors agree (--repair fixes them)."
+    )
+    parser.add_argument("--repair", action="store_true", help="Repair what was found.")
+    parser.add_argument(
+        "--channel", action="append", help="Only this channel (name or key; repeatable)."
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    channels = [channel_key(name) for name in args.channel] if args.channel else None
+    console = Console()
+    if not args.repair:
+        store = AwaiStore.open(settings)  # no embedding model needed just to look
+        try:
+            found = audit(store, channels)
+        finally:
+            store.close()
+        console.print(report_table(found, "What awai doctor found"))
+        if not found.clean:
+            console.print("Run [bold]awai doctor --repair[/bold] to repair it.")
+        return 0 if found.clean else 1
+    runtime = open_runtime(settings, repair=False)
+    try:
+        repaired = reconcile(runtime.store, runtime.engine.embedder, channels, thorough=True)
+        after = audit(runtime.store, channels)
+    finally:
+        runtime.close()
+    console.print(report_table(repaired, "What awai doctor found and repaired"))
+    if not after.clean:
+        console.print(report_table(after, "Still wrong after the repair"))
+    return 0 if after.clean else 1
+
+
+def report_table(report: ReconcileReport, title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("channel")
+    for heading, _ in COLUMNS:
+        table.add_column(heading, justify="right")
+    table.add_column("state")
+    table.add_column("e.g.", overflow="fold")
+    for channel in report.channels:
+        table.add_row(
+            channel.channel,
+            *(str(getattr(channel, field)) for _, field in COLUMNS),
+            _state(channel),
+            ", ".join(channel.examples),
+        )
+    if not report.channels:
+        table.add_row("(no channels stored)", *("" for _ in COLUMNS), "", "")
+    return table
+
+
+def _state(channel: ChannelReport) -> str:
+    if channel.not_repaired_because:
+        return f"[red]not repaired: {channel.not_repaired_because}[/red]"
+    if not channel.problems:
+        return "[green]ok[/green]"
+    return "[green]repaired[/green]" if channel.repaired else "[yellow]needs repair[/yellow]"

@@ -1,0 +1,71 @@
+"""``awai export CHANNEL --out FILE``: a channel's messages as a transcript, for backups and moves.
+
+The file holds the messages as they stand now (edits applied, deleted messages gone) in channel
+order, in the transcript format ``awai import`` and ``awai ingest`` read, so moving a channel
+between data directories (or from the embedded store to a server deployment) is export, then
+import. It reads only SQL, the record of what exists, and is written to a temporary file that
+replaces FILE at the end: an interrupted export never leaves half a backup under FILE's name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from awai_engine.settings import Settings
+from bots.terminal.commands.common import stderr
+from bots.terminal.transcript import channel_key, transcript_line
+from storage.store import AwaiStore, StorageError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "export", help="Write a channel's messages to a transcript file (JSON Lines)."
+    )
+    parser.add_argument("channel", help="The channel name or key (as given to ingest or read).")
+    parser.add_argument("--out", type=Path, required=True, help="The file to write.")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    store = AwaiStore.open(settings)
+    try:
+        channel = channel_key(args.channel)
+        if store.channel_info(channel) is None:
+            known = ", ".join(store.channels()) or "none yet"
+            raise StorageError(f"No channel {channel!r} is stored (known: {known}).")
+        count, size = write_export(store, channel, args.out)
+    finally:
+        store.close()
+    stderr.print(
+        f"{channel}: {count} messages written to {args.out}", highlight=False, soft_wrap=True
+    )
+    limit = settings.limits.max_transcript_bytes
+    if size > limit:
+        stderr.print(
+            f"[yellow]{args.out} is {size:,} bytes, over the {limit:,} that import accepts: raise"
+            " AWAI_LIMITS__MAX_TRANSCRIPT_BYTES where you import it.[/yellow]",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return 0
+
+
+def write_export(store: AwaiStore, channel: str, path: Path) -> tuple[int, int]:
+    """Write the channel to ``path`` atomically; returns the messages and bytes written."""
+    partial = path.with_name(f".{path.name}.partial")
+    count = 0
+    try:
+        with partial.open("w", encoding="utf-8", newline="\n") as handle:
+            for utterance in store.utterances(channel):
+                handle.write(transcript_line(utterance) + "\n")
+                count += 1
+            handle.flush()
+            os.fsync(handle.fileno())
+        size = partial.stat().st_size
+        partial.replace(path)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise StorageError(f"Cannot write {path}: {error.strerror or error}") from None
+    return count, size

@@ -1,0 +1,54 @@
+"""``awai import FILE --channel NAME``: store a transcript written by ``awai export``.
+
+Importing is ingesting (idempotent: messages already stored with the same text cost nothing, and a
+message deleted in the target channel is not brought back), named for its use: restoring a backup
+or moving a channel into another data directory or deployment. Export, import into an empty data
+directory, and export again gives the same bytes. Unlike ``ingest``, any line or message that could
+not be stored makes the exit status non-zero: a restore that lost something must say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.progress import Progress
+
+from awai_engine.settings import Settings
+from bots.runtime import open_runtime
+from bots.terminal.commands.common import report_problems, stderr
+from bots.terminal.transcript import read_transcript
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "import", help="Store a transcript written by `awai export` as a channel."
+    )
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--channel", required=True, help="The channel name or key to store it as.")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    transcript = read_transcript(args.file, args.channel, settings.limits.max_transcript_bytes)
+    for problem in transcript.problems:
+        stderr.print(f"[yellow]{args.file}: {problem}[/yellow]", highlight=False, soft_wrap=True)
+    runtime = open_runtime(settings)
+    try:
+        with Progress(console=stderr, transient=True) as progress:
+            task = progress.add_task("Importing", total=len(transcript.utterances))
+            report = runtime.engine.ingest(
+                transcript.utterances, progress=lambda n: progress.advance(task, n)
+            )
+    finally:
+        runtime.close()
+    report_problems(report)
+    stderr.print(
+        f"{transcript.channel}: {report.added} added, {report.edited} replaced,"
+        f" {report.unchanged} already there, {report.refused_deleted + len(report.problems)}"
+        f" refused, {len(transcript.problems)} unreadable line(s)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    refused = report.refused_deleted + len(report.problems) + len(transcript.problems)
+    return 1 if refused else 0
