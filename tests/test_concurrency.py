@@ -2,7 +2,8 @@
 
 Eight threads each ingest their own new messages (out of order with the others), edit and delete
 their own messages, redeliver messages everyone has, and all insert one same new message at the
-same moment, while other threads read messages that are being edited. Each thread's operations are
+same moment, while other threads read messages that are being edited and the schemas of the
+channel are re-clustered again and again. Each thread's operations are
 its own, so the final state does not depend on how the threads interleave: it must equal running
 the eight lists one after another.
 """
@@ -95,7 +96,7 @@ def _run_at_once(
 ) -> list[BaseException]:
     """Every thread's operations at once, with readers reading ``read_ids`` meanwhile."""
     errors: list[BaseException] = []
-    start = threading.Barrier(THREADS + len(readers))
+    start = threading.Barrier(THREADS + len(readers) + 1)
     writing = threading.Event()
     writing.set()
 
@@ -123,8 +124,18 @@ def _run_at_once(
 
         return loop
 
+    def recluster(runtime: Runtime) -> Callable[[], None]:
+        def loop() -> None:
+            while writing.is_set():  # the scheduler's job, run as often as it can be
+                runtime.schemas.recluster(CHANNEL)
+                reclusters.append(1)
+
+        return loop
+
+    reclusters: list[int] = []
     workers = [threading.Thread(target=guarded(write(n))) for n in range(THREADS)]
     watchers = [threading.Thread(target=guarded(read(runtime))) for runtime in readers]
+    watchers.append(threading.Thread(target=guarded(recluster(readers[0]))))
     for thread in workers + watchers:
         thread.start()
     for thread in workers:
@@ -132,6 +143,7 @@ def _run_at_once(
     writing.clear()
     for thread in watchers:
         thread.join()
+    assert reclusters, "the channel was never re-clustered while it was written"
     return errors
 
 
