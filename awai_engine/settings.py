@@ -86,6 +86,15 @@ class SchemaSettings(BaseModel):
         0.45, ge=-1, le=1, description="Centroid similarity to recall."
     )
     max_recalled: int = Field(3, ge=0, le=20, description="R: schemas recalled per reading.")
+    min_cohesion: Similarity = Field(
+        0.3,
+        ge=-1,
+        le=1,
+        description=(
+            "Mean similarity a thought needs to the rest of its cluster, and a cluster among its"
+            " members, to count as a schema (else it is noise)."
+        ),
+    )
     algorithm: Literal["auto", "exact", "knn-graph"] = "auto"
     exact_max_thoughts: int = Field(
         6000, ge=10, le=40_000, description="Above this many thoughts, auto uses knn-graph."

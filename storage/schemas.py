@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 from sqlalchemy import (
@@ -198,11 +199,12 @@ class SqlSchemaStore:
                         SchemaRunVersionRow(run_id=row.id, version_id=version_id, ordinal=ordinal)
                     )
         except IntegrityError:
-            pass  # stored by another process meanwhile: theirs is the same clustering
-        stored = self.run_with_basis(run.channel, run.speaker_id, run.method, run.basis_digest)
-        if stored is None:
-            raise RuntimeError(f"The schema run of {run.speaker_id} was not stored.")
-        return stored
+            # Stored by another process meanwhile: theirs is the same clustering; return it.
+            stored = self.run_with_basis(run.channel, run.speaker_id, run.method, run.basis_digest)
+            if stored is None:
+                raise
+            return stored
+        return replace(run, run_id=row.id, created_at=now)
 
     # -- versions ------------------------------------------------------------------------------
 

@@ -9,17 +9,18 @@ So the minimum spanning tree of the mutual-reachability graph is built here, the
 hdbscan package's own cluster-tree code (condense, stability, excess-of-mass selection):
 
 - ``exact``: one float32 n×n distance matrix (n²·4 bytes: 100 MB at 5k) and Prim's algorithm in
-  numpy. Where no two spanning-tree weights tie it yields the labels of
-  ``hdbscan.HDBSCAN(algorithm="generic")`` (a test checks it); real chat has many tied weights
-  (mutual reachability repeats core distances), which the two order differently: ARI 0.96 on
-  3k IRC messages. Ties here are ordered by a stable sort, so the result is reproducible.
+  numpy, with ties broken and edges sorted as the hdbscan package does: it gives the labels of
+  ``hdbscan.HDBSCAN(algorithm="generic")`` (a test checks it; identical on 3k real IRC lines too).
 - ``knn-graph``: for large n, the tree is built on the k-nearest-neighbour graph only, with
   exact neighbours found in float32 row blocks (memory n·k). Far-apart groups the graph leaves
   unconnected are joined at infinite distance, which only affects the top of the hierarchy.
   Agreement with ``exact`` measured on 5k IRC messages: adjusted Rand index 0.96.
 
-``auto`` (the default) is exact up to ``exact_max_thoughts`` and knn-graph above it. Everything is
-deterministic for the same vectors, which the no-future-leak guarantee relies on: a schema
+Two additions to plain HDBSCAN (:func:`_cohesive`): a thought or a cluster that is not similar
+enough to the rest of its cluster is noise, and when nothing else forms, one tight cluster may
+stand alone.
+``auto`` (the default) is exact up to ``exact_max_thoughts`` and knn-graph above it. Everything
+is deterministic for the same vectors, which the no-future-leak guarantee relies on: a schema
 clustered on demand for a reading must equal the one the scheduler stores for the same prefix.
 """
 
@@ -48,7 +49,10 @@ def method_for(count: int, settings: SchemaSettings) -> str:
     algorithm = settings.algorithm
     if algorithm == "auto":
         algorithm = "exact" if count <= settings.exact_max_thoughts else "knn-graph"
-    name = f"hdbscan-{algorithm}/mcs{settings.min_cluster_size}"
+    name = (
+        f"hdbscan-{algorithm}/mcs{settings.min_cluster_size}"
+        f"/cohesion{settings.min_cohesion:g}/lone{settings.recall_threshold:g}"
+    )
     return f"{name}/k{settings.knn_neighbours}" if algorithm == "knn-graph" else name
 
 
@@ -64,11 +68,13 @@ def cluster_labels(vectors: np.ndarray, settings: SchemaSettings) -> np.ndarray:
         edges = _exact_tree(points, min_samples)
     else:
         edges = _knn_graph_tree(points, min_samples, settings.knn_neighbours)
-    edges = edges[np.argsort(edges[:, 2], kind="stable")]
+    edges = edges[np.argsort(edges[:, 2])]  # hdbscan's own sort: tied weights ordered alike
     condensed = condense_tree(label(edges), size)
-    labels = _select(condensed, single=False)
+    floor = settings.min_cohesion
+    labels = _cohesive(points, _select(condensed, single=False), floor, floor, size)
     if labels.max(initial=NOISE) == NOISE:
-        labels = _single_group(points, _select(condensed, single=True), settings)
+        lone = _select(condensed, single=True)
+        labels = _cohesive(points, lone, floor, settings.recall_threshold, size)
     return _renumber(labels)
 
 
@@ -83,26 +89,50 @@ def _select(condensed: np.ndarray, single: bool) -> np.ndarray:
     return np.asarray(labels, dtype=np.int64)
 
 
-def _single_group(points: np.ndarray, labels: np.ndarray, settings: SchemaSettings) -> np.ndarray:
-    """Keep a lone cluster only if it is tight: a speaker may have exactly one preoccupation.
+def cohesion(vectors: np.ndarray) -> float:
+    """Mean similarity of distinct pairs of unit vectors: (|Σv|² − n) / (n(n − 1))."""
+    count = len(vectors)
+    if count < 2:
+        return 1.0
+    total = vectors.astype(np.float64).sum(axis=0)
+    return (float(total @ total) - count) / (count * (count - 1))
 
-    Excess of mass never selects the root, so someone who keeps coming back to one thing and
-    says little else (the sample's accessibility advocate) would get no schema at all; allowing a
-    single cluster everywhere instead merged every topic of a several-topic speaker into one. So
-    the single cluster is asked for only when nothing else formed, and kept only if its members'
-    mean pairwise similarity reaches the recall threshold. On random lines of real chat, 98% of
-    such lone clusters fall below it (mean 0.23 with MiniLM); the sample's accessibility thoughts
-    reach 0.50.
+
+def _cohesive(
+    points: np.ndarray, labels: np.ndarray, member_floor: float, cluster_floor: float, size: int
+) -> np.ndarray:
+    """Clusters of thoughts that are similar enough to each other; the rest becomes noise.
+
+    HDBSCAN finds groups dense *relative to the speaker's other thoughts*, and with a few dozen
+    thoughts that is coarse: unrelated lines get attached to a topic (three everyday remarks
+    joined eight battery complaints, at mean similarity 0.1 to them), or the least sparse lines
+    form a "cluster" (remarks about a cat, a printer, parking and an umbrella: 0.24 with MiniLM).
+    So a thought stays in its cluster only if its mean similarity to the other members reaches
+    ``member_floor``, and a cluster stays only with ``size`` members whose mean pairwise
+    similarity reaches ``cluster_floor``. With ``min_cohesion`` 0.3 for both, topic groups
+    (0.42–0.55) keep their members and no cluster of 3k real IRC lines was dropped.
+
+    The lone-cluster pass is stricter (``cluster_floor`` = ``recall_threshold``): excess of mass
+    never selects the root, so someone who keeps coming back to one thing and says little else
+    (the sample's accessibility advocate) would get no schema at all, while allowing a single
+    cluster everywhere merged every topic of a several-topic speaker into one. So one cluster is
+    asked for only when nothing else formed, and kept only if it is as tight as a thought must be
+    to recall a schema: 98% of lone clusters of random chat lines fall below it (mean 0.23), the
+    sample's accessibility thoughts reach 0.50.
     """
-    members = np.flatnonzero(labels == 0)
-    if len(members) < 2:
-        return np.full(len(labels), NOISE, dtype=np.int64)
-    group = points[members]
-    similarity = group @ group.T
-    cohesion = (float(similarity.sum()) - len(members)) / (len(members) * (len(members) - 1))
-    if cohesion < settings.recall_threshold:
-        return np.full(len(labels), NOISE, dtype=np.int64)
-    return labels
+    kept = labels.copy()
+    for cluster in range(int(labels.max(initial=NOISE)) + 1):
+        members = np.flatnonzero(labels == cluster)
+        if len(members) < 2:
+            kept[members] = NOISE
+            continue
+        total = points[members].astype(np.float64).sum(axis=0)
+        to_others = (points[members] @ total - 1.0) / (len(members) - 1)
+        staying = members[to_others >= member_floor]
+        kept[members[to_others < member_floor]] = NOISE
+        if len(staying) < size or cohesion(points[staying]) < cluster_floor:
+            kept[staying] = NOISE
+    return kept
 
 
 def _renumber(labels: np.ndarray) -> np.ndarray:

@@ -43,8 +43,10 @@ class Runs:
     def for_basis(self, basis: Basis) -> SchemaRun:
         """The stored run on exactly this basis, or the same clustering made now (not stored)."""
         stored = self.stored(basis)
-        if stored is not None:
-            return stored
+        return stored if stored is not None else self.unstored(basis)[0]
+
+    def unstored(self, basis: Basis) -> tuple[SchemaRun, SchemaRun | None]:
+        """The clustering of a basis no stored run covers, and the predecessor it took ids from."""
         predecessor = self.store.run_before(basis.channel, basis.speaker_id, basis.count)
         key = (
             basis.channel,
@@ -57,13 +59,13 @@ class Runs:
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
-                return cached
+                return cached, predecessor
         run = cluster_run(basis, predecessor, self.settings)
         with self._lock:
             self._cache[key] = run
             while len(self._cache) > self.settings.on_demand_cache:
                 self._cache.popitem(last=False)
-        return run
+        return run, predecessor
 
     def forget(self, channel: str) -> None:
         """Drop the channel's cached clusterings (after removals: no removed text stays here)."""

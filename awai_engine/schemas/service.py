@@ -212,9 +212,8 @@ class SchemaService:
                 basis = index.basis(channel, speaker)
                 if basis is None or self.runs.stored(basis) is not None:
                     continue
-                run = self.runs.for_basis(basis)
+                run, before = self.runs.unstored(basis)
                 run = run.with_states(self.summaries.fill(basis, run.states, strict=True))
-                before = self.store.run_before(channel, speaker, basis.count)
                 known = {(s.schema_id, s.version) for s in before.states} if before else set()
                 self.store.save_run(run)
                 stored += 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
-from rich.table import Table
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
@@ -39,20 +38,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             reports = runtime.schemas.recluster_all(only_pending=not args.force)
     finally:
         runtime.close()
-    table = Table("channel", "speakers", "runs stored", "new versions", "removed", "status")
-    for report in reports:
-        status = report.error or ("nothing new" if report.skipped else "done")
-        table.add_row(
-            report.channel,
-            str(report.speakers),
-            str(report.runs_stored),
-            str(report.new_versions),
-            str(report.removed_versions),
-            f"[red]{status}[/red]" if report.error else status,
-        )
-    console = Console()
-    if reports:
-        console.print(table)
-    else:
+    console = Console(highlight=False, soft_wrap=True)
+    if not reports:
         console.print("No channel has new thoughts since its last re-clustering.")
+    for report in reports:
+        if report.error:
+            console.print(f"{report.channel}: [red]failed: {report.error}[/red]")
+        elif report.skipped:
+            console.print(f"{report.channel}: nothing new since the last re-clustering.")
+        else:
+            console.print(
+                f"{report.channel}: {report.speakers} speakers, {report.runs_stored} runs stored,"
+                f" {report.new_versions} new schema versions, {report.removed_versions} removed"
+                " (deleted messages)."
+            )
     return 1 if any(report.error for report in reports) else 0
