@@ -1,0 +1,100 @@
+"""The channel digest: a PNG map of the expected size, Markdown naming every speaker's schemas,
+and what changed since the previous digest."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib.image
+import pytest
+
+from awai_engine.schemas.picture import picture_size
+from awai_engine.schemas.service import UnknownChannelError
+from bots.runtime import Runtime
+from tests.schema_topics import CHATTER, said, topic_sentences
+
+CHANNEL = "terminal:local:digest"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def texts(topic: str, count: int, seed: int = 0) -> list[str]:
+    return [text for text, _ in topic_sentences([topic], count, seed)]
+
+
+def three_speakers(runtime: Runtime) -> None:
+    runtime.engine.ingest(
+        said(CHANNEL, "ann", texts("battery", 8) + CHATTER[:2] + texts("food", 8), 1)
+        + said(CHANNEL, "bob", texts("pricing", 8) + CHATTER[2:4], 100)
+        + said(CHANNEL, "cy", CHATTER[4:], 200)
+    )
+
+
+def test_the_digest_picture_is_a_png_of_the_expected_size(runtime: Runtime) -> None:
+    three_speakers(runtime)
+    digest = runtime.schemas.digest(CHANNEL)
+    assert digest.png.startswith(PNG_SIGNATURE)
+    pixels = matplotlib.image.imread(io.BytesIO(digest.png), format="png")
+    width, height = picture_size(3, runtime.settings.digest)
+    assert digest.png_size == (width, height)
+    assert pixels.shape[:2] == (height, width)
+    assert pixels.std() > 0  # something is drawn
+
+
+def test_the_markdown_names_each_speaker_and_each_of_their_schemas(runtime: Runtime) -> None:
+    three_speakers(runtime)
+    digest = runtime.schemas.digest(CHANNEL)
+    by_speaker = {section.speaker_id: section for section in digest.speakers}
+    assert len(by_speaker["ann"].schemas) == 2 and len(by_speaker["bob"].schemas) == 1
+    assert not by_speaker["cy"].schemas
+    for section in digest.speakers:
+        assert f"## {section.speaker_name}:" in digest.markdown
+        for schema in section.schemas:
+            assert f"`{schema.schema_id}` v{schema.version}" in digest.markdown
+            assert schema.summary.split()[0] in digest.markdown
+            assert schema.examples
+            for example in schema.examples:
+                assert f"({example.message_id})" in digest.markdown
+    assert "First digest of this channel." in digest.markdown
+    numbers = [schema.number for section in digest.speakers for schema in section.schemas]
+    assert numbers == list(range(1, len(numbers) + 1))  # the labels on the picture
+
+
+def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtime) -> None:
+    three_speakers(runtime)
+    first = runtime.schemas.digest(CHANNEL)
+    food_messages = {f"m{number:04d}" for number in range(11, 19)}
+    food = next(
+        schema
+        for section in first.speakers
+        for schema in section.schemas
+        if {example.message_id for example in schema.examples} <= food_messages
+    )
+    (pricing,) = next(s for s in first.speakers if s.speaker_id == "bob").schemas
+
+    runtime.engine.ingest(said(CHANNEL, "ann", texts("food", 12)[8:], 300))
+    runtime.engine.ingest(said(CHANNEL, "cy", texts("accessibility", 8), 400))
+    for number in range(100, 108):  # bob's pricing thoughts are deleted: that schema dissolves
+        runtime.engine.delete(CHANNEL, f"m{number:04d}")
+    second = runtime.schemas.digest(CHANNEL)
+    sections = {section.speaker_id: section for section in second.speakers}
+
+    grown = next(s for s in sections["ann"].schemas if s.schema_id == food.schema_id)
+    assert grown.changes[0].kind == "grown" and grown.changes[0].previous_size == food.size
+    assert all(c.kind == "new" for s in sections["cy"].schemas for c in s.changes)
+    assert sections["cy"].schemas
+    assert [d.schema_id for d in sections["bob"].dissolved] == [pricing.schema_id]
+    assert sections["bob"].dissolved[0].summary is None  # its text went with the messages
+    assert f"grown (was {food.size})" in second.markdown and "Dissolved" in second.markdown
+    assert second.previous_at == first.created_at
+
+
+def test_a_preview_digest_is_not_the_reference_for_the_next_one(runtime: Runtime) -> None:
+    three_speakers(runtime)
+    recorded = runtime.schemas.digest(CHANNEL)
+    runtime.schemas.digest(CHANNEL, record=False)
+    assert runtime.schemas.digest(CHANNEL).previous_at == recorded.created_at
+
+
+def test_a_digest_of_an_unknown_channel_says_so(runtime: Runtime) -> None:
+    with pytest.raises(UnknownChannelError):
+        runtime.schemas.digest("terminal:local:nowhere")

@@ -1,0 +1,154 @@
+"""The scheduler: jobs kept in the AWAI database survive a restart; one failing channel does not
+stop the others."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers.background import BackgroundScheduler
+from sqlalchemy import inspect
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.engine import Engine
+from awai_engine.schemas.digest import Digest
+from bots.runtime import Runtime
+from bots.scheduler import (
+    JOB_STORE,
+    RECLUSTER_JOB,
+    SchedulerService,
+    digest_job_id,
+    recluster_job,
+)
+from storage.sql import Database
+from tests.schema_topics import said, topic_sentences
+
+CHANNEL = "terminal:local:scheduled"
+
+
+def battery_talk(runtime: Runtime, channel: str, speaker: str = "ann") -> None:
+    texts = [text for text, _ in topic_sentences(["battery", "food"], 8)]
+    runtime.engine.ingest(said(channel, speaker, texts, 1))
+
+
+def test_a_digest_job_in_the_sqlite_job_store_survives_a_restart_of_the_scheduler(
+    runtime: Runtime,
+) -> None:
+    battery_talk(runtime, CHANNEL)
+    first = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="restart")
+    first.start(paused=True)
+    job_id = first.schedule_digest(CHANNEL, "test-poster", every=timedelta(hours=6))
+    first.shutdown()
+    table = runtime.settings.scheduler.jobs_table
+    assert inspect(runtime.store.db.engine).has_table(table)  # in the AWAI database itself
+
+    posted: list[tuple[str, Digest]] = []
+    done = threading.Event()
+
+    def post(channel: str, digest: Digest) -> None:
+        posted.append((channel, digest))
+        done.set()
+
+    second = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="restart")
+    second.add_digest_poster("test-poster", post)
+    try:
+        second.start(paused=True)
+        jobs = {job.id: job for job in second.scheduler.get_jobs(jobstore=JOB_STORE)}
+        assert {job_id, RECLUSTER_JOB} <= jobs.keys()
+        assert jobs[job_id].trigger.interval == timedelta(hours=6)
+        assert (jobs[job_id].max_instances, jobs[job_id].coalesce) == (1, True)
+        assert second.digest_schedules()[0][:2] == ("test-poster", CHANNEL)
+        second.scheduler.modify_job(job_id, jobstore=JOB_STORE, next_run_time=datetime.now(UTC))
+        second.scheduler.resume()
+        assert done.wait(timeout=60)
+    finally:
+        second.shutdown()
+    channel, digest = posted[0]
+    assert channel == CHANNEL and digest.channel == CHANNEL and digest.png
+    assert runtime.schemas.pending() == []  # the digest re-clustered the channel first
+
+
+class FailingSummaries(OfflineBackend):
+    """The offline backend, except that summarising any schema of ``speaker`` fails."""
+
+    def __init__(self, speaker: str) -> None:
+        super().__init__()
+        self.speaker = speaker
+
+    def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
+        if speaker_name == self.speaker:
+            raise RuntimeError("the summariser is down for this speaker")
+        return super().summarise_schema(speaker_name, thoughts)
+
+
+def test_a_failing_channel_is_logged_and_the_others_are_reclustered(
+    make_runtime: Callable[..., Runtime],
+    embedder: Embedder,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    runtime = make_runtime()
+    broken = Runtime(
+        settings=runtime.settings,
+        store=runtime.store,
+        engine=Engine(runtime.settings, runtime.store, embedder, FailingSummaries("Boom")),
+    )
+    battery_talk(broken, "terminal:local:a-broken", speaker="boom")
+    battery_talk(broken, "terminal:local:b-fine")
+    service = SchedulerService(broken, BackgroundScheduler(timezone=UTC), name="failing")
+    try:
+        with caplog.at_level(logging.ERROR):
+            recluster_job("failing")  # what the stored job calls when it fires
+    finally:
+        service.shutdown()
+    assert "terminal:local:a-broken" in caplog.text
+    assert "summariser is down" in caplog.text
+    fine = broken.schemas.schemas("terminal:local:b-fine")
+    assert fine[0].stored and fine[0].schemas
+    assert broken.schemas.pending() == ["terminal:local:a-broken"]  # retried next time
+
+
+def test_a_digest_job_without_its_poster_here_is_skipped_with_a_warning(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    battery_talk(runtime, CHANNEL)
+    service = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="no-poster")
+    try:
+        with caplog.at_level(logging.WARNING):
+            assert not service.post_digest("slack", CHANNEL)
+        assert "no poster 'slack'" in caplog.text
+        with pytest.raises(ValueError):
+            service.schedule_digest(CHANNEL, "slack")
+        service.start(paused=True)
+        service.schedule_digest(CHANNEL, "slack", cron="0 9 * * MON")
+        assert service.unschedule_digest(CHANNEL, "slack")
+        assert not service.unschedule_digest(CHANNEL, "slack")
+        assert digest_job_id("slack", CHANNEL) not in {
+            job.id for job in service.scheduler.get_jobs(jobstore=JOB_STORE)
+        }
+    finally:
+        service.shutdown()
+
+
+def test_jobs_are_rows_of_the_database_file_a_new_connection_reads(runtime: Runtime) -> None:
+    service = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="reopen")
+    service.start(paused=True)
+    service.schedule_digest(CHANNEL, "discord", every=timedelta(days=1))
+    service.shutdown()
+    database = Database(runtime.settings.resolved_database_url())  # a new engine, new pool
+    scheduler = BackgroundScheduler(timezone=UTC)
+    scheduler.add_jobstore(
+        SQLAlchemyJobStore(engine=database.engine, tablename=runtime.settings.scheduler.jobs_table),
+        alias=JOB_STORE,
+    )
+    try:
+        scheduler.start(paused=True)
+        ids = {job.id for job in scheduler.get_jobs(jobstore=JOB_STORE)}
+    finally:
+        scheduler.shutdown()
+        database.dispose()
+    assert {digest_job_id("discord", CHANNEL), RECLUSTER_JOB} <= ids

@@ -1,0 +1,49 @@
+"""The terminal commands for schemas: recluster, schemas, digest and forget, end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from awai_engine.samples import SAMPLES
+from bots.terminal.cli import main
+
+
+def test_recluster_schemas_digest_and_forget_from_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def awai(*args: str) -> int:
+        return main(["--data-dir", str(tmp_path / "data"), *args])
+
+    assert awai("ingest", str(SAMPLES["en"].path), "--channel", "launch") == 0
+    assert awai("recluster") == 0
+    assert "terminal:local:launch" in capsys.readouterr().out
+    assert awai("recluster") == 0
+    assert "No channel has new thoughts" in capsys.readouterr().out
+
+    assert awai("schemas", "launch", "--speaker", "carla", "--as-of", "m046", "--json") == 0
+    (carla,) = json.loads(capsys.readouterr().out)
+    assert carla["speaker_name"] == "Carla" and not carla["stored"]  # clustered for m046 now
+    assert carla["schemas"]
+    assert all(int(s["as_of_message_id"][1:]) < 46 for s in carla["schemas"])
+
+    out = tmp_path / "digests"
+    assert awai("digest", "launch", "--out", str(out)) == 0
+    markdown = (out / "terminal-local-launch-digest.md").read_text(encoding="utf-8")
+    assert "## Carla:" in markdown
+    assert (out / "terminal-local-launch-digest.png").read_bytes().startswith(b"\x89PNG")
+
+    assert awai("forget", "launch", "--speaker", "Carla") == 1  # no terminal to confirm on
+    assert "add --yes" in capsys.readouterr().err
+    assert awai("forget", "launch", "--speaker", "Carla", "--yes") == 0
+    said_by_carla = sum(
+        json.loads(line)["speaker"] == "Carla"
+        for line in SAMPLES["en"].path.read_text(encoding="utf-8").splitlines()
+    )
+    assert f"forgot Carla: {said_by_carla} messages" in capsys.readouterr().out
+    assert awai("schemas", "launch", "--speaker", "Carla") == 2
+    assert "nobody called 'Carla'" in capsys.readouterr().err
+    assert awai("digest", "nowhere", "--out", str(out)) == 2
+    assert "no channel 'terminal:local:nowhere'" in capsys.readouterr().err

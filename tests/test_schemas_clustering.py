@@ -1,0 +1,144 @@
+"""Clustering a speaker's thoughts: the algorithm against the hdbscan package, and topics found."""
+
+from __future__ import annotations
+
+import hdbscan
+import numpy as np
+from sklearn.metrics import adjusted_rand_score
+
+from awai_engine.embedding import Embedder
+from awai_engine.samples import SAMPLES
+from awai_engine.schemas.clustering import NOISE, cluster_labels, method_for
+from awai_engine.settings import SchemaSettings
+from bots.runtime import Runtime
+from bots.terminal.transcript import read_transcript
+from tests.schema_topics import (
+    CHATTER,
+    SAMPLE_ACCESSIBILITY,
+    SAMPLE_BATTERY,
+    said,
+    topic_sentences,
+)
+
+
+def gaussian_topics(
+    seed: int, topics: int = 6, per_topic: int = 40
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors around random centres plus scattered noise."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(topics, 384))
+    points = [centres[t] + 0.6 * rng.normal(size=(per_topic, 384)) for t in range(topics)]
+    points.append(1.5 * rng.normal(size=(30, 384)))
+    vectors = np.vstack(points)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    truth = np.repeat(np.arange(topics + 1), [per_topic] * topics + [30])
+    return vectors.astype(np.float32), truth
+
+
+def test_exact_algorithm_without_the_cohesion_floor_gives_the_labels_of_hdbscan_generic() -> None:
+    for seed in range(3):
+        vectors, _ = gaussian_topics(seed)
+        ours = cluster_labels(vectors, SchemaSettings(algorithm="exact", min_cohesion=-1))
+        reference = hdbscan.HDBSCAN(min_cluster_size=3, algorithm="generic").fit_predict(
+            vectors.astype(np.float64)
+        )
+        assert adjusted_rand_score(reference, ours) == 1.0
+        assert np.array_equal(ours == NOISE, reference == -1)
+
+
+def test_knn_graph_algorithm_agrees_with_exact() -> None:
+    vectors, _ = gaussian_topics(7, topics=8, per_topic=60)
+    exact = cluster_labels(vectors, SchemaSettings(algorithm="exact"))
+    approximate = cluster_labels(vectors, SchemaSettings(algorithm="knn-graph", knn_neighbours=8))
+    ari = adjusted_rand_score(exact, approximate)
+    print(f"knn-graph vs exact on 510 synthetic vectors: ARI {ari:.3f}")
+    assert ari >= 0.95
+
+
+def test_auto_switches_to_knn_graph_above_the_exact_limit() -> None:
+    settings = SchemaSettings(exact_max_thoughts=100)
+    assert method_for(100, settings).startswith("hdbscan-exact")
+    assert method_for(101, settings).startswith("hdbscan-knn-graph")
+
+
+def test_clusters_of_topic_sentences_match_the_topics_and_chatter_stays_noise(
+    embedder: Embedder,
+) -> None:
+    pairs = topic_sentences(["battery", "pricing", "accessibility", "food"], per_topic=12)
+    texts = [text for text, _ in pairs] + CHATTER
+    truth = np.array([topic for _, topic in pairs] + ["chatter"] * len(CHATTER))
+    labels = cluster_labels(embedder.encode(texts), SchemaSettings())
+    on_topic = truth != "chatter"
+    ari = adjusted_rand_score(truth[on_topic], labels[on_topic])
+    chatter_as_noise = float(np.mean(labels[~on_topic] == NOISE))
+    print(f"synthetic topics: ARI {ari:.3f}, chatter left as noise {chatter_as_noise:.0%}")
+    assert ari >= 0.9
+    assert chatter_as_noise >= 0.75
+
+
+def test_a_speaker_with_one_tight_preoccupation_gets_one_schema(embedder: Embedder) -> None:
+    pairs = topic_sentences(["accessibility"], per_topic=8)
+    texts = [text for text, _ in pairs] + CHATTER
+    labels = cluster_labels(embedder.encode(texts), SchemaSettings())
+    assert labels.max() == 0  # one schema
+    assert np.mean(labels[: len(pairs)] == 0) >= 0.75
+    assert np.all(labels[len(pairs) :] == NOISE)
+
+
+def test_a_speaker_who_only_chats_gets_no_schema(embedder: Embedder) -> None:
+    labels = cluster_labels(embedder.encode(CHATTER), SchemaSettings())
+    assert np.all(labels == NOISE)
+
+
+def test_the_sample_gives_carla_an_accessibility_schema_and_dev_a_battery_one(
+    runtime: Runtime,
+) -> None:
+    sample = SAMPLES["en"]
+    transcript = read_transcript(sample.path, sample.channel, 10**9)
+    runtime.engine.ingest(transcript.utterances)
+    runtime.schemas.recluster(transcript.channel)
+    by_speaker = {item.speaker_id: item for item in runtime.schemas.schemas(transcript.channel)}
+    versions = runtime.store.schemas.versions(transcript.channel)
+    members = {(v.schema_id, v.version): set(v.members) for v in versions}
+
+    def schemas_within(speaker: str, topic: set[str]) -> list[set[str]]:
+        found = [members[(s.schema_id, s.version)] for s in by_speaker[speaker].schemas]
+        return [keys for keys in found if keys <= topic]
+
+    assert schemas_within("Carla", SAMPLE_ACCESSIBILITY)
+    assert schemas_within("Dev", SAMPLE_BATTERY)
+    # ARI over Carla's and Dev's thoughts: topic (or other) against schema (or noise).
+    truth, predicted = [], []
+    for speaker, topic in (("Carla", SAMPLE_ACCESSIBILITY), ("Dev", SAMPLE_BATTERY)):
+        schema_of = {
+            key: f"{speaker}:{s.schema_id}"
+            for s in by_speaker[speaker].schemas
+            for key in members[(s.schema_id, s.version)]
+        }
+        timeline = runtime.store.timeline(transcript.channel)
+        for message in timeline.messages:
+            if message.ref.speaker_id == speaker:
+                for thought in message.thoughts:
+                    key = f"{message.message_id}#{thought.index}"
+                    truth.append(f"{speaker}:topic" if key in topic else "other")
+                    predicted.append(schema_of.get(key, "noise"))
+    print(
+        f"sample (Carla accessibility, Dev battery): ARI {adjusted_rand_score(truth, predicted):.3f}"
+    )
+
+
+def test_schemas_are_per_speaker_and_per_channel(runtime: Runtime) -> None:
+    pairs = topic_sentences(["battery"], per_topic=8)
+    texts = [text for text, _ in pairs]
+    runtime.engine.ingest(
+        said("terminal:local:one", "ann", texts, 1) + said("terminal:local:two", "ann", texts, 1)
+    )
+    runtime.engine.ingest(said("terminal:local:one", "bob", CHATTER, 100))
+    for channel in ("terminal:local:one", "terminal:local:two"):
+        runtime.schemas.recluster(channel)
+    one = {item.speaker_id: item for item in runtime.schemas.schemas("terminal:local:one")}
+    two = runtime.schemas.schemas("terminal:local:two")
+    assert len(one["ann"].schemas) == 1 and not one["bob"].schemas
+    assert [item.speaker_id for item in two] == ["ann"]
+    # Same thoughts, another channel: its own schema, nothing shared.
+    assert two[0].schemas[0].schema_id != one["ann"].schemas[0].schema_id

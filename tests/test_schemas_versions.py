@@ -1,0 +1,185 @@
+"""Stable schema ids, versions that are never overwritten, and recall before a message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from awai_engine.schemas.identity import inherited, jaccard, new_schema_id
+from awai_engine.schemas.model import SchemaState
+from bots.runtime import Runtime
+from tests.schema_topics import CHATTER, said, topic_sentences
+
+CHANNEL = "terminal:local:versions"
+
+
+def state(schema_id: str, members: list[str], version: int = 1) -> SchemaState:
+    return SchemaState(
+        schema_id=schema_id,
+        version=version,
+        speaker_id="ann",
+        speaker_name="Ann",
+        members=tuple(members),
+        member_positions=tuple(range(len(members))),
+        centroid=np.zeros(3, dtype=np.float32),
+        summary="s",
+        as_of_message_id=members[-1].split("#")[0],
+        as_of=len(members) - 1,
+    )
+
+
+def texts(topic: str, count: int, seed: int = 0) -> list[str]:
+    return [text for text, _ in topic_sentences([topic], count, seed)]
+
+
+def test_a_cluster_inherits_the_id_it_overlaps_by_half_or_more() -> None:
+    old = [state("sA", ["a", "b", "c", "d"]), state("sB", ["x", "y", "z"])]
+    grown = frozenset({"a", "b", "c", "d", "e"})  # Jaccard 0.8 with sA
+    drifted = frozenset({"z", "p", "q", "r"})  # Jaccard 1/6 with sB
+    heirs = inherited([grown, drifted], old)
+    assert heirs[0] is not None and heirs[0].schema_id == "sA"
+    assert heirs[1] is None
+    assert jaccard(grown, frozenset(old[0].members)) == 0.8
+
+
+def test_an_old_id_passes_to_the_cluster_overlapping_it_most_and_only_to_one() -> None:
+    old = [state("sA", ["a", "b", "c", "d", "e", "f"])]
+    larger = frozenset({"a", "b", "c", "d"})  # Jaccard 4/6
+    smaller = frozenset({"e", "f", "g"})  # Jaccard 2/7: below one half anyway
+    equal_half = frozenset({"a", "b", "c"})  # Jaccard 3/6
+    heirs = inherited([smaller, equal_half, larger], old)
+    assert [heir.schema_id if heir else None for heir in heirs] == [None, None, "sA"]
+
+
+def test_new_ids_depend_on_the_cluster_only_and_avoid_ids_taken_in_the_run() -> None:
+    first = new_schema_id("c", "ann", ["m1#0", "m2#0"], set(), salt=2)
+    assert first == new_schema_id("c", "ann", ["m2#0", "m1#0"], set(), salt=9)
+    assert first != new_schema_id("other", "ann", ["m1#0", "m2#0"], set(), salt=2)
+    assert new_schema_id("c", "ann", ["m1#0", "m2#0"], {first}, salt=2) != first
+
+
+def test_a_growing_schema_keeps_its_id_gets_a_new_version_and_the_old_version_stays(
+    runtime: Runtime,
+) -> None:
+    battery = texts("battery", 12)
+    runtime.engine.ingest(said(CHANNEL, "ann", battery[:8] + CHATTER[:3] + texts("food", 8), 1))
+    runtime.schemas.recluster(CHANNEL)
+    first = {s.schema_id: s for s in runtime.schemas.schemas(CHANNEL)[0].schemas}
+    old = {
+        s.schema_id: runtime.store.schemas.version(CHANNEL, s.schema_id, s.version)
+        for s in first.values()
+    }
+
+    runtime.engine.ingest(said(CHANNEL, "ann", battery[8:], 100))
+    report = runtime.schemas.recluster(CHANNEL)
+    now = {s.schema_id: s for s in runtime.schemas.schemas(CHANNEL)[0].schemas}
+
+    assert now.keys() == first.keys()  # both schemas kept their ids
+    grown = [i for i in now if now[i].size > first[i].size]
+    assert len(grown) == 1 and report.new_versions == 1
+    (battery_id,) = grown
+    assert now[battery_id].version > first[battery_id].version
+    for schema_id, before in first.items():
+        kept = runtime.store.schemas.version(CHANNEL, schema_id, before.version)
+        assert kept is not None and old[schema_id] is not None
+        assert (kept.members, kept.summary, kept.as_of) == (
+            old[schema_id].members,
+            old[schema_id].summary,
+            old[schema_id].as_of,
+        )
+    history = [
+        v.version
+        for v in runtime.store.schemas.versions(CHANNEL, "ann")
+        if v.schema_id == battery_id
+    ]
+    assert history == [first[battery_id].version, now[battery_id].version]
+
+
+def test_a_schema_whose_members_do_not_change_keeps_its_version(runtime: Runtime) -> None:
+    runtime.engine.ingest(
+        said(CHANNEL, "ann", texts("battery", 8) + CHATTER[:3] + texts("food", 8), 1)
+    )
+    runtime.schemas.recluster(CHANNEL)
+    before = {s.schema_id: s.version for s in runtime.schemas.schemas(CHANNEL)[0].schemas}
+    runtime.engine.ingest(said(CHANNEL, "ann", texts("pricing", 8), 100))
+    assert runtime.schemas.recluster(CHANNEL).new_versions == 1  # only the pricing schema
+    now = {s.schema_id: s.version for s in runtime.schemas.schemas(CHANNEL)[0].schemas}
+    assert len(now) == 3 and all(now[i] == version for i, version in before.items())
+    assert len(runtime.store.schemas.versions(CHANNEL, "ann")) == 3
+
+
+def test_re_clustering_with_nothing_new_is_skipped(runtime: Runtime) -> None:
+    runtime.engine.ingest(said(CHANNEL, "ann", texts("battery", 8), 1))
+    assert runtime.schemas.recluster(CHANNEL).runs_stored == 1
+    assert runtime.schemas.recluster(CHANNEL).skipped
+    assert runtime.schemas.recluster(CHANNEL, force=True).runs_stored == 0
+    assert runtime.schemas.pending() == []
+
+
+def test_a_reading_recalls_the_speakers_related_schema_as_of_before_the_message(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime(activation={"important_threshold": -20.0})
+    battery = texts("battery", 12)
+    runtime.engine.ingest(
+        said(CHANNEL, "ann", battery[:8] + texts("food", 6), 1)
+        + said(CHANNEL, "bob", CHATTER[:4], 50)
+        + said(CHANNEL, "ann", battery[8:9], 60)
+    )
+    reading = runtime.engine.read(CHANNEL, "m0060")
+    timeline = runtime.store.timeline(CHANNEL)
+    position = timeline.position_of["m0060"]
+    schemas = reading.context.schemas
+    assert schemas and len(schemas) <= runtime.settings.schemas.max_recalled
+    best = schemas[0]
+    assert best.similarity >= runtime.settings.schemas.recall_threshold
+    assert all(schema.as_of < position for schema in schemas)
+    assert best.stance == "undetermined"  # offline: no language model to judge it
+    battery_ids = {f"m{n:04d}" for n in range(1, 9)}
+    in_schema = [a for a in reading.context.associations if a.source.message_id in battery_ids]
+    assert in_schema and all(item.important for item in in_schema)  # β = −20: any activation
+
+    strict = make_runtime("strict", activation={"important_threshold": 20.0})
+    strict.engine.ingest(
+        said(CHANNEL, "ann", battery[:8], 1) + said(CHANNEL, "ann", battery[8:9], 60)
+    )
+    assert not any(
+        item.important for item in strict.engine.read(CHANNEL, "m0060").context.associations
+    )
+
+
+def test_at_most_r_schemas_are_recalled_and_never_another_speakers(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime(schemas={"max_recalled": 1, "recall_threshold": -1.0})
+    runtime.engine.ingest(
+        said(CHANNEL, "ann", texts("battery", 7) + texts("food", 7), 1)
+        + said(CHANNEL, "bob", texts("pricing", 7), 50)
+        + said(CHANNEL, "ann", ["The sync worker drains the battery."], 80)
+    )
+    schemas = runtime.engine.read(CHANNEL, "m0080").context.schemas
+    assert len(schemas) == 1
+    ann = {
+        s.schema_id
+        for s in runtime.schemas.schemas(CHANNEL, "ann", before_message="m0080")[0].schemas
+    }
+    assert schemas[0].schema_id in ann
+
+
+def test_a_stored_run_and_the_same_clustering_made_on_demand_read_alike(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    before = said(CHANNEL, "ann", texts("battery", 8) + texts("food", 6), 1) + said(
+        CHANNEL, "bob", CHATTER[:3], 50
+    )
+    message = said(CHANNEL, "ann", ["Our Android app drains the battery overnight."], 60)
+    stored, on_demand = make_runtime("stored"), make_runtime("on-demand")
+    stored.engine.ingest(before)
+    stored.schemas.recluster(CHANNEL)  # ann's run on exactly her thoughts before m0060
+    stored.engine.ingest(message)
+    on_demand.engine.ingest(before + message)
+    assert stored.schemas.schemas(CHANNEL, "ann", before_message="m0060")[0].stored
+    assert not on_demand.schemas.schemas(CHANNEL, "ann", before_message="m0060")[0].stored
+    first = stored.engine.read(CHANNEL, "m0060").context.schemas
+    assert first and first == on_demand.engine.read(CHANNEL, "m0060").context.schemas
