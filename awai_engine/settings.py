@@ -431,6 +431,15 @@ class Settings(BaseSettings):
     chroma_path: Path | None = Field(
         None, description="Embedded Chroma folder; default data_dir/chroma."
     )
+    chroma_url: str | None = Field(
+        None,
+        pattern=r"^https?://[^/\s:]+(:[0-9]{1,5})?(/[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9])?/?$",
+        description=(
+            "A Chroma server (`chroma run`) at http(s)://host:port instead of the embedded folder;"
+            " an optional path names the Chroma database to use (created when missing), e.g."
+            " http://10.0.0.5:8000/awai. Several bot processes share one server."
+        ),
+    )
     flow: FlowSettings = FlowSettings()
     association: AssociationSettings = AssociationSettings()
     activation: ActivationSettings = ActivationSettings()

@@ -19,6 +19,15 @@ short transactions, and two kinds of them.
 A single writer thread fed by a queue was measured against this and gave the same throughput (the
 writes that cost are Chroma's, not SQLite's) while working only inside one process; this design
 also serialises writers of several processes (a bot and ``awai doctor --repair``).
+
+PostgreSQL (``postgresql+psycopg://…``, several bot processes on several machines) keeps exactly
+these semantics rather than a second set: a write transaction first takes a transaction-scoped
+advisory lock (``pg_advisory_xact_lock``), PostgreSQL's counterpart of ``BEGIN IMMEDIATE``, so
+every check-then-insert of the store is atomic across processes, and the unique constraints are
+the last word behind it. A read is a ``REPEATABLE READ`` snapshot, so its several queries agree
+as a deferred SQLite transaction's do (READ COMMITTED would give each query its own snapshot).
+
+The tables are made and changed by the Alembic revisions in :mod:`storage.migrations` only.
 """
 
 from __future__ import annotations
@@ -41,8 +50,10 @@ from sqlalchemy import (
     create_engine,
     event,
     select,
+    text,
 )
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import (
     DeclarativeBase,
     Mapped,
@@ -143,6 +154,8 @@ class DeletedMessageRow(Base):
 
 
 BUSY_TIMEOUT_SECONDS = 30.0
+# The key of the PostgreSQL advisory lock every write transaction holds ("AWAI" "wrte").
+WRITE_LOCK_KEY = 0x41574149_77727465
 
 
 class DatabaseBusyError(RuntimeError):
@@ -188,16 +201,23 @@ def make_engine(url: str) -> Engine:
 
 
 class Database:
-    """Sessions on one SQLAlchemy engine; tables of every imported model are created on first use."""
+    """Sessions on one SQLAlchemy engine, its tables brought to the newest migration on open."""
 
     def __init__(self, url: str) -> None:
+        from storage import migrations  # imports every model module, so it comes after Base
+
         self.url = url
         self.engine = make_engine(url)
-        Base.metadata.create_all(self.engine)
+        migrations.upgrade(self.engine)
         self.is_sqlite = url.startswith("sqlite")
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        snapshot = (
+            {"sqlite_begin": "DEFERRED"}
+            if self.is_sqlite
+            else {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
+        )
         self._snapshots = sessionmaker(
-            self.engine.execution_options(sqlite_begin="DEFERRED"), expire_on_commit=False
+            self.engine.execution_options(**snapshot), expire_on_commit=False
         )
         self._writer = threading.Lock()
         self._writing = threading.local()
@@ -206,13 +226,9 @@ class Database:
     def session(self) -> Iterator[Session]:
         """One short write transaction: committed on success, rolled back on error.
 
-        Keep it short (no model calls, no Chroma calls that can wait): on SQLite every other
-        writer waits for it.
+        Keep it short (no model calls, no Chroma calls that can wait): every other writer, of
+        this process or another, waits for it.
         """
-        if not self.is_sqlite:
-            with self._sessions() as session, session.begin():
-                yield session
-            return
         if getattr(self._writing, "active", False):
             # A second connection would wait for this thread's own write lock until the timeout.
             raise RuntimeError("A write session was opened inside another on the same thread.")
@@ -223,6 +239,8 @@ class Database:
         self._writing.active = True
         try:
             with self._sessions() as session, session.begin():
+                if not self.is_sqlite:
+                    _take_write_lock(session)
                 yield session
         finally:
             self._writing.active = False
@@ -239,3 +257,14 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _take_write_lock(session: Session) -> None:
+    """PostgreSQL: wait (up to the busy timeout) for the database-wide write lock."""
+    try:
+        session.execute(text(f"SET LOCAL lock_timeout = '{int(BUSY_TIMEOUT_SECONDS * 1000)}ms'"))
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": WRITE_LOCK_KEY})
+    except OperationalError as error:
+        raise DatabaseBusyError(
+            f"Another write held the database for over {BUSY_TIMEOUT_SECONDS:.0f} s."
+        ) from error

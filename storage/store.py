@@ -101,18 +101,34 @@ class AwaiStore:
 
     @classmethod
     def open(cls, settings: Settings) -> AwaiStore:
-        """Open (creating if needed) the configured SQL database and embedded Chroma folder."""
-        if settings.database_url is None or settings.chroma_path is None:
+        """Open (creating if needed) the configured SQL database and Chroma: the embedded folder,
+        or the Chroma server of ``settings.chroma_url``."""
+        embedded = settings.chroma_url is None
+        if settings.database_url is None or (embedded and settings.chroma_path is None):
             _check_writable(settings.data_dir)
-        chroma_path = settings.resolved_chroma_path()
-        _check_writable(chroma_path)
+        if embedded:
+            _check_writable(settings.resolved_chroma_path())
         try:
             database = Database(settings.resolved_database_url())
         except Exception as error:
             raise StorageError(
-                f"Cannot open the database {settings.resolved_database_url()}: {error}"
+                f"Cannot open the database {_without_password(settings.resolved_database_url())}:"
+                f" {error}"
             ) from error
-        return cls(database, ChromaVectors.embedded(chroma_path), settings.recall_index)
+        try:
+            vectors = (
+                ChromaVectors.embedded(settings.resolved_chroma_path())
+                if settings.chroma_url is None
+                else ChromaVectors.server(settings.chroma_url)
+            )
+        except Exception as error:
+            database.dispose()
+            raise StorageError(
+                f"Cannot use the Chroma server at {settings.chroma_url} (AWAI_CHROMA_URL): {error}"
+                if settings.chroma_url
+                else f"Cannot open Chroma in {settings.resolved_chroma_path()}: {error}"
+            ) from error
+        return cls(database, vectors, settings.recall_index)
 
     def close(self) -> None:
         self.db.dispose()
@@ -782,6 +798,16 @@ def _count(session: Session, channel_id: int, *conditions) -> int:  # type: igno
         )
         or 0
     )
+
+
+def _without_password(url: str) -> str:
+    """A database URL fit for an error message."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "(the configured AWAI_DATABASE_URL)"
 
 
 def _check_writable(path: Path) -> None:

@@ -4,14 +4,20 @@ We never let Chroma embed anything: its default embedding function downloads a m
 are created with ``embedding_function=None`` and every write passes vectors. Vector ids are
 ``<message id>#<thought index>``; metadata keeps the message id so a message's vectors can be
 removed without knowing how many thoughts it had.
+
+The same class runs on an embedded ``PersistentClient`` (one process owns a folder) or on a
+``chromadb.HttpClient`` talking to a Chroma server that several bot processes share; nothing else
+differs, since every operation here is a plain Chroma call.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -48,6 +54,40 @@ class ChromaVectors:
         path.mkdir(parents=True, exist_ok=True)
         client = chromadb.PersistentClient(
             path=str(path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        )
+        return cls(client)
+
+    @classmethod
+    def server(cls, url: str) -> ChromaVectors:
+        """A Chroma server at ``http(s)://host[:port][/database]`` (the database made if missing).
+
+        Fails at once, with the server's own error, when the server cannot be reached.
+        """
+        import chromadb
+        from chromadb.config import DEFAULT_DATABASE
+        from chromadb.config import Settings as ChromaSettings
+
+        parts = urlsplit(url)
+        ssl = parts.scheme == "https"
+        host, port = parts.hostname or "", parts.port or (443 if ssl else 8000)
+        database = parts.path.strip("/") or DEFAULT_DATABASE
+        if database != DEFAULT_DATABASE:
+            _ensure_database(
+                ChromaSettings(
+                    chroma_api_impl="chromadb.api.fastapi.FastAPI",
+                    chroma_server_host=host,
+                    chroma_server_http_port=port,
+                    chroma_server_ssl_enabled=ssl,
+                    anonymized_telemetry=False,
+                ),
+                database,
+            )
+        client = chromadb.HttpClient(
+            host=host,
+            port=port,
+            ssl=ssl,
+            database=database,
+            settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
         )
         return cls(client)
 
@@ -121,3 +161,16 @@ class ChromaVectors:
             self.client.delete_collection(name)  # type: ignore[attr-defined]
         except Exception:
             return
+
+
+def _ensure_database(admin_settings: object, database: str) -> None:
+    """Create the named database on the server unless it exists (two processes may race here)."""
+    import chromadb
+    from chromadb.errors import NotFoundError, UniqueConstraintError
+
+    admin = chromadb.AdminClient(admin_settings)  # type: ignore[arg-type]
+    try:
+        admin.get_database(database)
+    except NotFoundError:
+        with contextlib.suppress(UniqueConstraintError):  # another process created it meanwhile
+            admin.create_database(database)

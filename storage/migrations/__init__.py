@@ -1,0 +1,106 @@
+"""Schema migrations (Alembic): every database AWAI opens is brought to the latest revision.
+
+Why Alembic and not ``create_all``: a table can be created from the models, but a changed one
+cannot; on PostgreSQL, several bot processes share one database that outlives any one version of
+the code. So the tables are made by revisions in ``versions/`` and nothing else, applied at start
+(:func:`upgrade`, called by :class:`storage.sql.Database`) or by ``awai db upgrade``.
+
+Start-up stays fast: when the database already records the newest revision, one small query
+answers and no migration code runs. Two processes starting at once take turns: the upgrade runs
+in one transaction that first takes the database's write lock (``BEGIN IMMEDIATE`` on SQLite, an
+advisory transaction lock on PostgreSQL), so the second finds the work done.
+
+A model change comes with a new revision. Write it with Alembic's autogenerate and read it
+through before committing::
+
+    AWAI_DATABASE_URL=sqlite:////tmp/awai.sqlite3 .venv/bin/awai db upgrade
+    AWAI_DATABASE_URL=sqlite:////tmp/awai.sqlite3 \
+        .venv/bin/alembic -c storage/migrations/alembic.ini revision --autogenerate -m "why"
+
+``tests/backends/test_migrations.py`` fails while the models and the revisions disagree.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import MetaData, text
+from sqlalchemy.engine import Connection, Engine
+
+HERE = Path(__file__).resolve().parent
+# Every module that defines tables on storage.sql.Base; a new one is added here.
+MODEL_MODULES = ("storage.sql", "storage.state", "storage.schemas")
+# Held while migrating on PostgreSQL (pg_advisory_xact_lock): one process migrates at a time.
+MIGRATION_LOCK_KEY = 0x41574149_6D696772  # "AWAI" "migr"
+
+
+@dataclass(frozen=True)
+class UpgradeResult:
+    """The revision a database was at before an upgrade, and the one it is at now."""
+
+    before: str | None
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def config() -> Config:
+    """Alembic's configuration for AWAI's revisions, independent of the working directory."""
+    alembic_config = Config()
+    alembic_config.set_main_option("script_location", str(HERE))
+    return alembic_config
+
+
+@cache
+def head() -> str:
+    """The newest revision in ``versions/``."""
+    found = ScriptDirectory.from_config(config()).get_current_head()
+    if found is None:
+        raise RuntimeError(f"No migration revisions in {HERE / 'versions'}.")
+    return found
+
+
+def metadata() -> MetaData:
+    """The tables AWAI's revisions manage: every model module, imported here so none is missed."""
+    for module in MODEL_MODULES:
+        importlib.import_module(module)
+    from storage.sql import Base
+
+    return Base.metadata
+
+
+def current(engine: Engine) -> str | None:
+    """The revision the database records (``None``: never migrated)."""
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(engine: Engine) -> UpgradeResult:
+    """Bring the database to :func:`head`; a no-op costing one query when it is there already."""
+    target = head()
+    before = current(engine)
+    if before == target:
+        return UpgradeResult(before, target)
+    with engine.begin() as connection:  # BEGIN IMMEDIATE on SQLite: one migrating process
+        if connection.dialect.name == "postgresql":
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+            )
+        before = MigrationContext.configure(connection).get_current_revision()
+        _run_upgrade(connection)
+    return UpgradeResult(before, target)
+
+
+def _run_upgrade(connection: Connection) -> None:
+    alembic_config = config()
+    alembic_config.attributes["connection"] = connection
+    command.upgrade(alembic_config, "head")
