@@ -23,18 +23,32 @@ def embedder() -> Embedder:
     return Embedder(EmbeddingSettings())
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", _env_file=None)  # type: ignore[call-arg]
+StorageOverrides = Callable[[str], dict[str, object]]
 
 
 @pytest.fixture
-def make_runtime(tmp_path: Path, embedder: Embedder) -> Iterator[Callable[..., Runtime]]:
+def storage_overrides() -> StorageOverrides:
+    """Where the store called ``name`` keeps its data besides its folder: nothing here (SQLite and
+    embedded Chroma in the folder). ``tests/backends`` answers with PostgreSQL and a Chroma server."""
+    return lambda name: {}
+
+
+@pytest.fixture
+def settings(tmp_path: Path, storage_overrides: StorageOverrides) -> Settings:
+    return Settings(data_dir=tmp_path / "data", _env_file=None, **storage_overrides("data"))  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def make_runtime(
+    tmp_path: Path, embedder: Embedder, storage_overrides: StorageOverrides
+) -> Iterator[Callable[..., Runtime]]:
     """Build runtimes on fresh data folders (``name`` picks the folder), closed after the test."""
     opened: list[Runtime] = []
 
     def make(name: str = "data", **overrides: object) -> Runtime:
-        settings = Settings(data_dir=tmp_path / name, _env_file=None, **overrides)  # type: ignore[call-arg]
+        settings = Settings(  # type: ignore[call-arg]
+            data_dir=tmp_path / name, _env_file=None, **storage_overrides(name), **overrides
+        )
         store = AwaiStore.open(settings)
         engine = Engine(settings, store, embedder, OfflineBackend(settings.limits))
         runtime = Runtime(settings=settings, store=store, engine=engine)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
 import pytest
+from sqlalchemy import MetaData
 
 from awai_engine.engine import UnknownMessageError
 from bots.runtime import Runtime
@@ -20,10 +20,16 @@ def chroma_ids(runtime: Runtime) -> list[str]:
 
 
 def sql_dump(runtime: Runtime) -> str:
-    """Every text value in the SQLite file, to prove a deleted text is gone."""
-    path = runtime.settings.resolved_database_url().removeprefix("sqlite:///")
-    with sqlite3.connect(path) as connection:
-        return "\n".join(connection.iterdump())
+    """Every row of every table in the database (SQLite or PostgreSQL), to prove a text is gone."""
+    engine = runtime.store.db.engine
+    tables = MetaData()
+    tables.reflect(engine)
+    with engine.connect() as connection:
+        return "\n".join(
+            repr(tuple(row))
+            for table in tables.sorted_tables
+            for row in connection.execute(table.select())
+        )
 
 
 def test_reingesting_the_same_messages_stores_them_once(runtime: Runtime) -> None:
