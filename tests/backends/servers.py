@@ -95,9 +95,10 @@ class PostgresDatabases:
     def url_of(self, name: str) -> str:
         return self.url.set(database=name).render_as_string(hide_password=False)
 
-    def new_database_url(self) -> str:
+    def new_database_url(self, migrated: bool = True) -> str:
+        """A new database: a copy of the migrated template, or empty."""
         name = next(self._names)
-        self._create(name, template=self.template)
+        self._create(name, template=self.template if migrated else None)
         return self.url_of(name)
 
     def _create(self, name: str, template: str | None = None) -> None:
