@@ -4,17 +4,22 @@ Every function here takes the channel's :class:`Timeline` and a position ``p`` a
 positions before ``p`` (plus the message itself): the context is a pure function of the prefix,
 which is the product's invariant. Vector math runs on the prefix slice of one float32 matrix, so
 the cost grows with how far back the message is, not with how long the channel has become.
+
+Association recalls by addressing (who the message is said to, who last addressed its speaker,
+what the speaker said last) before it recalls by meaning; both were fitted on human reply-to
+links (docs/evaluation.md).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
-from awai_engine.values import Association, Flow, FlowSummary, FlowUtterance
+from awai_engine.values import Association, Flow, FlowSummary, FlowUtterance, RecallReason
 
 SIMILARITY_DECIMALS = 6
 
@@ -48,64 +53,150 @@ def recall(
     association: AssociationSettings,
     activation: ActivationSettings,
 ) -> tuple[Association, ...]:
-    """Earlier thoughts close in meaning to the message's thoughts, outside the flow window.
+    """Earlier thoughts the message points to by addressing, then by meaning, outside the flow.
 
-    A thought is a candidate when its best similarity to a cue reaches θ(d); candidates are ranked
-    by margin s − θ(d), at most one per source message, at most ``A`` in all.
+    Addressing cues come first (see :func:`cue_sources`): in a busy room, who a message is said to
+    is the strongest sign of what it answers. The remaining slots go by meaning: a thought is a
+    candidate when its best similarity to a cue thought reaches θ(d), ranked by margin s − θ(d).
+    At most one item per source message, at most ``A`` in all; every item carries its similarity,
+    θ(d) and activation whatever recalled it, and ``reason`` says what did.
     """
     message = timeline.messages[position]
     prefix_rows = message.first_row
     if association.max_items == 0 or prefix_rows == 0:
         return ()
     cues = timeline.vectors[timeline.rows_of(position)]
-    rows, similarity = timeline.search(cues, prefix_rows)  # (candidates before, cues)
-    row_positions = timeline.row_positions[rows]
-    distance = position - row_positions - 1
-    margins = similarity - threshold(distance, association)[:, None].astype(np.float32)
-    best_cue = margins.argmax(axis=1)
-    best_margin = margins[np.arange(len(rows)), best_cue]
-
-    flow_positions = [timeline.position_of[message_id] for message_id in flow.message_ids()]
-    in_flow = np.isin(row_positions, flow_positions)
-    eligible = np.flatnonzero((best_margin >= 0) & ~in_flow)
-    if eligible.size == 0:
-        return ()
-    # Highest margin first; ties go to the more recent row so the order is total and stable.
-    order = eligible[np.lexsort((-eligible, -best_margin[eligible]))]
-    chosen: list[int] = []  # indexes into ``rows``
-    seen_positions: set[int] = set()
-    for candidate in order:
-        source = int(row_positions[candidate])
-        if source in seen_positions:
+    flow_positions = {timeline.position_of[message_id] for message_id in flow.message_ids()}
+    picks: list[_Pick] = []
+    for source, reason in cue_sources(timeline, position, association):
+        if source in flow_positions:
             continue
-        seen_positions.add(source)
-        chosen.append(int(candidate))
-        if len(chosen) == association.max_items:
+        rows = np.asarray(timeline.rows_of(source))
+        similarity = timeline.vectors[rows] @ cues.T  # (source thoughts, cues)
+        thought, cue = np.unravel_index(int(similarity.argmax()), similarity.shape)
+        picks.append(_Pick(int(rows[thought]), int(cue), float(similarity[thought, cue]), reason))
+        if len(picks) == association.max_items:
             break
+    taken = flow_positions | {int(timeline.row_positions[pick.row]) for pick in picks}
+    picks.extend(
+        _by_meaning(
+            timeline, position, cues, taken, association, association.max_items - len(picks)
+        )
+    )
+    if not picks:
+        return ()
 
-    chosen_rows = [int(rows[candidate]) for candidate in chosen]
-    activations, occurrences = base_level_activation(timeline, position, chosen_rows, activation)
+    rows = [pick.row for pick in picks]
+    activations, occurrences = base_level_activation(timeline, position, rows, activation)
     recalled = []
-    for candidate, row, b, count in zip(chosen, chosen_rows, activations, occurrences, strict=True):
-        source = timeline.messages[int(row_positions[candidate])]
-        cue = int(best_cue[candidate])
-        thought = source.thoughts[int(timeline.row_thought[row])]
+    for pick, b, count in zip(picks, activations, occurrences, strict=True):
+        source = timeline.messages[int(timeline.row_positions[pick.row])]
+        distance = position - source.ref.position - 1
         recalled.append(
             Association(
                 source=source.ref,
-                thought=thought,
-                cue_index=message.thoughts[cue].index,
-                distance=int(distance[candidate]),
-                similarity=round(float(similarity[candidate, cue]), SIMILARITY_DECIMALS),
-                threshold=round(
-                    float(similarity[candidate, cue] - margins[candidate, cue]),
-                    SIMILARITY_DECIMALS,
-                ),
+                thought=source.thoughts[int(timeline.row_thought[pick.row])],
+                cue_index=message.thoughts[pick.cue].index,
+                distance=distance,
+                similarity=round(pick.similarity, SIMILARITY_DECIMALS),
+                threshold=round(float(threshold(distance, association)), SIMILARITY_DECIMALS),
                 activation=round(b, SIMILARITY_DECIMALS),
                 occurrences=count,
+                reason=pick.reason,
             )
         )
     return tuple(recalled)
+
+
+@dataclass(frozen=True)
+class _Pick:
+    """One recalled thought before it becomes an :class:`Association`."""
+
+    row: int
+    cue: int  # which thought of the message, as an index into its rows
+    similarity: float
+    reason: RecallReason
+
+
+def cue_sources(
+    timeline: Timeline, position: int, settings: AssociationSettings
+) -> list[tuple[int, RecallReason]]:
+    """Positions of earlier messages the message's addressing points to, most telling first.
+
+    - ``addressed``: the latest ``addressed_recent`` messages of each person the message addresses
+      (``@name`` in Slack and Discord, ``nick:`` at the start of an IRC-style line);
+    - ``addressed-speaker``: the latest ``addressed_speaker_recent`` messages that addressed the
+      speaker, which the message most likely answers;
+    - ``own``: the speaker's own latest ``own_recent`` messages, which it most likely continues.
+
+    Only the ``cue_window`` utterances right before the message are looked at (the same exchange),
+    and "latest" counts every message, so when someone's latest message is already in the flow,
+    the cue adds nothing older. A message is listed once, under its first reason.
+    """
+    message = timeline.messages[position]
+    speaker_id, speaker = message.ref.speaker_id, message.ref.speaker_name.casefold()
+    addressed = {name.casefold() for name in message.addressees} - {speaker}
+    addressed_found: dict[str, list[int]] = {name: [] for name in addressed}
+    addressing: list[int] = []
+    own: list[int] = []
+    stop = max(position - 1 - settings.cue_window, -1)
+    for earlier_position in range(position - 1, stop, -1):
+        earlier = timeline.messages[earlier_position]
+        name = earlier.ref.speaker_name.casefold()
+        if name in addressed_found and len(addressed_found[name]) < settings.addressed_recent:
+            addressed_found[name].append(earlier_position)
+        if earlier.ref.speaker_id == speaker_id:
+            if len(own) < settings.own_recent:
+                own.append(earlier_position)
+        elif len(addressing) < settings.addressed_speaker_recent and speaker in {
+            addressee.casefold() for addressee in earlier.addressees
+        }:
+            addressing.append(earlier_position)
+    by_addressee = sorted((p for found in addressed_found.values() for p in found), reverse=True)
+    sources: dict[int, RecallReason] = {}
+    for positions, reason in (
+        (by_addressee, "addressed"),
+        (addressing, "addressed-speaker"),
+        (own, "own"),
+    ):
+        for source in positions:
+            sources.setdefault(source, reason)
+    return list(sources.items())
+
+
+def _by_meaning(
+    timeline: Timeline,
+    position: int,
+    cues: np.ndarray,
+    taken: set[int],
+    settings: AssociationSettings,
+    room: int,
+) -> list[_Pick]:
+    """Up to ``room`` thoughts with margin s − θ(d) ≥ 0, best first, one per source not taken."""
+    if room <= 0:
+        return []
+    rows, similarity = timeline.search(cues, timeline.messages[position].first_row)
+    row_positions = timeline.row_positions[rows]
+    distance = position - row_positions - 1
+    margins = similarity - threshold(distance, settings)[:, None].astype(np.float32)
+    best_cue = margins.argmax(axis=1)
+    best_margin = margins[np.arange(len(rows)), best_cue]
+    outside = ~np.isin(row_positions, np.fromiter(taken, dtype=np.int64, count=len(taken)))
+    eligible = np.flatnonzero((best_margin >= 0) & outside)
+    # Highest margin first; ties go to the more recent row so the order is total and stable.
+    order = eligible[np.lexsort((-eligible, -best_margin[eligible]))]
+    picks: list[_Pick] = []
+    seen: set[int] = set()
+    for candidate in order:
+        source = int(row_positions[candidate])
+        if source in seen:
+            continue
+        seen.add(source)
+        cue = int(best_cue[candidate])
+        picks.append(_Pick(int(rows[candidate]), cue, float(similarity[candidate, cue]), "meaning"))
+        if len(picks) == room:
+            break
+    return picks
 
 
 def base_level_activation(

@@ -89,8 +89,15 @@ class Flow(Value):
         return (*ids, self.previous.message.message_id) if self.previous else ids
 
 
+RecallReason = Literal["meaning", "addressed", "addressed-speaker", "own"]
+
+
 class Association(Value):
-    """An earlier thought recalled by meaning, with every number that justified recalling it."""
+    """An earlier thought recalled by meaning or by addressing, with the numbers behind it.
+
+    ``similarity``, ``threshold`` (θ at its distance) and ``activation`` are filled whatever the
+    reason, so an item recalled by addressing may sit below its threshold: ``reason`` says so.
+    """
 
     source: MessageRef
     thought: Thought
@@ -105,7 +112,13 @@ class Association(Value):
         ge=1, description="Earlier thoughts saying the same thing, itself included."
     )
     important: bool = Field(False, description="In a recalled schema with activation ≥ β.")
-    reason: Literal["meaning", "addressed"] = "meaning"
+    reason: RecallReason = Field(
+        "meaning",
+        description=(
+            "Why it was recalled: close in meaning, or by addressing (the message addresses its"
+            " speaker; it addressed the message's speaker; it is the speaker's own)."
+        ),
+    )
 
     @property
     def margin(self) -> float:
