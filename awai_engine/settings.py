@@ -19,7 +19,11 @@ Similarity = float  # a cosine of normalised vectors: always in [-1, 1]
 
 
 class FlowSettings(BaseModel):
-    """Working-memory capacity of the flow (Cowan 2001: about 3–5 chunks)."""
+    """Working-memory capacity of the flow (Cowan 2001: about 3–5 chunks).
+
+    Defaults for this section and the next two were fitted on human reply-to links
+    (docs/evaluation.md; reproduce with ``python -m bench.tune_reply_links``).
+    """
 
     capacity: int = Field(
         4, ge=3, le=5, description="Chunks in the flow: previous utterance + summaries."
@@ -27,24 +31,58 @@ class FlowSettings(BaseModel):
 
 
 class AssociationSettings(BaseModel):
-    """Recall by meaning: θ(d) = min(θ_max, θ_0 + λ·ln(1 + d/d_0)), non-decreasing in distance d."""
+    """Recall of earlier thoughts outside the flow: by addressing first, then by meaning.
+
+    Meaning: θ(d) = min(θ_max, θ_0 + λ·ln(1 + d/d_0)), non-decreasing in distance d; thoughts
+    with s ≥ θ(d) are ranked by margin s − θ(d). With the fitted defaults a thought a few lines
+    back needs only to be loosely related, one a hundred lines back must be close (MiniLM scale;
+    other models are mapped by ``awai_engine.calibration``). Addressing cues (``*_recent``) take
+    their slots first; all share the budget A.
+    """
 
     theta_0: Similarity = Field(
-        0.45, ge=-1, le=1, description="Threshold for the nearest utterance."
+        0.1, ge=-1, le=1, description="Threshold for the nearest utterance."
     )
     slope: float = Field(
-        0.05, ge=0, le=1, description="λ: how fast the threshold rises with distance."
+        0.2, ge=0, le=1, description="λ: how fast the threshold rises with distance."
     )
-    d_0: float = Field(20.0, gt=0, description="Distance scale, in utterances.")
+    d_0: float = Field(10.0, gt=0, description="Distance scale, in utterances.")
     theta_max: Similarity = Field(
-        0.7, ge=-1, le=1, description="The threshold never rises above this."
+        0.5, ge=-1, le=1, description="The threshold never rises above this."
     )
     max_items: int = Field(5, ge=0, le=50, description="A: recalled thoughts kept per reading.")
-    candidate_pool: int = Field(
-        64,
+    addressed_recent: int = Field(
+        2,
+        ge=0,
+        le=20,
+        description=(
+            "Addressing cue: the latest N messages of each person a message addresses (@name,"
+            " or `name:` at the start of a line) are recalled before meaning; 0 turns it off."
+        ),
+    )
+    addressed_speaker_recent: int = Field(
+        1,
+        ge=0,
+        le=20,
+        description=(
+            "Addressing cue: the latest N messages that addressed the speaker are recalled (the"
+            " message most likely answers them); 0 turns it off."
+        ),
+    )
+    own_recent: int = Field(
+        1,
+        ge=0,
+        le=20,
+        description=(
+            "Addressing cue: the speaker's own latest N messages are recalled (the message most"
+            " likely continues them); 0 turns it off."
+        ),
+    )
+    cue_window: int = Field(
+        200,
         ge=1,
-        le=10_000,
-        description="Nearest earlier thoughts per cue examined before thresholds.",
+        le=1_000_000,
+        description="Addressing cues look back at most this many utterances (the same exchange).",
     )
 
     @model_validator(mode="after")
@@ -58,7 +96,14 @@ class ActivationSettings(BaseModel):
     """ACT-R base-level activation B = ln Σ Δ^(−d) over the occurrences of a recalled thought."""
 
     repeat_similarity: Similarity = Field(
-        0.7, ge=-1, le=1, description="τ_rep: similarity at which two thoughts say the same thing."
+        0.9,
+        ge=-1,
+        le=1,
+        description=(
+            "τ_rep: similarity at which two thoughts say the same thing. Lower values count loosely"
+            " related lines as repetitions, and activation then points less well at the line a"
+            " message answers (docs/evaluation.md)."
+        ),
     )
     decay: float = Field(0.5, gt=0, le=5, description="d: ACT-R decay (0.5 is ACT-R's own).")
     age_unit: Literal["utterances", "seconds"] = "utterances"
