@@ -19,8 +19,10 @@ the mapped θ(d) is the line applied to MiniLM's θ(d) at every distance.
 What is mapped: only values the user has not set (a value set in the environment is used as
 written, on the configured model's own scale), and only when ``embedding.calibrate`` is on. MiniLM
 maps to itself, so it keeps whatever the settings' defaults are. The mapped fields are listed in
-:data:`SIMILARITY_FIELDS` and :data:`SLOPE_FIELDS`; ``schemas.min_cluster_size`` is a count and
-HDBSCAN's cluster tree depends only on the order of distances, so neither needs a model's scale.
+:data:`SIMILARITY_FIELDS` (θ_0, θ_max, τ_rep, the schema recall threshold and the schema cohesion
+floor) and :data:`SLOPE_FIELDS` (λ). HDBSCAN's own settings (``min_cluster_size``, neighbour
+counts) are counts, and its cluster tree depends only on the order of distances, so they need no
+model's scale.
 
 Why not calibrate on the channel itself: the distribution of a channel changes as messages
 arrive, so thresholds fitted on it would let later messages change the reading of an earlier one,
@@ -66,11 +68,12 @@ REFERENCE_QUANTILES = (
     0.6338,
 )
 
-# Settings sections → fields that hold a cosine similarity (mapped through the line).
+# Settings sections → fields that hold a cosine similarity (mapped through the line). Every field
+# typed ``Similarity`` in the settings belongs here (a test checks it).
 SIMILARITY_FIELDS: dict[str, tuple[str, ...]] = {
     "association": ("theta_0", "theta_max"),
     "activation": ("repeat_similarity",),
-    "schemas": ("recall_threshold",),
+    "schemas": ("recall_threshold", "min_cohesion"),
 }
 # Settings sections → fields that hold a rate of similarity (multiplied by the factor).
 SLOPE_FIELDS: dict[str, tuple[str, ...]] = {"association": ("slope",)}

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import BaseModel
 
 from awai_engine.calibration import (
     KNOWN_SCALES,
     REFERENCE_QUANTILES,
+    SIMILARITY_FIELDS,
     calibrated,
     measure_scale,
     quantiles,
@@ -172,3 +175,16 @@ def test_an_unknown_backend_is_refused_at_start_up(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("AWAI_EMBEDDING__BACKEND", "word2vec")
     with pytest.raises(SettingsError, match="AWAI_EMBEDDING__BACKEND"):
         load_settings(_env_file=None)
+
+
+def test_every_similarity_setting_is_put_on_the_models_scale() -> None:
+    # The settings module types cosine thresholds as ``Similarity`` (kept as a string annotation).
+    typed = {
+        (name, field)
+        for name, info in Settings.model_fields.items()
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
+        for field, annotation in inspect.get_annotations(info.annotation).items()
+        if annotation == "Similarity"
+    }
+    mapped = {(name, field) for name, fields in SIMILARITY_FIELDS.items() for field in fields}
+    assert typed == mapped
