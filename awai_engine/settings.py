@@ -9,13 +9,24 @@ message naming the variable.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Similarity = float  # a cosine of normalised vectors: always in [-1, 1]
+CHROMA_URL = re.compile(
+    r"https?://[^/\s:]+(:[0-9]{1,5})?(/[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9])?/?"
+)
 
 
 class FlowSettings(BaseModel):
@@ -478,7 +489,6 @@ class Settings(BaseSettings):
     )
     chroma_url: str | None = Field(
         None,
-        pattern=r"^https?://[^/\s:]+(:[0-9]{1,5})?(/[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9])?/?$",
         description=(
             "A Chroma server (`chroma run`) at http(s)://host:port instead of the embedded folder;"
             " an optional path names the Chroma database to use (created when missing), e.g."
@@ -503,6 +513,16 @@ class Settings(BaseSettings):
 
     def resolved_chroma_path(self) -> Path:
         return self.chroma_path or self.data_dir / "chroma"
+
+    @field_validator("chroma_url")
+    @classmethod
+    def _chroma_url_names_a_server(cls, url: str | None) -> str | None:
+        if url is not None and not CHROMA_URL.fullmatch(url):
+            raise ValueError(
+                f"{url!r} is not http(s)://host[:port][/database] (a database name has 3–64"
+                " letters, digits, '.', '_' or '-', starting and ending with a letter or digit)"
+            )
+        return url
 
 
 class SettingsError(Exception):

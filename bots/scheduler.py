@@ -7,6 +7,11 @@ functions that name a running :class:`SchedulerService` (and a digest poster) by
 it up in this process when they fire. Every job runs with ``max_instances=1`` and ``coalesce``:
 never two re-clusterings at once, and runs missed while stopped collapse into one.
 
+Several bot processes share the job store, and each one's scheduler may fire the same run at the
+same moment (APScheduler 3 does not coordinate schedulers). So a firing first claims itself in the
+database (:class:`storage.state.Claims`, a row with a unique key) for half the job's period: one
+process re-clusters or posts the digest, the others skip that run.
+
 The service calls the engine's entry points (``runtime.schemas``); it does not reach into storage
 except to share its database connection pool with the job store.
 """
@@ -22,6 +27,7 @@ from apscheduler.jobstores.base import JobLookupError
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
@@ -42,14 +48,14 @@ _services_guard = threading.Lock()
 def recluster_job(service: str) -> None:
     """Job: re-cluster every channel with new thoughts (failures are logged per channel)."""
     running = _running(service)
-    if running is not None:
+    if running is not None and running.first_to_run(RECLUSTER_JOB):
         running.recluster_now()
 
 
 def digest_job(service: str, poster: str, channel: str) -> None:
     """Job: make the channel's digest and hand it to the named poster."""
     running = _running(service)
-    if running is not None:
+    if running is not None and running.first_to_run(digest_job_id(poster, channel)):
         running.post_digest(poster, channel)
 
 
@@ -76,10 +82,11 @@ class SchedulerService:
         self.name = name
         settings = runtime.settings.scheduler
         self.scheduler = scheduler or BackgroundScheduler(timezone=UTC)
-        self.scheduler.add_jobstore(
-            SQLAlchemyJobStore(engine=runtime.store.db.engine, tablename=settings.jobs_table),
-            alias=JOB_STORE,
-        )
+        jobs = SQLAlchemyJobStore(engine=runtime.store.db.engine, tablename=settings.jobs_table)
+        # Its table is created in a write transaction: of processes starting at once, one makes it.
+        with runtime.store.db.session() as session:
+            jobs.jobs_t.create(session.connection(), checkfirst=True)
+        self.scheduler.add_jobstore(jobs, alias=JOB_STORE)
         self._job_options = {
             "jobstore": JOB_STORE,
             "replace_existing": True,
@@ -165,6 +172,19 @@ class SchedulerService:
 
     # -- what the jobs do ----------------------------------------------------------------------
 
+    def first_to_run(self, job_id: str) -> bool:
+        """Whether this process does this firing of ``job_id``: the first, across processes, to
+        claim it in the database within half the job's period."""
+        if job_id == RECLUSTER_JOB:
+            period = self.runtime.settings.scheduler.recluster_minutes * 60
+        else:
+            job = self.scheduler.get_job(job_id, jobstore=JOB_STORE)
+            period = _period_seconds(job.trigger) if job is not None else 0.0
+        if self.runtime.store.claims.claim(f"scheduled:{job_id}", period / 2):
+            return True
+        log.info("%s: this run was done by another process", job_id)
+        return False
+
     def recluster_now(self) -> list[ReclusterReport]:
         reports = self.runtime.schemas.recluster_all()
         for report in reports:
@@ -187,3 +207,11 @@ class SchedulerService:
 
 def digest_job_id(poster: str, channel: str) -> str:
     return f"awai-digest:{poster}:{channel}"
+
+
+def _period_seconds(trigger: BaseTrigger) -> float:
+    """Seconds between the trigger's next two fire times (0 when it fires no more)."""
+    now = datetime.now(UTC)
+    first = trigger.get_next_fire_time(None, now)
+    second = first and trigger.get_next_fire_time(first, first + timedelta(microseconds=1))
+    return (second - first).total_seconds() if first and second else 0.0
