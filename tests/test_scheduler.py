@@ -110,6 +110,9 @@ def test_a_failing_channel_is_logged_and_the_others_are_reclustered(
     fine = broken.schemas.schemas("terminal:local:b-fine")
     assert fine[0].stored and fine[0].schemas
     assert broken.schemas.pending() == ["terminal:local:a-broken"]  # retried next time
+    # A digest of the failing channel still comes, with schemas clustered for it (extractive).
+    digest = broken.schemas.digest("terminal:local:a-broken")
+    assert digest.speakers[0].schemas and "## Boom:" in digest.markdown
 
 
 def test_a_digest_job_without_its_poster_here_is_skipped_with_a_warning(

@@ -15,10 +15,6 @@ import warnings
 from collections.abc import Sequence
 from functools import cache
 
-from matplotlib import font_manager
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 from awai_engine.schemas.digest import SpeakerMap
 from awai_engine.settings import DigestSettings
 from awai_engine.text import shorten
@@ -41,11 +37,17 @@ def picture_size(panels: int, settings: DigestSettings) -> tuple[int, int]:
 @cache
 def font_families() -> tuple[str, ...]:
     """DejaVu Sans, with a Japanese font to fall back on when one is installed."""
+    from matplotlib import font_manager
+
     installed = {font.name for font in font_manager.fontManager.ttflist}
     return ("DejaVu Sans", *(name for name in CJK_FONTS if name in installed))
 
 
 def render_png(maps: Sequence[SpeakerMap], settings: DigestSettings) -> bytes:
+    # Imported here: matplotlib takes seconds to import, which only a digest should pay.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     width, height = picture_size(len(maps), settings)
     figure = Figure(figsize=(width / DPI, height / DPI), dpi=DPI)
     FigureCanvasAgg(figure)

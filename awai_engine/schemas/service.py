@@ -232,8 +232,13 @@ class SchemaService:
 
     def digest(self, channel: str, record: bool = True) -> Digest:
         """The channel's digest after re-clustering what is new; ``record`` keeps it as the
-        reference the next digest reports changes against."""
-        self.recluster(channel)
+        reference the next digest reports changes against. If re-clustering fails (say the
+        language model is down), the digest still comes, from schemas clustered for it now."""
+        self._timeline(channel)
+        try:
+            self.recluster(channel)
+        except Exception:
+            log.exception("re-clustering %s before its digest failed", channel)
         settings = self.settings.digest
         timeline = self._timeline(channel)
         index = self._index(channel, timeline)

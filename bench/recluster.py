@@ -1,0 +1,181 @@
+"""Re-clustering one speaker: time and peak memory at 200, 1k, 5k and 20k thoughts.
+
+Run: ``.venv/bin/python -m bench.recluster [--sizes 200 1000 5000 20000] [--repeat 3]``.
+
+What is measured is :func:`awai_engine.schemas.build.cluster_run`, the whole of a re-clustering
+but the SQL writes: HDBSCAN, the cohesion floor, ids inherited from the previous run (the same
+speaker at 90% of the thoughts) and centres. Vectors are synthetic, 384-d and unit length like
+MiniLM's: topics around random centres (a topic per 50 thoughts) plus 30% scattered lines. Time
+is the median of ``--repeat`` runs; peak memory is what ``tracemalloc`` saw allocated during one
+more run (numpy's arrays included), on top of the input. Reference rows show the hdbscan package
+itself: ``generic`` and PCA to 10 dimensions then its default algorithm (the options the issue
+measured); ARI is agreement with the synthetic topics (scattered lines as noise). Target from the
+issue: ≤ 1 s and ≤ 300 MB at 5k with the default. All rows come from one run on one machine, so
+compare them with each other; the load average is printed with the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable
+
+import hdbscan
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+from sklearn.decomposition import PCA
+from sklearn.metrics import adjusted_rand_score
+
+from awai_engine.schemas.basis import Basis
+from awai_engine.schemas.build import cluster_run
+from awai_engine.schemas.clustering import method_for
+from awai_engine.settings import SchemaSettings
+
+DIMENSION = 384
+# Memory the reference algorithms would need, beyond what this bench should ask of a shared box.
+GENERIC_LIMIT = 6_000  # hdbscan generic: several float64 n×n matrices (6.3 GB at 20k)
+EXACT_LIMIT = 12_000  # one float32 n×n matrix (1.6 GB at 20k)
+
+
+def synthetic(count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors: topics of about 50 thoughts each, and 30% lines on no topic (label −1)."""
+    rng = np.random.default_rng(seed)
+    topics = max(2, count // 70)
+    on_topic = int(count * 0.7)
+    labels = rng.integers(0, topics, size=on_topic)
+    centres = rng.normal(size=(topics, DIMENSION))
+    vectors = np.vstack(
+        [
+            centres[labels] + 0.7 * rng.normal(size=(on_topic, DIMENSION)),
+            1.5 * rng.normal(size=(count - on_topic, DIMENSION)),
+        ]
+    )
+    truth = np.concatenate([labels, np.full(count - on_topic, -1)])
+    order = rng.permutation(count)  # topics interleave in time, as in a conversation
+    vectors, truth = vectors[order], truth[order]
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors.astype(np.float32), truth
+
+
+def basis_of(vectors: np.ndarray) -> Basis:
+    count = len(vectors)
+    ids = [f"m{i:06d}" for i in range(count)]
+    return Basis(
+        channel="bench:local:recluster",
+        speaker_id="ann",
+        speaker_name="Ann",
+        keys=tuple(f"{m}#0" for m in ids),
+        texts=tuple(f"thought {i}" for i in range(count)),
+        message_ids=tuple(ids),
+        positions=np.arange(count, dtype=np.int64),
+        vectors=vectors,
+        digest=f"bench-{count}",
+    )
+
+
+def labels_of(run_states: tuple, count: int) -> np.ndarray:
+    labels = np.full(count, -1)
+    for number, state in enumerate(run_states):
+        labels[[int(key[1:].split("#")[0]) for key in state.members]] = number
+    return labels
+
+
+def candidates(vectors: np.ndarray) -> list[tuple[str, Callable[[], np.ndarray] | None]]:
+    """The algorithms to time on these vectors; ``None`` where one would need n² memory."""
+    count = len(vectors)
+    basis = basis_of(vectors)
+    previous = cluster_run(basis_of(vectors[: int(count * 0.9)]), None, SchemaSettings())
+
+    def ours(settings: SchemaSettings) -> Callable[[], np.ndarray]:
+        return lambda: labels_of(cluster_run(basis, previous, settings).states, count)
+
+    def generic() -> np.ndarray:
+        return hdbscan.HDBSCAN(min_cluster_size=3, algorithm="generic").fit_predict(
+            vectors.astype(np.float64)
+        )
+
+    def pca_then_best() -> np.ndarray:
+        reduced = PCA(10, svd_solver="full").fit_transform(vectors)
+        return hdbscan.HDBSCAN(min_cluster_size=3).fit_predict(reduced)
+
+    return [
+        (f"default (auto: {_algorithm(count)})", ours(SchemaSettings())),
+        ("exact", ours(SchemaSettings(algorithm="exact")) if count <= EXACT_LIMIT else None),
+        ("knn-graph", ours(SchemaSettings(algorithm="knn-graph"))),
+        ("ref: hdbscan generic (float64)", generic if count <= GENERIC_LIMIT else None),
+        ("ref: PCA-10 then hdbscan best", pca_then_best),
+    ]
+
+
+def _algorithm(count: int) -> str:
+    return method_for(count, SchemaSettings()).split("/")[0].removeprefix("hdbscan-")
+
+
+def measure(action: Callable[[], np.ndarray], repeat: int) -> tuple[float, float, np.ndarray]:
+    """Median seconds over ``repeat`` runs, then peak MB of one traced run, and its labels."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    tracemalloc.start()
+    labels = action()
+    peak = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    return statistics.median(times), peak, labels
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000, 5000, 20000])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", category=FutureWarning)  # sklearn, inside hdbscan
+
+    table = Table(
+        "thoughts",
+        "algorithm",
+        "time (s)",
+        "peak MB",
+        "schemas",
+        "noise %",
+        "ARI vs topics",
+        title="Re-clustering one speaker (synthetic 384-d vectors)",
+    )
+    for count in args.sizes:
+        vectors, truth = synthetic(count)
+
+        rows = candidates(vectors)
+        for name, action in rows:
+            if action is None:
+                table.add_row(str(count), name, "—", "—", "—", "—", "skipped: n² memory")
+                continue
+            seconds, peak, labels = measure(action, args.repeat)
+            table.add_row(
+                str(count),
+                name,
+                f"{seconds:.2f}",
+                f"{peak:.0f}",
+                str(int(labels.max()) + 1),
+                f"{np.mean(labels == -1):.0%}",
+                f"{adjusted_rand_score(truth, labels):.3f}",
+            )
+        table.add_section()
+    console = Console(width=120)
+    console.print(table)
+    threads = {
+        name: os.environ.get(name, "unset") for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    }
+    console.print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; threads: {threads}",
+        highlight=False,
+    )
+
+
+if __name__ == "__main__":
+    main()
