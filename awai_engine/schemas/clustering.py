@@ -59,6 +59,9 @@ def method_for(count: int, settings: SchemaSettings) -> str:
 
 def cluster_labels(vectors: np.ndarray, settings: SchemaSettings) -> np.ndarray:
     """One label per row (``-1`` for noise), clusters numbered in order of their first row."""
+    from hdbscan._hdbscan_linkage import label
+    from hdbscan._hdbscan_tree import condense_tree
+
     count = len(vectors)
     size = settings.min_cluster_size
     if count <= size:
@@ -69,9 +72,6 @@ def cluster_labels(vectors: np.ndarray, settings: SchemaSettings) -> np.ndarray:
         edges = _exact_tree(points, min_samples)
     else:
         edges = _knn_graph_tree(points, min_samples, settings.knn_neighbours)
-    from hdbscan._hdbscan_linkage import label
-    from hdbscan._hdbscan_tree import condense_tree
-
     edges = edges[np.argsort(edges[:, 2])]  # hdbscan's own sort: tied weights ordered alike
     condensed = condense_tree(label(edges), size)
     floor = settings.min_cohesion

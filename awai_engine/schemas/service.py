@@ -108,11 +108,13 @@ class SchemaService:
         self, channel: str, timeline: Timeline, position: int, associations: tuple[Association, ...]
     ) -> tuple[tuple[RecalledSchema, ...], tuple[Association, ...]]:
         """The speaker's schemas related to message ``position``, as of just before it."""
+        if self.settings.schemas.max_recalled == 0:
+            return (), associations
         message = timeline.messages[position]
         basis = self._index(channel, timeline).basis(
             channel, message.ref.speaker_id, end_row=message.first_row
         )
-        if basis is None or self.settings.schemas.max_recalled == 0:
+        if basis is None:
             return (), associations
         run = self.runs.for_basis(basis)
         cues = timeline.vectors[timeline.rows_of(position)]
