@@ -2,9 +2,10 @@
 # A PostgreSQL for AWAI on 127.0.0.1 only, from Debian's packages: for the tests, CI and
 # deploy/local-stack.sh. Idempotent: installs the package only when it is missing, creates the
 # cluster only once, starts it only when it is not running. Prints the connection URL as a shell
-# line to eval:   eval "$(deploy/postgres-local.sh)"
+# line to eval:   eval "$(deploy/postgres-local.sh [DATABASE])"   (DATABASE: default awai)
 #   AWAI_PG_DIR   cluster folder   (default /tmp/awai-postgres)
 #   AWAI_PG_PORT  port             (default 55432)
+# (-c fsync=off: a test cluster trades crash safety for speed; never copy that to a deployment.)
 # The cluster uses the C locale (text sorts by code point, as SQLite sorts it) and password
 # authentication for the role awai (password awai). It is a local test database, not a deployment:
 # deploy/README.md says what a real one needs.
@@ -12,7 +13,8 @@ set -euo pipefail
 
 dir="${AWAI_PG_DIR:-/tmp/awai-postgres}"
 port="${AWAI_PG_PORT:-55432}"
-url="postgresql+psycopg://awai:awai@127.0.0.1:${port}/awai"
+database="${1:-awai}"
+url="postgresql+psycopg://awai:awai@127.0.0.1:${port}/${database}"
 
 log() { echo "postgres-local: $*" >&2; }
 
@@ -64,7 +66,7 @@ fi
 
 export PGPASSWORD=awai
 if ! "$bin/psql" -h 127.0.0.1 -p "$port" -U awai -d postgres -tAc \
-  "SELECT 1 FROM pg_database WHERE datname = 'awai'" | grep -q 1; then
-  "$bin/psql" -h 127.0.0.1 -p "$port" -U awai -d postgres -qc "CREATE DATABASE awai" >&2
+  "SELECT 1 FROM pg_database WHERE datname = '$database'" | grep -q 1; then
+  "$bin/psql" -h 127.0.0.1 -p "$port" -U awai -d postgres -qc "CREATE DATABASE \"$database\"" >&2
 fi
 echo "export AWAI_TEST_POSTGRES_URL='$url'"
