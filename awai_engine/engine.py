@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import Protocol
 
+from threadpoolctl import threadpool_limits
+
 from awai_engine.context import build_flow, recall
 from awai_engine.embedding import Embedder
 from awai_engine.limits import cut_notes
@@ -29,6 +31,13 @@ from awai_engine.values import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def limit_blas_threads(threads: int | None) -> None:
+    """Cap numpy's BLAS thread pool for the whole process (see ``RecallIndexSettings``)."""
+    if threads is not None:
+        threadpool_limits(limits=threads, user_api="blas")
+
 
 INGEST_CHUNK = 256
 
@@ -74,6 +83,7 @@ class Engine:
     ) -> None:
         self.settings = settings
         self.store = store
+        limit_blas_threads(settings.recall_index.blas_threads)
         self.embedder = embedder
         self.backend = backend
         self.schemas = schemas

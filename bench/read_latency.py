@@ -20,11 +20,32 @@ from rich.table import Table
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
-from awai_engine.settings import Settings
+from awai_engine.settings import RecallIndexSettings, Settings
 from bench.corpus import chat_lines, synthetic_channel
 from storage.store import AwaiStore
 
 WRITE_BATCH = 1000
+
+
+AGREEMENT_READS = 40
+
+
+def agreement_with_exact(store: AwaiStore, engine: Engine, channel: str, size: int) -> float:
+    """Share of the exactly recalled sources that the cell search also recalls."""
+    ids = [f"m{position:07d}" for position in range(size - AGREEMENT_READS, size)]
+
+    def recalled() -> list[set[str]]:
+        store._timelines.pop(channel, None)
+        return [{a.source.message_id for a in engine.context(channel, i).associations} for i in ids]
+
+    indexed = recalled()
+    configured = store.recall_index
+    store.recall_index = RecallIndexSettings(exact_rows=10**9, cells=1, probes=1)
+    exact = recalled()
+    store.recall_index = configured
+    store._timelines.pop(channel, None)
+    found = sum(len(a & b) for a, b in zip(indexed, exact, strict=True))
+    return found / max(1, sum(len(b) for b in exact))
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -43,6 +64,7 @@ def main() -> None:
     embedder = Embedder(base.embedding)
     lines = chat_lines(args.lines)
     results = []
+    agreement: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(data_dir=Path(folder), _env_file=None)  # type: ignore[call-arg]
         store = AwaiStore.open(settings)
@@ -67,6 +89,8 @@ def main() -> None:
                     context = engine.context(channel, message_id)
                     timings.append((time.perf_counter() - started) * 1000)
                 results.append((size, label, timings, cold, len(context.associations)))
+            if size * 1.5 > settings.recall_index.exact_rows:
+                agreement[size] = agreement_with_exact(store, engine, channel, size)
         store.close()
 
     table = Table(title="Read-context latency (ms), one run")
@@ -89,6 +113,11 @@ def main() -> None:
             f"{cold:.1f}",
         )
     console.print(table)
+    for size, share in agreement.items():
+        console.print(
+            f"{size:,} messages: {share:.1%} of the thoughts recalled by an exact scan are recalled"
+            f" through the cells ({AGREEMENT_READS} readings near the end)"
+        )
     by = {(size, label): percentile(timings, 0.95) for size, label, timings, _, _ in results}
     smallest, largest = min(args.sizes), max(args.sizes)
     for label in ("latest", "old (1%)"):
