@@ -55,6 +55,10 @@ class SchemaRecall(Protocol):
         """Recalled schemas, and the associations with ``important`` set where it applies."""
         ...
 
+    def purge_deleted(self, channel: str) -> None:
+        """Forget every schema version and summary made from a deleted message."""
+        ...
+
 
 class IngestProblem(Value):
     """A message that was not stored, and why, so the user can fix it."""
@@ -199,8 +203,12 @@ class Engine:
         return not report.problems
 
     def delete(self, channel: str, message_id: str) -> bool:
-        """Remove a message everywhere; it will not be ingested again (privacy beats fidelity)."""
-        return self.store.delete(channel, message_id)
+        """Remove a message everywhere, schema summaries made from it included; it will not be
+        ingested again (privacy beats fidelity)."""
+        deleted = self.store.delete(channel, message_id)
+        if deleted and self.schemas is not None:
+            self.schemas.purge_deleted(channel)
+        return deleted
 
     # -- reading -------------------------------------------------------------------------------
 

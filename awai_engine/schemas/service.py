@@ -293,6 +293,14 @@ class SchemaService:
 
     # -- forgetting ----------------------------------------------------------------------------
 
+    def purge_deleted(self, channel: str) -> None:
+        """Drop every schema version and summary made from a message deleted since the last time,
+        at once rather than at the next re-clustering: a deleted message vanishes everywhere."""
+        with self._lock(channel):
+            purged = self.store.forget_deleted(channel)
+            if purged.versions or purged.summaries:
+                self.runs.forget(channel)
+
     def forget_speaker(self, channel: str, speaker_id: str) -> ForgetReport:
         """Remove the speaker's messages, thoughts and vectors, then every schema version, summary
         and digest entry made from them, and re-cluster the channel (privacy: users ask for it)."""
