@@ -17,7 +17,7 @@ from tests import test_flow_and_association as reading
 from tests import test_ingest as ingest
 from tests import test_invariant as invariant
 
-INVARIANT_EXAMPLES = 25
+INVARIANT_EXAMPLES = 15
 
 test_reingesting_the_same_messages_stores_them_once = (
     ingest.test_reingesting_the_same_messages_stores_them_once
