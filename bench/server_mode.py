@@ -3,7 +3,8 @@
 Embedded: SQLite and Chroma's ``PersistentClient`` in one folder (the default). Server: PostgreSQL
 and a ``chroma run`` server on 127.0.0.1, what ``deploy/README.md`` sets up. Both are measured in
 one run on the same synthetic channel (real chat lines and their real vectors, cycled; see
-``bench/corpus.py``), the way ``bench/read_latency.py`` measures the embedded store:
+``bench/corpus.py``), the way ``bench/read_latency.py`` measures the embedded store, every step
+alternating between the two so that the load of a shared machine falls on both alike:
 
 - store writes: the whole channel through ``store.save`` in batches of 1,000 (vectors precomputed,
   so this is what storage costs);
@@ -47,60 +48,72 @@ INGEST_CALL = 50
 
 
 @dataclass
-class Measured:
-    mode: str
+class Mode:
+    """One storage configuration under test and what was measured on it."""
+
+    name: str
+    store: AwaiStore
+    engine: Engine
     write_seconds: float = 0.0
     ingest_seconds: float = 0.0
     cold_seconds: float = 0.0
     reads: dict[str, list[float]] = field(default_factory=dict)
 
 
-def measure(
-    mode: str, settings: Settings, size: int, embedder: Embedder, lines: list[str], reads: int
-) -> Measured:
-    console = Console()
-    result = Measured(mode)
+CHANNEL = "bench:local:server-mode"
+
+
+def open_mode(name: str, settings: Settings, embedder: Embedder) -> Mode:
     store = AwaiStore.open(settings)
-    engine = Engine(settings, store, embedder, OfflineBackend())
-    channel = "bench:local:server-mode"
-    store.ensure_channel(channel, embedder.model_name, embedder.dimension)
-    make = synthetic_channel(channel, size, embedder, lines)
-    started = time.perf_counter()
-    for start in track(
-        range(0, size, WRITE_BATCH), description=f"{mode}: writing", console=console
-    ):
-        store.save(channel, make(start, min(size, start + WRITE_BATCH)))
-    result.write_seconds = time.perf_counter() - started
+    store.ensure_channel(CHANNEL, embedder.model_name, embedder.dimension)
+    return Mode(name, store, Engine(settings, store, embedder, OfflineBackend()))
 
-    new = [
-        Utterance(
-            channel=channel,
-            message_id=f"n{n:05d}",
-            speaker_id=f"user{n % 40}",
-            speaker_name=f"user{n % 40}",
-            text=f"{lines[(n * 7919) % len(lines)]} ({mode} #{n})",  # not in the embedding cache
-            ts=1_600_000_000.0 + size + n,
-        )
-        for n in range(INGEST_MESSAGES)
-    ]
+
+def timed(action) -> float:  # type: ignore[no-untyped-def]
     started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def measure(modes: list[Mode], size: int, embedder: Embedder, lines: list[str], reads: int) -> None:
+    """Every step alternates between the modes, so a change in the machine's load hits both."""
+    make = synthetic_channel(CHANNEL, size, embedder, lines)
+    for start in track(range(0, size, WRITE_BATCH), description="writing", console=Console()):
+        batch = make(start, min(size, start + WRITE_BATCH))
+        for mode in modes:
+            mode.write_seconds += timed(
+                lambda mode=mode, batch=batch: mode.store.save(CHANNEL, batch)
+            )
+
     for start in range(0, INGEST_MESSAGES, INGEST_CALL):
-        engine.ingest(new[start : start + INGEST_CALL])
-    result.ingest_seconds = time.perf_counter() - started
+        for mode in modes:
+            new = [
+                Utterance(
+                    channel=CHANNEL,
+                    message_id=f"n{n:05d}",
+                    speaker_id=f"user{n % 40}",
+                    speaker_name=f"user{n % 40}",
+                    # its own text per mode: a cached embedding would flatter the second one
+                    text=f"{lines[(n * 7919) % len(lines)]} ({mode.name} #{n})",
+                    ts=1_600_000_000.0 + size + n,
+                )
+                for n in range(start, start + INGEST_CALL)
+            ]
+            mode.ingest_seconds += timed(lambda mode=mode, new=new: mode.engine.ingest(new))
 
-    store._timelines.pop(channel, None)  # a cold load, as a newly started process does it
-    started = time.perf_counter()
-    store.timeline(channel)
-    result.cold_seconds = time.perf_counter() - started
-    for label, message_id in (("latest", new[-1].message_id), ("old (1%)", f"m{size // 100:07d}")):
-        timings = []
+    for mode in modes:
+        mode.store._timelines.pop(CHANNEL, None)  # a cold load, as a newly started process does
+        mode.cold_seconds = timed(lambda mode=mode: mode.store.timeline(CHANNEL))
+    latest = f"n{INGEST_MESSAGES - 1:05d}"
+    for label, message_id in (("latest", latest), ("old (1%)", f"m{size // 100:07d}")):
         for _ in range(reads):
-            started = time.perf_counter()
-            engine.context(channel, message_id)
-            timings.append((time.perf_counter() - started) * 1000)
-        result.reads[label] = timings
-    store.close()
-    return result
+            for mode in modes:
+                seconds = timed(
+                    lambda mode=mode, message_id=message_id: mode.engine.context(
+                        CHANNEL, message_id
+                    )
+                )
+                mode.reads.setdefault(label, []).append(seconds * 1000)
 
 
 def main() -> None:
@@ -127,18 +140,21 @@ def main() -> None:
                 chroma_url=chroma.new_database_url(),
                 _env_file=None,
             )
-            results = [
-                measure("embedded", embedded, args.size, embedder, lines, args.reads),
-                measure("server", server, args.size, embedder, lines, args.reads),
+            modes = [
+                open_mode("embedded", embedded, embedder),
+                open_mode("server", server, embedder),
             ]
+            measure(modes, args.size, embedder, lines, args.reads)
+            for mode in modes:
+                mode.store.close()
         finally:
             chroma.stop()
             postgres.drop_all()
-    report(console, args.size, results)
+    report(console, args.size, modes)
 
 
-def report(console: Console, size: int, results: list[Measured]) -> None:
-    embedded, server = results
+def report(console: Console, size: int, modes: list[Mode]) -> None:
+    embedded, server = modes
     rows: list[tuple[str, float, float, str]] = [
         (
             "store writes (messages/s)",
