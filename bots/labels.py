@@ -6,6 +6,8 @@ gets Japanese headings everywhere, including in an offline reading.
 
 from __future__ import annotations
 
+from awai_engine.values import Association
+
 LABELS: dict[str, dict[str, str]] = {
     "en": {
         "reading": "Reading",
@@ -25,6 +27,9 @@ LABELS: dict[str, dict[str, str]] = {
         "nothing_before": "Nothing was said before this message in its line.",
         "no_associations": "No earlier thought was close enough in meaning.",
         "important": "especially important",
+        "reason:addressed": "addressed to its speaker",
+        "reason:addressed-speaker": "its speaker addressed this one",
+        "reason:own": "the speaker's previous message",
         "distance": "back",
         "similarity": "similarity",
         "threshold": "needed",
@@ -64,6 +69,9 @@ LABELS: dict[str, dict[str, str]] = {
         "nothing_before": "この流れでは、この発言より前の発言はありません。",
         "no_associations": "意味の十分に近い過去の考えはありませんでした。",
         "important": "特に重要",
+        "reason:addressed": "宛先の人の発言",
+        "reason:addressed-speaker": "この話者に宛てた発言",
+        "reason:own": "話者自身の直前の発言",
         "distance": "件前",
         "similarity": "類似度",
         "threshold": "必要値",
@@ -90,3 +98,10 @@ LABELS: dict[str, dict[str, str]] = {
 
 def labels_for(language: str) -> dict[str, str]:
     return LABELS.get(language, LABELS["en"])
+
+
+def recall_reason(item: Association, words: dict[str, str]) -> str | None:
+    """Why a thought was recalled when it was not by meaning (addressing, the speaker's own)."""
+    if item.reason == "meaning":
+        return None
+    return words.get(f"reason:{item.reason}", item.reason)

@@ -26,7 +26,7 @@ SAMPLES = {
         featured_message="m048",
         description=(
             "Sample: a product team planning a launch (55 messages, 4 speakers, English with some"
-            " Japanese). Message m048 brings back the battery drain first raised 40 messages earlier."
+            " Japanese). Message m048 brings back the battery drain first raised 45 messages earlier."
         ),
     ),
     "ja": Sample(

@@ -36,7 +36,7 @@ from bots.discord.limits import (
     size,
 )
 from bots.discord.links import jump_url_of
-from bots.labels import labels_for
+from bots.labels import labels_for, recall_reason
 
 QUOTE_LIMIT = 1000
 """The quoted message gets at most this much of the description: the reading matters more."""
@@ -188,9 +188,10 @@ def _parts(reading: Reading, words: dict[str, str]) -> list[_Part]:
 def _why(item: Association, words: dict[str, str]) -> str:
     """The numbers that recalled a thought; one recalled by addressing says so, not "≥"."""
     similarity = f"{words['similarity']} {item.similarity:.2f}"
-    if item.reason == "meaning":
+    reason = recall_reason(item, words)
+    if reason is None:
         return f"{similarity} ≥ {item.threshold:.2f}"
-    return f"{item.reason} · {similarity}"
+    return f"{reason} · {similarity}"
 
 
 def _refs(reading: Reading) -> dict[str, MessageRef]:

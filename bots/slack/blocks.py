@@ -17,7 +17,7 @@ from typing import Any
 from awai_engine.schemas.digest import Digest, DigestSchema, counted
 from awai_engine.text import shorten
 from awai_engine.values import MessageRef, Reading, ReadingContext
-from bots.labels import labels_for
+from bots.labels import labels_for, recall_reason
 from bots.slack import mrkdwn
 
 MAX_BLOCKS = 50
@@ -213,9 +213,14 @@ def _association_part(context: ReadingContext, cite: _Citer, words: dict[str, st
     lines = []
     for item in context.associations:
         mark = f" ★ _{mrkdwn.escape(words['important'])}_" if item.important else ""
+        reason = recall_reason(item, words)
+        why = (
+            f"{words['similarity']} {item.similarity:.2f} ({words['threshold']} {item.threshold:.2f})"
+            if reason is None
+            else f"_{mrkdwn.escape(reason)}_ · {words['similarity']} {item.similarity:.2f}"
+        )
         lines.append(
-            f"• {cite.ref(item.source)}{mark} · {item.distance + 1} {words['distance']} ·"
-            f" {words['similarity']} {item.similarity:.2f} ({words['threshold']} {item.threshold:.2f})"
+            f"• {cite.ref(item.source)}{mark} · {item.distance + 1} {words['distance']} · {why}"
             f" · {words['activation']} {item.activation:.2f}\n"
             f"   {mrkdwn.escape(shorten(item.thought.text, CITED_TEXT_CHARS))}"
         )

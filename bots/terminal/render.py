@@ -13,7 +13,7 @@ from rich.text import Text
 
 from awai_engine.text import shorten
 from awai_engine.values import MessageRef, Reading
-from bots.labels import labels_for
+from bots.labels import labels_for, recall_reason
 
 MAX_SHOWN_CHARS = 2000
 
@@ -72,14 +72,18 @@ def render_reading(reading: Reading, console: Console) -> None:
         table.add_column(words["activation"], justify="right")
         for item in context.associations:
             mark = "★" if item.important else ""
+            reason = recall_reason(item, words)
+            cell = Text.assemble(
+                (_name(item.source), "cyan"), " ", item.thought.text, overflow="fold"
+            )
+            if reason:
+                cell.append(f" ({reason})", style="dim italic")
             table.add_row(
                 mark,
-                Text.assemble(
-                    (_name(item.source), "cyan"), " ", item.thought.text, overflow="fold"
-                ),
+                cell,
                 str(item.distance + 1),
                 f"{item.similarity:.2f}",
-                f"{item.threshold:.2f}",
+                "–" if reason else f"{item.threshold:.2f}",
                 f"{item.activation:.2f}",
             )
         parts.append(Panel(table, title=words["associations"], title_align="left"))
