@@ -26,6 +26,7 @@ from awai_engine.values import (
     Reading,
     ReadingContext,
     RecalledSchema,
+    TokenUsage,
     Utterance,
     Value,
 )
@@ -243,11 +244,13 @@ class Engine:
         """The reading of one message: its context, and an interpretation when a model is set."""
         context = self.context(channel, message_id)
         notes: tuple[str, ...] = ()
+        stance_usage: TokenUsage | None = None
         # A language-model failure must never take an adapter down: it costs the stances or the
         # interpretation, and a note says so.
         if context.schemas:
             try:
-                schemas = tuple(self.backend.judge_stances(context, context.schemas))
+                judged, stance_usage = self.backend.judge_stances(context, context.schemas)
+                schemas = tuple(judged)
             except Exception:
                 log.exception("the %s backend failed to judge stances", self.backend.name)
                 schemas = context.schemas
@@ -268,6 +271,8 @@ class Engine:
                 " reading: the context AWAI assembled, without an interpretation.",
             )
         notes = (*notes, *written)
+        if stance_usage is not None:  # the reading's cost includes its stance call
+            usage = stance_usage if usage is None else usage + stance_usage
         if self.backend.offline:
             notes = (
                 "Offline reading: no language model is configured, so AWAI shows the context it"

@@ -88,8 +88,9 @@ class LanguageBackend(Protocol):
 
     def judge_stances(
         self, context: ReadingContext, schemas: Sequence[RecalledSchema]
-    ) -> tuple[RecalledSchema, ...]:
-        """Each schema with its stance (supports / opposes / unrelated) toward the message."""
+    ) -> tuple[tuple[RecalledSchema, ...], TokenUsage | None]:
+        """Each schema with its stance (supports / opposes / unrelated) toward the message, and
+        the tokens that judging cost (``None`` when no model was asked)."""
         ...
 
     def interpret(

@@ -215,6 +215,17 @@ class TokenUsage(Value):
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
 
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        """Usage of two calls together (a reading may take a stance call and a reading call)."""
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cache_creation_input_tokens=(
+                self.cache_creation_input_tokens + other.cache_creation_input_tokens
+            ),
+        )
+
 
 class Reading(Value):
     """What the bot shows for one message: its context and, when a model wrote one, an interpretation.

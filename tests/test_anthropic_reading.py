@@ -223,3 +223,40 @@ def test_an_over_budget_context_is_trimmed_before_sending_and_the_note_says_what
 def test_a_budget_too_small_for_the_stable_prompt_is_refused_at_start_up(llm):
     with pytest.raises(SettingsError, match="AWAI_LLM__READING_TOKEN_BUDGET"):
         language_backend(llm.settings(reading_token_budget=1000))
+
+
+def test_a_reading_costs_its_stance_call_too(llm):
+    worry = [
+        "Screen readers cannot reach the snooze button.",
+        "The snooze button has no accessible label for screen readers.",
+        "VoiceOver users cannot snooze a reminder at all.",
+        "TalkBack skips the snooze control entirely.",
+    ]
+    filler = ["Lunch at noon?", "The build is green.", "Pricing review on Monday.", "Coffee?"]
+    said = [text for pair in zip(worry, filler, strict=True) for text in pair]
+    said.append("Screen reader users still cannot snooze, we must fix it before launch.")
+    speakers = ["ann", "bob"] * 4 + ["ann"]
+
+    def respond(request: Received) -> Reply:
+        if request.tool == READING_TOOL:
+            return tool_use(READING_TOOL, {"meaning": "Ann's worry again."}, input_tokens=812)
+        if request.tool == "judge_stances":
+            canned = canned_answer(request).body
+            assert isinstance(canned, dict)
+            return tool_use("judge_stances", canned["content"][0]["input"], input_tokens=300)
+        return canned_answer(request)
+
+    llm.fake.respond = respond
+    runtime = llm()
+    runtime.engine.ingest(
+        utterance(f"w{i}", text, speaker=speakers[i], channel="terminal:local:worry")
+        for i, text in enumerate(said)
+    )
+
+    reading = runtime.engine.read("terminal:local:worry", "w8")
+
+    assert reading.context.schemas, "the speaker's repeated worry is recalled as a schema"
+    assert all(schema.stance == "unrelated" for schema in reading.context.schemas)
+    assert llm.fake.calls("judge_stances")
+    assert reading.usage is not None
+    assert reading.usage.input_tokens == 812 + 300

@@ -62,8 +62,8 @@ class OfflineBackend:
 
     def judge_stances(
         self, context: ReadingContext, schemas: Sequence[RecalledSchema]
-    ) -> tuple[RecalledSchema, ...]:
-        return tuple(schemas)
+    ) -> tuple[tuple[RecalledSchema, ...], TokenUsage | None]:
+        return tuple(schemas), None
 
     def interpret(
         self, context: ReadingContext

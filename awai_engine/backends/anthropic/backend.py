@@ -231,10 +231,10 @@ class AnthropicBackend:
 
     def judge_stances(
         self, context: ReadingContext, schemas: Sequence[RecalledSchema]
-    ) -> tuple[RecalledSchema, ...]:
+    ) -> tuple[tuple[RecalledSchema, ...], TokenUsage | None]:
         """Each schema with the model's stance and reason; one it did not judge stays undetermined."""
         if not schemas:
-            return ()
+            return (), None
         language = detect_language(context.text)
         fitted = fit_to_budget(
             context.model_copy(update={"schemas": tuple(schemas)}),
@@ -243,11 +243,13 @@ class AnthropicBackend:
         )
         if fitted is None:
             log.warning("language model: stance request over budget for %s", context.message)
-            return tuple(schemas)
+            return tuple(schemas), None
         request = render_stance_request(fitted.context, language)
         asked = self._ask_or_none(STANCE_TOOL, request, StancesAnswer)
-        if asked is None or asked.value is None:
-            return tuple(schemas)
+        if asked is None:
+            return tuple(schemas), None
+        if asked.value is None:
+            return tuple(schemas), asked.usage
         sent = {schema.schema_id for schema in fitted.context.schemas}
         judged = {}
         for stance in asked.value.stances:
@@ -257,7 +259,7 @@ class AnthropicBackend:
                 log.warning(
                     "language model: dropped a stance for unknown schema %r", stance.schema_id
                 )
-        return tuple(
+        judged_schemas = tuple(
             schema.model_copy(
                 update={"stance": judgement.stance, "stance_reason": judgement.reason}
             )
@@ -265,6 +267,7 @@ class AnthropicBackend:
             else schema
             for schema in schemas
         )
+        return judged_schemas, asked.usage
 
     # -- the reading -----------------------------------------------------------------------------
 
@@ -325,7 +328,7 @@ class AnthropicBackend:
         problem: str | None = None
         for attempt in (1, 2):
             answer = self._client.send(self._tools[tool], messages, max_tokens)
-            usage = _add(usage, answer.usage)
+            usage = usage + answer.usage
             raw, problem = _tool_input(answer, tool)
             if raw is not None:
                 value, problem = _validated(model, raw)
@@ -468,14 +471,3 @@ def _repair(
 
 def _user(content: str | list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "user", "content": content}
-
-
-def _add(total: TokenUsage, more: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        input_tokens=total.input_tokens + more.input_tokens,
-        output_tokens=total.output_tokens + more.output_tokens,
-        cache_read_input_tokens=total.cache_read_input_tokens + more.cache_read_input_tokens,
-        cache_creation_input_tokens=(
-            total.cache_creation_input_tokens + more.cache_creation_input_tokens
-        ),
-    )
