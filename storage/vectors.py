@@ -12,7 +12,6 @@ differs, since every operation here is a plain Chroma call.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -166,11 +165,18 @@ class ChromaVectors:
 def _ensure_database(admin_settings: object, database: str) -> None:
     """Create the named database on the server unless it exists (two processes may race here)."""
     import chromadb
-    from chromadb.errors import NotFoundError, UniqueConstraintError
+    from chromadb.errors import NotFoundError
 
     admin = chromadb.AdminClient(admin_settings)  # type: ignore[arg-type]
     try:
         admin.get_database(database)
     except NotFoundError:
-        with contextlib.suppress(UniqueConstraintError):  # another process created it meanwhile
+        try:
             admin.create_database(database)
+        except Exception as error:
+            # The server says "already exists" with a plain ChromaError when another process
+            # created it meanwhile: then it is there now; if it is not, the error was real.
+            try:
+                admin.get_database(database)
+            except NotFoundError:
+                raise error from None

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from awai_engine.settings import SettingsError, load_settings
 from storage.store import AwaiStore, StorageError
-from tests.backends.servers import PostgresDatabases, free_port
+from storage.vectors import ChromaVectors
+from tests.backends.servers import ChromaServer, PostgresDatabases, free_port
 
 
 def test_a_chroma_url_that_is_not_a_server_address_names_the_setting() -> None:
@@ -41,3 +43,13 @@ def test_a_wrong_postgresql_password_is_reported_without_the_password(
     with pytest.raises(StorageError, match="password authentication failed") as raised:
         AwaiStore.open(settings)
     assert "not-the-password-42" not in str(raised.value)
+
+
+def test_processes_opening_one_new_chroma_database_at_once_all_get_it(
+    chroma_server: ChromaServer,
+) -> None:
+    url = chroma_server.new_database_url()
+    with ThreadPoolExecutor(8) as pool:
+        opened = list(pool.map(lambda _: ChromaVectors.server(url), range(8)))
+    opened[0].create("awai-shared", "k")
+    assert all(vectors.count("awai-shared") == 0 for vectors in opened)
