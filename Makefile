@@ -4,13 +4,15 @@ PYTHON ?= python3
 VENV ?= .venv
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test lint
+.PHONY: demo test lint venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -e '.[dev]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
+
+venv: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/awai demo
