@@ -34,7 +34,7 @@ def threshold(distance: np.ndarray | float, settings: AssociationSettings) -> np
 
 def build_flow(timeline: Timeline, position: int, settings: FlowSettings) -> Flow:
     """The previous utterance of the line as thoughts, and up to C−1 summaries before it."""
-    line, earlier = timeline.line_before(position)
+    line, earlier = timeline.line_before(position, settings.capacity)
     if not earlier:
         return Flow(line=line)
     previous = timeline.messages[earlier[-1]]

@@ -186,18 +186,22 @@ class Timeline:
             ts[: len(self.messages)] = self._ts[: len(self.messages)]
             self._ts = ts
 
-    def line_before(self, position: int) -> tuple[str, list[int]]:
-        """The line of the message at ``position`` (its thread, or the top level) before it."""
+    def line_before(self, position: int, last: int) -> tuple[str, list[int]]:
+        """The line of the message at ``position`` (its thread, or the top level): the positions
+        of at most ``last`` messages of it just before, oldest first (a slice, not the whole line,
+        so the cost does not grow with the channel)."""
         message = self.messages[position]
         if message.is_reply:
             root = message.ref.thread_root or ""
             replies = self.threads.get(root, [])
-            earlier = replies[: bisect.bisect_left(replies, position)]
+            end = bisect.bisect_left(replies, position)
+            earlier = replies[max(0, end - last) : end]
             root_position = self.position_of.get(root)
-            if root_position is not None and root_position < position:
+            if root_position is not None and root_position < position and end < last:
                 earlier = [root_position, *earlier]
             return "thread", earlier
-        return "top-level", self.top_level[: bisect.bisect_left(self.top_level, position)]
+        end = bisect.bisect_left(self.top_level, position)
+        return "top-level", self.top_level[max(0, end - last) : end]
 
     def rows_of(self, position: int) -> range:
         message = self.messages[position]

@@ -56,6 +56,7 @@ class SpeakerRows:
             )
         self._rows = rows
         self._names = names
+        self._said_by: dict[str, _Said] = {}
 
     def speakers(self) -> list[str]:
         """Speaker ids in order of their first thought."""
@@ -69,14 +70,43 @@ class SpeakerRows:
         return len(rows) if end_row is None else bisect.bisect_left(rows, end_row)
 
     def basis(self, channel: str, speaker_id: str, end_row: int | None = None) -> Basis | None:
-        """The speaker's thoughts in rows below ``end_row`` (all of them if ``None``)."""
-        rows = self._rows.get(speaker_id, [])
-        rows = rows[: self.count(speaker_id, end_row)]
-        if not rows:
+        """The speaker's thoughts in rows below ``end_row`` (all of them if ``None``).
+
+        The speaker's keys, texts and running fingerprints are built once per index, so cutting a
+        basis for one reading is slicing, not a walk over everything the speaker ever said.
+        """
+        count = self.count(speaker_id, end_row)
+        if count == 0:
             return None
+        said = self._said(speaker_id)
+        rows = self._rows[speaker_id][:count]
+        positions = said.positions[:count]
+        last = self.timeline.messages[int(positions[-1])]
+        return Basis(
+            channel=channel,
+            speaker_id=speaker_id,
+            speaker_name=last.ref.speaker_name,
+            keys=tuple(said.keys[:count]),
+            texts=tuple(said.texts[:count]),
+            message_ids=tuple(said.message_ids[:count]),
+            positions=positions.copy(),
+            vectors=np.ascontiguousarray(self.timeline.vectors[rows], dtype=np.float32),
+            digest=said.digests[count - 1],
+        )
+
+    def _said(self, speaker_id: str) -> _Said:
+        """Everything the speaker said in this timeline, with the fingerprint after each thought.
+
+        The fingerprint after ``k`` thoughts is the SHA-256 of the first ``k`` entries: the same
+        digest a single pass over those ``k`` thoughts gives.
+        """
+        said = self._said_by.get(speaker_id)
+        if said is not None:
+            return said
         timeline = self.timeline
-        positions = timeline.row_positions[rows]
-        keys, texts, message_ids = [], [], []
+        rows = self._rows.get(speaker_id, [])
+        positions = np.asarray(timeline.row_positions[rows], dtype=np.int64)
+        keys, texts, message_ids, digests = [], [], [], []
         fingerprint = hashlib.sha256()
         for row, position in zip(rows, positions.tolist(), strict=True):
             message = timeline.messages[position]
@@ -86,15 +116,16 @@ class SpeakerRows:
             texts.append(thought.text)
             message_ids.append(message.message_id)
             fingerprint.update(f"{key}\x1f{thought.text}\x1e".encode())
-        last = timeline.messages[int(positions[-1])]
-        return Basis(
-            channel=channel,
-            speaker_id=speaker_id,
-            speaker_name=last.ref.speaker_name,
-            keys=tuple(keys),
-            texts=tuple(texts),
-            message_ids=tuple(message_ids),
-            positions=np.asarray(positions, dtype=np.int64),
-            vectors=np.ascontiguousarray(timeline.vectors[rows], dtype=np.float32),
-            digest=fingerprint.hexdigest(),
-        )
+            digests.append(fingerprint.hexdigest())
+        said = _Said(keys, texts, message_ids, positions, digests)
+        self._said_by[speaker_id] = said  # a race only computes the same value twice
+        return said
+
+
+@dataclass(frozen=True)
+class _Said:
+    keys: list[str]
+    texts: list[str]
+    message_ids: list[str]
+    positions: np.ndarray
+    digests: list[str]
