@@ -79,9 +79,7 @@ def recall(
             break
     taken = flow_positions | {int(timeline.row_positions[pick.row]) for pick in picks}
     picks.extend(
-        _by_meaning(
-            timeline, position, cues, taken, association, association.max_items - len(picks)
-        )
+        _by_meaning(timeline, position, taken, association, association.max_items - len(picks))
     )
     if not picks:
         return ()
@@ -167,7 +165,6 @@ def cue_sources(
 def _by_meaning(
     timeline: Timeline,
     position: int,
-    cues: np.ndarray,
     taken: set[int],
     settings: AssociationSettings,
     room: int,
@@ -175,7 +172,8 @@ def _by_meaning(
     """Up to ``room`` thoughts with margin s − θ(d) ≥ 0, best first, one per source not taken."""
     if room <= 0:
         return []
-    rows, similarity = timeline.search(cues, timeline.messages[position].first_row)
+    message = timeline.messages[position]
+    rows, similarity = timeline.search(np.asarray(timeline.rows_of(position)), message.first_row)
     row_positions = timeline.row_positions[rows]
     distance = position - row_positions - 1
     margins = similarity - threshold(distance, settings)[:, None].astype(np.float32)
@@ -210,7 +208,9 @@ def base_level_activation(
     if not rows:
         return [], []
     prefix_rows = timeline.messages[position].first_row
-    candidates, similarity = timeline.search(timeline.vectors[rows], prefix_rows)
+    candidates, similarity = timeline.search(
+        np.asarray(rows), prefix_rows, probes=timeline.index.occurrence_probes
+    )
     same = similarity >= settings.repeat_similarity
     same[np.searchsorted(candidates, rows), np.arange(len(rows))] = True
     source_positions = timeline.row_positions[candidates]

@@ -202,16 +202,46 @@ class DigestSettings(BaseModel):
 class RecallIndexSettings(BaseModel):
     """How earlier thoughts are searched: exactly while a channel is small, by cells when large.
 
-    The first ``exact_rows`` thought vectors of a channel are always scanned exactly. Past that,
-    ``cells`` centroids are fitted once on those first rows (which precede every later message,
-    so the fit never depends on what comes after a message), later rows are filed under their
-    nearest centroid, and a query scans the rows of its ``probes`` nearest cells. Reading cost then
-    grows with a small fraction of the channel instead of all of it.
+    While a message lies within a channel's first ``exact_rows`` thought vectors, every earlier
+    thought is compared with it. From that size on, thoughts are filed in a tree of cells:
+    ``cells`` centroids at the top, each split into at most ``split`` finer ones per level, a new
+    level whenever the channel has grown ``split`` times (see ``awai_engine/cells.py``). Each
+    level is fitted only on rows that precede every message that will use it, so it never
+    depends on what comes after a message. A later message compares its ``recent_rows`` nearest
+    earlier thoughts exactly, where θ(d) is low, and older thoughts only in the ``probes`` finest
+    cells nearest to its thoughts: far back, only close meanings pass θ_max, and close
+    meanings share cells. Reading cost then stays nearly flat as the channel grows.
     """
 
-    exact_rows: int = Field(4096, ge=16, description="Rows always searched exactly.")
-    cells: int = Field(1024, ge=1, le=65_536, description="Centroids fitted on the exact rows.")
-    probes: int = Field(12, ge=1, le=65_536, description="Nearest cells scanned per query.")
+    exact_rows: int = Field(
+        4096,
+        ge=16,
+        description="Thoughts a channel holds before recall stops comparing every earlier one; the"
+        " first levels of cells are fitted on them.",
+    )
+    cells: int = Field(128, ge=1, le=65_536, description="Centroids of the coarsest level.")
+    split: int = Field(
+        8, ge=2, le=64, description="Growth factor between levels of cells, and children per cell."
+    )
+    probes: int = Field(
+        24,
+        ge=1,
+        le=65_536,
+        description="Nearest cells each thought keeps per level; a message's thoughts share this"
+        " many finest cells.",
+    )
+    occurrence_probes: int = Field(
+        2,
+        ge=1,
+        le=65_536,
+        description=(
+            "Nearest cells scanned for earlier occurrences of a recalled thought (ACT-R): they"
+            " must be near-repeats (similarity ≥ τ_rep), which lie in the thought's own cells."
+        ),
+    )
+    recent_rows: int = Field(
+        256, ge=0, description="Rows just before a message that are always compared exactly."
+    )
     blas_threads: int | None = Field(
         1,
         ge=1,
@@ -229,8 +259,6 @@ class RecallIndexSettings(BaseModel):
     def _cells_fit(self) -> RecallIndexSettings:
         if self.cells > self.exact_rows:
             raise ValueError("recall_index.cells must not exceed recall_index.exact_rows")
-        if self.probes > self.cells:
-            raise ValueError("recall_index.probes must not exceed recall_index.cells")
         return self
 
 

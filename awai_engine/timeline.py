@@ -2,9 +2,11 @@
 
 Why it exists: the reading of message ``i`` may use only what came before ``i``. Keeping the
 channel's thought vectors as one float32 matrix in channel order makes "everything before ``i``"
-a prefix slice, searched exactly. An approximate index (Chroma's HNSW) would both need a
-brute-force filter for old messages and return neighbours that depend on vectors added later,
-which would let later messages change the reading of an earlier one.
+a prefix slice: searched exactly while the channel is small, and through cells fitted on a
+prefix once it is large (:mod:`awai_engine.cells`). An approximate index over the whole channel
+(Chroma's HNSW) would both need a brute-force filter for old messages and return neighbours that
+depend on vectors added later, which would let later messages change the reading of an earlier
+one.
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from awai_engine.cells import CellIndex, similarities
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.values import MessageRef, Thought
-
-KMEANS_ROUNDS = 8
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,10 @@ class Timeline:
     _row_thought: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     _ts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
     rows: int = 0
-    _centroids: np.ndarray | None = None
-    _cell_rows: list[np.ndarray] = field(default_factory=list)
-    _cell_sizes: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    _cells: CellIndex = field(init=False)
 
     def __post_init__(self) -> None:
+        self._cells = CellIndex(self.index)
         if self._vectors.shape[1:] != (self.dimension,):
             self._vectors = np.empty((0, self.dimension), dtype=np.float32)
 
@@ -116,60 +116,36 @@ class Timeline:
         else:
             self.top_level.append(position)
         self.rows = end
-        if self._centroids is None and self.rows >= self.index.exact_rows:
-            self._fit_cells()
-            self._file_rows(self.index.exact_rows, self.rows)
-        elif self._centroids is not None:
-            self._file_rows(end - len(vectors), end)
+        self._cells.add(self._vectors, self.rows)
 
-    def search(self, queries: np.ndarray, end_row: int) -> tuple[np.ndarray, np.ndarray]:
-        """Rows before ``end_row`` worth comparing with ``queries``, and their similarities.
+    def search(
+        self, query_rows: np.ndarray, end_row: int, probes: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows before ``end_row`` worth comparing with the stored thoughts ``query_rows``, and
+        their similarities.
 
-        Rows under ``exact_rows`` are all returned; later rows come from the cells nearest to each
-        query. Everything used (rows, centroids fitted on the first rows) lies before ``end_row``
-        for any message past the exact rows, so the answer depends only on the prefix.
-        Returns ``(rows ascending, similarities of shape (len(rows), len(queries)))``.
+        While ``end_row`` is within the first ``exact_rows``, every earlier row is returned. Past
+        that, the ``recent_rows`` rows just before ``end_row`` are returned (near the message
+        θ(d) is low, so near rows are compared exactly) and older rows come from about
+        ``probes`` cells nearest to the queries (far back only close meanings count, and close
+        meanings share cells; see :mod:`awai_engine.cells`). Every piece of the index was fitted on rows
+        before ``end_row``, so the answer depends only on the prefix.
+        Returns ``(rows ascending, similarities of shape (len(rows), len(query_rows)))``.
         """
-        exact_end = min(end_row, self.index.exact_rows)
-        if self._centroids is None or end_row <= exact_end:
-            return np.arange(exact_end), self._vectors[:exact_end] @ queries.T
-        nearest = np.argsort(-(queries @ self._centroids.T), axis=1, kind="stable")
-        cells = np.unique(nearest[:, : self.index.probes])
-        filed = [self._cell_rows[c][: self._cell_sizes[c]] for c in cells]
-        later = np.sort(np.concatenate([rows[: np.searchsorted(rows, end_row)] for rows in filed]))
-        rows = np.concatenate([np.arange(exact_end), later])
-        exact = self._vectors[:exact_end] @ queries.T
-        return rows, np.concatenate([exact, self._vectors[later] @ queries.T])
-
-    def _fit_cells(self) -> None:
-        """k-means on the first ``exact_rows`` vectors: deterministic start, fixed rounds."""
-        sample = self._vectors[: self.index.exact_rows]
-        count = self.index.cells
-        centroids = sample[np.linspace(0, len(sample) - 1, count).astype(np.int64)].copy()
-        for _ in range(KMEANS_ROUNDS):
-            nearest = (sample @ centroids.T).argmax(axis=1)
-            sums = np.zeros_like(centroids)
-            np.add.at(sums, nearest, sample)
-            norms = np.linalg.norm(sums, axis=1, keepdims=True)
-            filled = norms[:, 0] > 0
-            centroids[filled] = sums[filled] / norms[filled]
-        self._centroids = centroids
-        self._cell_rows = [np.empty(16, dtype=np.int64) for _ in range(count)]
-        self._cell_sizes = np.zeros(count, dtype=np.int64)
-
-    def _file_rows(self, start: int, end: int) -> None:
-        """File rows ``[start, end)`` under their nearest centroid, keeping each cell ascending."""
-        if self._centroids is None or end <= start:
-            return
-        nearest = (self._vectors[start:end] @ self._centroids.T).argmax(axis=1)
-        for offset, cell in enumerate(nearest):
-            size = self._cell_sizes[cell]
-            if size == len(self._cell_rows[cell]):
-                grown = np.empty(2 * size, dtype=np.int64)
-                grown[:size] = self._cell_rows[cell]
-                self._cell_rows[cell] = grown
-            self._cell_rows[cell][size] = start + offset
-            self._cell_sizes[cell] = size + 1
+        queries = np.take(self._vectors, query_rows, axis=0)
+        if not self._cells.usable(end_row):
+            return np.arange(end_row), similarities(self._vectors[:end_row], queries)
+        recent = max(0, end_row - self.index.recent_rows)
+        older = self._cells.nearest_rows(
+            self._vectors, query_rows, end_row, recent, probes or self.index.probes
+        )
+        similarity = np.concatenate(
+            [
+                similarities(np.take(self._vectors, older, axis=0), queries),
+                similarities(self._vectors[recent:end_row], queries),
+            ]
+        )
+        return np.concatenate([older, np.arange(recent, end_row)]), similarity
 
     def _reserve(self, rows: int, messages: int) -> None:
         if rows > len(self._vectors):

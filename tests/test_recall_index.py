@@ -17,15 +17,19 @@ from bots.runtime import Runtime
 from tests.test_invariant import SENTENCES, build
 
 CHANNELS = itertools.count()
-SMALL_INDEX = {"exact_rows": 16, "cells": 4, "probes": 2}
+SMALL_INDEX = {"exact_rows": 16, "cells": 4, "split": 2, "probes": 2, "occurrence_probes": 1}
 
 
-def random_timeline(rows: int, index: RecallIndexSettings, seed: int = 1) -> Timeline:
-    rng = np.random.default_rng(seed)
-    vectors = rng.normal(size=(rows, 8)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    timeline = Timeline(dimension=8, index=index)
-    for position, vector in enumerate(vectors):
+def unit_vectors(rows: int, seed: int = 1) -> np.ndarray:
+    vectors = np.random.default_rng(seed).normal(size=(rows, 8)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def timeline_of(vectors: np.ndarray, index: RecallIndexSettings, per_message: int = 1) -> Timeline:
+    """A timeline holding ``vectors`` in order, ``per_message`` thoughts to a message."""
+    timeline = Timeline(dimension=vectors.shape[1], index=index)
+    for position, start in enumerate(range(0, len(vectors), per_message)):
+        chunk = vectors[start : start + per_message]
         ref = MessageRef(
             message_id=f"m{position}",
             speaker_id="a",
@@ -33,47 +37,81 @@ def random_timeline(rows: int, index: RecallIndexSettings, seed: int = 1) -> Tim
             ts=position,
             position=position,
         )
-        timeline.append(ref, "t", "t", (Thought(index=0, text="t"),), vector[None, :])
+        thoughts = tuple(Thought(index=i, text="t") for i in range(len(chunk)))
+        timeline.append(ref, "t", "t", thoughts, chunk)
     return timeline
+
+
+def random_timeline(rows: int, index: RecallIndexSettings, seed: int = 1) -> Timeline:
+    return timeline_of(unit_vectors(rows, seed), index)
 
 
 def test_small_prefixes_are_searched_exactly() -> None:
     timeline = random_timeline(100, RecallIndexSettings(**SMALL_INDEX))
-    query = timeline.vectors[50:51]
-    rows, similarity = timeline.search(query, 10)
+    rows, similarity = timeline.search(np.array([50]), 10)
     assert rows.tolist() == list(range(10))
-    np.testing.assert_allclose(similarity[:, 0], timeline.vectors[:10] @ query[0], rtol=1e-6)
+    np.testing.assert_allclose(similarity[:, 0], timeline.vectors[:10] @ timeline.vectors[50])
 
 
-def test_large_prefixes_search_the_exact_rows_and_the_nearest_cells_only_before_the_message() -> (
-    None
-):
-    timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX))
-    query = timeline.vectors[399:400]
-    rows, similarity = timeline.search(query, 300)
+def test_large_prefixes_search_the_recent_rows_and_a_few_cells_only_before_the_message() -> None:
+    timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX, recent_rows=20))
+    rows, similarity = timeline.search(np.array([399]), 300)
     assert rows.max() < 300
-    assert set(range(16)) <= set(rows.tolist())
-    assert 16 < len(rows) < 300  # only some cells were scanned
+    assert set(range(280, 300)) <= set(rows.tolist())  # the recent rows, exactly
+    assert 20 < len(rows) < 100  # and a few cells of the older rows
     assert np.all(np.diff(rows) > 0)
-    np.testing.assert_allclose(similarity[:, 0], timeline.vectors[rows] @ query[0], rtol=1e-5)
+    np.testing.assert_allclose(
+        similarity[:, 0], timeline.vectors[rows] @ timeline.vectors[399], rtol=1e-5, atol=1e-6
+    )
+
+
+def test_cells_get_finer_as_the_channel_grows_each_level_fitted_on_rows_before_it() -> None:
+    timeline = random_timeline(600, RecallIndexSettings(**SMALL_INDEX))
+    levels = timeline._cells.levels
+    assert [level.fitted_rows for level in levels] == [16, 32, 64, 128, 256, 512]
+    for depth, level in enumerate(levels):
+        assert len(level.centroids) <= 4 * 2**depth
+        assert level.cell_sizes.sum() == 600  # every row filed once at every level
+    assert levels[-1].cell_sizes.mean() < 600 / 64
 
 
 def test_a_query_always_scans_its_own_cell() -> None:
-    timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX))
-    for row in (20, 150, 398):
-        rows, _ = timeline.search(timeline.vectors[row : row + 1], 399)
+    timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX, recent_rows=0))
+    for row in (5, 20, 150, 398):
+        rows, _ = timeline.search(np.array([row]), 399, probes=1)
         assert row in rows
 
 
-def test_appending_later_rows_never_changes_the_search_of_an_earlier_prefix() -> None:
+def test_a_far_back_repeat_is_found_through_the_cells() -> None:
+    vectors = unit_vectors(600)
+    vectors[590] = vectors[7]
+    timeline = timeline_of(vectors, RecallIndexSettings(**SMALL_INDEX, recent_rows=8))
+    rows, similarity = timeline.search(np.array([590]), 590, probes=1)
+    assert len(rows) < 100
+    assert similarity[rows.tolist().index(7), 0] == pytest.approx(1.0)
+
+
+def test_a_rows_cell_does_not_depend_on_the_rows_appended_with_it() -> None:
+    vectors = unit_vectors(300)
     index = RecallIndexSettings(**SMALL_INDEX)
+    one, three = timeline_of(vectors, index, 1), timeline_of(vectors, index, 3)
+    np.testing.assert_array_equal(one._cells.row_cells[:300], three._cells.row_cells[:300])
+    for end in (99, 150, 297):
+        np.testing.assert_array_equal(
+            one.search(np.array([10, 200]), end)[0], three.search(np.array([10, 200]), end)[0]
+        )
+
+
+def test_appending_later_rows_never_changes_the_search_of_an_earlier_prefix() -> None:
+    index = RecallIndexSettings(**SMALL_INDEX, recent_rows=8)
     short, long = random_timeline(150, index), random_timeline(600, index)
-    query = long.vectors[500:502]
-    for end in (10, 16, 17, 90, 150):
-        rows_short, sims_short = short.search(query, end)
-        rows_long, sims_long = long.search(query, end)
-        np.testing.assert_array_equal(rows_short, rows_long)
-        np.testing.assert_array_equal(sims_short, sims_long)
+    query = np.array([100, 140])
+    for end in (10, 16, 17, 30, 32, 33, 64, 65, 90, 128, 129, 150):
+        for probes in (None, 1):
+            rows_short, sims_short = short.search(query, end, probes)
+            rows_long, sims_long = long.search(query, end, probes)
+            np.testing.assert_array_equal(rows_short, rows_long)
+            np.testing.assert_array_equal(sims_short, sims_long)
 
 
 @pytest.fixture
