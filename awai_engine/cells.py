@@ -105,7 +105,7 @@ class CellIndex:
         self, vectors: np.ndarray, query_rows: np.ndarray, end: int, cut: int, probes: int
     ) -> np.ndarray:
         """Rows before ``cut`` in about ``probes`` finest cells nearest to the query rows, and
-        in each query row's own cell, ascending.
+        in each query row's own cell, ascending (``probes`` 0: only the own cells).
 
         Descends the levels fitted before ``end``: at each, every query keeps its ``probes``
         nearest cells among the children of the cells kept one level up (all queries' children,
@@ -115,7 +115,7 @@ class CellIndex:
         levels = [level for level in self.levels if level.fitted_rows < end]
         queries = np.take(vectors, query_rows, axis=0)
         kept = np.arange(0)
-        for depth, level in enumerate(levels):
+        for depth, level in enumerate(levels if probes else ()):
             if depth == 0:
                 candidates = np.arange(len(level.centroids))
                 scores = similarities(level.centroids, queries)

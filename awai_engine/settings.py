@@ -224,19 +224,20 @@ class RecallIndexSettings(BaseModel):
         8, ge=2, le=64, description="Growth factor between levels of cells, and children per cell."
     )
     probes: int = Field(
-        24,
+        16,
         ge=1,
         le=65_536,
         description="Nearest cells each thought keeps per level; a message's thoughts share this"
         " many finest cells.",
     )
     occurrence_probes: int = Field(
-        2,
-        ge=1,
+        0,
+        ge=0,
         le=65_536,
         description=(
-            "Nearest cells scanned for earlier occurrences of a recalled thought (ACT-R): they"
-            " must be near-repeats (similarity ≥ τ_rep), which lie in the thought's own cells."
+            "Nearest cells scanned for earlier occurrences of a recalled thought (ACT-R), 0 for"
+            " its own cell only: occurrences are near-repeats (similarity ≥ τ_rep), which share"
+            " the thought's cell (measured: more cells found no more of them)."
         ),
     )
     recent_rows: int = Field(

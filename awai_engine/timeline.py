@@ -137,7 +137,11 @@ class Timeline:
             return np.arange(end_row), similarities(self._vectors[:end_row], queries)
         recent = max(0, end_row - self.index.recent_rows)
         older = self._cells.nearest_rows(
-            self._vectors, query_rows, end_row, recent, probes or self.index.probes
+            self._vectors,
+            query_rows,
+            end_row,
+            recent,
+            self.index.probes if probes is None else probes,
         )
         similarity = np.concatenate(
             [

@@ -78,8 +78,17 @@ def test_cells_get_finer_as_the_channel_grows_each_level_fitted_on_rows_before_i
 def test_a_query_always_scans_its_own_cell() -> None:
     timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX, recent_rows=0))
     for row in (5, 20, 150, 398):
-        rows, _ = timeline.search(np.array([row]), 399, probes=1)
-        assert row in rows
+        for probes in (0, 1):
+            rows, _ = timeline.search(np.array([row]), 399, probes=probes)
+            assert row in rows
+
+
+def test_zero_probes_scan_only_the_own_cells_of_the_queries() -> None:
+    timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX, recent_rows=0))
+    rows, _ = timeline.search(np.array([150, 398]), 399, probes=0)
+    deepest = len(timeline._cells.levels) - 1
+    own = set(timeline._cells.row_cells[[150, 398], deepest].tolist())
+    assert {int(timeline._cells.row_cells[row, deepest]) for row in rows} == own
 
 
 def test_a_far_back_repeat_is_found_through_the_cells() -> None:
