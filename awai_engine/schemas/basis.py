@@ -2,13 +2,15 @@
 
 Reading message ``i`` may use only the speaker's thoughts before ``i``; in the timeline those are
 the speaker's rows below ``messages[i].first_row``. :class:`SpeakerRows` indexes the rows of every
-speaker once per timeline revision, so cutting a basis is a binary search and a gather.
+speaker once per timeline and keeps up with its appends, so cutting a basis is a binary search
+and a gather, and a new message costs its own thoughts, not a walk over the channel.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,91 +43,122 @@ class Basis:
 
 
 class SpeakerRows:
-    """Which timeline rows each speaker said, in channel order (one index per revision)."""
+    """Which timeline rows each speaker said, in channel order, for one timeline.
+
+    A timeline only ever grows in place (any other change builds a new one), so the index catches
+    up with appended messages instead of being rebuilt.
+    """
 
     def __init__(self, timeline: Timeline) -> None:
-        self.revision = timeline.revision  # read first: the messages below are at least these
         self.timeline = timeline
-        rows: dict[str, list[int]] = {}
-        names: dict[str, str] = {}
-        for message in timeline.messages[: len(timeline.messages)]:
-            speaker = message.ref.speaker_id
-            names[speaker] = message.ref.speaker_name
-            rows.setdefault(speaker, []).extend(
-                range(message.first_row, message.first_row + len(message.thoughts))
-            )
-        self._rows = rows
-        self._names = names
+        self._rows: dict[str, list[int]] = {}
+        self._names: dict[str, str] = {}
         self._said_by: dict[str, _Said] = {}
+        self._seen = 0
+        self._lock = threading.RLock()
+        self.catch_up()
+
+    def catch_up(self) -> None:
+        """Index the messages appended to the timeline since the last call."""
+        with self._lock:
+            count = len(self.timeline.messages)
+            if count == self._seen:
+                return
+            for message in self.timeline.messages[self._seen : count]:
+                speaker = message.ref.speaker_id
+                self._names[speaker] = message.ref.speaker_name
+                self._rows.setdefault(speaker, []).extend(
+                    range(message.first_row, message.first_row + len(message.thoughts))
+                )
+            self._seen = count
+            for speaker, said in self._said_by.items():
+                said.extend(self.timeline, self._rows[speaker])
 
     def speakers(self) -> list[str]:
         """Speaker ids in order of their first thought."""
-        return sorted(self._rows, key=lambda speaker: self._rows[speaker][0])
+        with self._lock:
+            return sorted(self._rows, key=lambda speaker: self._rows[speaker][0])
 
     def name(self, speaker_id: str) -> str:
         return self._names.get(speaker_id, speaker_id)
 
     def count(self, speaker_id: str, end_row: int | None = None) -> int:
-        rows = self._rows.get(speaker_id, [])
-        return len(rows) if end_row is None else bisect.bisect_left(rows, end_row)
+        with self._lock:
+            rows = self._rows.get(speaker_id, [])
+            return len(rows) if end_row is None else bisect.bisect_left(rows, end_row)
 
     def basis(self, channel: str, speaker_id: str, end_row: int | None = None) -> Basis | None:
         """The speaker's thoughts in rows below ``end_row`` (all of them if ``None``).
 
-        The speaker's keys, texts and running fingerprints are built once per index, so cutting a
+        The speaker's keys, texts and running fingerprints are kept per index, so cutting a
         basis for one reading is slicing, not a walk over everything the speaker ever said.
         """
-        count = self.count(speaker_id, end_row)
-        if count == 0:
-            return None
-        said = self._said(speaker_id)
-        rows = self._rows[speaker_id][:count]
-        positions = said.positions[:count]
-        last = self.timeline.messages[int(positions[-1])]
-        return Basis(
-            channel=channel,
-            speaker_id=speaker_id,
-            speaker_name=last.ref.speaker_name,
-            keys=tuple(said.keys[:count]),
-            texts=tuple(said.texts[:count]),
-            message_ids=tuple(said.message_ids[:count]),
-            positions=positions.copy(),
-            vectors=np.ascontiguousarray(self.timeline.vectors[rows], dtype=np.float32),
-            digest=said.digests[count - 1],
-        )
+        with self._lock:
+            count = self.count(speaker_id, end_row)
+            if count == 0:
+                return None
+            said = self._said(speaker_id)
+            rows = self._rows[speaker_id][:count]
+            positions = said.positions[:count].copy()
+            last = self.timeline.messages[int(positions[-1])]
+            return Basis(
+                channel=channel,
+                speaker_id=speaker_id,
+                speaker_name=last.ref.speaker_name,
+                keys=tuple(said.keys[:count]),
+                texts=tuple(said.texts[:count]),
+                message_ids=tuple(said.message_ids[:count]),
+                positions=positions,
+                vectors=np.ascontiguousarray(self.timeline.vectors[rows], dtype=np.float32),
+                digest=said.digests[count - 1],
+            )
 
     def _said(self, speaker_id: str) -> _Said:
-        """Everything the speaker said in this timeline, with the fingerprint after each thought.
-
-        The fingerprint after ``k`` thoughts is the SHA-256 of the first ``k`` entries: the same
-        digest a single pass over those ``k`` thoughts gives.
-        """
         said = self._said_by.get(speaker_id)
-        if said is not None:
-            return said
-        timeline = self.timeline
-        rows = self._rows.get(speaker_id, [])
-        positions = np.asarray(timeline.row_positions[rows], dtype=np.int64)
-        keys, texts, message_ids, digests = [], [], [], []
-        fingerprint = hashlib.sha256()
-        for row, position in zip(rows, positions.tolist(), strict=True):
-            message = timeline.messages[position]
-            thought = message.thoughts[row - message.first_row]
-            key = thought_key(message.message_id, thought.index)
-            keys.append(key)
-            texts.append(thought.text)
-            message_ids.append(message.message_id)
-            fingerprint.update(f"{key}\x1f{thought.text}\x1e".encode())
-            digests.append(fingerprint.hexdigest())
-        said = _Said(keys, texts, message_ids, positions, digests)
-        self._said_by[speaker_id] = said  # a race only computes the same value twice
+        if said is None:
+            said = _Said()
+            said.extend(self.timeline, self._rows.get(speaker_id, []))
+            self._said_by[speaker_id] = said
         return said
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Said:
-    keys: list[str]
-    texts: list[str]
-    message_ids: list[str]
-    positions: np.ndarray
-    digests: list[str]
+    """Everything a speaker said in a timeline, with the fingerprint after each thought.
+
+    The fingerprint after ``k`` thoughts is the SHA-256 of the first ``k`` entries: the same
+    digest a single pass over those ``k`` thoughts gives.
+    """
+
+    keys: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    message_ids: list[str] = field(default_factory=list)
+    digests: list[str] = field(default_factory=list)
+    _positions: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    _fingerprint: hashlib._Hash = field(default_factory=hashlib.sha256)
+
+    @property
+    def positions(self) -> np.ndarray:
+        return self._positions[: len(self.keys)]
+
+    def extend(self, timeline: Timeline, rows: list[int]) -> None:
+        """Take in the speaker's rows past those already taken."""
+        new = rows[len(self.keys) :]
+        if not new:
+            return
+        positions = timeline.row_positions[new]
+        done = len(self.keys)
+        if done + len(new) > len(self._positions):
+            grown = np.empty(max(done + len(new), 2 * len(self._positions)), dtype=np.int64)
+            grown[:done] = self._positions[:done]
+            self._positions = grown
+        self._positions[done : done + len(new)] = positions
+        for row, position in zip(new, positions.tolist(), strict=True):
+            message = timeline.messages[position]
+            thought = message.thoughts[row - message.first_row]
+            key = thought_key(message.message_id, thought.index)
+            self.keys.append(key)
+            self.texts.append(thought.text)
+            self.message_ids.append(message.message_id)
+            self._fingerprint.update(f"{key}\x1f{thought.text}\x1e".encode())
+            self.digests.append(self._fingerprint.hexdigest())

@@ -323,9 +323,11 @@ class SchemaService:
 
     def _index(self, channel: str, timeline: Timeline) -> SpeakerRows:
         index = self._indexes.get(channel)
-        if index is None or index.timeline is not timeline or index.revision != timeline.revision:
+        if index is None or index.timeline is not timeline:
             index = SpeakerRows(timeline)
             self._indexes[channel] = index
+        else:
+            index.catch_up()
         return index
 
     def _lock(self, channel: str) -> threading.RLock:

@@ -1,0 +1,72 @@
+"""A speaker's rows are indexed once per timeline and kept up with its appends."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from awai_engine.schemas.basis import Basis, SpeakerRows
+from awai_engine.timeline import Timeline
+from awai_engine.values import MessageRef, Thought
+
+SPEAKERS = ("ann", "bo", "cy")
+
+
+def append_messages(timeline: Timeline, count: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        position = len(timeline.messages)
+        speaker = SPEAKERS[int(rng.integers(len(SPEAKERS)))]
+        thoughts = tuple(
+            Thought(index=i, text=f"thought {position}.{i}") for i in range(int(rng.integers(1, 4)))
+        )
+        vectors = rng.normal(size=(len(thoughts), 8)).astype(np.float32)
+        ref = MessageRef(
+            message_id=f"m{position}",
+            speaker_id=speaker,
+            speaker_name=speaker.title(),
+            ts=position,
+            position=position,
+        )
+        timeline.append(ref, "t", "t", thoughts, vectors / np.linalg.norm(vectors, axis=1)[:, None])
+
+
+def assert_same(ours: Basis | None, theirs: Basis | None) -> None:
+    assert (ours is None) == (theirs is None)
+    if ours is None or theirs is None:
+        return
+    assert (ours.keys, ours.texts, ours.message_ids, ours.digest) == (
+        theirs.keys,
+        theirs.texts,
+        theirs.message_ids,
+        theirs.digest,
+    )
+    np.testing.assert_array_equal(ours.positions, theirs.positions)
+    np.testing.assert_array_equal(ours.vectors, theirs.vectors)
+
+
+def test_an_index_that_caught_up_with_appends_cuts_the_same_bases_as_a_fresh_one() -> None:
+    timeline = Timeline(dimension=8)
+    append_messages(timeline, 40, seed=1)
+    index = SpeakerRows(timeline)
+    early = {speaker: index.basis("c", speaker) for speaker in SPEAKERS}
+    append_messages(timeline, 60, seed=2)
+    index.catch_up()
+    fresh = SpeakerRows(timeline)
+    assert index.speakers() == fresh.speakers()
+    for speaker in SPEAKERS:
+        for end_row in (None, 5, timeline.messages[40].first_row, timeline.rows - 1):
+            assert_same(index.basis("c", speaker, end_row), fresh.basis("c", speaker, end_row))
+        # A basis cut before the appends is what it was.
+        assert_same(index.basis("c", speaker, timeline.messages[40].first_row), early[speaker])
+
+
+def test_catching_up_with_nothing_new_changes_nothing() -> None:
+    timeline = Timeline(dimension=8)
+    append_messages(timeline, 20, seed=3)
+    index = SpeakerRows(timeline)
+    before = index.basis("c", "ann")
+    index.catch_up()
+    assert_same(index.basis("c", "ann"), before)
+    assert index.count("ann") == sum(
+        len(m.thoughts) for m in timeline.messages if m.ref.speaker_id == "ann"
+    )
