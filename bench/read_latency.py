@@ -151,12 +151,14 @@ def main() -> None:
             f" through the cells, {occurrences:.1%} of them with the same occurrence count"
             f" ({AGREEMENT_READS} readings near the end)"
         )
-    by = {(size, label): percentile(timings, 0.95) for size, label, timings, _, _ in results}
     smallest, largest = min(args.sizes), max(args.sizes)
-    for label in ("latest", "old (1%)"):
-        console.print(
-            f"p95 ratio {largest:,}/{smallest:,}, {label}: {by[largest, label] / by[smallest, label]:.2f}"
-        )
+    for name, fraction in (("p50", 0.5), ("p95", 0.95)):
+        by = {
+            (size, label): percentile(timings, fraction) for size, label, timings, _, _ in results
+        }
+        for label in ("latest", "old (1%)"):
+            ratio = by[largest, label] / by[smallest, label]
+            console.print(f"{name} ratio {largest:,}/{smallest:,}, {label}: {ratio:.2f}")
 
 
 if __name__ == "__main__":
