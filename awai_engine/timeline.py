@@ -128,8 +128,8 @@ class Timeline:
         that, the ``recent_rows`` rows just before ``end_row`` are returned (near the message
         θ(d) is low, so near rows are compared exactly) and older rows come from about
         ``probes`` cells nearest to the queries (far back only close meanings count, and close
-        meanings share cells; see :mod:`awai_engine.cells`). Every piece of the index was fitted on rows
-        before ``end_row``, so the answer depends only on the prefix.
+        meanings share cells; see :mod:`awai_engine.cells`). Every piece of the index was fitted
+        on rows before ``end_row``, so the answer depends only on the prefix.
         Returns ``(rows ascending, similarities of shape (len(rows), len(query_rows)))``.
         """
         queries = np.take(self._vectors, query_rows, axis=0)
