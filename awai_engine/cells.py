@@ -40,8 +40,8 @@ class _Level:
     # Children of parent cell p (one level up) are cells child_start[p] to child_start[p + 1];
     # ``None`` at level 0, whose cells have no parent.
     child_start: np.ndarray | None
-    cell_rows: list[np.ndarray] = field(default_factory=list)
-    cell_sizes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    cell_rows: list[np.ndarray] = field(init=False)
+    cell_sizes: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         self.cell_rows = [np.empty(4, dtype=np.int64) for _ in range(len(self.centroids))]
@@ -102,10 +102,11 @@ class CellIndex:
         return bool(self.levels) and self.levels[0].fitted_rows < end
 
     def nearest_rows(
-        self, vectors: np.ndarray, query_rows: np.ndarray, end: int, cut: int, probes: int
+        self, queries: np.ndarray, query_rows: np.ndarray, end: int, cut: int, probes: int
     ) -> np.ndarray:
-        """Rows before ``cut`` in about ``probes`` finest cells nearest to the query rows, and
-        in each query row's own cell, ascending (``probes`` 0: only the own cells).
+        """Rows before ``cut`` in about ``probes`` finest cells nearest to ``queries`` (the
+        vectors of the stored ``query_rows``) and in each query row's own cell, ascending
+        (``probes`` 0: only the own cells).
 
         Descends the levels fitted before ``end``: at each, every query keeps its ``probes``
         nearest cells among the children of the cells kept one level up (all queries' children,
@@ -113,7 +114,6 @@ class CellIndex:
         cells, so a message of several thoughts costs about what a message of one does.
         """
         levels = [level for level in self.levels if level.fitted_rows < end]
-        queries = np.take(vectors, query_rows, axis=0)
         kept = np.arange(0)
         for depth, level in enumerate(levels if probes else ()):
             if depth == 0:

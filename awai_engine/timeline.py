@@ -137,7 +137,7 @@ class Timeline:
             return np.arange(end_row), similarities(self._vectors[:end_row], queries)
         recent = max(0, end_row - self.index.recent_rows)
         older = self._cells.nearest_rows(
-            self._vectors,
+            queries,
             query_rows,
             end_row,
             recent,

@@ -176,7 +176,7 @@ def make_engine(url: str) -> Engine:
             {"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False} if is_sqlite else {}
         ),
         pool_pre_ping=not is_sqlite,
-        # Handlers of Bolt and discord.py, the scheduler and readers each hold a connection
+        # Adapter handlers, the scheduler and readers each hold a connection
         # briefly; SQLite connections are cheap, so the pool never makes a thread wait.
         **({"pool_size": 10, "max_overflow": 40} if is_sqlite else {}),
     )

@@ -2,7 +2,7 @@
 
 :func:`storage.migrations.upgrade` passes an open connection (inside its locked transaction);
 Alembic's own command line (writing a revision) gets one from the AWAI settings instead. Tables
-that other libraries create and manage themselves (APScheduler's job store, slack_sdk's
+that other libraries create and manage themselves (a scheduler's job store, an adapter SDK's
 installation store) are none of these revisions' business.
 """
 
