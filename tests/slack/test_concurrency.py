@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from bots.slack.http_server import EVENTS_PATH, SlackHttpServer
 from tests.slack.conftest import ANN, BEN, GENERAL, SlackHarness
+from tests.slack.signed import SIGNING_SECRET
 
 REQUESTS = 50
 SLACK_ACK_DEADLINE_SECONDS = 3.0  # Slack's contract, not a performance target
@@ -19,7 +20,7 @@ def test_fifty_concurrent_shortcuts_are_each_acknowledged_within_three_seconds(
     said = slack.seed(
         [(ANN if i % 2 else BEN, f"Proposal {i}: we change the schedule.") for i in range(REQUESTS)]
     )
-    server = SlackHttpServer(slack.bot.app, "127.0.0.1", 0)
+    server = SlackHttpServer(slack.bot.app, SIGNING_SECRET, "127.0.0.1", 0)
     server.start_in_background()
     url = f"http://127.0.0.1:{server.port}{EVENTS_PATH}"
 

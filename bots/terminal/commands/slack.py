@@ -86,7 +86,10 @@ def _serve(bot: SlackBot, settings: Settings) -> None:
         stderr.print("AWAI is connected to Slack (Socket Mode). Ctrl-C stops it.")
         SocketModeHandler(bot.app, slack.app_token.get_secret_value()).start()
         return
-    server = SlackHttpServer(bot.app, slack.host, slack.port)
+    assert slack.signing_secret is not None, "checked by check_startup"
+    server = SlackHttpServer(
+        bot.app, slack.signing_secret.get_secret_value(), slack.host, slack.port
+    )
     stderr.print(
         f"AWAI listens for Slack on http://{slack.host}:{server.port}{EVENTS_PATH}. Ctrl-C stops it.",
         highlight=False,

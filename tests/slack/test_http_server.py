@@ -1,0 +1,173 @@
+"""HTTP mode under hostile or broken clients, over real sockets to the real server.
+
+What the hand-written server got wrong, each reproduced here: slow clients holding a thread each,
+bodies read without bound before the signature check, tracebacks on a bad length or a non-UTF-8
+body, and bytes left after a 413 read as a second request.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from bots.slack.http_server import EVENTS_PATH, MAX_BODY_BYTES, SlackHttpServer
+from tests.slack.conftest import ANN, GENERAL, SlackHarness
+from tests.slack.signed import SIGNING_SECRET
+
+SLOW_CLIENTS = 40
+
+
+@pytest.fixture
+def server(slack: SlackHarness) -> Iterator[SlackHttpServer]:
+    served = SlackHttpServer(slack.bot.app, SIGNING_SECRET, "127.0.0.1", 0, idle_timeout_seconds=1)
+    served.start_in_background()
+    yield served
+    served.stop()
+
+
+def _connect(server: SlackHttpServer) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=30)
+
+
+def _exchange(server: SlackHttpServer, raw: bytes) -> bytes:
+    """Send raw bytes while reading the answer, until the server closes the connection.
+
+    Reading alongside matters: a server that refuses a body closes the connection with bytes
+    still unread, and the reset that follows would discard an answer read only afterwards.
+    """
+    with _connect(server) as connection:
+        answer: list[bytes] = []
+        reader = threading.Thread(target=lambda: answer.append(_read_all(connection)))
+        reader.start()
+        try:
+            for start in range(0, len(raw), 65536):
+                connection.sendall(raw[start : start + 65536])
+            connection.shutdown(socket.SHUT_WR)
+        except OSError:  # the server stopped reading: it has answered and closed
+            pass
+        reader.join()
+        return answer[0]
+
+
+def _read_all(connection: socket.socket) -> bytes:
+    chunks = []
+    try:
+        while chunk := connection.recv(65536):
+            chunks.append(chunk)
+    except ConnectionResetError:
+        pass
+    return b"".join(chunks)
+
+
+def _status_lines(answer: bytes) -> list[bytes]:
+    return [line for line in answer.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
+
+
+def _request(body: bytes, headers: dict[str, str]) -> bytes:
+    head = f"POST {EVENTS_PATH} HTTP/1.1\r\nHost: awai\r\n" + "".join(
+        f"{name}: {value}\r\n" for name, value in headers.items()
+    )
+    return head.encode() + b"\r\n" + body
+
+
+def _signed(slack: SlackHarness, body: bytes) -> dict[str, str]:
+    return slack.requests.headers(body.decode(), "application/json")
+
+
+def test_slow_clients_hold_sockets_not_threads_and_silent_ones_are_closed(
+    slack: SlackHarness, server: SlackHttpServer
+):
+    message = slack.seed([(ANN, "We ship on Friday.")])[0]
+    threads_before = threading.active_count()
+    slow = [_connect(server) for _ in range(SLOW_CLIENTS)]
+    for connection in slow:  # half a request line, then nothing
+        connection.sendall(b"POST /slack/events HTTP/1.1\r\nContent-Le")
+
+    body = slack.requests.shortcut_body(GENERAL, ANN, message).encode()
+    headers = slack.requests.headers(body.decode(), "application/x-www-form-urlencoded")
+    answer = _exchange(
+        server, _request(body, {**headers, "Content-Length": str(len(body)), "Connection": "close"})
+    )
+    assert _status_lines(answer) == [b"HTTP/1.1 200 OK"]
+    assert threading.active_count() - threads_before < SLOW_CLIENTS / 4
+
+    for connection in slow:  # the server gives up on each silent client by itself
+        assert _read_all(connection) == b""
+        connection.close()
+    slack.settle()
+
+
+def test_an_unsigned_chunked_body_over_the_limit_is_refused_and_never_parsed(
+    slack: SlackHarness, server: SlackHttpServer
+):
+    calls_before = len(slack.api.calls)
+    chunk = b"x" * 65536
+    chunks = b"".join(
+        b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(MAX_BODY_BYTES // 65536 + 8)
+    )
+    raw = _request(chunks + b"0\r\n\r\n", {"Transfer-Encoding": "chunked"})
+    answer = _exchange(server, raw)
+    assert _status_lines(answer) == [b"HTTP/1.1 413 Request Entity Too Large"]
+    assert len(slack.api.calls) == calls_before, "Bolt never saw it"
+
+
+def test_bytes_after_a_refused_body_are_not_read_as_a_second_request(
+    slack: SlackHarness, server: SlackHttpServer
+):
+    message = slack.seed([(ANN, "We ship on Friday.")])[0]
+    smuggled = slack.requests.shortcut_body(GENERAL, ANN, message).encode()
+    inner = _request(
+        smuggled,
+        {
+            **slack.requests.headers(smuggled.decode(), "application/x-www-form-urlencoded"),
+            "Content-Length": str(len(smuggled)),
+        },
+    )
+    too_long = str(MAX_BODY_BYTES + 1)
+    answer = _exchange(server, _request(inner, {"Content-Length": too_long}))
+    assert _status_lines(answer) == [b"HTTP/1.1 413 Request Entity Too Large"]
+    slack.settle()
+    assert slack.api.calls_to("chat.postMessage") == [], "the smuggled shortcut was not run"
+
+
+@pytest.mark.parametrize("length", ["-1", "many", "12, 12"])
+def test_a_broken_content_length_is_a_bad_request(
+    slack: SlackHarness, server: SlackHttpServer, length: str
+):
+    answer = _exchange(server, _request(b"{}", {"Content-Length": length, "Connection": "close"}))
+    assert _status_lines(answer) == [b"HTTP/1.1 400 Bad Request"]
+
+
+def test_an_unsigned_body_is_refused_before_it_is_parsed(
+    slack: SlackHarness, server: SlackHttpServer
+):
+    body = b"{not json"
+    answer = _exchange(
+        server,
+        _request(body, {"Content-Length": str(len(body)), "X-Slack-Signature": "v0=forged"}),
+    )
+    assert _status_lines(answer) == [b"HTTP/1.1 401 Unauthorized"]
+
+
+def test_a_body_that_is_not_utf8_is_a_bad_request_not_a_traceback(
+    slack: SlackHarness, server: SlackHttpServer
+):
+    body = json.dumps({"type": "event_callback"}).encode()[:-1] + b"\xff}"
+    headers = {**slack.requests.headers("{}", "application/json"), "Connection": "close"}
+    headers["Content-Length"] = str(len(body))
+    answer = _exchange(server, _request(body, headers))
+    assert _status_lines(answer) == [b"HTTP/1.1 400 Bad Request"]
+
+
+def test_a_signed_url_verification_is_answered_through_bolt(
+    slack: SlackHarness, server: SlackHttpServer
+):
+    body = json.dumps({"type": "url_verification", "challenge": "abc123", "token": "x"}).encode()
+    headers = {**_signed(slack, body), "Content-Length": str(len(body)), "Connection": "close"}
+    answer = _exchange(server, _request(body, headers))
+    assert _status_lines(answer) == [b"HTTP/1.1 200 OK"]
+    assert answer.endswith(b'{"challenge": "abc123"}')
