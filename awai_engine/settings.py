@@ -440,7 +440,13 @@ class SlackSettings(BaseModel):
     signing_secret: SecretStr | None = Field(
         None, description="Signing secret (Basic Information); every HTTP request is verified."
     )
-    host: str = Field("0.0.0.0", description="HTTP mode: the address to listen on.")
+    host: str = Field(
+        "127.0.0.1",
+        description=(
+            "HTTP mode: the address to listen on; loopback behind the TLS proxy of"
+            " deploy/README.md (0.0.0.0 only where the proxy runs on another machine)."
+        ),
+    )
     port: int = Field(3000, ge=1, le=65535, description="HTTP mode: the port to listen on.")
     reply_placement: Literal["thread", "ephemeral"] = Field(
         "thread",
