@@ -9,6 +9,8 @@ a quick way to see that ``.env`` is right before starting the app for real.
 from __future__ import annotations
 
 import argparse
+import signal
+from types import FrameType
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.error import BoltError
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         if args.check:
             return _check(settings)
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)
         runtime = open_runtime(settings)
         scheduler = SchedulerService(runtime)
         try:
@@ -59,6 +62,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         stderr.print(f"[red]awai slack: {error}[/red]", highlight=False)
         return 2
     return 0
+
+
+def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (systemd, docker stop) stops the app as Ctrl-C does: queued work finishes first."""
+    raise SystemExit(0)
 
 
 def _check(settings: Settings) -> int:
@@ -83,8 +91,12 @@ def _serve(bot: SlackBot, settings: Settings) -> None:
     slack = settings.slack
     if slack.mode == "socket":
         assert slack.app_token is not None, "checked by check_startup"
+        handler = SocketModeHandler(bot.app, slack.app_token.get_secret_value())
         stderr.print("AWAI is connected to Slack (Socket Mode). Ctrl-C stops it.")
-        SocketModeHandler(bot.app, slack.app_token.get_secret_value()).start()
+        try:
+            handler.start()
+        finally:
+            handler.close()
         return
     assert slack.signing_secret is not None, "checked by check_startup"
     server = SlackHttpServer(
