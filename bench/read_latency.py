@@ -43,18 +43,18 @@ def agreement_with_exact(
     ids = [f"m{position:07d}" for position in range(size - AGREEMENT_READS, size)]
 
     def recalled() -> list[dict[str, int]]:
-        store._timelines.pop(channel, None)
+        store.read_model.forget(channel)
         return [
             {a.source.message_id: a.occurrences for a in engine.context(channel, i).associations}
             for i in ids
         ]
 
     indexed = recalled()
-    configured = store.recall_index
-    store.recall_index = RecallIndexSettings(exact_rows=10**9, cells=1, probes=1)
+    configured = store.read_model.recall_index
+    store.read_model.recall_index = RecallIndexSettings(exact_rows=10**9, cells=1, probes=1)
     exact = recalled()
-    store.recall_index = configured
-    store._timelines.pop(channel, None)
+    store.read_model.recall_index = configured
+    store.read_model.forget(channel)
     common = [(a[k], b[k]) for a, b in zip(indexed, exact, strict=True) for k in a.keys() & b]
     same = sum(1 for ours, theirs in common if ours == theirs)
     return len(common) / max(1, sum(len(b) for b in exact)), same / max(1, len(common))
@@ -100,7 +100,7 @@ def main() -> None:
             ):
                 store.save(channel, make(start, min(size, start + WRITE_BATCH)))
             started = time.perf_counter()
-            store._timelines.pop(channel, None)  # measure a cold load of the read model
+            store.read_model.forget(channel)  # measure a cold load of the read model
             store.timeline(channel)
             cold[size] = time.perf_counter() - started
             reads = min(args.reads, size // 2)

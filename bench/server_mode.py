@@ -102,7 +102,7 @@ def measure(modes: list[Mode], size: int, embedder: Embedder, lines: list[str], 
             mode.ingest_seconds += timed(lambda mode=mode, new=new: mode.engine.ingest(new))
 
     for mode in modes:
-        mode.store._timelines.pop(CHANNEL, None)  # a cold load, as a newly started process does
+        mode.store.read_model.forget(CHANNEL)  # a cold load, as a newly started process does
         mode.cold_seconds = timed(lambda mode=mode: mode.store.timeline(CHANNEL))
     latest = f"n{INGEST_MESSAGES - 1:05d}"
     for label, message_id in (("latest", latest), ("old (1%)", f"m{size // 100:07d}")):

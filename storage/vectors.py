@@ -13,12 +13,17 @@ differs, since every operation here is a plain Chroma call.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
+
+from storage.batches import batches
+
+log = logging.getLogger(__name__)
 
 PAGE = 5000
 WRITE_BATCH = 1000
@@ -37,6 +42,16 @@ def collection_name(channel_key: str) -> str:
 
 def vector_id(message_id: str, index: int) -> str:
     return f"{message_id}#{index}"
+
+
+def vector_owner(vector: str) -> str:
+    """The message id inside a vector id (``<message id>#<thought index>``)."""
+    return vector.rsplit("#", 1)[0]
+
+
+def vector_metadata(message_id: str, index: int, speaker_id: str) -> dict[str, str | int | float]:
+    """What Chroma keeps beside a thought's vector: enough to delete by message or by speaker."""
+    return {"message_id": message_id, "thought": index, "speaker_id": speaker_id}
 
 
 class ChromaVectors:
@@ -107,12 +122,14 @@ class ChromaVectors:
         metadatas: Sequence[dict[str, str | int | float]],
     ) -> None:
         collection = self._collection(name)
-        for start in range(0, len(ids), WRITE_BATCH):
-            end = start + WRITE_BATCH
+        for part_ids, part_vectors, part_metadatas in zip(
+            batches(ids, WRITE_BATCH),
+            batches(vectors, WRITE_BATCH),  # type: ignore[arg-type]  # rows of an array
+            batches(metadatas, WRITE_BATCH),
+            strict=True,
+        ):
             collection.upsert(
-                ids=list(ids[start:end]),
-                embeddings=vectors[start:end],
-                metadatas=list(metadatas[start:end]),
+                ids=list(part_ids), embeddings=part_vectors, metadatas=list(part_metadatas)
             )
 
     def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
@@ -131,8 +148,8 @@ class ChromaVectors:
 
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
         collection = self._collection(name)
-        for start in range(0, len(ids), WRITE_BATCH):
-            collection.delete(ids=list(ids[start : start + WRITE_BATCH]))
+        for part in batches(ids, WRITE_BATCH):
+            collection.delete(ids=list(part))
 
     def all_vectors(self, name: str) -> dict[str, np.ndarray]:
         """Every vector of a collection by id, read in pages."""
@@ -156,10 +173,13 @@ class ChromaVectors:
         return ids
 
     def drop(self, name: str) -> None:
+        """Delete a collection; one already gone (a drop redone after a crash) is not an error."""
+        from chromadb.errors import NotFoundError
+
         try:
             self.client.delete_collection(name)  # type: ignore[attr-defined]
-        except Exception:
-            return
+        except NotFoundError:
+            log.info("Chroma collection %s was already gone", name)
 
 
 def _ensure_database(admin_settings: object, database: str) -> None:

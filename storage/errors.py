@@ -1,0 +1,11 @@
+"""What storage raises when it cannot do what was asked; the message says what to change."""
+
+from __future__ import annotations
+
+
+class StorageError(RuntimeError):
+    """Storage cannot be used as configured; the message says what to change."""
+
+
+class EmbeddingMismatchError(StorageError):
+    """The channel's vectors were made by another model than the one configured now."""

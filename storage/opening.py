@@ -1,0 +1,68 @@
+"""Opening the two stores the configuration names, with errors that say which setting to change.
+
+A bot that cannot write its data folder or reach its database should say so at start-up, naming
+the variable, rather than fail on its first message with a driver's traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from awai_engine.settings import Settings
+from storage.errors import StorageError
+from storage.sql import Database
+from storage.vectors import ChromaVectors
+
+
+def open_backends(settings: Settings) -> tuple[Database, ChromaVectors]:
+    """The configured SQL database and Chroma (the embedded folder, or the server of
+    ``settings.chroma_url``), created if needed."""
+    embedded = settings.chroma_url is None
+    if settings.database_url is None or (embedded and settings.chroma_path is None):
+        _check_writable(settings.data_dir)
+    if embedded:
+        _check_writable(settings.resolved_chroma_path())
+    try:
+        database = Database(settings.resolved_database_url())
+    except Exception as error:
+        raise StorageError(
+            f"Cannot open the database {_without_password(settings.resolved_database_url())}:"
+            f" {error}"
+        ) from error
+    try:
+        vectors = (
+            ChromaVectors.embedded(settings.resolved_chroma_path())
+            if settings.chroma_url is None
+            else ChromaVectors.server(settings.chroma_url)
+        )
+    except Exception as error:
+        database.dispose()
+        raise StorageError(
+            f"Cannot use the Chroma server at {settings.chroma_url} (AWAI_CHROMA_URL): {error}"
+            if settings.chroma_url
+            else f"Cannot open Chroma in {settings.resolved_chroma_path()}: {error}"
+        ) from error
+    return database, vectors
+
+
+def _without_password(url: str) -> str:
+    """A database URL fit for an error message."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "(the configured AWAI_DATABASE_URL)"
+
+
+def _check_writable(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".awai-write-check"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as error:
+        raise StorageError(
+            f"The data directory {path} is not writable ({error.strerror or error})."
+            " Set AWAI_DATA_DIR to a folder AWAI may write to."
+        ) from None

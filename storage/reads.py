@@ -1,0 +1,68 @@
+"""What ingest and export read from the record: stored texts, tombstones, every message.
+
+Ingest asks before it extracts anything, so a redelivered or deleted message costs no model call;
+these reads see unsynced rows too (they are the record), unlike the read model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from sqlalchemy import select
+
+from awai_engine.values import Utterance
+from storage.batches import IN_BATCH, batches
+from storage.queries import channel_row, tombstoned
+from storage.sql import Database, UtteranceRow
+
+
+class Reads:
+    def __init__(self, database: Database) -> None:
+        self.db = database
+
+    def stored_texts(self, channel: str, message_ids: Sequence[str]) -> dict[str, str]:
+        """Current text of the given messages that are stored (absent ids are new)."""
+        found: dict[str, str] = {}
+        with self.db.read() as session:
+            row = self.db.channel(session, channel)
+            if row is None:
+                return found
+            for batch in batches(message_ids):
+                query = select(UtteranceRow.message_id, UtteranceRow.text).where(
+                    UtteranceRow.channel_id == row.id, UtteranceRow.message_id.in_(batch)
+                )
+                found.update((message_id, text) for message_id, text in session.execute(query))
+        return found
+
+    def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
+        """Ids among ``message_ids`` that were deleted: they must not come back."""
+        found: set[str] = set()
+        with self.db.read() as session:
+            row = self.db.channel(session, channel)
+            if row is None:
+                return found
+            for batch in batches(message_ids):
+                found.update(tombstoned(session, row.id, batch))
+        return found
+
+    def utterances(self, channel: str) -> Iterator[Utterance]:
+        """Every stored message of the channel in channel order, current text (for export)."""
+        with self.db.read() as session:
+            channel_id = channel_row(self.db, session, channel).id
+            rows = session.scalars(
+                select(UtteranceRow)
+                .where(UtteranceRow.channel_id == channel_id)
+                .order_by(UtteranceRow.ts, UtteranceRow.id)
+                .execution_options(yield_per=IN_BATCH)
+            )
+            for row in rows:
+                yield Utterance(
+                    channel=channel,
+                    message_id=row.message_id,
+                    speaker_id=row.speaker_id,
+                    speaker_name=row.speaker_name,
+                    text=row.text,
+                    ts=row.ts,
+                    thread_root=row.thread_root,
+                    addressees=row.addressee_names(),
+                )

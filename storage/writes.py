@@ -1,0 +1,198 @@
+"""Writes and deletes, in the order that keeps SQL and Chroma agreeing through a crash.
+
+A save is three steps under the channel's lock (see :mod:`storage.store` for why this order):
+rows written unsynced in one transaction that also decides what to skip, then the vectors, then
+the rows marked synced and the revision bumped. A delete writes its tombstone and removes the rows
+in one transaction before the vectors go, so a crash in between leaves only orphan vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import delete, select, update
+
+from awai_engine.ports import PreparedUtterance
+from storage.batches import batches
+from storage.locks import ChannelLocks
+from storage.queries import bump_revision, channel_row, tombstoned, utterance_row
+from storage.read_model import ReadModel
+from storage.sql import (
+    Database,
+    DeletedMessageRow,
+    ThoughtRow,
+    UtteranceRow,
+    UtteranceVersionRow,
+)
+from storage.vectors import ChromaVectors, vector_id, vector_metadata
+
+
+@dataclass
+class _WritePlan:
+    """What step 1 of a save wrote: the items that need vectors, and which replaced old ones."""
+
+    collection: str
+    written: list[PreparedUtterance] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+
+
+class Writes:
+    def __init__(
+        self,
+        database: Database,
+        vectors: ChromaVectors,
+        locks: ChannelLocks,
+        read_model: ReadModel,
+    ) -> None:
+        self.db = database
+        self.vectors = vectors
+        self.locks = locks
+        self.read_model = read_model
+
+    def save(self, channel: str, items: Sequence[PreparedUtterance]) -> None:
+        """Store new and edited messages.
+
+        A message whose tombstone exists is not stored; one already stored with the same text is
+        left alone. Both are decided inside the write transaction, so two threads or processes
+        saving the same message store it once.
+        """
+        latest = {item.utterance.message_id: item for item in items}  # a repeated id: last wins
+        ordered = sorted(latest.values(), key=lambda item: item.utterance.ts)  # stable on ties
+        with self.locks(channel):
+            plan = self._write_rows(channel, ordered)
+            if not plan.written:
+                return
+            ids, vectors, metadatas = [], [], []
+            for item in plan.written:
+                message_id, speaker_id = item.utterance.message_id, item.utterance.speaker_id
+                for thought, vector in zip(item.extraction.thoughts, item.vectors, strict=True):
+                    ids.append(vector_id(message_id, thought.index))
+                    vectors.append(vector)
+                    metadatas.append(vector_metadata(message_id, thought.index, speaker_id))
+            self.vectors.delete_messages(plan.collection, plan.replaced)
+            self.vectors.upsert(plan.collection, ids, np.vstack(vectors), metadatas)
+            prior = self._mark_synced(channel, [item.utterance.message_id for item in plan.written])
+            self.read_model.append_written(channel, plan.written, bool(plan.replaced), prior)
+
+    def _write_rows(self, channel: str, items: Sequence[PreparedUtterance]) -> _WritePlan:
+        """Step 1: rows written unsynced, in one transaction that also decides what to skip."""
+        with self.db.session() as session:
+            row_of_channel = channel_row(self.db, session, channel)
+            channel_id = row_of_channel.id
+            plan = _WritePlan(collection=row_of_channel.collection)
+            skipped: set[str] = set()
+            existing: dict[str, UtteranceRow] = {}
+            for batch in batches([item.utterance.message_id for item in items]):
+                skipped.update(tombstoned(session, channel_id, batch))
+                existing.update(
+                    (row.message_id, row)
+                    for row in session.scalars(
+                        select(UtteranceRow).where(
+                            UtteranceRow.channel_id == channel_id,
+                            UtteranceRow.message_id.in_(batch),
+                        )
+                    )
+                )
+            now = time.time()
+            for item in items:
+                utterance = item.utterance
+                if utterance.message_id in skipped:
+                    continue
+                row = existing.get(utterance.message_id)
+                if row is None:
+                    row = UtteranceRow(channel_id=channel_id, message_id=utterance.message_id)
+                    session.add(row)
+                elif row.text == utterance.text and row.synced:
+                    continue  # redelivered, or saved meanwhile by another writer
+                else:
+                    if row.text != utterance.text:  # an edit; else an interrupted write redone
+                        row.versions.append(UtteranceVersionRow(text=row.text, replaced_at=now))
+                        row.edited_at = now
+                    plan.replaced.append(utterance.message_id)
+                    row.thoughts.clear()
+                    session.flush()
+                row.speaker_id = utterance.speaker_id
+                row.speaker_name = utterance.speaker_name
+                row.text = utterance.text
+                row.ts = utterance.ts if row.ts is None else row.ts  # an edit keeps its place
+                row.thread_root = utterance.thread_root
+                row.addressees = json.dumps(list(utterance.addressees), ensure_ascii=False)
+                row.summary = item.extraction.summary
+                row.synced = False
+                row.thoughts.extend(
+                    ThoughtRow(idx=thought.index, text=thought.text)
+                    for thought in item.extraction.thoughts
+                )
+                plan.written.append(item)
+            return plan
+
+    def _mark_synced(self, channel: str, message_ids: Sequence[str]) -> int:
+        """Step 3: the rows become visible to readers; returns the revision bumped from."""
+        with self.db.session() as session:
+            channel_id = channel_row(self.db, session, channel).id
+            for batch in batches(message_ids):
+                session.execute(
+                    update(UtteranceRow)
+                    .where(
+                        UtteranceRow.channel_id == channel_id,
+                        UtteranceRow.message_id.in_(batch),
+                    )
+                    .values(synced=True)
+                )
+            return bump_revision(session, channel_id) - 1
+
+    def delete(self, channel: str, message_id: str) -> bool:
+        """Remove a message from every store and keep it out; ``False`` if it was not there."""
+        with self.locks(channel):
+            with self.db.session() as session:
+                row_of_channel = self.db.channel(session, channel)
+                if row_of_channel is None:
+                    return False
+                channel_id = row_of_channel.id
+                row = utterance_row(session, channel_id, message_id)
+                if session.get(DeletedMessageRow, (channel_id, message_id)) is None:
+                    session.add(DeletedMessageRow(channel_id=channel_id, message_id=message_id))
+                if row is not None:
+                    session.delete(row)
+                    bump_revision(session, channel_id)
+                collection = row_of_channel.collection
+            # After the commit: a crash here leaves orphan vectors, which reconciliation removes.
+            self.vectors.delete_messages(collection, [message_id])
+            self.read_model.forget(channel)
+        return row is not None
+
+    def delete_speaker(self, channel: str, speaker_id: str) -> list[str]:
+        """Remove every message of one speaker (rows, thoughts, edit history, vectors) for good.
+
+        One transaction writes the tombstones and deletes the rows, unsynced ones included, so
+        none of the speaker's messages can come back; their vectors go after it. Returns the ids.
+        """
+        with self.locks(channel):
+            with self.db.session() as session:
+                row_of_channel = self.db.channel(session, channel)
+                if row_of_channel is None:
+                    return []
+                channel_id = row_of_channel.id
+                mine = (UtteranceRow.channel_id == channel_id) & (
+                    UtteranceRow.speaker_id == speaker_id
+                )
+                ids = list(session.scalars(select(UtteranceRow.message_id).where(mine)))
+                for batch in batches(ids):
+                    known = tombstoned(session, channel_id, batch)
+                    session.add_all(
+                        DeletedMessageRow(channel_id=channel_id, message_id=message_id)
+                        for message_id in batch
+                        if message_id not in known
+                    )
+                session.execute(delete(UtteranceRow).where(mine))
+                if ids:
+                    bump_revision(session, channel_id)
+                collection = row_of_channel.collection
+            for batch in batches(ids):
+                self.vectors.delete_messages(collection, batch)
+            self.read_model.forget(channel)
+        return ids
