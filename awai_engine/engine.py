@@ -16,6 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from awai_engine.context import build_flow, recall
 from awai_engine.embedding import Embedder
+from awai_engine.errors import AwaiError
 from awai_engine.limits import cut_notes
 from awai_engine.ports import LanguageBackend, PreparedUtterance, Store
 from awai_engine.settings import Settings
@@ -46,7 +47,7 @@ def limit_blas_threads(threads: int | None) -> None:
 INGEST_CHUNK = 1024
 
 
-class UnknownMessageError(LookupError):
+class UnknownMessageError(AwaiError, LookupError):
     """The message is not stored in that channel (never ingested, deleted, or another channel)."""
 
 

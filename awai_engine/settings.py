@@ -1,6 +1,6 @@
 """Every tunable of AWAI in one typed object, validated at start-up.
 
-The numbers of the context model (``shared/spec/context-model.md``) are starting points fitted on
+The numbers of the context model (``docs/context-model.md``) are starting points fitted on
 real data, so they live here with their defaults and bounds rather than as constants in code.
 Values come from the environment (prefix ``AWAI_``, nested sections joined by ``__``, e.g.
 ``AWAI_FLOW__CAPACITY=5``) or from a ``.env`` file; a value out of range stops start-up with a
@@ -22,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from awai_engine.errors import AwaiError
 
 Similarity = float  # a cosine of normalised vectors: always in [-1, 1]
 CHROMA_URL = re.compile(
@@ -572,7 +574,7 @@ class Settings(BaseSettings):
         return url
 
 
-class SettingsError(Exception):
+class SettingsError(AwaiError):
     """Raised at start-up when a setting is invalid; the message names each bad variable."""
 
 

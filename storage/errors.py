@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from awai_engine.errors import AwaiError
 
-class StorageError(RuntimeError):
+
+class StorageError(AwaiError, RuntimeError):
     """Storage cannot be used as configured; the message says what to change."""
 
 

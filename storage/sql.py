@@ -63,6 +63,8 @@ from sqlalchemy.orm import (
     sessionmaker,
 )
 
+from awai_engine.errors import AwaiError
+
 
 class Base(DeclarativeBase):
     pass
@@ -158,7 +160,7 @@ BUSY_TIMEOUT_SECONDS = 30.0
 WRITE_LOCK_KEY = 0x41574149_77727465
 
 
-class DatabaseBusyError(RuntimeError):
+class DatabaseBusyError(AwaiError, RuntimeError):
     """Another writer held the database for longer than the busy timeout."""
 
 

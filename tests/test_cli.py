@@ -95,3 +95,40 @@ def test_a_missing_transcript_is_a_clear_error(
 ) -> None:
     code, _, err = run(capsys, "--data-dir", str(tmp_path), "ingest", str(tmp_path / "none.jsonl"))
     assert code == 2 and "Cannot read" in err
+
+
+def test_every_expected_error_reaches_the_cli_through_the_one_base() -> None:
+    """The CLI catches :class:`AwaiError` only; each expected error must derive from it (and
+    keep the built-in base code elsewhere catches), or it would print a traceback."""
+    from awai_engine.backends.anthropic.client import LanguageModelError
+    from awai_engine.embedding_backends import EmbeddingModelError
+    from awai_engine.engine import UnknownMessageError
+    from awai_engine.errors import AwaiError
+    from awai_engine.schemas.service import UnknownChannelError
+    from awai_engine.settings import SettingsError
+    from bots.terminal.transcript import TranscriptError
+    from storage.sql import DatabaseBusyError
+    from storage.store import EmbeddingMismatchError, StorageError
+
+    expected = {
+        SettingsError: Exception,
+        StorageError: RuntimeError,
+        EmbeddingMismatchError: RuntimeError,
+        DatabaseBusyError: RuntimeError,
+        EmbeddingModelError: RuntimeError,
+        LanguageModelError: RuntimeError,
+        TranscriptError: ValueError,
+        UnknownMessageError: LookupError,
+        UnknownChannelError: LookupError,
+    }
+    for error, builtin in expected.items():
+        assert issubclass(error, AwaiError) and issubclass(error, builtin), error.__name__
+
+
+def test_an_invalid_setting_stops_the_cli_with_one_line_naming_the_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWAI_FLOW__CAPACITY", "99")
+    code, _, err = run(capsys, "--data-dir", str(tmp_path), "demo")
+    assert code == 2
+    assert "AWAI_FLOW__CAPACITY" in err and "Traceback" not in err

@@ -16,8 +16,10 @@ from typing import Protocol
 
 import numpy as np
 
+from awai_engine.errors import AwaiError
 
-class EmbeddingModelError(RuntimeError):
+
+class EmbeddingModelError(AwaiError, RuntimeError):
     """The configured embedding model could not be loaded; the message says what to do."""
 
 

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 
+from awai_engine.errors import AwaiError
 from awai_engine.ports import LanguageBackend
 from awai_engine.schemas.basis import SpeakerRows
 from awai_engine.schemas.digest import (
@@ -34,7 +35,7 @@ from awai_engine.values import Association, RecalledSchema, Value
 log = logging.getLogger(__name__)
 
 
-class UnknownChannelError(LookupError):
+class UnknownChannelError(AwaiError, LookupError):
     """No channel with that key is stored."""
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from awai_engine.errors import AwaiError
 from awai_engine.values import MessageRef
 from bots.discord.keys import discord_channel_of, parse_channel_key
 
@@ -24,7 +25,7 @@ _BARE_ID = re.compile(rf"(?P<message>{_SNOWFLAKE})")
 JUMP_BASE = "https://discord.com/channels"
 
 
-class MalformedLinkError(ValueError):
+class MalformedLinkError(AwaiError, ValueError):
     """The text is not a message link or id; the message says what is accepted."""
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from awai_engine.errors import AwaiError
 from bots.slack import messages
 
 MEMBERS_PAGE = 1000
 
 
-class AccessRefusedError(Exception):
+class AccessRefusedError(AwaiError):
     """The user may not have this reading; ``str(error)`` is the polite answer to show them."""
 
 

@@ -10,11 +10,13 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
+from awai_engine.errors import AwaiError
+
 _ARCHIVE_PATH = re.compile(r"^/archives/([A-Z0-9]{2,})/p(\d{16})/?$")
 _TS = re.compile(r"^\d{10}\.\d{6}$")
 
 
-class MalformedLinkError(ValueError):
+class MalformedLinkError(AwaiError, ValueError):
     """The text is not a Slack message link; the message tells the user what one looks like."""
 
 

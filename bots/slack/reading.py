@@ -17,6 +17,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from awai_engine.engine import UnknownMessageError
+from awai_engine.errors import AwaiError
 from awai_engine.values import Reading
 from bots.runtime import Runtime
 from bots.slack import messages
@@ -52,7 +53,7 @@ class ReadingRequest:
         return channel_key(self.team_id, self.channel_id)
 
 
-class UnreadableError(Exception):
+class UnreadableError(AwaiError):
     """The message cannot be read; ``str(error)`` is the polite reason."""
 
 

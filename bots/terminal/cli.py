@@ -2,7 +2,8 @@
 
 Each subcommand lives in its own module under ``bots.terminal.commands`` and registers itself on
 the parser; this module only wires them up, loads settings once, and turns expected errors into
-one clear line and a non-zero exit code instead of a traceback.
+one clear line and a non-zero exit code instead of a traceback (every expected error derives
+from :class:`~awai_engine.errors.AwaiError`).
 """
 
 from __future__ import annotations
@@ -14,20 +15,9 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from awai_engine.embedding import EmbeddingModelError
-from awai_engine.engine import UnknownMessageError
-from awai_engine.settings import SettingsError, load_settings
+from awai_engine.errors import AwaiError
+from awai_engine.settings import load_settings
 from bots.terminal.commands import COMMANDS
-from bots.terminal.transcript import TranscriptError
-from storage.store import StorageError
-
-EXPECTED_ERRORS = (
-    SettingsError,
-    StorageError,
-    EmbeddingModelError,
-    TranscriptError,
-    UnknownMessageError,
-)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         overrides = {"data_dir": args.data_dir} if args.data_dir else {}
         settings = load_settings(**overrides)
         return int(args.run(args, settings) or 0)
-    except EXPECTED_ERRORS as error:
+    except AwaiError as error:
         errors.print(f"[red]awai:[/red] {error}", highlight=False, markup=True)
         return 2
     except KeyboardInterrupt:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from awai_engine.errors import AwaiError
 from awai_engine.text import without_honorific
 from awai_engine.values import Utterance
 
@@ -39,7 +40,7 @@ class Transcript:
     problems: list[LineProblem] = field(default_factory=list)
 
 
-class TranscriptError(ValueError):
+class TranscriptError(AwaiError, ValueError):
     """The file cannot be read as a transcript at all (missing, too large, not text)."""
 
 

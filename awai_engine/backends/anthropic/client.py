@@ -22,6 +22,7 @@ from typing import Any
 import anthropic
 
 from awai_engine.backends.anthropic.tokens import estimate_tokens
+from awai_engine.errors import AwaiError
 from awai_engine.settings import LanguageModelSettings
 from awai_engine.values import TokenUsage
 
@@ -38,7 +39,7 @@ REFUSALS = {
 }
 
 
-class LanguageModelError(RuntimeError):
+class LanguageModelError(AwaiError, RuntimeError):
     """The model gave no answer (unreachable, refused, or still failing after retries)."""
 
 
