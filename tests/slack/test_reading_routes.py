@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable
 
 from bots.slack import messages
@@ -199,3 +201,47 @@ def test_ephemeral_placement_shows_the_reading_only_to_the_person_who_asked(
     assert placeholder.params["text"] == messages.PLACEHOLDER
     assert "support matters less" in slack.blocks_text(reading)
     assert slack.api.calls_to("chat.postMessage") == []
+
+
+def test_mention_right_after_a_reply_reads_that_reply_though_it_is_not_stored_yet(
+    slack: SlackHarness,
+):
+    root, _, _ = _thread(slack)
+    gate = threading.Event()
+    slack.bot.services.workers.in_order(gate.wait, "a slow ingest ahead of the reply")
+    reply = slack.say(ANN, "Then Wednesday it is, and we launch as planned.", thread_ts=root["ts"])
+    mention = slack.api.add_message(GENERAL, BEN, f"<@{BOT_USER_ID}> read", thread_ts=root["ts"])
+    slack.send(slack.requests.event({**mention, "type": "app_mention", "channel": GENERAL}))
+
+    try:
+        _wait_until(lambda: slack.api.calls_to("chat.update"))
+    finally:
+        gate.set()
+    slack.settle()
+
+    updated = slack.api.calls_to("chat.update")
+    assert len(updated) == 1
+    assert updated[0].params["text"].startswith("Reading of Ann's message")
+    assert "we launch as planned" in slack.blocks_text(updated[0])
+    assert reply["ts"] in slack.stored_texts()
+
+
+def test_mention_at_the_top_level_reads_the_last_message_people_said_there(slack: SlackHarness):
+    _thread(slack)  # replies are not the channel's top level
+    said = slack.seed([(CAT, "Lunch at noon?")])[0]
+    slack.api.add_message(GENERAL, None, "Build passed", bot_id="BCI", subtype="bot_message")
+    mention = slack.api.add_message(GENERAL, BEN, f"<@{BOT_USER_ID}> read")
+
+    slack.send(slack.requests.event({**mention, "type": "app_mention", "channel": GENERAL}))
+    slack.settle()
+
+    updated = slack.api.calls_to("chat.update")
+    assert updated[0].params["text"].startswith("Reading of Cat's message")
+    assert slack.api.calls_to("chat.postMessage")[0].params["thread_ts"] == said["ts"]
+
+
+def _wait_until(condition: Callable[[], object], seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the reading never came"
+        time.sleep(0.05)

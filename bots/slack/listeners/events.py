@@ -14,16 +14,17 @@ from typing import Any
 from slack_bolt import App, BoltContext
 from slack_bolt.listener.builtins import TokenRevocationListeners
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
-from bots.slack.ingest import channel_key, is_spoken, to_utterance
+from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
+from bots.slack.line import line_before
 from bots.slack.links import MalformedLinkError, host_of, parse_permalink
 from bots.slack.listeners.common import team_of, tell_ephemeral
 from bots.slack.privacy import purge_workspace
 from bots.slack.reading import ReadingRequest
 from bots.slack.services import SlackServices
-from bots.slack.threads import previous_in_line
 
 log = logging.getLogger(__name__)
 
@@ -89,17 +90,8 @@ def handle_message(
     if message.get("subtype") == "tombstone":  # a thread root deleted under its replies
         engine.delete(channel_key(team, channel_id), message["ts"])
         return
-    if not is_spoken(message, bot_user_id):
-        return
-    utterance = to_utterance(
-        message,
-        team,
-        channel_id,
-        lambda user_id: services.directory.display_name(client, team, user_id),
-    )
-    if utterance is not None:
-        # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
-        engine.ingest([utterance])
+    # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
+    _store(services, team, channel_id, client, bot_user_id, (message,))
 
 
 def handle_mention(
@@ -129,28 +121,64 @@ def handle_mention(
         if link.host != host_of(services.directory.workspace_url(client, team)):
             tell(messages.OTHER_WORKSPACE)
             return
-        target_channel, target_ts, target_thread = link.channel_id, link.ts, link.thread_ts
-    else:
-        previous = previous_in_line(
-            services.runtime.store.timeline(channel_key(team, channel_id)),
-            float(event["ts"]),
-            thread_ts,
+        request = ReadingRequest(
+            team_id=team,
+            channel_id=link.channel_id,
+            ts=link.ts,
+            user_id=user_id,
+            bot_user_id=bot_user_id,
+            thread_ts=link.thread_ts,
         )
-        # Nothing stored before it in a thread: the thread's root, fetched from Slack if needed.
-        previous_ts = previous.message_id if previous else thread_ts
-        if previous_ts is None:
+    else:
+        try:
+            line = line_before(client, channel_id, event["ts"], thread_ts, bot_user_id)
+        except SlackApiError as error:
+            log.info(
+                "@AWAI read in %s: history refused (%s)", channel_id, error.response.get("error")
+            )
+            tell(messages.CANNOT_SEE_CHANNEL)
+            return
+        if line.target is None:
             tell(messages.NOTHING_BEFORE)
             return
-        target_channel, target_ts, target_thread = channel_id, previous_ts, thread_ts
-    request = ReadingRequest(
-        team_id=team,
-        channel_id=target_channel,
-        ts=target_ts,
-        user_id=user_id,
-        bot_user_id=bot_user_id,
-        thread_ts=target_thread,
-    )
+        # What Slack has before the mention may still be queued here: stored now, so the reading's
+        # context holds every message up to its own.
+        _store(services, team, channel_id, client, bot_user_id, line.messages)
+        request = ReadingRequest(
+            team_id=team,
+            channel_id=channel_id,
+            ts=line.target["ts"],
+            user_id=user_id,
+            bot_user_id=bot_user_id,
+            thread_ts=thread_ts,
+            message=line.target,
+        )
     services.readings.deliver(request, client, tell)
+
+
+def _store(
+    services: SlackServices,
+    team: str,
+    channel_id: str,
+    client: WebClient,
+    bot_user_id: str | None,
+    said: tuple[Message, ...],
+) -> None:
+    utterances = [
+        utterance
+        for message in said
+        if is_spoken(message, bot_user_id)
+        and (
+            utterance := to_utterance(
+                message,
+                team,
+                channel_id,
+                lambda user_id: services.directory.display_name(client, team, user_id),
+            )
+        )
+        is not None
+    ]
+    services.runtime.engine.ingest(utterances)
 
 
 def handle_uninstall(
