@@ -14,7 +14,6 @@ from bots.runtime import Runtime
 from bots.slack.blocks import digest_message
 from bots.slack.directory import SlackDirectory
 from bots.slack.ingest import channel_id_of
-from bots.slack.links import permalink
 
 PICTURE_NAME = "awai-digest.png"
 PICTURE_TITLE = "Who keeps returning to which ideas (each dot a thought, numbered by schema)"
@@ -28,14 +27,13 @@ class DigestPoster:
     def post(self, client: WebClient, team_id: str, digest: Digest) -> None:
         """Post ``digest`` in its own channel: the summary message, then the picture."""
         channel_id = channel_id_of(digest.channel)
-        workspace_url = self.directory.workspace_url(client, team_id)
         timeline = self.runtime.store.timeline(digest.channel)
 
         def permalink_of(message_id: str, thread_root: str | None) -> str:
             position = timeline.position_of.get(message_id)
             if thread_root is None and position is not None:
                 thread_root = timeline.messages[position].ref.thread_root
-            return permalink(workspace_url, channel_id, message_id, thread_root)
+            return self.directory.permalink(client, team_id, channel_id, message_id, thread_root)
 
         message = digest_message(digest, permalink_of)
         client.chat_postMessage(channel=channel_id, text=message.text, blocks=message.blocks)

@@ -1,8 +1,9 @@
-"""Who is who and where, per workspace: display names and workspace URLs, cached.
+"""Who is who and where, per workspace: display names, workspace URLs and permalinks, cached.
 
 Why cached: every mention in every message would otherwise cost a ``users.info`` call, and Slack
-rate-limits it; names change rarely, so an hour-old name is good enough. The workspace URL
-(from ``auth.test``) is what permalinks are built on.
+rate-limits it; names change rarely, so an hour-old name is good enough. Permalinks come from
+``chat.getPermalink``, Slack's own answer (an Enterprise Grid's host, a renamed domain), and a
+message's permalink never changes, so each is asked once; the most recently used are kept.
 """
 
 from __future__ import annotations
@@ -10,13 +11,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bots.slack.links import permalink
+
 log = logging.getLogger(__name__)
 
 NAME_TTL_SECONDS = 3600.0
+PERMALINKS_KEPT = 20_000
 
 
 class SlackDirectory:
@@ -24,6 +29,7 @@ class SlackDirectory:
         self._ttl = name_ttl_seconds
         self._names: dict[tuple[str, str], tuple[float, str]] = {}
         self._urls: dict[str, str] = {}
+        self._permalinks: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._lock = threading.Lock()
 
     def display_name(self, client: WebClient, team_id: str, user_id: str) -> str:
@@ -60,9 +66,41 @@ class SlackDirectory:
                 self._urls[team_id] = url
         return url
 
+    def permalink(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        ts: str,
+        thread_root: str | None = None,
+    ) -> str:
+        """The message's permalink as ``chat.getPermalink`` gives it, asked once per message.
+
+        If Slack will not say (the message is gone, a transient error), the link is made from the
+        workspace URL instead, so a reading is never lost over one citation; that one is not kept.
+        """
+        key = (team_id, channel_id, ts)
+        with self._lock:
+            known = self._permalinks.get(key)
+            if known is not None:
+                self._permalinks.move_to_end(key)
+                return known
+        try:
+            link = client.chat_getPermalink(channel=channel_id, message_ts=ts)["permalink"]
+        except SlackApiError as error:
+            log.info("chat.getPermalink %s failed: %s", ts, error.response.get("error"))
+            return permalink(self.workspace_url(client, team_id), channel_id, ts, thread_root)
+        with self._lock:
+            self._permalinks[key] = link
+            while len(self._permalinks) > PERMALINKS_KEPT:
+                self._permalinks.popitem(last=False)
+        return link
+
     def forget_workspace(self, team_id: str) -> None:
         """Drop what is cached about a workspace (it uninstalled the app)."""
         with self._lock:
             self._urls.pop(team_id, None)
+            for key in [key for key in self._permalinks if key[0] == team_id]:
+                del self._permalinks[key]
             for key in [key for key in self._names if key[0] == team_id]:
                 del self._names[key]

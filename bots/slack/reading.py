@@ -26,7 +26,6 @@ from bots.slack.blocks import SlackMessage, notice, reading_message
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import fetch_message
 from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
-from bots.slack.links import permalink
 
 log = logging.getLogger(__name__)
 
@@ -133,10 +132,11 @@ class Readings:
             reading, notes = self._read(request, client)
         except UnreadableError as reason:
             return notice(str(reason))
-        workspace_url = self.directory.workspace_url(client, request.team_id)
 
         def permalink_of(message_id: str, thread_root: str | None) -> str:
-            return permalink(workspace_url, request.channel_id, message_id, thread_root)
+            return self.directory.permalink(
+                client, request.team_id, request.channel_id, message_id, thread_root
+            )
 
         return reading_message(reading, permalink_of, notes)
 

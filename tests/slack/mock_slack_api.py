@@ -37,6 +37,7 @@ class Channel:
     members: set[str]
     private: bool = False
     messages: list[dict[str, Any]] = field(default_factory=list)
+    team: str = TEAM_ID  # another team's channel is invisible to this workspace's token
 
 
 @dataclass
@@ -58,6 +59,8 @@ class MockSlackApi:
         self.lock = threading.RLock()
         self._failures: list[PlannedFailure] = []
         self._clock = 1_700_000_000_000_000
+        # Where chat.getPermalink's links point: an Enterprise Grid's org host, say.
+        self.permalink_base: str | None = None
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -96,8 +99,15 @@ class MockSlackApi:
             "profile": {"display_name": display_name, "real_name": display_name},
         }
 
-    def add_channel(self, channel_id: str, name: str, members: set[str], private: bool = False):
-        self.channels[channel_id] = Channel(channel_id, name, set(members), private)
+    def add_channel(
+        self,
+        channel_id: str,
+        name: str,
+        members: set[str],
+        private: bool = False,
+        team: str = TEAM_ID,
+    ) -> None:
+        self.channels[channel_id] = Channel(channel_id, name, set(members), private, team=team)
 
     def next_ts(self) -> str:
         with self.lock:
@@ -199,10 +209,46 @@ class MockSlackApi:
         return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
 
     def _conversations_members(self, params: dict[str, Any]) -> dict[str, Any]:
-        channel = self.channels.get(params.get("channel", ""))
-        if channel is None or (channel.private and BOT_USER_ID not in channel.members):
+        channel = self._visible(params.get("channel", ""))
+        if channel is None:
             return {"ok": False, "error": "channel_not_found"}
         return self._page(sorted(channel.members), params, "members")
+
+    def _visible(self, channel_id: str) -> Channel | None:
+        """A channel this workspace's token can see (public, or private with the bot in it)."""
+        channel = self.channels.get(channel_id)
+        if channel is None or channel.team != TEAM_ID:
+            return None
+        if channel.private and BOT_USER_ID not in channel.members:
+            return None
+        return channel
+
+    def _conversations_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._visible(params.get("channel", ""))
+        if channel is None:
+            return {"ok": False, "error": "channel_not_found"}
+        return {
+            "ok": True,
+            "channel": {
+                "id": channel.id,
+                "name": channel.name,
+                "is_private": channel.private,
+                "context_team_id": channel.team,
+            },
+        }
+
+    def _chat_getPermalink(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._visible(params.get("channel", ""))
+        message = self.find(channel.id, params.get("message_ts", "")) if channel else None
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        thread = message.get("thread_ts")
+        link = self.permalink(
+            channel.id, message["ts"], thread if thread != message["ts"] else None
+        )
+        if self.permalink_base:
+            link = link.replace(self.workspace_url, self.permalink_base)
+        return {"ok": True, "channel": channel.id, "permalink": link}
 
     def _conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self.channels.get(params.get("channel", ""))

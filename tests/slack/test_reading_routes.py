@@ -136,10 +136,12 @@ def test_slash_read_of_a_private_channel_the_person_is_not_in_is_refused_politel
 
 
 def test_slash_read_of_another_workspace_or_a_deleted_message_says_so(slack: SlackHarness):
-    kept, deleted = slack.seed([(ANN, "Keep this one."), (BEN, "This one will be deleted.")])
+    _, deleted = slack.seed([(ANN, "Keep this one."), (BEN, "This one will be deleted.")])
     slack.runtime.engine.delete(GENERAL_KEY, deleted["ts"])
     slack.api.channels[GENERAL].messages.remove(deleted)
-    foreign = slack.api.permalink(GENERAL, kept["ts"]).replace("awai-test", "other-team")
+    slack.api.add_channel("C9THEIRS", "theirs", {ANN, BOT_USER_ID}, team="T9OTHER")
+    theirs = slack.api.add_message("C9THEIRS", ANN, "Another team's message.")
+    foreign = slack.api.permalink("C9THEIRS", theirs["ts"]).replace("awai-test", "other-team")
 
     slack.send(slack.requests.command(f"read {foreign}", GENERAL, ANN))
     slack.send(
@@ -245,3 +247,33 @@ def _wait_until(condition: Callable[[], object], seconds: float = 60.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "the reading never came"
         time.sleep(0.05)
+
+
+def test_a_link_to_our_channel_under_another_host_is_ours_by_team_id(slack: SlackHarness):
+    said = slack.seed([(ANN, "We renamed the workspace last spring.")])[0]
+    for host in ("old-name.slack.com", "awai-org.enterprise.slack.com"):
+        link = slack.api.permalink(GENERAL, said["ts"]).replace("awai-test.slack.com", host)
+        slack.send(slack.requests.command(f"read {link}", GENERAL, ANN if "old" in host else BEN))
+    slack.settle()
+
+    assert slack.responses_text() == []
+    assert len(slack.api.calls_to("chat.update")) == 2
+
+
+def test_citations_are_slacks_own_permalinks_asked_once_per_message(slack: SlackHarness):
+    slack.api.permalink_base = "https://awai-org.enterprise.slack.com/"
+    _, ben, cat = _thread(slack)
+
+    for person in (ANN, BEN):
+        slack.send(slack.requests.shortcut(GENERAL, person, cat))
+        slack.settle()
+
+    shown = [slack.blocks_text(call) for call in slack.api.calls_to("chat.update")]
+    assert len(shown) == 2
+    org_link = (
+        f"https://awai-org.enterprise.slack.com/archives/{GENERAL}/p{ben['ts'].replace('.', '')}"
+    )
+    assert all(org_link in text for text in shown)
+    assert "awai-test.slack.com/archives" not in "".join(shown)
+    asked = [call.params["message_ts"] for call in slack.api.calls_to("chat.getPermalink")]
+    assert len(asked) == len(set(asked)), "each message's permalink is asked once"

@@ -21,7 +21,8 @@ from bots.slack import messages
 from bots.slack.access import AccessRefusedError, check_member
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import channel_key
-from bots.slack.links import MalformedLinkError, Permalink, host_of, parse_permalink
+from bots.slack.linked import other_workspace_refusal
+from bots.slack.links import MalformedLinkError, Permalink, parse_permalink
 from bots.slack.listeners.common import team_of, tell_by_response_url
 from bots.slack.reading import ReadingRequest, Tell
 from bots.slack.services import SlackServices
@@ -81,9 +82,11 @@ def read(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
 
 
 def read_link(services: SlackServices, invocation: Invocation, link: Permalink) -> None:
-    workspace = services.directory.workspace_url(invocation.client, invocation.team_id)
-    if link.host != host_of(workspace):
-        invocation.tell(messages.OTHER_WORKSPACE)
+    refusal = other_workspace_refusal(
+        invocation.client, services.directory, invocation.team_id, link
+    )
+    if refusal:
+        invocation.tell(refusal)
         return
     request = ReadingRequest(
         team_id=invocation.team_id,

@@ -20,7 +20,8 @@ from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
 from bots.slack.line import line_before
-from bots.slack.links import MalformedLinkError, host_of, parse_permalink
+from bots.slack.linked import other_workspace_refusal
+from bots.slack.links import MalformedLinkError, parse_permalink
 from bots.slack.listeners.common import team_of, tell_ephemeral
 from bots.slack.privacy import purge_workspace
 from bots.slack.reading import ReadingRequest
@@ -118,8 +119,9 @@ def handle_mention(
         except MalformedLinkError as error:
             tell(str(error))
             return
-        if link.host != host_of(services.directory.workspace_url(client, team)):
-            tell(messages.OTHER_WORKSPACE)
+        refusal = other_workspace_refusal(client, services.directory, team, link)
+        if refusal:
+            tell(refusal)
             return
         request = ReadingRequest(
             team_id=team,
