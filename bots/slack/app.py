@@ -8,10 +8,11 @@ quick) and the slow work on :class:`~bots.slack.workers.Workers`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from slack_bolt import App, BoltResponse
+from slack_bolt import App, BoltContext, BoltResponse
 
 from awai_engine.settings import SettingsError, SlackSettings
 from bots.runtime import Runtime
@@ -19,10 +20,11 @@ from bots.slack.backfill import Backfills
 from bots.slack.clients import WorkspaceClients, web_client
 from bots.slack.digests import DigestPoster
 from bots.slack.directory import SlackDirectory
-from bots.slack.installation import oauth_settings
+from bots.slack.installation import installs as make_installs
 from bots.slack.listeners import register
 from bots.slack.reading import Readings
 from bots.slack.services import SlackServices
+from bots.slack.teams import TeamKey, TeamRegistry
 from bots.slack.workers import Workers
 
 log = logging.getLogger(__name__)
@@ -60,20 +62,27 @@ def check_startup(settings: SlackSettings) -> None:
 def build_bot(runtime: Runtime) -> SlackBot:
     settings = runtime.settings.slack
     check_startup(settings)
-    oauth = oauth_settings(runtime.settings) if settings.workspaces == "multi" else None
-    token = settings.bot_token.get_secret_value() if oauth is None and settings.bot_token else None
+    installs = (
+        make_installs(runtime.settings, web_client(settings))
+        if settings.workspaces == "multi"
+        else None
+    )
+    token = (
+        settings.bot_token.get_secret_value() if installs is None and settings.bot_token else None
+    )
     secret = settings.signing_secret.get_secret_value() if settings.signing_secret else ""
     workers = Workers(settings.reading_workers, ACK_THREADS)
     app = App(
         name="awai",
         client=web_client(settings, token),
         signing_secret=secret,
-        oauth_settings=oauth,
+        oauth_settings=installs.oauth if installs else None,
+        authorize=installs.authorize if installs else None,
         listener_executor=workers.listener_executor,
         process_before_response=False,
     )
     directory = SlackDirectory()
-    installation_store = oauth.installation_store if oauth else None
+    installation_store = installs.store if installs else None
     services = SlackServices(
         runtime=runtime,
         directory=directory,
@@ -83,9 +92,26 @@ def build_bot(runtime: Runtime) -> SlackBot:
         digests=DigestPoster(runtime, directory),
         installation_store=installation_store,
     )
+    if installs is not None:
+        app.use(_remembering_teams(installs.teams))
     register(app, services)
     app.error(_log_error)
-    return SlackBot(app, services, WorkspaceClients(settings, installation_store))
+    return SlackBot(app, services, WorkspaceClients(settings, installs))
+
+
+def _remembering_teams(teams: TeamRegistry) -> Callable[..., Any]:
+    """Middleware: keep each workspace's (enterprise, team, org-wide) as its requests name them."""
+
+    def remember(context: BoltContext, next: Callable[[], Any]) -> Any:
+        workspace = context.team_id or context.enterprise_id
+        if workspace:
+            key = TeamKey(
+                context.enterprise_id, context.team_id, bool(context.is_enterprise_install)
+            )
+            teams.remember(workspace, key)
+        return next()
+
+    return remember
 
 
 def _log_error(error: Exception, body: dict[str, Any]) -> BoltResponse:

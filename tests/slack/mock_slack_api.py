@@ -61,6 +61,7 @@ class MockSlackApi:
         self._clock = 1_700_000_000_000_000
         # Where chat.getPermalink's links point: an Enterprise Grid's org host, say.
         self.permalink_base: str | None = None
+        self.rotations = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -202,6 +203,25 @@ class MockSlackApi:
             "user": "awai",
             "user_id": BOT_USER_ID,
             "bot_id": BOT_ID,
+        }
+
+    def _oauth_v2_access(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Token rotation: a refresh token buys a new bot token valid for 12 hours."""
+        if params.get("grant_type") != "refresh_token" or not params.get("refresh_token"):
+            return {"ok": False, "error": "invalid_grant_type"}
+        self.rotations += 1
+        return {
+            "ok": True,
+            "access_token": f"xoxe.xoxb-rotated-{self.rotations}",
+            "refresh_token": f"xoxe-1-refresh-{self.rotations}",
+            "token_type": "bot",
+            "expires_in": 43200,
+            "scope": "chat:write",
+            "bot_user_id": BOT_USER_ID,
+            "app_id": "AAWAI",
+            "team": {"id": TEAM_ID},
+            "enterprise": None,
+            "is_enterprise_install": False,
         }
 
     def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
