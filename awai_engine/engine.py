@@ -21,7 +21,6 @@ from awai_engine.limits import cut_notes
 from awai_engine.ports import LanguageBackend, PreparedUtterance, Store
 from awai_engine.settings import Settings
 from awai_engine.text import clean, detect_language
-from awai_engine.timeline import Timeline
 from awai_engine.values import (
     Association,
     Reading,
@@ -31,6 +30,7 @@ from awai_engine.values import (
     Utterance,
     Value,
 )
+from awai_engine.visibility import Scopes, TimelineViews, View
 
 log = logging.getLogger(__name__)
 
@@ -48,16 +48,18 @@ INGEST_CHUNK = 1024
 
 
 class UnknownMessageError(AwaiError, LookupError):
-    """The message is not stored in that channel (never ingested, deleted, or another channel)."""
+    """The message is not stored in that channel (never ingested, deleted, or another channel),
+    or the asker may not see it: the two are one answer, so a refusal reveals nothing."""
 
 
 class SchemaRecall(Protocol):
     """Recalls the speaker's preconceptions as of before a message (see the schemas issue)."""
 
     def recall(
-        self, channel: str, timeline: Timeline, position: int, associations: tuple[Association, ...]
+        self, channel: str, view: View, position: int, associations: tuple[Association, ...]
     ) -> tuple[tuple[RecalledSchema, ...], tuple[Association, ...]]:
-        """Recalled schemas, and the associations with ``important`` set where it applies."""
+        """Recalled schemas from the asker's view, and the associations with ``important`` set
+        where it applies."""
         ...
 
     def purge_deleted(self, channel: str) -> None:
@@ -96,6 +98,7 @@ class Engine:
         self.embedder = embedder
         self.backend = backend
         self.schemas = schemas
+        self.views = TimelineViews()
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -211,19 +214,31 @@ class Engine:
         """Remove a message everywhere, schema summaries made from it included; it will not be
         ingested again (privacy beats fidelity)."""
         deleted = self.store.delete(channel, message_id)
+        self.views.forget(channel)
         if deleted and self.schemas is not None:
             self.schemas.purge_deleted(channel)
         return deleted
 
     # -- reading -------------------------------------------------------------------------------
 
-    def context(self, channel: str, message_id: str) -> ReadingContext:
-        """The reading context of one message: a pure function of the channel up to it."""
-        timeline = self.store.timeline(channel)
+    def scopes_of(self, channel: str) -> frozenset[str]:
+        """The visibility scopes the channel's stored messages carry, for an adapter to check
+        which of them an asker may read (empty for an unknown channel)."""
+        return self.views.scopes_of(channel, self.store.timeline(channel))
+
+    def view(self, channel: str, scopes: Scopes) -> View:
+        """The channel as an asker with ``scopes`` may see it (see :mod:`awai_engine.visibility`)."""
+        return self.views.view(channel, self.store.timeline(channel), scopes)
+
+    def context(self, channel: str, message_id: str, scopes: Scopes) -> ReadingContext:
+        """The reading context of one message for an asker who may read ``scopes``: a pure
+        function of the messages up to it that they may see."""
+        view = self.view(channel, scopes)
+        timeline = view.timeline
         position = timeline.position_of.get(message_id)
         if position is None:
             raise UnknownMessageError(
-                f"No message {message_id!r} is stored in channel {channel!r}."
+                f"No message {message_id!r} is stored in channel {channel!r} for this asker."
             )
         message = timeline.messages[position]
         flow = build_flow(timeline, position, self.settings.flow)
@@ -232,7 +247,7 @@ class Engine:
         )
         schemas: tuple[RecalledSchema, ...] = ()
         if self.schemas is not None:
-            schemas, associations = self.schemas.recall(channel, timeline, position, associations)
+            schemas, associations = self.schemas.recall(channel, view, position, associations)
         return ReadingContext(
             channel=channel,
             message=message.ref,
@@ -244,9 +259,10 @@ class Engine:
             notes=cut_notes(message.thoughts, self.settings),
         )
 
-    def read(self, channel: str, message_id: str) -> Reading:
-        """The reading of one message: its context, and an interpretation when a model is set."""
-        context = self.context(channel, message_id)
+    def read(self, channel: str, message_id: str, scopes: Scopes) -> Reading:
+        """The reading of one message for an asker who may read ``scopes``: its context, and an
+        interpretation when a model is set."""
+        context = self.context(channel, message_id, scopes)
         notes: tuple[str, ...] = ()
         stance_usage: TokenUsage | None = None
         # A language-model failure must never take an adapter down: it costs the stances or the

@@ -11,6 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+CHANNEL_SCOPE = "channel"
+"""The visibility scope of a message everyone who may read its channel may see (most messages).
+Other scopes are names an adapter chose for narrower audiences (see :mod:`awai_engine.visibility`)."""
+
 
 class Value(BaseModel):
     """Base of every value: frozen, so a reading cannot be changed after it is made."""
@@ -24,7 +28,8 @@ class Utterance(Value):
     ``channel`` is the key ``platform:workspace:channel``. ``ts`` is seconds since the epoch and
     orders the channel; messages with equal ``ts`` keep their arrival order. ``thread_root`` is the
     id of the thread's first message for a reply, else ``None``. ``addressees`` are the display
-    names the message mentions (``@name``), already resolved by the adapter.
+    names the message mentions (``@name``), already resolved by the adapter. ``scope`` says who may
+    see it: :data:`CHANNEL_SCOPE`, or a narrower audience the adapter named (a private thread).
     """
 
     channel: str = Field(min_length=1)
@@ -35,6 +40,7 @@ class Utterance(Value):
     ts: float
     thread_root: str | None = None
     addressees: tuple[str, ...] = ()
+    scope: str = Field(CHANNEL_SCOPE, min_length=1)
 
 
 class Thought(Value):
@@ -61,6 +67,7 @@ class MessageRef(Value):
     ts: float
     position: int = Field(ge=0, description="Index of the message in channel order.")
     thread_root: str | None = None
+    scope: str = CHANNEL_SCOPE
 
 
 class FlowUtterance(Value):
@@ -139,6 +146,14 @@ class RecalledSchema(Value):
     as_of: int = Field(ge=0, description="Position of the last member when this version was made.")
     stance: Stance = "undetermined"
     stance_reason: str | None = None
+    members: tuple[str, ...] = Field(
+        (),
+        exclude=True,
+        description=(
+            "Ids of the messages this version was made from, so a post showing it can be"
+            " redacted when one goes; never shown, nor sent to a language model."
+        ),
+    )
 
 
 class CoThoughts(Value):

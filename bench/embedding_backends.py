@@ -43,6 +43,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.samples import SAMPLES
 from awai_engine.settings import EmbeddingSettings, Settings
+from awai_engine.visibility import EVERYTHING
 from bots.terminal.transcript import read_transcript
 from storage.store import AwaiStore
 
@@ -86,7 +87,7 @@ def association(embedder: Embedder, folder: Path) -> dict[str, str]:
     engine.ingest(transcript.utterances)
 
     def recalled(message_id: str) -> list[str]:
-        context = engine.context(transcript.channel, message_id)
+        context = engine.context(transcript.channel, message_id, EVERYTHING)
         return [item.source.message_id for item in context.associations]
 
     late = {message_id: recalled(message_id) for message_id in LATE_RETURN}
@@ -94,7 +95,7 @@ def association(embedder: Embedder, folder: Path) -> dict[str, str]:
     pooled = [source for sources in late.values() for source in sources]
     precision = sum(source in TOPIC for source in pooled) / len(pooled) if pooled else 0.0
     worry = sum("m004" in recalled(message_id) for message_id in LATER_WORRY)
-    fear = engine.context(transcript.channel, "m036").associations
+    fear = engine.context(transcript.channel, "m036", EVERYTHING).associations
     crossed = any(
         item.source.message_id == "m004" and item.thought.index == 0 and item.cue_index == 1
         for item in fear

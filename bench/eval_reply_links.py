@@ -43,6 +43,7 @@ from awai_engine.engine import Engine
 from awai_engine.settings import Settings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, Utterance
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime, open_runtime
 from bots.terminal.transcript import addressees
 
@@ -257,7 +258,7 @@ def engine_reader(engine: Engine) -> Reader:
     """Contexts as the bots get them: ``Engine.context`` on the stored channel."""
 
     def read(log: ChannelLog, link: GoldLink) -> tuple[tuple[str, ...], tuple[Association, ...]]:
-        context = engine.context(log.channel, link.message_id)
+        context = engine.context(log.channel, link.message_id, EVERYTHING)
         return context.flow.message_ids(), context.associations
 
     return read

@@ -25,6 +25,7 @@ from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.settings import RecallIndexSettings, Settings
+from awai_engine.visibility import EVERYTHING
 from bench.corpus import chat_lines, synthetic_channel
 from storage.store import AwaiStore
 
@@ -45,7 +46,10 @@ def agreement_with_exact(
     def recalled() -> list[dict[str, int]]:
         store.read_model.forget(channel)
         return [
-            {a.source.message_id: a.occurrences for a in engine.context(channel, i).associations}
+            {
+                a.source.message_id: a.occurrences
+                for a in engine.context(channel, i, EVERYTHING).associations
+            }
             for i in ids
         ]
 
@@ -112,7 +116,7 @@ def main() -> None:
             for (size, label), ids in windows.items():
                 for message_id in ids[block : block + INTERLEAVE]:
                     started = time.perf_counter()
-                    context = engine.context(f"bench:local:c{size}", message_id)
+                    context = engine.context(f"bench:local:c{size}", message_id, EVERYTHING)
                     elapsed = (time.perf_counter() - started) * 1000
                     timings.setdefault((size, label), []).append(elapsed)
                     recalled.setdefault((size, label), []).append(len(context.associations))

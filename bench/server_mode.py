@@ -37,6 +37,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.settings import Settings
 from awai_engine.values import Utterance
+from awai_engine.visibility import EVERYTHING
 from bench.corpus import chat_lines, synthetic_channel
 from bench.read_latency import percentile
 from storage.store import AwaiStore
@@ -110,7 +111,7 @@ def measure(modes: list[Mode], size: int, embedder: Embedder, lines: list[str], 
             for mode in modes:
                 seconds = timed(
                     lambda mode=mode, message_id=message_id: mode.engine.context(
-                        CHANNEL, message_id
+                        CHANNEL, message_id, EVERYTHING
                     )
                 )
                 mode.reads.setdefault(label, []).append(seconds * 1000)

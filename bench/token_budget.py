@@ -31,6 +31,7 @@ from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.settings import Settings
+from awai_engine.visibility import EVERYTHING
 from bench.corpus import chat_lines, synthetic_channel
 from bots.runtime import language_backend
 from storage.store import AwaiStore
@@ -76,7 +77,7 @@ def main() -> None:
             fake.requests.clear()
             trimmed = recalled = 0
             for position in positions:
-                reading = engine.read(channel, f"m{position:07d}")
+                reading = engine.read(channel, f"m{position:07d}", EVERYTHING)
                 trimmed += any("token budget" in note for note in reading.notes)
                 recalled += len(reading.context.associations)
             requests = fake.calls(READING_TOOL)

@@ -13,7 +13,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.ports import LanguageBackend
 from awai_engine.reconcile import reconcile
-from awai_engine.schemas.service import SchemaService
+from awai_engine.schemas.service import ForgetReport, SchemaService
 from awai_engine.settings import Settings
 from storage.store import AwaiStore
 
@@ -24,11 +24,13 @@ class Runtime:
     store: AwaiStore
     engine: Engine
     schemas: SchemaService = field(init=False)
+    resumed: list[ForgetReport] = field(default_factory=list)
+    """Forgets a crash had interrupted, finished when this runtime was opened."""
 
     def __post_init__(self) -> None:
         # Every runtime, however assembled, recalls and re-clusters schemas through one service.
         self.schemas = SchemaService(
-            self.settings, self.store, self.store.schemas, self.engine.backend
+            self.settings, self.store, self.store.schemas, self.engine.backend, self.engine.views
         )
         self.engine.schemas = self.schemas
 
@@ -58,4 +60,7 @@ def open_runtime(settings: Settings, repair: bool = True) -> Runtime:
     if repair:
         reconcile(store, embedder)
     engine = Engine(settings, store, embedder, language_backend(settings))
-    return Runtime(settings=settings, store=store, engine=engine)
+    runtime = Runtime(settings=settings, store=store, engine=engine)
+    if repair:  # a forget or delete a crash interrupted is finished before anything else runs
+        runtime.resumed = runtime.schemas.resume_erasures()
+    return runtime

@@ -33,6 +33,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from awai_engine.schemas.digest import Digest
 from awai_engine.schemas.service import ReclusterReport
+from awai_engine.visibility import Scopes
 from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,8 @@ class SchedulerService:
             log.warning("digest of %s skipped: no poster %r is registered here", channel, poster)
             return False
         try:
-            post(channel, self.runtime.schemas.digest(channel))
+            # A scheduled digest is posted for everyone in the channel.
+            post(channel, self.runtime.schemas.digest(channel, Scopes.channel()))
         except Exception:
             log.exception("posting the digest of %s via %s failed", channel, poster)
             return False

@@ -83,6 +83,7 @@ class ReadModel:
                     ts=utterance.ts,
                     position=len(cached.messages),
                     thread_root=utterance.thread_root,
+                    scope=utterance.scope,
                 )
                 cached.append(
                     ref,
@@ -117,6 +118,7 @@ class ReadModel:
                     UtteranceRow.speaker_name,
                     UtteranceRow.ts,
                     UtteranceRow.thread_root,
+                    UtteranceRow.scope,
                     UtteranceRow.text,
                     UtteranceRow.summary,
                     UtteranceRow.addressees,
@@ -148,6 +150,7 @@ class ReadModel:
                 ts=row.ts,
                 position=len(timeline.messages),
                 thread_root=row.thread_root,
+                scope=row.scope,
             )
             timeline.append(
                 ref,

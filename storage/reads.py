@@ -65,4 +65,5 @@ class Reads:
                     ts=row.ts,
                     thread_root=row.thread_root,
                     addressees=row.addressee_names(),
+                    scope=row.scope,
                 )

@@ -19,7 +19,13 @@ from storage.locks import ChannelLocks
 from storage.queries import bump_revision, channel_row
 from storage.read_model import ReadModel
 from storage.sql import Database, ThoughtRow, UtteranceRow
-from storage.vectors import ChromaVectors, collection_name, vector_id, vector_metadata
+from storage.vectors import (
+    WRITE_BATCH,
+    ChromaVectors,
+    collection_name,
+    vector_id,
+    vector_metadata,
+)
 
 
 class Reembedder:
@@ -91,3 +97,47 @@ class Reembedder:
             self.vectors.drop(old)
             self.read_model.forget(channel)
             return len(thoughts)
+
+    def compact(self, channel: str) -> int:
+        """Copy the channel's live vectors into a new collection and drop the old one.
+
+        Why (see :mod:`storage.erasures`): Chroma's log keeps every vector ever written, and its
+        metadata, until its index is flushed; dropping the collection is what removes a deleted
+        vector's log rows. The copy is switched to in one SQL transaction, refused (and done again
+        by the next finish) if the channel changed meanwhile. Returns the vectors copied (0 for a
+        channel that is gone).
+        """
+        with self.locks(channel):
+            with self.db.read() as session:
+                row = self.db.channel(session, channel)
+                if row is None:
+                    return 0
+                old, revision = row.collection, row.revision
+                thoughts = session.execute(
+                    select(UtteranceRow.message_id, UtteranceRow.speaker_id, ThoughtRow.idx)
+                    .join(ThoughtRow)
+                    .where(UtteranceRow.channel_id == row.id)
+                    .order_by(UtteranceRow.id, ThoughtRow.idx)
+                ).all()
+            stored = self.vectors.all_vectors(old)
+            kept = [t for t in thoughts if vector_id(t.message_id, t.idx) in stored]
+            new = f"{collection_name(channel)[:490]}-{time.time_ns():x}"
+            self.vectors.create(new, channel)
+            for part in batches(kept, WRITE_BATCH):
+                self.vectors.upsert(
+                    new,
+                    [vector_id(t.message_id, t.idx) for t in part],
+                    np.vstack([stored[vector_id(t.message_id, t.idx)] for t in part]),
+                    [vector_metadata(t.message_id, t.idx, t.speaker_id) for t in part],
+                )
+            with self.db.session() as session:
+                row = channel_row(self.db, session, channel)
+                if row.revision != revision:
+                    self.vectors.drop(new)
+                    raise StorageError(
+                        f"Channel {channel!r} changed while its vectors were compacted; the next"
+                        " start or `awai doctor --repair` does it again."
+                    )
+                row.collection = new
+            self.vectors.drop(old)
+            return len(kept)

@@ -100,6 +100,8 @@ class UtteranceRow(Base):
     ts: Mapped[float] = mapped_column(Float)
     thread_root: Mapped[str | None] = mapped_column(String(255))
     addressees: Mapped[str] = mapped_column(Text, default="[]")
+    # Who may see it (see awai_engine.visibility): "channel", or a narrower audience's name.
+    scope: Mapped[str] = mapped_column(String(255), default="channel", server_default="channel")
     summary: Mapped[str] = mapped_column(Text, default="")
     synced: Mapped[bool] = mapped_column(Boolean, default=False)
     edited_at: Mapped[float | None] = mapped_column(Float)
@@ -192,6 +194,8 @@ def make_engine(url: str) -> Engine:
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_SECONDS * 1000)}")
             cursor.execute("PRAGMA foreign_keys=ON")
+            # A deleted row's bytes are overwritten with zeros, not left in a free page.
+            cursor.execute("PRAGMA secure_delete=ON")
             cursor.close()
 
         @event.listens_for(engine, "begin")
@@ -256,6 +260,32 @@ class Database:
 
     def channel(self, session: Session, key: str) -> ChannelRow | None:
         return session.scalars(select(ChannelRow).where(ChannelRow.key == key)).one_or_none()
+
+    def scrub(self) -> None:
+        """Leave no deleted bytes in the database's files (after a forget or a delete).
+
+        SQLite: deleted rows were zeroed as they went (``secure_delete``); ``VACUUM`` rebuilds the
+        file without free pages, and a ``TRUNCATE`` checkpoint empties the write-ahead log, which
+        holds earlier page images. PostgreSQL: ``VACUUM`` makes dead row versions reusable, but
+        neither it nor anything short of ``VACUUM FULL`` (which locks each table while it
+        rewrites it) takes their bytes out of the table files, and the server's own write-ahead
+        log and backups keep them until recycled: ``docs/privacy.md`` says what to run.
+        """
+        with self._writer:
+            raw = self.engine.raw_connection()
+            try:
+                cursor = raw.cursor()
+                if self.is_sqlite:
+                    cursor.execute("VACUUM")
+                    cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                else:
+                    raw.commit()
+                    raw.driver_connection.autocommit = True  # VACUUM refuses a transaction
+                    cursor.execute("VACUUM")
+                    raw.driver_connection.autocommit = False
+                cursor.close()
+            finally:
+                raw.close()
 
     def dispose(self) -> None:
         self.engine.dispose()

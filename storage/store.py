@@ -42,9 +42,11 @@ from awai_engine.settings import RecallIndexSettings, Settings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from storage.channels import Channels
+from storage.erasures import Erasures, PendingErasure
 from storage.errors import EmbeddingMismatchError, StorageError
 from storage.locks import ChannelLocks
 from storage.opening import open_backends
+from storage.posts import SqlPostStore
 from storage.read_model import ReadModel
 from storage.reads import Reads
 from storage.reembed import Reembedder
@@ -81,6 +83,8 @@ class AwaiStore:
         self._writes = Writes(database, vectors, self.lock, self.read_model)
         self._repair = Repair(database, vectors, self.lock, self.read_model)
         self._reembedder = Reembedder(database, vectors, self.lock, self.read_model)
+        self.posts = SqlPostStore(database)
+        self.erasures = Erasures(database, self._reembedder.compact, vectors.scrub)
 
     @classmethod
     def open(cls, settings: Settings) -> AwaiStore:
@@ -107,7 +111,10 @@ class AwaiStore:
         return self._channels.message_count(channel)
 
     def drop_channel(self, channel: str) -> None:
-        """Remove a whole channel from both stores (uninstall, leaving a guild)."""
+        """Remove a whole channel from both stores (uninstall, leaving a guild); the bytes Chroma
+        and SQLite keep of it go at :meth:`finish_erasures`."""
+        if self.channel_info(channel) is not None:
+            self.erasures.begin(channel)
         self._channels.drop(channel)
 
     # -- reads for ingest and export (storage.reads) -------------------------------------------
@@ -129,6 +136,8 @@ class AwaiStore:
         self._writes.save(channel, items)
 
     def delete(self, channel: str, message_id: str) -> bool:
+        if self.channel_info(channel) is not None:
+            self.erasures.begin(channel)  # the bytes of its vectors go when it is finished
         return self._writes.delete(channel, message_id)
 
     def delete_speaker(self, channel: str, speaker_id: str) -> list[str]:
@@ -153,6 +162,21 @@ class AwaiStore:
 
     def finish_deletes(self, channel: str, message_ids: Sequence[str]) -> int:
         return self._repair.finish_deletes(channel, message_ids)
+
+    # -- erasure: no bytes left of what was removed (storage.erasures) -------------------------
+
+    def begin_erasure(self, channel: str, speaker_id: str | None = None) -> None:
+        self.erasures.begin(channel, speaker_id)
+
+    def pending_erasures(self) -> list[PendingErasure]:
+        return self.erasures.pending()
+
+    def finish_erasures(self, channels: Sequence[str] | None = None) -> int:
+        return self.erasures.finish(channels)
+
+    def compact_vectors(self, channel: str) -> int:
+        """Rewrite the channel's vectors into a new collection (see :mod:`storage.erasures`)."""
+        return self._reembedder.compact(channel)
 
     # -- re-embedding (storage.reembed) --------------------------------------------------------
 

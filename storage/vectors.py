@@ -15,6 +15,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import shutil
+import sqlite3
+import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -57,8 +60,9 @@ def vector_metadata(message_id: str, index: int, speaker_id: str) -> dict[str, s
 class ChromaVectors:
     """Vector storage on an embedded ``PersistentClient`` (or any Chroma client given to it)."""
 
-    def __init__(self, client: object) -> None:
+    def __init__(self, client: object, path: Path | None = None) -> None:
         self.client = client
+        self.path = path  # the embedded client's folder; None for a server
 
     @classmethod
     def embedded(cls, path: Path) -> ChromaVectors:
@@ -69,7 +73,7 @@ class ChromaVectors:
         client = chromadb.PersistentClient(
             path=str(path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
         )
-        return cls(client)
+        return cls(client, path)
 
     @classmethod
     def server(cls, url: str) -> ChromaVectors:
@@ -172,6 +176,28 @@ class ChromaVectors:
             ids.extend(page)
         return ids
 
+    def scrub(self) -> None:
+        """Remove what an embedded Chroma keeps on disk of dropped collections.
+
+        Chroma leaves a dropped collection's index folder (its vectors) in the data folder, and
+        its SQLite file keeps dropped log rows in free pages; both go here. A Chroma server's
+        files are not ours to touch: its operator runs ``chroma vacuum`` (docs/privacy.md).
+        """
+        if self.path is None:
+            return
+        database = self.path / "chroma.sqlite3"
+        if not database.exists():
+            return
+        connection = sqlite3.connect(database, timeout=30, isolation_level=None)
+        try:
+            live = {row[0] for row in connection.execute("SELECT id FROM segments")}
+            for folder in self.path.iterdir():
+                if folder.is_dir() and _is_uuid(folder.name) and folder.name not in live:
+                    shutil.rmtree(folder, ignore_errors=True)
+            connection.execute("VACUUM")
+        finally:
+            connection.close()
+
     def drop(self, name: str) -> None:
         """Delete a collection; one already gone (a drop redone after a crash) is not an error."""
         from chromadb.errors import NotFoundError
@@ -180,6 +206,14 @@ class ChromaVectors:
             self.client.delete_collection(name)  # type: ignore[attr-defined]
         except NotFoundError:
             log.info("Chroma collection %s was already gone", name)
+
+
+def _is_uuid(name: str) -> bool:
+    try:
+        uuid.UUID(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _ensure_database(admin_settings: object, database: str) -> None:

@@ -120,6 +120,7 @@ class Writes:
                 row.text = utterance.text
                 row.ts = utterance.ts if row.ts is None else row.ts  # an edit keeps its place
                 row.thread_root = utterance.thread_root
+                row.scope = utterance.scope
                 row.addressees = json.dumps(list(utterance.addressees), ensure_ascii=False)
                 row.summary = item.extraction.summary
                 row.synced = False

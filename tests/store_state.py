@@ -7,9 +7,9 @@ from typing import Any
 from sqlalchemy import func, select
 
 from awai_engine.engine import Engine
+from awai_engine.visibility import EVERYTHING
 from storage.sql import ChannelRow, DeletedMessageRow, UtteranceRow
 from storage.store import AwaiStore
-from storage.vectors import collection_name
 
 FLOAT_TOLERANCE = 1e-4
 
@@ -21,7 +21,9 @@ def stored_state(store: AwaiStore, engine: Engine, channel: str) -> dict[str, An
     exactly once" is checked against what the stores hold, not against what they promise.
     """
     with store.db.read() as session:
-        channel_id = session.scalar(select(ChannelRow.id).where(ChannelRow.key == channel))
+        channel_id, collection = session.execute(
+            select(ChannelRow.id, ChannelRow.collection).where(ChannelRow.key == channel)
+        ).one()
         mine = UtteranceRow.channel_id == channel_id
         copies = session.execute(
             select(UtteranceRow.message_id, func.count())
@@ -45,9 +47,9 @@ def stored_state(store: AwaiStore, engine: Engine, channel: str) -> dict[str, An
                 )
             )
         )
-    vector_ids = store.vectors.all_ids(collection_name(channel))
+    vector_ids = store.vectors.all_ids(collection)  # a compaction or re-embed renames it
     readings = [
-        engine.context(channel, message.message_id).model_dump(mode="json")
+        engine.context(channel, message.message_id, EVERYTHING).model_dump(mode="json")
         for message in store.timeline(channel).messages
     ]
     return {

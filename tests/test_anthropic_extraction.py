@@ -23,6 +23,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, RecalledSchema
+from awai_engine.visibility import EVERYTHING
 from tests.factories import utterance
 from tests.fake_anthropic import (
     AnthropicRuntimes,
@@ -198,7 +199,7 @@ def test_stances_are_judged_by_the_model_unknown_ids_dropped_and_the_rest_noted(
     llm.fake.script(tool_use(STANCE_TOOL, stances))
 
     with caplog.at_level(logging.WARNING):
-        reading = engine.read(CHANNEL, "m3")
+        reading = engine.read(CHANNEL, "m3", EVERYTHING)
 
     (request,) = llm.fake.calls(STANCE_TOOL)
     assert "s-stale, s-users" in request.user_text()

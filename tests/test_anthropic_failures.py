@@ -17,6 +17,7 @@ from rich.console import Console
 
 from awai_engine.backends.anthropic.answers import READING_TOOL
 from awai_engine.embedding import Embedder
+from awai_engine.visibility import EVERYTHING
 from bots.terminal.render import render_reading
 from tests.factories import utterance
 from tests.fake_anthropic import (
@@ -58,7 +59,7 @@ def test_429_is_retried_after_the_wait_the_api_asked_for(llm):
     llm.fake.script(rate_limited("1"))
 
     started = time.monotonic()
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     assert time.monotonic() - started >= 1.0
     assert len(llm.fake.calls(READING_TOOL)) == 2
@@ -70,7 +71,7 @@ def test_500_and_529_overloaded_are_retried_with_backoff(llm):
     runtime = _ingested(llm)
     llm.fake.script(server_error(), overloaded())
 
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     assert len(llm.fake.calls(READING_TOOL)) == 3
     assert reading.interpretation is not None
@@ -80,7 +81,7 @@ def test_persistent_overload_gives_the_labelled_offline_reading(llm):
     runtime = _ingested(llm)
     llm.fake.script(overloaded(), overloaded(), overloaded())
 
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     assert len(llm.fake.calls(READING_TOOL)) == 3
     assert reading.offline is True
@@ -100,7 +101,7 @@ def test_a_hang_past_the_timeout_is_retried_then_the_offline_reading_says_why(ll
     llm.fake.script(hang(5), hang(5))
 
     started = time.monotonic()
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     assert time.monotonic() - started < 4
     assert len(llm.fake.calls(READING_TOOL)) == 2
@@ -113,7 +114,7 @@ def test_a_retry_after_longer_than_allowed_is_not_waited_for(llm):
     llm.fake.script(rate_limited("120"))
 
     started = time.monotonic()
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     assert time.monotonic() - started < 2
     assert len(llm.fake.calls(READING_TOOL)) == 1
@@ -125,7 +126,7 @@ def test_a_tool_input_that_is_not_json_gets_one_repair_request(llm):
     runtime = _ingested(llm)
     llm.fake.script(tool_use(READING_TOOL, '{"meaning": "cut off'))
 
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     first, repair = llm.fake.calls(READING_TOOL)
     assert len(repair.body["messages"]) == 1
@@ -143,7 +144,7 @@ def test_a_schema_invalid_answer_twice_gives_the_offline_reading_with_a_note(llm
         tool_use(READING_TOOL, {"meaning": "ok", "links": [{"thought": "first"}]}),
     )
 
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     _, repair = llm.fake.calls(READING_TOOL)
     assistant, result = repair.body["messages"][1:]
@@ -165,7 +166,7 @@ def test_an_answer_without_the_tool_call_is_repaired(llm, bad_answer: Reply):
     runtime = _ingested(llm)
     llm.fake.script(bad_answer)
 
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     _, repair = llm.fake.calls(READING_TOOL)
     assert "previous answer could not be used" in repair.user_text()
@@ -176,7 +177,7 @@ def test_a_body_that_is_not_json_gives_the_offline_reading(llm):
     runtime = _ingested(llm)
     llm.fake.script(Reply(body=b"<html>gateway</html>"))
 
-    reading = runtime.engine.read(CHANNEL, "m3")
+    reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     assert reading.interpretation is None
     assert any("could not be read" in note for note in reading.notes)
@@ -186,7 +187,7 @@ def test_a_refused_key_fails_at_once_and_ingest_and_read_still_work(llm):
     runtime = llm(api_key="sk-ant-wrong")
 
     report = runtime.engine.ingest([utterance("m1", "Hello."), utterance("m2", "Hi there.")])
-    reading = runtime.engine.read(CHANNEL, "m2")
+    reading = runtime.engine.read(CHANNEL, "m2", EVERYTHING)
 
     assert llm.fake.posts == 2  # one extraction, one reading: no retries
     assert report.added == 2

@@ -19,6 +19,7 @@ from awai_engine.backends.anthropic.answers import READING_TOOL, tool_definition
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.embedding import Embedder
 from awai_engine.settings import SettingsError
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import language_backend
 from bots.terminal.cli import main
 from bots.terminal.render import reading_json, render_reading
@@ -64,7 +65,7 @@ def test_reading_request_has_cached_system_prompt_forced_tool_and_no_later_text(
     runtime.engine.ingest(_conversation())
     llm.fake.requests.clear()
 
-    reading = runtime.engine.read("terminal:local:test", "m5")
+    reading = runtime.engine.read("terminal:local:test", "m5", EVERYTHING)
 
     (request,) = llm.fake.calls(READING_TOOL)
     body = request.body
@@ -97,7 +98,7 @@ def test_usage_is_recorded_and_shown_in_json_output(llm):
     runtime = llm()
     runtime.engine.ingest(_conversation())
 
-    reading = runtime.engine.read("terminal:local:test", "m4")
+    reading = runtime.engine.read("terminal:local:test", "m4", EVERYTHING)
 
     dumped = json.loads(reading_json(reading))
     assert dumped["usage"] == {
@@ -150,7 +151,7 @@ def test_japanese_message_gets_a_request_for_japanese_and_a_japanese_reading(llm
         ]
     )
 
-    reading = runtime.engine.read(channel, "j3")
+    reading = runtime.engine.read(channel, "j3", EVERYTHING)
 
     request = llm.fake.calls(READING_TOOL)[-1]
     assert "Write your answer in Japanese" in request.user_text()
@@ -180,7 +181,7 @@ def test_citations_outside_the_given_context_are_dropped_logged_and_never_shown(
     llm.fake.script(tool_use(READING_TOOL, answer))
 
     with caplog.at_level(logging.WARNING):
-        reading = runtime.engine.read("terminal:local:test", "m5")
+        reading = runtime.engine.read("terminal:local:test", "m5", EVERYTHING)
 
     assert reading.interpretation is not None
     assert [(link.message_id, link.relation) for link in reading.interpretation.links] == [
@@ -209,7 +210,7 @@ def test_an_over_budget_context_is_trimmed_before_sending_and_the_note_says_what
     runtime.engine.ingest([*history, utterance("r12", filler, channel=channel)])
     llm.fake.requests.clear()
 
-    reading = runtime.engine.read(channel, "r12")
+    reading = runtime.engine.read(channel, "r12", EVERYTHING)
 
     (request,) = llm.fake.calls(READING_TOOL)
     backend = runtime.engine.backend
@@ -253,7 +254,7 @@ def test_a_reading_costs_its_stance_call_too(llm):
         for i, text in enumerate(said)
     )
 
-    reading = runtime.engine.read("terminal:local:worry", "w8")
+    reading = runtime.engine.read("terminal:local:worry", "w8", EVERYTHING)
 
     assert reading.context.schemas, "the speaker's repeated worry is recalled as a schema"
     assert all(schema.stance == "unrelated" for schema in reading.context.schemas)

@@ -15,6 +15,7 @@ import pytest
 from awai_engine.context import threshold
 from awai_engine.embedding import Embedder
 from awai_engine.values import Association, Utterance
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.factories import utterance
 
@@ -43,7 +44,7 @@ def filler(start: int, count: int, speaker: str = "cy") -> list[Utterance]:
 
 
 def recalled(runtime: Runtime, message_id: str) -> dict[str, Association]:
-    context = runtime.engine.context(CHANNEL, message_id)
+    context = runtime.engine.context(CHANNEL, message_id, EVERYTHING)
     return {item.source.message_id: item for item in context.associations}
 
 
@@ -189,7 +190,7 @@ def test_cues_come_first_and_share_the_budget_with_meaning_one_item_per_source(
             said("m010", "thanks, the screen works now", "al", to=["Bo"]),
         ]
     )
-    context = runtime.engine.context(CHANNEL, "m010")
+    context = runtime.engine.context(CHANNEL, "m010", EVERYTHING)
     reasons = [(item.source.message_id, item.reason) for item in context.associations]
     assert reasons[:2] == [("m001", "addressed"), ("m000", "addressed")]
     assert len(reasons) == 3 and reasons[2][1] == "meaning"
@@ -207,12 +208,12 @@ def test_a_later_message_of_the_addressee_never_changes_an_earlier_reading(
         said("m009", "thanks, the screen works now", "al", to=["Bo"]),
     ]
     runtime.engine.ingest(conversation)
-    before = runtime.engine.context(CHANNEL, "m009")
+    before = runtime.engine.context(CHANNEL, "m009", EVERYTHING)
     runtime.engine.ingest(
         [
             said("m010", "Glad it works. Also update the BIOS.", "bo", to=["Al"]),
             said("m011", "The coffee machine is broken.", "cy"),
         ]
     )
-    assert runtime.engine.context(CHANNEL, "m009") == before
+    assert runtime.engine.context(CHANNEL, "m009", EVERYTHING) == before
     assert [item.source.message_id for item in before.associations] == ["m000"]

@@ -10,6 +10,7 @@ import pytest
 
 from awai_engine.engine import UnknownMessageError
 from awai_engine.settings import Settings
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.terminal.transcript import read_transcript
 from storage.store import AwaiStore, StorageError
@@ -27,7 +28,7 @@ def test_empty_and_whitespace_messages_are_refused_with_a_reason_and_the_rest_is
     assert report.added == 1
     assert {p.message_id for p in report.problems} == {"m1", "m2"}
     assert all("no text" in p.reason for p in report.problems)
-    assert runtime.engine.context(CHANNEL, "m3").thoughts[0].text == "Real words."
+    assert runtime.engine.context(CHANNEL, "m3", EVERYTHING).thoughts[0].text == "Real words."
 
 
 def test_a_hundred_thousand_characters_are_stored_whole_with_bounded_thoughts(
@@ -37,7 +38,7 @@ def test_a_hundred_thousand_characters_are_stored_whole_with_bounded_thoughts(
     report = runtime.engine.ingest([utterance("m1", text)])
     assert report.added == 1
     assert any("sentences" in note for note in report.notes)
-    context = runtime.engine.context(CHANNEL, "m1")
+    context = runtime.engine.context(CHANNEL, "m1", EVERYTHING)
     assert context.text == text.strip()
     assert len(context.thoughts) == runtime.settings.limits.max_thoughts_per_message
 
@@ -53,7 +54,7 @@ def test_a_message_over_the_length_limit_is_refused_with_the_setting_named(
 
 def test_control_and_binary_characters_are_dropped_and_the_words_kept(runtime: Runtime) -> None:
     runtime.engine.ingest([utterance("m1", "Hello\x00\x07 world\x1b. Second\ufffe line.")])
-    context = runtime.engine.context(CHANNEL, "m1")
+    context = runtime.engine.context(CHANNEL, "m1", EVERYTHING)
     assert [t.text for t in context.thoughts] == ["Hello world.", "Second line."]
 
 
@@ -72,7 +73,7 @@ def test_emoji_only_mentions_code_blocks_and_japanese_become_sensible_thoughts(
         ]
     )
     thoughts = {
-        m: [t.text for t in runtime.engine.context(CHANNEL, m).thoughts]
+        m: [t.text for t in runtime.engine.context(CHANNEL, m, EVERYTHING).thoughts]
         for m in ("m1", "m2", "m3", "m4")
     }
     assert thoughts["m1"] == ["👍🎉"]
@@ -92,7 +93,7 @@ def test_emoji_only_mentions_code_blocks_and_japanese_become_sensible_thoughts(
 def test_reading_an_unknown_message_says_which_and_where(runtime: Runtime) -> None:
     runtime.engine.ingest([utterance("m1", "Hello.")])
     with pytest.raises(UnknownMessageError, match=r"'nope'.*terminal:local:test"):
-        runtime.engine.context(CHANNEL, "nope")
+        runtime.engine.context(CHANNEL, "nope", EVERYTHING)
 
 
 def write_lines(path: Path, lines: list[str | bytes]) -> Path:

@@ -16,6 +16,7 @@ from typing import Any
 
 from awai_engine.samples import SAMPLES
 from awai_engine.values import Utterance
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.terminal.transcript import read_transcript
 from tests.store_state import assert_same, assert_stored_once, stored_state
@@ -119,7 +120,7 @@ def _run_at_once(
             reads = 0
             while writing.is_set() or reads < 10:
                 for message_id in read_ids:
-                    runtime.engine.read(CHANNEL, message_id)
+                    runtime.engine.read(CHANNEL, message_id, EVERYTHING)
                     reads += 1
 
         return loop

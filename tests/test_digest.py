@@ -10,6 +10,7 @@ import pytest
 
 from awai_engine.schemas.picture import picture_size
 from awai_engine.schemas.service import UnknownChannelError
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.schema_topics import CHATTER, said, topic_sentences
 
@@ -31,7 +32,7 @@ def three_speakers(runtime: Runtime) -> None:
 
 def test_the_digest_picture_is_a_png_of_the_expected_size(runtime: Runtime) -> None:
     three_speakers(runtime)
-    digest = runtime.schemas.digest(CHANNEL)
+    digest = runtime.schemas.digest(CHANNEL, EVERYTHING)
     assert digest.png.startswith(PNG_SIGNATURE)
     pixels = matplotlib.image.imread(io.BytesIO(digest.png), format="png")
     width, height = picture_size(3, runtime.settings.digest)
@@ -42,7 +43,7 @@ def test_the_digest_picture_is_a_png_of_the_expected_size(runtime: Runtime) -> N
 
 def test_the_markdown_names_each_speaker_and_each_of_their_schemas(runtime: Runtime) -> None:
     three_speakers(runtime)
-    digest = runtime.schemas.digest(CHANNEL)
+    digest = runtime.schemas.digest(CHANNEL, EVERYTHING)
     by_speaker = {section.speaker_id: section for section in digest.speakers}
     assert len(by_speaker["ann"].schemas) == 2 and len(by_speaker["bob"].schemas) == 1
     assert not by_speaker["cy"].schemas
@@ -61,7 +62,7 @@ def test_the_markdown_names_each_speaker_and_each_of_their_schemas(runtime: Runt
 
 def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtime) -> None:
     three_speakers(runtime)
-    first = runtime.schemas.digest(CHANNEL)
+    first = runtime.schemas.digest(CHANNEL, EVERYTHING)
     food_messages = {f"m{number:04d}" for number in range(11, 19)}
     food = next(
         schema
@@ -75,7 +76,7 @@ def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtim
     runtime.engine.ingest(said(CHANNEL, "cy", texts("accessibility", 8), 400))
     for number in range(100, 108):  # bob's pricing thoughts are deleted: that schema dissolves
         runtime.engine.delete(CHANNEL, f"m{number:04d}")
-    second = runtime.schemas.digest(CHANNEL)
+    second = runtime.schemas.digest(CHANNEL, EVERYTHING)
     sections = {section.speaker_id: section for section in second.speakers}
 
     grown = next(s for s in sections["ann"].schemas if s.schema_id == food.schema_id)
@@ -90,11 +91,11 @@ def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtim
 
 def test_a_preview_digest_is_not_the_reference_for_the_next_one(runtime: Runtime) -> None:
     three_speakers(runtime)
-    recorded = runtime.schemas.digest(CHANNEL)
-    runtime.schemas.digest(CHANNEL, record=False)
-    assert runtime.schemas.digest(CHANNEL).previous_at == recorded.created_at
+    recorded = runtime.schemas.digest(CHANNEL, EVERYTHING)
+    runtime.schemas.digest(CHANNEL, EVERYTHING, record=False)
+    assert runtime.schemas.digest(CHANNEL, EVERYTHING).previous_at == recorded.created_at
 
 
 def test_a_digest_of_an_unknown_channel_says_so(runtime: Runtime) -> None:
     with pytest.raises(UnknownChannelError):
-        runtime.schemas.digest("terminal:local:nowhere")
+        runtime.schemas.digest("terminal:local:nowhere", EVERYTHING)

@@ -8,6 +8,7 @@ import pytest
 
 from awai_engine.embedding import Embedder
 from awai_engine.settings import EmbeddingSettings
+from awai_engine.visibility import EVERYTHING
 from bots.terminal.cli import main
 from storage.store import EmbeddingMismatchError, StorageError
 from tests.factories import utterance
@@ -41,7 +42,7 @@ def test_another_model_is_refused_and_nothing_is_changed(
 ) -> None:
     minilm = runtime_on(tmp_path, embedder)
     minilm.engine.ingest(messages())
-    before = minilm.engine.context(CHANNEL, "m05")
+    before = minilm.engine.context(CHANNEL, "m05", EVERYTHING)
     minilm.close()
 
     use = runtime_on(tmp_path, use_embedder)
@@ -57,7 +58,7 @@ def test_another_model_is_refused_and_nothing_is_changed(
         use.close()
     minilm = runtime_on(tmp_path, embedder)
     try:
-        assert minilm.engine.context(CHANNEL, "m05") == before
+        assert minilm.engine.context(CHANNEL, "m05", EVERYTHING) == before
     finally:
         minilm.close()
 
@@ -91,12 +92,12 @@ def test_reembedding_gives_what_embedding_from_scratch_gives_and_ingest_works_ag
 
         fresh.engine.ingest(messages())
         for message_id in ("m02", "m05"):
-            assert use.engine.context(CHANNEL, message_id) == fresh.engine.context(
+            assert use.engine.context(CHANNEL, message_id, EVERYTHING) == fresh.engine.context(
                 CHANNEL, message_id
             )
         use.engine.ingest(messages(["復元テストは水曜の夜にやります。"], start=6))
         assert "m00" in [
-            a.source.message_id for a in use.engine.context(CHANNEL, "m06").associations
+            a.source.message_id for a in use.engine.context(CHANNEL, "m06", EVERYTHING).associations
         ]
     finally:
         use.close()

@@ -9,6 +9,7 @@ import pytest
 
 from awai_engine.context import base_level_activation, threshold
 from awai_engine.settings import AssociationSettings, Settings, SettingsError, load_settings
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.factories import utterance
 
@@ -35,7 +36,7 @@ def test_flow_keeps_previous_utterance_as_thoughts_and_capacity_minus_one_summar
     runtime: Runtime,
 ) -> None:
     top_level_channel(runtime, 10)
-    flow = runtime.engine.context("terminal:local:test", "m009").flow
+    flow = runtime.engine.context("terminal:local:test", "m009", EVERYTHING).flow
     assert flow.line == "top-level"
     assert flow.previous is not None
     assert flow.previous.message.message_id == "m008"
@@ -55,7 +56,7 @@ def test_flow_capacity_is_the_configured_number_of_chunks(
 ) -> None:
     runtime = make_runtime(flow={"capacity": capacity})
     top_level_channel(runtime, 10)
-    flow = runtime.engine.context("terminal:local:test", "m009").flow
+    flow = runtime.engine.context("terminal:local:test", "m009", EVERYTHING).flow
     assert len(flow.earlier) + 1 == capacity
 
 
@@ -69,7 +70,7 @@ def test_flow_capacity_outside_three_to_five_is_a_clear_configuration_error(
 
 def test_first_message_has_empty_flow_and_no_associations(runtime: Runtime) -> None:
     top_level_channel(runtime, 3)
-    context = runtime.engine.context("terminal:local:test", "m000")
+    context = runtime.engine.context("terminal:local:test", "m000", EVERYTHING)
     assert context.flow.previous is None and context.flow.earlier == ()
     assert context.associations == ()
 
@@ -89,11 +90,11 @@ def test_thread_reply_flow_is_its_thread_and_top_level_flow_skips_thread_replies
             utterance("m008", "Top level eight."),
         ]
     )
-    reply = runtime.engine.context("terminal:local:test", "m007").flow
+    reply = runtime.engine.context("terminal:local:test", "m007", EVERYTHING).flow
     assert reply.line == "thread"
     assert reply.previous is not None and reply.previous.message.message_id == "m006"
     assert [s.message.message_id for s in reply.earlier] == ["m002", "m004"]
-    top = runtime.engine.context("terminal:local:test", "m008").flow
+    top = runtime.engine.context("terminal:local:test", "m008", EVERYTHING).flow
     assert top.line == "top-level"
     assert top.previous is not None and top.previous.message.message_id == "m005"
     assert [s.message.message_id for s in top.earlier] == ["m001", "m002", "m003"]
@@ -124,7 +125,7 @@ def returning_topic(runtime: Runtime, gap: int) -> None:
 
 def test_association_recalls_a_returning_topic_with_its_reasons(runtime: Runtime) -> None:
     returning_topic(runtime, gap=12)
-    context = runtime.engine.context("terminal:local:test", "m013")
+    context = runtime.engine.context("terminal:local:test", "m013", EVERYTHING)
     recalled = {item.source.message_id: item for item in context.associations}
     assert "m000" in recalled
     item = recalled["m000"]
@@ -145,9 +146,10 @@ def test_the_same_similarity_is_recalled_near_but_not_far_when_the_threshold_ris
     far = make_runtime("far", association=steep)
     returning_topic(far, gap=60)
     near_ids = {
-        a.source.message_id for a in near.engine.context("terminal:local:test", "m006").associations
+        a.source.message_id
+        for a in near.engine.context("terminal:local:test", "m006", EVERYTHING).associations
     }
-    far_context = far.engine.context("terminal:local:test", "m061")
+    far_context = far.engine.context("terminal:local:test", "m061", EVERYTHING)
     assert "m000" in near_ids
     assert "m000" not in {a.source.message_id for a in far_context.associations}
 
@@ -162,7 +164,7 @@ def test_association_respects_caps_flow_window_and_one_item_per_source(
         utterance(f"m{i:03d}", f"Release note {i}. The release went fine. Deploy finished.", ts=i)
         for i in range(12)
     )
-    context = runtime.engine.context("terminal:local:test", "m011")
+    context = runtime.engine.context("terminal:local:test", "m011", EVERYTHING)
     sources = [a.source.message_id for a in context.associations]
     assert len(sources) == 2 == len(set(sources))
     assert not set(sources) & set(context.flow.message_ids())
@@ -211,7 +213,7 @@ def test_channels_are_isolated(runtime: Runtime) -> None:
         ("terminal:local:alpha", "alpha", "beta"),
         ("terminal:local:beta", "beta", "alpha"),
     ):
-        context = runtime.engine.context(channel, f"{prefix}{len(FILLER) + 1}")
+        context = runtime.engine.context(channel, f"{prefix}{len(FILLER) + 1}", EVERYTHING)
         assert context.associations, "the returning topic is recalled within the channel"
         cited = context.cited_message_ids()
         assert all(message_id.startswith(prefix) for message_id in cited)

@@ -8,6 +8,7 @@ import pytest
 from sqlalchemy import MetaData
 
 from awai_engine.engine import UnknownMessageError
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from storage.vectors import collection_name, vector_id
 from tests.factories import utterance
@@ -48,7 +49,7 @@ def test_an_edit_replaces_thoughts_and_vectors_and_keeps_the_old_text_as_history
 ) -> None:
     runtime.engine.ingest([utterance("m1", "Ship on Monday. Tests are green. Docs are done.")])
     assert runtime.engine.edit(utterance("m1", "Ship on Tuesday instead."))
-    context = runtime.engine.context(CHANNEL, "m1")
+    context = runtime.engine.context(CHANNEL, "m1", EVERYTHING)
     assert [t.text for t in context.thoughts] == ["Ship on Tuesday instead."]
     assert chroma_ids(runtime) == [vector_id("m1", 0)]
     assert "Ship on Monday. Tests are green. Docs are done." in sql_dump(runtime)  # edit history
@@ -72,11 +73,13 @@ def test_a_delete_removes_the_text_from_sql_and_chroma_and_it_never_comes_back(
     assert "Privet" not in sql_dump(runtime)
     assert vector_id("m2", 0) not in chroma_ids(runtime)
     with pytest.raises(UnknownMessageError):
-        runtime.engine.context(CHANNEL, "m2")
+        runtime.engine.context(CHANNEL, "m2", EVERYTHING)
     report = runtime.engine.ingest([utterance("m2", secret)])  # a redelivered event
     assert report.refused_deleted == 1 and report.added == 0
     assert "Privet" not in sql_dump(runtime)
-    assert runtime.engine.context(CHANNEL, "m3").flow.previous.message.message_id == "m1"  # type: ignore[union-attr]
+    assert (
+        runtime.engine.context(CHANNEL, "m3", EVERYTHING).flow.previous.message.message_id == "m1"
+    )  # type: ignore[union-attr]
     assert not runtime.engine.delete(CHANNEL, "m404")
 
 
@@ -85,13 +88,15 @@ def test_messages_arriving_out_of_order_are_read_in_time_order(runtime: Runtime)
     runtime.engine.ingest([utterance("m2", "Second.")])
     timeline = runtime.store.timeline(CHANNEL)
     assert [m.message_id for m in timeline.messages] == ["m1", "m2", "m3"]
-    assert runtime.engine.context(CHANNEL, "m3").flow.previous.message.message_id == "m2"  # type: ignore[union-attr]
+    assert (
+        runtime.engine.context(CHANNEL, "m3", EVERYTHING).flow.previous.message.message_id == "m2"
+    )  # type: ignore[union-attr]
 
 
 def test_the_read_model_survives_a_restart(make_runtime: Callable[..., Runtime]) -> None:
     first = make_runtime("same")
     first.engine.ingest([utterance("m1", "The deploy failed."), utterance("m2", "Retrying now.")])
-    before = first.engine.context(CHANNEL, "m2")
+    before = first.engine.context(CHANNEL, "m2", EVERYTHING)
     first.close()
     reopened = make_runtime("same")
-    assert reopened.engine.context(CHANNEL, "m2") == before
+    assert reopened.engine.context(CHANNEL, "m2", EVERYTHING) == before

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from awai_engine.values import Utterance
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 
 SENTENCES = [
@@ -90,10 +91,10 @@ def test_later_messages_edits_and_deletes_never_change_an_earlier_context(
     target = messages[i].message_id
 
     full_store.engine.ingest(messages[: i + 1])
-    before = full_store.engine.context(channel, target)
+    before = full_store.engine.context(channel, target, EVERYTHING)
 
     full_store.engine.ingest(messages[i + 1 :])
-    after_append = full_store.engine.context(channel, target)
+    after_append = full_store.engine.context(channel, target, EVERYTHING)
 
     later = messages[data.draw(st.integers(i + 1, len(messages) - 1), label="later edited")]
     full_store.engine.edit(
@@ -101,10 +102,10 @@ def test_later_messages_edits_and_deletes_never_change_an_earlier_context(
     )
     victim = messages[data.draw(st.integers(i + 1, len(messages) - 1), label="later deleted")]
     full_store.engine.delete(channel, victim.message_id)
-    after_changes = full_store.engine.context(channel, target)
+    after_changes = full_store.engine.context(channel, target, EVERYTHING)
 
     prefix_store.engine.ingest(messages[: i + 1])
-    only_prefix = prefix_store.engine.context(channel, target)
+    only_prefix = prefix_store.engine.context(channel, target, EVERYTHING)
 
     assert after_append == before
     assert after_changes == before
@@ -121,5 +122,5 @@ def test_a_fresh_data_folder_with_only_the_prefix_gives_the_same_context(
     for i in (5, 13, 20):
         prefix.engine.ingest(messages[: i + 1])
         assert prefix.engine.context(
-            "terminal:local:fresh", messages[i].message_id
-        ) == full.engine.context("terminal:local:fresh", messages[i].message_id)
+            "terminal:local:fresh", messages[i].message_id, EVERYTHING
+        ) == full.engine.context("terminal:local:fresh", messages[i].message_id, EVERYTHING)

@@ -23,6 +23,7 @@ from awai_engine.engine import Engine
 from awai_engine.samples import SAMPLES
 from awai_engine.settings import EmbeddingSettings, Settings
 from awai_engine.values import ReadingContext, Utterance
+from awai_engine.visibility import EVERYTHING
 from bots.labels import labels_for
 from bots.runtime import Runtime, open_runtime
 from bots.terminal.cli import main
@@ -62,7 +63,11 @@ def sample_read(
     for runtime in runtimes.values():
         runtime.engine.ingest(transcript.utterances)
     yield {
-        name: (lambda message_id, r=runtime: r.engine.context(transcript.channel, message_id))
+        name: (
+            lambda message_id, r=runtime: r.engine.context(
+                transcript.channel, message_id, EVERYTHING
+            )
+        )
         for name, runtime in runtimes.items()
     }
     for runtime in runtimes.values():
@@ -187,7 +192,7 @@ def test_the_same_thing_said_in_the_other_language_is_associated(
             ]
             said.append(utterance("m99", pair[later], speaker="cy", channel=channel))
             runtime.engine.ingest(said)
-            found[name, n] = "m00" in sources(runtime.engine.context(channel, "m99"))
+            found[name, n] = "m00" in sources(runtime.engine.context(channel, "m99", EVERYTHING))
         runtime.close()
     assert all(found["use", n] for n in range(len(PAIRS)))
     assert not any(found["minilm", n] for n in range(len(PAIRS)))
@@ -260,11 +265,11 @@ def test_no_future_leak_with_the_multilingual_encoder(
     target = messages[i].message_id
 
     full.engine.ingest(messages[: i + 1])
-    before = full.engine.context(channel, target)
+    before = full.engine.context(channel, target, EVERYTHING)
     full.engine.ingest(messages[i + 1 :])
-    after = full.engine.context(channel, target)
+    after = full.engine.context(channel, target, EVERYTHING)
     prefix.engine.ingest(messages[: i + 1])
-    only_prefix = prefix.engine.context(channel, target)
+    only_prefix = prefix.engine.context(channel, target, EVERYTHING)
 
     assert after == before
     assert only_prefix == before

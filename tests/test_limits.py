@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.factories import utterance
 
@@ -19,13 +20,13 @@ def test_a_thought_longer_than_what_is_embedded_is_kept_whole_and_the_reading_sa
     runtime = make_runtime(embedding={"max_chars": 40}, limits={"max_thought_chars": 200})
     long = "The migration plan needs a rollback step for every single table we touch."
     runtime.engine.ingest([utterance("m1", "Short one."), utterance("m2", f"Fine. {long}")])
-    context = runtime.engine.context(CHANNEL, "m2")
+    context = runtime.engine.context(CHANNEL, "m2", EVERYTHING)
     assert context.text == f"Fine. {long}" and context.thoughts[1].text == long
     assert context.notes == (
         "Only the first 40 characters of thought 2 were used to find related thoughts"
         " (AWAI_EMBEDDING__MAX_CHARS); the whole text is kept and shown.",
     )
-    assert runtime.engine.context(CHANNEL, "m1").notes == ()
+    assert runtime.engine.context(CHANNEL, "m1", EVERYTHING).notes == ()
 
 
 def test_a_message_with_more_sentences_than_thoughts_says_its_last_thought_holds_the_rest(
@@ -34,11 +35,13 @@ def test_a_message_with_more_sentences_than_thoughts_says_its_last_thought_holds
     runtime = make_runtime(limits={"max_thoughts_per_message": 3})
     five = "One is here. Two is here. Three is here. Four is here. Five is here."
     runtime.engine.ingest([utterance("m1", five), utterance("m2", "A. B is two. C is three.")])
-    context = runtime.engine.context(CHANNEL, "m1")
+    context = runtime.engine.context(CHANNEL, "m1", EVERYTHING)
     assert context.text == five and len(context.thoughts) == 3
     assert context.thoughts[-1].text == "Three is here. Four is here. Five is here."
     assert any("AWAI_LIMITS__MAX_THOUGHTS_PER_MESSAGE" in note for note in context.notes)
-    assert runtime.engine.context(CHANNEL, "m2").notes == ()  # exactly three: nothing cut
+    assert (
+        runtime.engine.context(CHANNEL, "m2", EVERYTHING).notes == ()
+    )  # exactly three: nothing cut
 
 
 def test_an_edit_over_the_length_limit_is_refused_and_the_stored_text_stays(
@@ -49,4 +52,4 @@ def test_an_edit_over_the_length_limit_is_refused_and_the_stored_text_stays(
     with caplog.at_level(logging.WARNING):
         assert not runtime.engine.edit(utterance("m1", "Ship it " + "much " * 10 + "later."))
     assert "AWAI_LIMITS__MAX_MESSAGE_CHARS" in caplog.text
-    assert runtime.engine.context(CHANNEL, "m1").text == "Ship it on Tuesday."
+    assert runtime.engine.context(CHANNEL, "m1", EVERYTHING).text == "Ship it on Tuesday."

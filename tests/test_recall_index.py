@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.test_invariant import SENTENCES, build
 
@@ -153,8 +154,8 @@ def test_the_invariant_holds_when_readings_go_through_the_cells(
     i = data.draw(st.integers(12, len(messages) - 2), label="message read")
     target = messages[i].message_id
     full.engine.ingest(messages[: i + 1])
-    before = full.engine.context(channel, target)
+    before = full.engine.context(channel, target, EVERYTHING)
     full.engine.ingest(messages[i + 1 :])
     prefix.engine.ingest(messages[: i + 1])
-    assert full.engine.context(channel, target) == before
-    assert prefix.engine.context(channel, target) == before
+    assert full.engine.context(channel, target, EVERYTHING) == before
+    assert prefix.engine.context(channel, target, EVERYTHING) == before

@@ -17,6 +17,7 @@ from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.schemas.digest import Digest
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.scheduler import (
     JOB_STORE,
@@ -111,7 +112,7 @@ def test_a_failing_channel_is_logged_and_the_others_are_reclustered(
     assert fine[0].stored and fine[0].schemas
     assert broken.schemas.pending() == ["terminal:local:a-broken"]  # retried next time
     # A digest of the failing channel still comes, with schemas clustered for it (extractive).
-    digest = broken.schemas.digest("terminal:local:a-broken")
+    digest = broken.schemas.digest("terminal:local:a-broken", EVERYTHING)
     assert digest.speakers[0].schemas and "## Boom:" in digest.markdown
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import String, Text, inspect, select
 
 from awai_engine.samples import SAMPLES
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.terminal.transcript import Transcript, read_transcript
 from storage.sql import Base, ChannelRow
@@ -46,10 +47,10 @@ def test_forgetting_a_speaker_leaves_no_text_of_theirs_in_sql_chroma_or_any_sche
     channel = transcript.channel
     schemas = runtime.schemas
     schemas.recluster(channel)
-    schemas.digest(channel)
+    schemas.digest(channel, EVERYTHING)
     for utterance in transcript.utterances:  # readings memoise summaries of on-demand schemas
         if utterance.speaker_id == "Carla":
-            runtime.engine.read(channel, utterance.message_id)
+            runtime.engine.read(channel, utterance.message_id, EVERYTHING)
     carla = [u for u in transcript.utterances if u.speaker_id == "Carla"]
     timeline = runtime.store.timeline(channel)
     carla_thoughts = [
@@ -82,7 +83,7 @@ def test_forgetting_a_speaker_leaves_no_text_of_theirs_in_sql_chroma_or_any_sche
     assert all(v.speaker_id != "Carla" for v in runtime.store.schemas.versions(channel))
     assert "Carla" not in schemas.speakers(channel)
     assert identities(runtime, channel) == others_before  # nobody else's schemas changed
-    assert "Carla" not in schemas.digest(channel).markdown
+    assert "Carla" not in schemas.digest(channel, EVERYTHING).markdown
     # Tombstones: a backfill or a redelivery cannot bring the messages back.
     assert runtime.engine.ingest(carla).refused_deleted == len(carla)
 
@@ -103,7 +104,7 @@ def test_a_deleted_message_leaves_no_schema_version_or_summary_behind(runtime: R
     assert not any(key.startswith(f"{doomed}#") for v in remaining for key in v.members)
     assert not any(first_sentence in value for value in every_stored_text(runtime))
     later = [u.message_id for u in transcript.utterances if u.speaker_id == "Dev"][-1]
-    recalled = runtime.engine.read(channel, later).context.schemas
+    recalled = runtime.engine.read(channel, later, EVERYTHING).context.schemas
     assert all(first_sentence not in schema.summary for schema in recalled)
     runtime.schemas.recluster(channel)
     assert not any(first_sentence in value for value in every_stored_text(runtime))

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from awai_engine.embedding import Embedder
 from awai_engine.values import Utterance
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.schema_topics import CHATTER, topic_sentences
 
@@ -87,13 +88,13 @@ def test_reclustering_digests_and_later_messages_never_change_an_earlier_reading
         if recluster_before_reading:
             schemas.recluster(channel)
         message_id = said[position].message_id
-        first = engine.read(channel, message_id)
+        first = engine.read(channel, message_id, EVERYTHING)
 
         engine.ingest(said[before:])
         schemas.recluster(channel)
         if digest:
-            schemas.digest(channel)
-        assert engine.read(channel, message_id) == first
+            schemas.digest(channel, EVERYTHING)
+        assert engine.read(channel, message_id, EVERYTHING) == first
 
         seen["examples"] += 1
         if first.context.schemas:

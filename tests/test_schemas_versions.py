@@ -8,6 +8,7 @@ import numpy as np
 
 from awai_engine.schemas.identity import inherited, jaccard, new_schema_id
 from awai_engine.schemas.model import SchemaState
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.schema_topics import CHATTER, said, topic_sentences
 
@@ -127,7 +128,7 @@ def test_a_reading_recalls_the_speakers_related_schema_as_of_before_the_message(
         + said(CHANNEL, "bob", CHATTER[:4], 50)
         + said(CHANNEL, "ann", battery[8:9], 60)
     )
-    reading = runtime.engine.read(CHANNEL, "m0060")
+    reading = runtime.engine.read(CHANNEL, "m0060", EVERYTHING)
     timeline = runtime.store.timeline(CHANNEL)
     position = timeline.position_of["m0060"]
     schemas = reading.context.schemas
@@ -145,7 +146,8 @@ def test_a_reading_recalls_the_speakers_related_schema_as_of_before_the_message(
         said(CHANNEL, "ann", battery[:8], 1) + said(CHANNEL, "ann", battery[8:9], 60)
     )
     assert not any(
-        item.important for item in strict.engine.read(CHANNEL, "m0060").context.associations
+        item.important
+        for item in strict.engine.read(CHANNEL, "m0060", EVERYTHING).context.associations
     )
 
 
@@ -158,7 +160,7 @@ def test_at_most_r_schemas_are_recalled_and_never_another_speakers(
         + said(CHANNEL, "bob", texts("pricing", 7), 50)
         + said(CHANNEL, "ann", ["The sync worker drains the battery."], 80)
     )
-    schemas = runtime.engine.read(CHANNEL, "m0080").context.schemas
+    schemas = runtime.engine.read(CHANNEL, "m0080", EVERYTHING).context.schemas
     assert len(schemas) == 1
     ann = {
         s.schema_id
@@ -181,5 +183,5 @@ def test_a_stored_run_and_the_same_clustering_made_on_demand_read_alike(
     on_demand.engine.ingest(before + message)
     assert stored.schemas.schemas(CHANNEL, "ann", before_message="m0060")[0].stored
     assert not on_demand.schemas.schemas(CHANNEL, "ann", before_message="m0060")[0].stored
-    first = stored.engine.read(CHANNEL, "m0060").context.schemas
-    assert first and first == on_demand.engine.read(CHANNEL, "m0060").context.schemas
+    first = stored.engine.read(CHANNEL, "m0060", EVERYTHING).context.schemas
+    assert first and first == on_demand.engine.read(CHANNEL, "m0060", EVERYTHING).context.schemas

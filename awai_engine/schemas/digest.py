@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from awai_engine.schemas.basis import Basis
-from awai_engine.schemas.model import SchemaState
+from awai_engine.schemas.model import SchemaState, message_of
 from awai_engine.schemas.ports import DigestEntry, DigestSnapshot
 from awai_engine.values import Value
 
@@ -64,6 +65,14 @@ class SpeakerDigest(Value):
     unclustered: int
     schemas: tuple[DigestSchema, ...] = ()
     dissolved: tuple[DissolvedSchema, ...] = ()
+    sources: tuple[str, ...] = Field(
+        (),
+        exclude=True,
+        description=(
+            "Ids of the messages this section was made from (its schemas' members and the"
+            " speaker's latest message), for the record of posts that quote them."
+        ),
+    )
 
 
 class Digest(Value):
@@ -157,7 +166,9 @@ def speaker_digest(
         for entry in before.values()
         if entry.schema_id not in current
     )
+    members = (message_of(key) for state in states for key in state.members)
     return SpeakerDigest(
+        sources=tuple(dict.fromkeys([*members, basis.last_message_id])),
         speaker_id=basis.speaker_id,
         speaker_name=basis.speaker_name,
         thoughts=basis.count,

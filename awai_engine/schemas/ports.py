@@ -28,6 +28,28 @@ class MessageStore(Protocol):
         """
         ...
 
+    def begin_erasure(self, channel: str, speaker_id: str | None = None) -> None:
+        """Record a removal before it starts, so a crash leaves it to be finished."""
+        ...
+
+    def pending_erasures(self) -> Sequence[PendingErasure]:
+        """Removals recorded and not finished yet."""
+        ...
+
+    def finish_erasures(self, channels: Sequence[str] | None = None) -> int:
+        """Scrub what the stores keep of removed data (all pending, or those channels')."""
+        ...
+
+
+class PendingErasure(Protocol):
+    """A removal not finished yet: a forgotten speaker's (``speaker_id``), or deletes'."""
+
+    @property
+    def channel(self) -> str: ...
+
+    @property
+    def speaker_id(self) -> str | None: ...
+
 
 @dataclass(frozen=True)
 class DigestEntry:

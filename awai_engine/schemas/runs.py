@@ -48,6 +48,18 @@ class Runs:
     def unstored(self, basis: Basis) -> tuple[SchemaRun, SchemaRun | None]:
         """The clustering of a basis no stored run covers, and the predecessor it took ids from."""
         predecessor = self.store.run_before(basis.channel, basis.speaker_id, basis.count)
+        return self._clustered(basis, predecessor), predecessor
+
+    def clustered(self, basis: Basis) -> SchemaRun:
+        """The clustering of a basis on its own: no stored run, no predecessor's ids.
+
+        For a view of the channel that leaves messages out: every stored run was made from the
+        whole channel, so neither its states nor the ids it would hand down may be used, and the
+        run is then a pure function of the visible thoughts.
+        """
+        return self._clustered(basis, None)
+
+    def _clustered(self, basis: Basis, predecessor: SchemaRun | None) -> SchemaRun:
         key = (
             basis.channel,
             basis.speaker_id,
@@ -59,13 +71,13 @@ class Runs:
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
-                return cached, predecessor
+                return cached
         run = cluster_run(basis, predecessor, self.settings)
         with self._lock:
             self._cache[key] = run
             while len(self._cache) > self.settings.on_demand_cache:
                 self._cache.popitem(last=False)
-        return run, predecessor
+        return run
 
     def forget(self, channel: str) -> None:
         """Drop the channel's cached clusterings (after removals: no removed text stays here)."""

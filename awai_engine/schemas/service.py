@@ -13,7 +13,7 @@ import time
 
 from awai_engine.errors import AwaiError
 from awai_engine.ports import LanguageBackend
-from awai_engine.schemas.basis import SpeakerRows
+from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.schemas.digest import (
     Digest,
     SpeakerDigest,
@@ -22,7 +22,7 @@ from awai_engine.schemas.digest import (
     speaker_map,
 )
 from awai_engine.schemas.markdown import render_markdown
-from awai_engine.schemas.model import SchemaState, message_of
+from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
 from awai_engine.schemas.picture import picture_size, render_png
 from awai_engine.schemas.ports import MessageStore, PurgeReport, SchemaStore
 from awai_engine.schemas.recall import mark_important, related
@@ -31,6 +31,7 @@ from awai_engine.schemas.summaries import Summaries
 from awai_engine.settings import Settings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, RecalledSchema, Value
+from awai_engine.visibility import Scopes, TimelineViews, View
 
 log = logging.getLogger(__name__)
 
@@ -93,31 +94,35 @@ class SchemaService:
         messages: MessageStore,
         store: SchemaStore,
         backend: LanguageBackend,
+        views: TimelineViews | None = None,
     ) -> None:
         self.settings = settings
         self.messages = messages
         self.store = store
+        self.views = views or TimelineViews()
         self.runs = Runs(store, settings.schemas)
         self.summaries = Summaries(backend, store, settings.schemas)
-        self._indexes: dict[str, SpeakerRows] = {}
+        self._indexes: dict[tuple[str, frozenset[str] | None], SpeakerRows] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
 
     # -- reading -------------------------------------------------------------------------------
 
     def recall(
-        self, channel: str, timeline: Timeline, position: int, associations: tuple[Association, ...]
+        self, channel: str, view: View, position: int, associations: tuple[Association, ...]
     ) -> tuple[tuple[RecalledSchema, ...], tuple[Association, ...]]:
-        """The speaker's schemas related to message ``position``, as of just before it."""
+        """The speaker's schemas related to message ``position`` of the asker's view, as of just
+        before it. A restricted view clusters its own thoughts (see :meth:`_run`)."""
         if self.settings.schemas.max_recalled == 0:
             return (), associations
+        timeline = view.timeline
         message = timeline.messages[position]
-        basis = self._index(channel, timeline).basis(
+        basis = self._index(channel, timeline, view.key).basis(
             channel, message.ref.speaker_id, end_row=message.first_row
         )
         if basis is None:
             return (), associations
-        run = self.runs.for_basis(basis)
+        run = self._run(basis, view)
         cues = timeline.vectors[timeline.rows_of(position)]
         chosen = related(run.states, cues, associations, self.settings.schemas)
         states = self.summaries.fill(basis, [state for state, _ in chosen], strict=False)
@@ -129,6 +134,7 @@ class SchemaService:
                 size=state.size,
                 similarity=similarity,
                 as_of=timeline.position_of.get(state.as_of_message_id, state.as_of),
+                members=tuple(dict.fromkeys(message_of(key) for key in state.members)),
             )
             for state, (_, similarity) in zip(states, chosen, strict=True)
         )
@@ -233,21 +239,28 @@ class SchemaService:
 
     # -- digest --------------------------------------------------------------------------------
 
-    def digest(self, channel: str, record: bool = True) -> Digest:
-        """The channel's digest after re-clustering what is new; ``record`` keeps it as the
-        reference the next digest reports changes against. If re-clustering fails (say the
-        language model is down), the digest still comes, from schemas clustered for it now."""
+    def digest(self, channel: str, scopes: Scopes, record: bool = True) -> Digest:
+        """The channel's digest as an audience that may read ``scopes`` may see it, after
+        re-clustering what is new; ``record`` keeps it as the reference the next digest reports
+        changes against. If re-clustering fails (say the language model is down), the digest
+        still comes, from schemas clustered for it now.
+
+        A digest for a restricted view (some messages of the channel are outside ``scopes``) is
+        clustered from the visible thoughts alone, reports no changes and is never recorded: the
+        record of the channel's digests is made from all of it."""
         self._timeline(channel)
         try:
             self.recluster(channel)
         except Exception:
             log.exception("re-clustering %s before its digest failed", channel)
         settings = self.settings.digest
-        timeline = self._timeline(channel)
-        index = self._index(channel, timeline)
+        view = self.views.view(channel, self._timeline(channel), scopes)
+        timeline = view.timeline
+        index = self._index(channel, timeline, view.key)
         speakers = sorted(index.speakers(), key=lambda s: (-index.count(s), index.name(s), s))
         shown = speakers[: settings.max_speakers]
-        previous = self.store.last_digest(channel)
+        previous = None if view.restricted else self.store.last_digest(channel)
+        record = record and not view.restricted
         created_at = time.time()
         sections: list[SpeakerDigest] = []
         maps, shown_states = [], []
@@ -256,7 +269,7 @@ class SchemaService:
             basis = index.basis(channel, speaker)
             if basis is None:
                 continue
-            states = self.summaries.fill(basis, self.runs.for_basis(basis).states, strict=False)
+            states = self.summaries.fill(basis, self._run(basis, view).states, strict=False)
             section = speaker_digest(
                 basis, states, number, previous, timeline.position_of, settings.examples_per_schema
             )
@@ -304,16 +317,36 @@ class SchemaService:
 
     def forget_speaker(self, channel: str, speaker_id: str) -> ForgetReport:
         """Remove the speaker's messages, thoughts and vectors, then every schema version, summary
-        and digest entry made from them, and re-cluster the channel (privacy: users ask for it)."""
+        and digest entry made from them, re-cluster the channel, and scrub the files (privacy:
+        users ask for it).
+
+        Resumable: the erasure is recorded before anything is removed and cleared only at the
+        end, so a crash anywhere is finished by :meth:`resume_erasures` (at the next start, or
+        ``awai doctor --repair``), and forgetting the same speaker again completes it too.
+        """
         self._timeline(channel)
+        self.messages.begin_erasure(channel, speaker_id)
         with self._lock(channel):
             removed = self.messages.delete_speaker(channel, speaker_id)
             purged = self.store.forget_speaker(channel, speaker_id)
             purged = purged + self.store.forget_deleted(channel)
             self.runs.forget(channel)
-            self._indexes.pop(channel, None)
+            self._forget_indexes(channel)
+            self.views.forget(channel)
             self.recluster(channel, force=True)
+        self.messages.finish_erasures([channel])
         return _forget_report(channel, speaker_id, len(removed), purged)
+
+    def resume_erasures(self) -> list[ForgetReport]:
+        """Finish every forget and delete that was interrupted; one report per resumed forget."""
+        channels = set(self.messages.channels())
+        reports = [
+            self.forget_speaker(item.channel, item.speaker_id)
+            for item in self.messages.pending_erasures()
+            if item.speaker_id is not None and item.channel in channels
+        ]
+        self.messages.finish_erasures()
+        return reports
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -322,14 +355,28 @@ class SchemaService:
             raise UnknownChannelError(f"No channel {channel!r} is stored.")
         return self.messages.timeline(channel)
 
-    def _index(self, channel: str, timeline: Timeline) -> SpeakerRows:
-        index = self._indexes.get(channel)
+    def _run(self, basis: Basis, view: View) -> SchemaRun:
+        """The run of a basis: the stored record's for the whole channel; for a restricted view,
+        clustered from its own thoughts with no predecessor, since the stored runs (and so the
+        ids they hand down) were made from messages the asker may not see."""
+        if view.restricted:
+            return self.runs.clustered(basis)
+        return self.runs.for_basis(basis)
+
+    def _index(
+        self, channel: str, timeline: Timeline, view: frozenset[str] | None = None
+    ) -> SpeakerRows:
+        index = self._indexes.get((channel, view))
         if index is None or index.timeline is not timeline:
             index = SpeakerRows(timeline)
-            self._indexes[channel] = index
+            self._indexes[(channel, view)] = index
         else:
             index.catch_up()
         return index
+
+    def _forget_indexes(self, channel: str) -> None:
+        for key in [key for key in self._indexes if key[0] == channel]:
+            del self._indexes[key]
 
     def _lock(self, channel: str) -> threading.RLock:
         with self._locks_guard:

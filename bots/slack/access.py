@@ -11,9 +11,16 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from awai_engine.errors import AwaiError
+from awai_engine.visibility import Scopes
 from bots.slack import messages
 
 MEMBERS_PAGE = 1000
+
+MEMBER_SCOPES = Scopes.channel()
+"""What a member of a Slack channel may read of it through AWAI: all of it. Every Slack
+conversation, a private channel included, is an AWAI channel of its own, and a thread is seen
+by everyone in its channel; so the check is membership (:func:`check_member`), and a member's
+scopes, and a post's audience in the channel, are the channel's one scope."""
 
 
 class AccessRefusedError(AwaiError):

@@ -21,7 +21,7 @@ from awai_engine.errors import AwaiError
 from awai_engine.values import Reading
 from bots.runtime import Runtime
 from bots.slack import messages
-from bots.slack.access import AccessRefusedError, check_member
+from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
 from bots.slack.blocks import SlackMessage, notice, reading_message
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import fetch_message
@@ -144,7 +144,7 @@ class Readings:
         """The reading; a message AWAI has not stored yet is fetched and stored first."""
         engine = self.runtime.engine
         try:
-            return engine.read(request.channel, request.ts), ()
+            return engine.read(request.channel, request.ts, MEMBER_SCOPES), ()
         except UnknownMessageError:
             pass
         message = request.message or fetch_message(
@@ -164,7 +164,7 @@ class Readings:
             raise UnreadableError(messages.NO_WORDS)
         engine.ingest([utterance])
         try:
-            reading = engine.read(request.channel, request.ts)
+            reading = engine.read(request.channel, request.ts, MEMBER_SCOPES)
         except UnknownMessageError:
             raise UnreadableError(messages.NOT_FOUND) from None
         cursor = self.runtime.store.cursors.get(request.channel)

@@ -24,8 +24,9 @@ def find_channel(runtime: Runtime, name: str) -> str | None:
     return None
 
 
-def find_speaker(runtime: Runtime, channel: str, name: str) -> str | None:
-    """The speaker id for an id or display name (case-insensitive) in the channel, else ``None``."""
+def find_speaker(runtime: Runtime, channel: str, name: str, quiet: bool = False) -> str | None:
+    """The speaker id for an id or display name (case-insensitive) in the channel, else ``None``
+    (said on stderr unless ``quiet``)."""
     speakers = runtime.schemas.speakers(channel)
     if name in speakers:
         return name
@@ -40,6 +41,8 @@ def find_speaker(runtime: Runtime, channel: str, name: str) -> str | None:
             f" {', '.join(matches)}.[/red]",
             soft_wrap=True,
         )
+        return None
+    if quiet:
         return None
     listed = ", ".join(sorted(speakers.values())) or "nobody yet"
     stderr.print(

@@ -36,7 +36,13 @@ from sqlalchemy.engine import Connection, Engine
 
 HERE = Path(__file__).resolve().parent
 # Every module that defines tables on storage.sql.Base; a new one is added here.
-MODEL_MODULES = ("storage.sql", "storage.state", "storage.schemas")
+MODEL_MODULES = (
+    "storage.sql",
+    "storage.state",
+    "storage.schemas",
+    "storage.posts",
+    "storage.erasures",
+)
 # Held while migrating on PostgreSQL (pg_advisory_xact_lock): one process migrates at a time.
 MIGRATION_LOCK_KEY = 0x41574149_6D696772  # "AWAI" "migr"
 

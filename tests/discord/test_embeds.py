@@ -5,6 +5,7 @@ from __future__ import annotations
 import discord
 
 from awai_engine.values import Interpretation, SchemaBearing, ThoughtLink
+from awai_engine.visibility import EVERYTHING
 from bots.discord.embeds import reading_embed
 from bots.discord.keys import channel_key
 from bots.discord.limits import Entry, cut, fit_entries, shares, size
@@ -66,7 +67,7 @@ def _texts(data: dict) -> list[str]:
 
 def test_a_very_long_reading_fits_and_still_links_every_cited_message(runtime: Runtime):
     message_id = _ingest_long_channel(runtime)
-    reading = runtime.engine.read(KEY, message_id)
+    reading = runtime.engine.read(KEY, message_id, EVERYTHING)
     context = reading.context
     cited = [
         ref for ref in (*(i.message for i in context.flow.earlier), context.flow.previous.message)
@@ -107,7 +108,7 @@ def test_a_japanese_reading_has_japanese_headings(runtime: Runtime):
             utterance("2", "テストが不安定なので賛成です。", speaker="bob", channel=KEY),
         ]
     )
-    embed = reading_embed(runtime.engine.read(KEY, "2"))
+    embed = reading_embed(runtime.engine.read(KEY, "2", EVERYTHING))
     assert embed.title.startswith("読み")
     assert any(field.name == "考え" for field in embed.fields)
 

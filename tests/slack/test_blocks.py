@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from awai_engine.values import Interpretation, Reading, ThoughtLink
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.slack.blocks import (
     MAX_BLOCKS,
@@ -34,7 +35,7 @@ def _very_long_reading(runtime: Runtime) -> Reading:
     huge = "".join(sentence.format(n=i) for i in range(30))
     history.append(utterance("1700000999.000100", huge, speaker="ben", channel=CHANNEL))
     runtime.engine.ingest(history)
-    reading = runtime.engine.read(CHANNEL, "1700000999.000100")
+    reading = runtime.engine.read(CHANNEL, "1700000999.000100", EVERYTHING)
     cited = [item.message.message_id for item in reading.context.flow.earlier]
     links = tuple(
         ThoughtLink(

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from awai_engine.visibility import EVERYTHING
 from bots.scheduler import SchedulerService
 from bots.slack import messages
 from bots.slack.schedule import POSTER, schedule_digests
@@ -47,7 +48,7 @@ def test_slash_digest_posts_the_digest_with_its_picture(slack: SlackHarness):
 
     assert response.body == messages.DIGEST_QUEUED
     shown = _assert_digest_posted(slack)
-    digest = slack.runtime.schemas.digest(GENERAL_KEY, record=False)
+    digest = slack.runtime.schemas.digest(GENERAL_KEY, EVERYTHING, record=False)
     examples = [
         e.message_id for s in digest.speakers for schema in s.schemas for e in schema.examples
     ]
@@ -86,7 +87,7 @@ def test_forget_me_removes_what_that_person_said_and_nothing_else(slack: SlackHa
     assert response.body == messages.FORGET_QUEUED
     assert slack.responses_text() == [messages.forgotten(len(ann))]
     assert set(slack.stored_texts()) == {m["ts"] for m in ben}
-    digest = slack.runtime.schemas.digest(GENERAL_KEY, record=False)
+    digest = slack.runtime.schemas.digest(GENERAL_KEY, EVERYTHING, record=False)
     assert [speaker.speaker_name for speaker in digest.speakers] == ["Ben"]
     assert "flaky" not in digest.markdown
 

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from awai_engine.visibility import EVERYTHING
 from bots.slack import messages
 from bots.slack.links import permalink
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
@@ -51,7 +52,7 @@ def test_shortcut_in_a_thread_posts_a_placeholder_then_the_reading_in_that_threa
     )
     shown = slack.blocks_text(updated[0])
     assert "Ben fixes them by Wednesday" in shown
-    reading = slack.runtime.engine.read(GENERAL_KEY, cat["ts"])
+    reading = slack.runtime.engine.read(GENERAL_KEY, cat["ts"], EVERYTHING)
     cited = {item.message.message_id for item in reading.context.flow.earlier}
     if reading.context.flow.previous:
         cited.add(reading.context.flow.previous.message.message_id)

@@ -18,7 +18,7 @@ from slack_sdk import WebClient
 
 from awai_engine.schemas.service import UnknownChannelError
 from bots.slack import messages
-from bots.slack.access import AccessRefusedError, check_member
+from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import channel_key
 from bots.slack.linked import other_workspace_refusal
@@ -127,7 +127,7 @@ def post_digest(services: SlackServices, invocation: Invocation) -> None:
         return
     key = channel_key(invocation.team_id, invocation.channel_id)
     try:
-        made = services.runtime.schemas.digest(key)
+        made = services.runtime.schemas.digest(key, MEMBER_SCOPES)
         services.digests.post(invocation.client, invocation.team_id, made)
     except UnknownChannelError:
         invocation.tell(messages.NOTHING_READ_YET)

@@ -8,6 +8,7 @@ from rich.console import Console
 
 from awai_engine.samples import SAMPLES, Sample
 from awai_engine.settings import Settings
+from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest
 from bots.terminal.render import reading_json, render_reading
@@ -26,7 +27,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     runtime = open_runtime(settings_for(sample, settings))
     try:
         transcript = load_and_ingest(runtime, sample.path, sample.channel, quiet=args.json)
-        reading = runtime.engine.read(transcript.channel, args.message or sample.featured_message)
+        reading = runtime.engine.read(
+            transcript.channel, args.message or sample.featured_message, Scopes.everything()
+        )
         if args.json:
             print(reading_json(reading))
         else:

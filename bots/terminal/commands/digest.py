@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from awai_engine.settings import Settings
+from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import stderr
 from bots.terminal.lookup import find_channel
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2
-        digest = runtime.schemas.digest(channel, record=not args.preview)
+        digest = runtime.schemas.digest(channel, Scopes.everything(), record=not args.preview)
     finally:
         runtime.close()
     stem = _UNSAFE.sub("-", channel).strip("-") or "channel"

@@ -55,10 +55,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     runtime = open_runtime(settings, repair=False)
     try:
         repaired = reconcile(runtime.store, runtime.engine.embedder, channels, thorough=True)
+        resumed = runtime.schemas.resume_erasures()
         after = audit(runtime.store, channels)
     finally:
         runtime.close()
     console.print(report_table(repaired, "What awai doctor found and repaired"))
+    for report in resumed:
+        console.print(f"Finished forgetting {report.speaker_id} in {report.channel}.")
     if not after.clean:
         console.print(report_table(after, "Still wrong after the repair"))
     return 0 if after.clean else 1

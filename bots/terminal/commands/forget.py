@@ -32,9 +32,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2
-        speaker = find_speaker(runtime, channel, args.speaker)
+        finished = [report for report in runtime.resumed if report.channel == channel]
+        for report in finished:  # an interrupted forget, finished as the runtime opened
+            print(f"{channel}: finished forgetting {report.speaker_id}, which was interrupted.")
+        speaker = find_speaker(runtime, channel, args.speaker, quiet=bool(finished))
         if speaker is None:
-            return 2
+            return 0 if finished else 2
         if not args.yes and not _confirmed(speaker, channel):
             stderr.print("Nothing was removed.")
             return 1

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.progress import track
 
 from awai_engine.settings import Settings
+from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest, stderr
 from bots.terminal.render import reading_json, render_reading
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         )
         engine = runtime.engine
         if args.message:
-            reading = engine.read(transcript.channel, args.message)
+            reading = engine.read(transcript.channel, args.message, Scopes.everything())
             if args.json:
                 print(reading_json(reading))
             else:
@@ -48,7 +49,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         timeline = runtime.store.timeline(transcript.channel)
         ids = [message.message_id for message in timeline.messages]
         for message_id in track(ids, description="Reading", console=stderr, transient=True):
-            sys.stdout.write(reading_json(engine.read(transcript.channel, message_id)) + "\n")
+            sys.stdout.write(
+                reading_json(engine.read(transcript.channel, message_id, Scopes.everything()))
+                + "\n"
+            )
         return 0
     finally:
         runtime.close()

@@ -1,0 +1,171 @@
+"""Who may see what: each stored message's visibility scope, and the view of a channel one asker has.
+
+Why scopes live in the engine: a channel (``platform:workspace:channel``) can hold messages that
+not everyone who reads the channel may see (a Discord private thread is stored in its parent's
+channel, so that its members' readings can recall the channel's words). Each message therefore
+carries a scope: :data:`CHANNEL_SCOPE` for "whoever may read the channel", or an opaque name the
+adapter chose (a private thread's id). The engine knows no platform: adapters decide, by the
+platform's own rules, which scopes an asker may read and pass them as :class:`Scopes` to every
+read and digest entry point, which take no default.
+
+A reading for an asker is made from their :class:`View` of the channel: the channel with every
+message outside their scopes left out, positions renumbered. So the reading of message ``i`` is a
+pure function of the messages at or before ``i`` that the asker may see, and messages in scopes
+they may not see change nothing of it, not even a distance or a position.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from awai_engine.timeline import Timeline
+from awai_engine.values import CHANNEL_SCOPE, Value
+
+__all__ = ["CHANNEL_SCOPE", "EVERYTHING", "Scopes", "TimelineViews", "View"]
+
+VIEWS_PER_CHANNEL = 8
+"""Restricted views kept per channel (each copies the visible rows of the channel once)."""
+
+
+class Scopes(Value):
+    """The visibility scopes of one channel an asker may read; ``names=None`` means all of them.
+
+    All scopes belong to the operator of the data folder (the terminal). A platform asker gets
+    :meth:`channel` plus the private scopes the platform says they may read; a post everyone in a
+    place will see gets the intersection with what everyone there may read (:meth:`__and__`).
+    """
+
+    names: frozenset[str] | None
+
+    @classmethod
+    def everything(cls) -> Scopes:
+        """Every scope: for the operator, who owns the data folder and sees all of it."""
+        return cls(names=None)
+
+    @classmethod
+    def channel(cls, *private: str) -> Scopes:
+        """What everyone who may read the channel sees, plus the given private scopes."""
+        return cls(names=frozenset({CHANNEL_SCOPE, *private}))
+
+    def allows(self, scope: str) -> bool:
+        return self.names is None or scope in self.names
+
+    def covers(self, scopes: frozenset[str]) -> bool:
+        """Whether every one of ``scopes`` is readable (then the view is the whole channel)."""
+        return self.names is None or scopes <= self.names
+
+    def __and__(self, other: Scopes) -> Scopes:
+        """What both may read: a post shown to an audience holds only what all of it may see."""
+        if self.names is None:
+            return other
+        if other.names is None:
+            return self
+        return Scopes(names=self.names & other.names)
+
+
+EVERYTHING = Scopes.everything()
+"""Every scope of every channel: what the operator of the data folder (the terminal) reads."""
+
+
+@dataclass(frozen=True)
+class View:
+    """One asker's view of a channel: its timeline, and whether anything was left out of it.
+
+    ``restricted`` views are rebuilt from the visible messages alone, so whatever is derived from
+    them (schemas included) is clustered from those messages, never taken from a record made on
+    the whole channel.
+    """
+
+    timeline: Timeline
+    restricted: bool
+    key: frozenset[str] | None = None
+
+
+@dataclass
+class _Built:
+    base: Timeline
+    seen: int  # messages of ``base`` looked at so far
+    view: Timeline
+
+
+@dataclass
+class TimelineViews:
+    """Restricted views of channels, kept in step with their channel's timeline.
+
+    A channel's timeline only grows in place (any other change builds a new one, see
+    :class:`~awai_engine.timeline.Timeline`), so a view catches up by appending the newly visible
+    messages, and is rebuilt when its channel's timeline was replaced.
+    """
+
+    _views: dict[str, OrderedDict[frozenset[str], _Built]] = field(default_factory=dict)
+    _scopes: dict[str, tuple[Timeline, int, frozenset[str]]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def scopes_of(self, channel: str, timeline: Timeline) -> frozenset[str]:
+        """Every scope the channel's messages carry (one pass, then kept up with appends)."""
+        with self._lock:
+            known = self._scopes.get(channel)
+            if known is not None and known[0] is timeline:
+                base, seen, found = known
+            else:
+                base, seen, found = timeline, 0, frozenset()
+            count = len(timeline.messages)
+            if seen < count:
+                found = found | {message.ref.scope for message in timeline.messages[seen:count]}
+            self._scopes[channel] = (base, count, found)
+            return found
+
+    def view(self, channel: str, timeline: Timeline, scopes: Scopes) -> View:
+        """The asker's view: the timeline itself when they may read all of it."""
+        if scopes.covers(self.scopes_of(channel, timeline)):
+            return View(timeline=timeline, restricted=False)
+        assert scopes.names is not None
+        key = scopes.names
+        with self._lock:
+            built_views = self._views.setdefault(channel, OrderedDict())
+            built = built_views.get(key)
+            if built is None or built.base is not timeline:
+                built = _Built(
+                    base=timeline,
+                    seen=0,
+                    view=Timeline(
+                        dimension=timeline.dimension,
+                        revision=timeline.revision,
+                        index=timeline.index,
+                    ),
+                )
+                built_views[key] = built
+            built_views.move_to_end(key)
+            while len(built_views) > VIEWS_PER_CHANNEL:
+                built_views.popitem(last=False)
+            _catch_up(built, key)
+            return View(timeline=built.view, restricted=True, key=key)
+
+    def forget(self, channel: str) -> None:
+        """Drop a channel's views (after a removal: no removed words stay in memory)."""
+        with self._lock:
+            self._views.pop(channel, None)
+            self._scopes.pop(channel, None)
+
+
+def _catch_up(built: _Built, scopes: frozenset[str]) -> None:
+    """Append the messages of the base timeline that the view has not looked at yet."""
+    base, view = built.base, built.view
+    count = len(base.messages)
+    for message in base.messages[built.seen : count]:
+        if message.ref.scope not in scopes:
+            continue
+        position = len(view.messages)
+        rows = base.rows_of(message.ref.position)
+        view.append(
+            message.ref.model_copy(update={"position": position}),
+            message.text,
+            message.summary,
+            message.thoughts,
+            base.vectors[rows.start : rows.stop],
+            message.addressees,
+        )
+    built.seen = count
+    view.revision = base.revision
