@@ -6,14 +6,22 @@ The rules, each a function below:
   them to be in it, or to manage threads);
 - a public reading is shown in the channel it is about, so a reading cannot carry a channel's words
   to people who cannot read that channel; a private (ephemeral) reading may be of any channel of
-  the server the asker can read.
+  the server the asker can read;
+- what a reading or digest is made of is limited to the scopes the asker may read
+  (:func:`readable_scopes`): the channel, and each private thread of it they are in (every one,
+  if they may manage threads there); a public post, to what everyone where it is posted may read
+  (:func:`audience_of`). A thread the asker left, or an archived one, is checked the same way.
 The engine keeps channels apart by key, so a reading never mixes channels or servers.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 import discord
 
+from awai_engine.visibility import Scopes
+from bots.discord.keys import private_thread_of, private_thread_scope, scope_of
 from bots.discord.links import MessageLink
 
 Readable = discord.abc.GuildChannel | discord.Thread
@@ -80,15 +88,77 @@ async def check_may_read_there(interaction: discord.Interaction, channel: Readab
     permissions = channel.permissions_for(member)
     if not may_read_history(permissions):
         raise ReadRefused(_NO_HISTORY)
-    if (
-        isinstance(channel, discord.Thread)
-        and channel.is_private()
-        and not permissions.manage_threads
-    ):
-        try:
-            await channel.fetch_member(member.id)
-        except discord.NotFound:
-            raise ReadRefused("That private thread is not one you are in.") from None
+    if not await _in_private_thread(channel, member, permissions):
+        raise ReadRefused("That private thread is not one you are in.")
+
+
+async def readable_scopes(
+    client: discord.Client, guild: discord.Guild, member: discord.Member, stored: frozenset[str]
+) -> Scopes:
+    """The scopes of a channel's stored messages that ``member`` may read, by Discord's rules.
+
+    The caller has checked that they may read the channel. Each private thread with stored
+    messages is asked about (concurrently): readable when they may read its history and are in
+    it, or may manage threads. A thread AWAI can no longer see is not readable.
+    """
+    threads = sorted({thread for scope in stored if (thread := private_thread_of(scope))})
+    allowed = await asyncio.gather(
+        *(_may_read_thread(client, guild, member, thread) for thread in threads)
+    )
+    return Scopes.channel(
+        *(private_thread_scope(thread) for thread, ok in zip(threads, allowed, strict=True) if ok)
+    )
+
+
+async def asker_scopes(
+    client: discord.Client, interaction: discord.Interaction, stored: frozenset[str], public: bool
+) -> Scopes:
+    """What a reading or digest for this interaction may hold: what the asker may read of the
+    channel (whose messages carry the ``stored`` scopes) and, when it is posted for everyone,
+    only what everyone where it is posted may read too."""
+    member, guild = interaction.user, interaction.guild
+    if not isinstance(member, discord.Member) or guild is None:
+        raise ReadRefused("AWAI could not check your permissions in that channel.")
+    scopes = await readable_scopes(client, guild, member, stored)
+    if public:
+        place = interaction.channel
+        if not isinstance(place, discord.abc.GuildChannel | discord.Thread):
+            raise ReadRefused("AWAI could not tell who would see a post here.")
+        scopes = scopes & audience_of(place)
+    return scopes
+
+
+def audience_of(place: Readable) -> Scopes:
+    """What everyone who sees a post in ``place`` may read: the channel's scope, and a private
+    thread's own when the post is in one (its members all may read it)."""
+    return Scopes.channel(scope_of(place))
+
+
+async def _may_read_thread(
+    client: discord.Client, guild: discord.Guild, member: discord.Member, thread_id: int
+) -> bool:
+    try:
+        thread = await resolve_channel(client, guild, thread_id)
+    except ReadRefused:
+        return False
+    permissions = thread.permissions_for(member)
+    return may_read_history(permissions) and await _in_private_thread(thread, member, permissions)
+
+
+async def _in_private_thread(
+    channel: Readable, member: discord.Member, permissions: discord.Permissions
+) -> bool:
+    """``True`` unless ``channel`` is a private thread that ``member`` is not in (and may not
+    manage). Asked of Discord, so a member who left, or a thread archived, is answered right."""
+    if not isinstance(channel, discord.Thread) or not channel.is_private():
+        return True
+    if permissions.manage_threads:
+        return True
+    try:
+        await channel.fetch_member(member.id)
+    except discord.NotFound:
+        return False
+    return True
 
 
 _NO_HISTORY = (

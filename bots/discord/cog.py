@@ -25,6 +25,7 @@ from awai_engine.engine import UnknownMessageError
 from awai_engine.schemas.digest import Digest
 from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.values import MessageRef
+from awai_engine.visibility import Scopes
 from bots.discord import access
 from bots.discord.access import ReadRefused
 from bots.discord.backfill import BackfillProgress, History, backfill
@@ -231,13 +232,15 @@ class AwaiCog(commands.Cog):
             if not here:
                 await access.check_may_read_there(interaction, channel)
             line = line_of(channel)
+            stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
+            scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
             if not await self._first_request(interaction.user.id, line, link.message_id):
                 raise ReadRefused(
                     "A reading of that message for you is already on its way (or was just"
                     " posted); ask again in a minute for a new one."
                 )
             reading = await asyncio.to_thread(
-                self.runtime.engine.read, line.key, str(link.message_id)
+                self.runtime.engine.read, line.key, str(link.message_id), scopes
             )
         except ReadRefused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
@@ -335,12 +338,18 @@ class AwaiCog(commands.Cog):
         ephemeral = self.settings.ephemeral_readings
         if not await self._acknowledge(interaction, ephemeral):
             return
+        key = line_of(channel).key
         try:
+            stored = await asyncio.to_thread(self.runtime.engine.scopes_of, key)
+            scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
             # A private digest is one person's look: it does not move the point that the next
             # shared digest reports its changes from.
             embed, files = await asyncio.to_thread(
-                self._digest_message, line_of(channel).key, _channel_title(channel), not ephemeral
+                self._digest_message, key, _channel_title(channel), not ephemeral, scopes
             )
+        except ReadRefused as refusal:
+            await interaction.followup.send(str(refusal), ephemeral=True)
+            return
         except UnknownChannelError:
             await interaction.followup.send(
                 "AWAI has not read anything in this channel yet.", ephemeral=True
@@ -349,10 +358,11 @@ class AwaiCog(commands.Cog):
         await interaction.followup.send(embed=embed, files=files, ephemeral=ephemeral)
 
     def _digest_message(
-        self, key: str, title: str, record: bool
+        self, key: str, title: str, record: bool, scopes: Scopes
     ) -> tuple[discord.Embed, list[discord.File]]:
-        """The digest of a channel ready to post (blocking: run it in a worker thread)."""
-        digest = self.runtime.schemas.digest(key, record=record)
+        """The digest of a channel as ``scopes`` may see it, ready to post (blocking: run it in a
+        worker thread)."""
+        digest = self.runtime.schemas.digest(key, scopes, record=record)
         return digest_message(digest, f"Schema digest · {title}", self._example_refs(key, digest))
 
     def _example_refs(self, key: str, digest: Digest) -> dict[str, MessageRef]:

@@ -61,6 +61,7 @@ def to_utterance(message: discord.Message, line: Line) -> Utterance | None:
         text=text,
         ts=message.created_at.timestamp(),
         thread_root=line.thread_root,
+        scope=line.scope,
         addressees=addressees,
     )
 

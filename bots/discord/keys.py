@@ -1,7 +1,9 @@
 """Channel keys and lines: which AWAI channel, and which line inside it, a Discord channel is.
 
 A thread is a line inside its parent channel (see the package docstring), so a thread and its
-parent share one key and association can reach from the thread into the channel.
+parent share one key and association can reach from the thread into the channel. A private
+thread's messages carry the thread's own visibility scope (:func:`private_thread_scope`), so they
+reach only the readings of people who may read that thread (:mod:`bots.discord.access`).
 """
 
 from __future__ import annotations
@@ -10,17 +12,19 @@ from dataclasses import dataclass
 
 import discord
 
-from awai_engine.values import MessageRef
+from awai_engine.values import CHANNEL_SCOPE, MessageRef
 
 PLATFORM = "discord"
 
 
 @dataclass(frozen=True)
 class Line:
-    """Where a message is stored: the AWAI channel key, and the thread it belongs to, if any."""
+    """Where a message is stored: the AWAI channel key, the thread it belongs to, if any, and
+    who may see it (a private thread's scope, else the channel's)."""
 
     key: str
     thread_root: str | None = None
+    scope: str = CHANNEL_SCOPE
 
 
 def channel_key(guild_id: int, channel_id: int) -> str:
@@ -44,8 +48,33 @@ def parse_channel_key(key: str) -> tuple[int, int] | None:
 def line_of(channel: discord.abc.GuildChannel | discord.Thread) -> Line:
     """The line of a guild channel or thread (a thread's key is its parent channel's)."""
     if isinstance(channel, discord.Thread):
-        return Line(channel_key(channel.guild.id, channel.parent_id), str(channel.id))
+        return Line(
+            channel_key(channel.guild.id, channel.parent_id), str(channel.id), scope_of(channel)
+        )
     return Line(channel_key(channel.guild.id, channel.id))
+
+
+PRIVATE_THREAD = "private-thread:"
+
+
+def private_thread_scope(thread_id: int) -> str:
+    """The visibility scope of a private thread's messages: only its members (and people who may
+    manage threads in its channel) may read them."""
+    return f"{PRIVATE_THREAD}{thread_id}"
+
+
+def private_thread_of(scope: str) -> int | None:
+    """The private thread a scope names, ``None`` for the channel's own scope."""
+    rest = scope.removeprefix(PRIVATE_THREAD)
+    return int(rest) if rest != scope and rest.isdigit() else None
+
+
+def scope_of(channel: discord.abc.GuildChannel | discord.Thread) -> str:
+    """Who may see a channel's or thread's messages: a private thread's own audience, or everyone
+    who may read the channel (a public thread is readable by all who read its parent)."""
+    if isinstance(channel, discord.Thread) and channel.is_private():
+        return private_thread_scope(channel.id)
+    return CHANNEL_SCOPE
 
 
 def discord_channel_of(key: str, message: MessageRef) -> int:
