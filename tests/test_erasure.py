@@ -1,0 +1,153 @@
+"""Forgetting and deleting leave no bytes: every file under the data folder is scanned for them.
+
+The speaker's words and id are distinctive strings; after ``awai forget`` (or a delete and the
+erasure that follows it) no file of the data folder (the AWAI SQLite database and its
+write-ahead log, Chroma's SQLite and index folders) holds either, in any of the encodings a
+store could use. A forget interrupted at its worst point (the messages gone, the schemas left) is
+finished by the next start, and forgetting the same person again completes too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from awai_engine.values import Utterance
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import Runtime, open_runtime
+from bots.terminal.cli import main
+
+CHANNEL = "terminal:local:erasure"
+WORDS = "quixotrylbeam"
+SPEAKER = "spk-zq9x7wv"
+NAME = "Vellamo"
+
+
+def conversation() -> list[Utterance]:
+    lines = [
+        (SPEAKER, NAME, f"The {WORDS} deploy keeps failing on the staging disk."),
+        ("ann", "Ann", "Did anyone look at the staging disk yet?"),
+        (SPEAKER, NAME, f"I think the {WORDS} job fills the staging disk with logs."),
+        ("bo", "Bo", "We could rotate the logs every hour."),
+        (SPEAKER, NAME, f"Rotating the {WORDS} logs hourly sounds right to me."),
+        ("ann", "Ann", "Let's rotate them and watch the disk."),
+        (SPEAKER, NAME, f"The {WORDS} deploy failed again on the full staging disk."),
+        ("bo", "Bo", "Then the log rotation did not help."),
+    ]
+    return [
+        Utterance(
+            channel=CHANNEL,
+            message_id=f"m{i}",
+            speaker_id=speaker,
+            speaker_name=name,
+            text=text,
+            ts=1_700_000_000 + 60 * i,
+        )
+        for i, (speaker, name, text) in enumerate(lines)
+    ]
+
+
+def hits(folder: Path, *needles: str) -> list[str]:
+    """Files under ``folder`` holding any needle (UTF-8, UTF-16 or as hex text)."""
+    patterns = [
+        form
+        for needle in needles
+        for form in (
+            needle.encode(),
+            needle.encode("utf-16-le"),
+            needle.encode().hex().encode(),
+        )
+    ]
+    return sorted(
+        f"{path.relative_to(folder)}: {pattern!r}"
+        for path in folder.rglob("*")
+        if path.is_file()
+        for pattern in patterns
+        if pattern in path.read_bytes()
+    )
+
+
+def filled(runtime: Runtime) -> None:
+    runtime.engine.ingest(conversation())
+    runtime.schemas.recluster(CHANNEL, force=True)
+    runtime.schemas.digest(CHANNEL, EVERYTHING)  # a digest snapshot names the speaker too
+    runtime.engine.read(CHANNEL, "m7", EVERYTHING)
+
+
+def test_awai_forget_leaves_none_of_the_speakers_words_or_id_in_any_file(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime()
+    data_dir = runtime.settings.data_dir
+    filled(runtime)
+    assert hits(data_dir, WORDS, SPEAKER)  # the scan finds them while they are stored
+    runtime.close()
+
+    assert main(["--data-dir", str(data_dir), "forget", CHANNEL, "--speaker", NAME, "--yes"]) == 0
+
+    assert hits(data_dir, WORDS, SPEAKER) == []
+    reopened = open_runtime(runtime.settings)
+    try:  # the others' words are all still there and read as before
+        assert [m.ref.speaker_id for m in reopened.store.timeline(CHANNEL).messages] == [
+            "ann",
+            "bo",
+            "ann",
+            "bo",
+        ]
+        assert reopened.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous is not None
+    finally:
+        reopened.close()
+
+
+def test_a_deleted_message_leaves_no_bytes_once_its_erasure_is_finished(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime()
+    runtime.engine.ingest(conversation())
+    runtime.engine.delete(CHANNEL, "m0")  # the first mention of the words... and the others:
+    for message_id in ("m2", "m4", "m6"):
+        runtime.engine.delete(CHANNEL, message_id)
+    assert [item.channel for item in runtime.store.pending_erasures()] == [CHANNEL]
+    runtime.store.finish_erasures()
+    assert runtime.store.pending_erasures() == []
+    assert hits(runtime.settings.data_dir, WORDS) == []
+
+
+def test_a_forget_interrupted_after_the_messages_went_is_finished_by_the_next_start(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = make_runtime()
+    data_dir = runtime.settings.data_dir
+    filled(runtime)
+
+    def crash(channel: str, speaker_id: str) -> None:
+        raise KeyboardInterrupt("the process died here")
+
+    # The worst point: the messages are gone, the schema summaries (their sentences) are not.
+    monkeypatch.setattr(runtime.store.schemas, "forget_speaker", crash)
+    with pytest.raises(KeyboardInterrupt):
+        runtime.schemas.forget_speaker(CHANNEL, SPEAKER)
+    monkeypatch.undo()
+    runtime.close()
+    assert hits(data_dir, WORDS)  # left behind by the crash
+
+    # A second `awai forget` of the same person: the start finishes it, and it says so.
+    assert main(["--data-dir", str(data_dir), "forget", CHANNEL, "--speaker", NAME, "--yes"]) == 0
+    assert hits(data_dir, WORDS, SPEAKER) == []
+
+
+def test_doctor_repair_finishes_an_interrupted_forget(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = make_runtime()
+    data_dir = runtime.settings.data_dir
+    filled(runtime)
+    monkeypatch.setattr(runtime.store, "finish_erasures", lambda channels=None: 0)
+    runtime.schemas.forget_speaker(CHANNEL, SPEAKER)  # everything but the scrub
+    runtime.close()
+    assert hits(data_dir, SPEAKER)  # Chroma's log and SQLite's free pages still hold it
+
+    assert main(["--data-dir", str(data_dir), "doctor", "--repair"]) == 0
+    assert hits(data_dir, WORDS, SPEAKER) == []
