@@ -12,6 +12,7 @@ from awai_engine.calibration import calibrated
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.ports import LanguageBackend
+from awai_engine.posts import PostRecord
 from awai_engine.reconcile import reconcile
 from awai_engine.schemas.service import ForgetReport, SchemaService
 from awai_engine.settings import Settings
@@ -24,6 +25,8 @@ class Runtime:
     store: AwaiStore
     engine: Engine
     schemas: SchemaService = field(init=False)
+    posts: PostRecord = field(init=False)
+    """Every poster records here which stored messages its post quotes (awai_engine.posts)."""
     resumed: list[ForgetReport] = field(default_factory=list)
     """Forgets a crash had interrupted, finished when this runtime was opened."""
 
@@ -33,6 +36,7 @@ class Runtime:
             self.settings, self.store, self.store.schemas, self.engine.backend, self.engine.views
         )
         self.engine.schemas = self.schemas
+        self.posts = PostRecord(self.store.posts)
 
     def close(self) -> None:
         self.store.close()

@@ -33,7 +33,7 @@ from bots.discord.embeds import digest_message, help_embed, reading_embed
 from bots.discord.ingest import is_read, to_utterance
 from bots.discord.keys import Line, guild_prefix, line_of, parse_channel_key
 from bots.discord.links import MalformedLinkError, MessageLink, parse_message_link
-from bots.discord.privacy import drop_channel, drop_thread, purge_guild
+from bots.discord.privacy import drop_channel, drop_thread, post_of, purge_guild, redact_posts
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -175,6 +175,8 @@ class AwaiCog(commands.Cog):
                     self.runtime.engine.delete(key, str(message_id))
 
         await asyncio.to_thread(delete_all)
+        for key in keys:
+            await redact_posts(self.bot, self.runtime, key)
 
     async def _channel(
         self, guild: discord.Guild | None, channel_id: int
@@ -253,7 +255,11 @@ class AwaiCog(commands.Cog):
                 ephemeral=True,
             )
             return
-        await interaction.followup.send(embed=reading_embed(reading), ephemeral=ephemeral)
+        sent = await interaction.followup.send(
+            embed=reading_embed(reading), ephemeral=ephemeral, wait=True
+        )
+        if not ephemeral:  # a post everyone sees: on the record of what it quotes
+            await asyncio.to_thread(self.runtime.posts.reading, reading, post_of(line.key, sent))
 
     async def _first_request(self, user_id: int, line: Line, message_id: int) -> bool:
         key = f"discord:read:{user_id}:{line.key}:{message_id}"
@@ -344,7 +350,7 @@ class AwaiCog(commands.Cog):
             scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
             # A private digest is one person's look: it does not move the point that the next
             # shared digest reports its changes from.
-            embed, files = await asyncio.to_thread(
+            digest, embed, files = await asyncio.to_thread(
                 self._digest_message, key, _channel_title(channel), not ephemeral, scopes
             )
         except ReadRefused as refusal:
@@ -355,15 +361,22 @@ class AwaiCog(commands.Cog):
                 "AWAI has not read anything in this channel yet.", ephemeral=True
             )
             return
-        await interaction.followup.send(embed=embed, files=files, ephemeral=ephemeral)
+        sent = await interaction.followup.send(
+            embed=embed, files=files, ephemeral=ephemeral, wait=True
+        )
+        if not ephemeral:
+            await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(key, sent)])
 
     def _digest_message(
         self, key: str, title: str, record: bool, scopes: Scopes
-    ) -> tuple[discord.Embed, list[discord.File]]:
+    ) -> tuple[Digest, discord.Embed, list[discord.File]]:
         """The digest of a channel as ``scopes`` may see it, ready to post (blocking: run it in a
         worker thread)."""
         digest = self.runtime.schemas.digest(key, scopes, record=record)
-        return digest_message(digest, f"Schema digest · {title}", self._example_refs(key, digest))
+        embed, files = digest_message(
+            digest, f"Schema digest · {title}", self._example_refs(key, digest)
+        )
+        return digest, embed, files
 
     def _example_refs(self, key: str, digest: Digest) -> dict[str, MessageRef]:
         """Where each example of the digest was posted, for its jump link (blocking)."""
@@ -435,7 +448,8 @@ class AwaiCog(commands.Cog):
             )
             return
         embed, files = digest_message(digest, f"Schema digest · {_channel_title(channel)}", refs)
-        await channel.send(embed=embed, files=files)
+        sent = await channel.send(embed=embed, files=files)
+        await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(digest.channel, sent)])
 
     @awai.command(name="forget-me", description="Remove what you said in this channel from AWAI.")
     async def forget_me(self, interaction: discord.Interaction) -> None:
@@ -455,6 +469,7 @@ class AwaiCog(commands.Cog):
                 "AWAI keeps nothing of this channel, so nothing of yours.", ephemeral=True
             )
             return
+        await redact_posts(self.bot, self.runtime, key)
         await interaction.followup.send(
             f"Done. AWAI removed {report.messages:,} of your messages in this channel (their"
             f" thoughts and vectors with them) and {report.schema_versions:,} versions of your"

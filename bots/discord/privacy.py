@@ -1,13 +1,18 @@
-"""Removing a server's data: when the bot leaves it (a setting), or a channel or thread goes.
+"""Removing a server's data: when the bot leaves it (a setting), or a channel or thread goes; and
+redacting AWAI's own posts that quote a deleted or forgotten message.
 
 Blocking storage calls: run these in a worker thread, never on the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable
 
+import discord
+
+from awai_engine.posts import Post
 from bots.discord.keys import channel_key, guild_prefix
 from bots.runtime import Runtime
 
@@ -27,6 +32,7 @@ def purge_guild(runtime: Runtime, guild_id: int, known_channel_ids: Iterable[int
         runtime.store.cursors.forget(key)
     for channel_id in known_channel_ids:
         runtime.store.cursors.forget(channel_key(guild_id, channel_id))
+    runtime.store.finish_erasures()
     log.info("purged %d channel(s) of guild %s", len(keys), guild_id)
     return len(keys)
 
@@ -36,6 +42,7 @@ def drop_channel(runtime: Runtime, guild_id: int, channel_id: int) -> None:
     key = channel_key(guild_id, channel_id)
     runtime.store.drop_channel(key)
     runtime.store.cursors.forget(key)
+    runtime.store.finish_erasures()
 
 
 def drop_thread(runtime: Runtime, guild_id: int, parent_id: int, thread_id: int) -> int:
@@ -51,3 +58,35 @@ def drop_thread(runtime: Runtime, guild_id: int, parent_id: int, thread_id: int)
         runtime.engine.delete(key, message_id)
     runtime.store.cursors.forget(channel_key(guild_id, thread_id))
     return len(in_thread)
+
+
+REMOVED_NOTICE = (
+    "This AWAI post quoted a message that has since been deleted, or whose author asked AWAI to"
+    " forget them, so its text was removed. Ask AWAI again for a new one."
+)
+
+
+def post_of(key: str, sent: discord.Message) -> Post:
+    """The record of a message AWAI posted (a reading or digest), quoting channel ``key``."""
+    return Post(channel=key, place=str(sent.channel.id), post_id=str(sent.id))
+
+
+async def redact_posts(client: discord.Client, runtime: Runtime, key: str) -> int:
+    """Edit every post of AWAI's that quotes a deleted or forgotten message of channel ``key`` so
+    its text is gone; returns how many. A post Discord refuses to change stays on the record and
+    is tried again after the next delete or forget in the channel."""
+    done = 0
+    for post in await asyncio.to_thread(runtime.posts.to_redact, key):
+        message = client.get_partial_messageable(int(post.place)).get_partial_message(
+            int(post.post_id)
+        )
+        try:
+            await message.edit(content=REMOVED_NOTICE, embeds=[], attachments=[])
+        except discord.NotFound:
+            pass  # already gone: nothing of it can be seen
+        except discord.HTTPException as error:
+            log.warning("AWAI post %s not redacted: %s", post.post_id, error)
+            continue
+        await asyncio.to_thread(runtime.posts.redacted, post)
+        done += 1
+    return done

@@ -14,6 +14,7 @@ from bots.runtime import Runtime
 from bots.slack.blocks import digest_message
 from bots.slack.directory import SlackDirectory
 from bots.slack.ingest import channel_id_of
+from bots.slack.privacy import record_digest
 
 PICTURE_NAME = "awai-digest.png"
 PICTURE_TITLE = "Who keeps returning to which ideas (each dot a thought, numbered by schema)"
@@ -36,7 +37,12 @@ class DigestPoster:
             return self.directory.permalink(client, team_id, channel_id, message_id, thread_root)
 
         message = digest_message(digest, permalink_of)
-        client.chat_postMessage(channel=channel_id, text=message.text, blocks=message.blocks)
-        client.files_upload_v2(
+        posted = client.chat_postMessage(
+            channel=channel_id, text=message.text, blocks=message.blocks
+        )
+        record_digest(self.runtime, digest, channel_id, posted["ts"], None)
+        uploaded = client.files_upload_v2(
             channel=channel_id, file=digest.png, filename=PICTURE_NAME, title=PICTURE_TITLE
         )
+        files = uploaded.get("files") or [uploaded.get("file") or {}]
+        record_digest(self.runtime, digest, channel_id, posted["ts"], files[0].get("id"))

@@ -26,6 +26,7 @@ from bots.slack.blocks import SlackMessage, notice, reading_message
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import fetch_message
 from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
+from bots.slack.privacy import record_reading
 
 log = logging.getLogger(__name__)
 
@@ -122,23 +123,29 @@ class Readings:
                 return
             raise
         try:
-            reply.finish(self._render(request, client))
+            message, reading = self._render(request, client)
+            reply.finish(message)
         except Exception:
             log.exception("Reading %s in %s failed", request.ts, request.channel)
             reply.finish(notice(messages.FAILED))
+            return
+        if reading is not None and reply.placeholder_ts is not None:  # posted for everyone
+            record_reading(self.runtime, reading, request.channel_id, reply.placeholder_ts)
 
-    def _render(self, request: ReadingRequest, client: WebClient) -> SlackMessage:
+    def _render(
+        self, request: ReadingRequest, client: WebClient
+    ) -> tuple[SlackMessage, Reading | None]:
         try:
             reading, notes = self._read(request, client)
         except UnreadableError as reason:
-            return notice(str(reason))
+            return notice(str(reason)), None
 
         def permalink_of(message_id: str, thread_root: str | None) -> str:
             return self.directory.permalink(
                 client, request.team_id, request.channel_id, message_id, thread_root
             )
 
-        return reading_message(reading, permalink_of, notes)
+        return reading_message(reading, permalink_of, notes), reading
 
     def _read(self, request: ReadingRequest, client: WebClient) -> tuple[Reading, tuple[str, ...]]:
         """The reading; a message AWAI has not stored yet is fetched and stored first."""

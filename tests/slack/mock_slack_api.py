@@ -330,6 +330,11 @@ class MockSlackApi:
         files = json.loads(files) if isinstance(files, str) else files
         return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
 
+    def _files_delete(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.uploads.pop(params.get("file", ""), None) is None:
+            return {"ok": False, "error": "file_not_found"}
+        return {"ok": True}
+
     def _page(self, items: list[Any], params: dict[str, Any], key: str) -> dict[str, Any]:
         """One page from ``cursor``. Message cursors name a ``ts``, as Slack's stay valid when
         new messages arrive; member cursors are offsets."""

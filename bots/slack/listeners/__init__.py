@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt import App
 
-from bots.slack.listeners import commands, events, shortcut
+from bots.slack.listeners import commands, events, removal, shortcut
 from bots.slack.services import SlackServices
 
 
@@ -12,3 +12,4 @@ def register(app: App, services: SlackServices) -> None:
     events.register(app, services)
     shortcut.register(app, services)
     commands.register(app, services)
+    removal.register(app, services)

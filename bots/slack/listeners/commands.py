@@ -24,6 +24,7 @@ from bots.slack.ingest import channel_key
 from bots.slack.linked import other_workspace_refusal
 from bots.slack.links import MalformedLinkError, Permalink, parse_permalink
 from bots.slack.listeners.common import team_of, tell_by_response_url
+from bots.slack.privacy import redact_posts
 from bots.slack.reading import ReadingRequest, Tell
 from bots.slack.services import SlackServices
 
@@ -151,6 +152,7 @@ def forget(services: SlackServices, invocation: Invocation) -> None:
         log.exception("Forgetting %s in %s failed", invocation.user_id, key)
         invocation.tell(messages.FORGET_FAILED)
     else:
+        redact_posts(services.runtime, invocation.client, key)
         invocation.tell(messages.forgotten(report.messages))
 
 

@@ -23,7 +23,7 @@ from bots.slack.line import line_before
 from bots.slack.linked import other_workspace_refusal
 from bots.slack.links import MalformedLinkError, parse_permalink
 from bots.slack.listeners.common import team_of, tell_ephemeral
-from bots.slack.privacy import purge_workspace
+from bots.slack.privacy import purge_workspace, redact_posts
 from bots.slack.reading import ReadingRequest
 from bots.slack.services import SlackServices
 
@@ -86,10 +86,12 @@ def handle_message(
     subtype = event.get("subtype")
     if subtype == "message_deleted":
         engine.delete(channel_key(team, channel_id), event["deleted_ts"])
+        redact_posts(services.runtime, client, channel_key(team, channel_id))
         return
     message = event["message"] if subtype == "message_changed" else event
     if message.get("subtype") == "tombstone":  # a thread root deleted under its replies
         engine.delete(channel_key(team, channel_id), message["ts"])
+        redact_posts(services.runtime, client, channel_key(team, channel_id))
         return
     # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
     _store(services, team, channel_id, client, bot_user_id, (message,))
