@@ -14,6 +14,7 @@ from typing import Protocol
 
 from threadpoolctl import threadpool_limits
 
+from awai_engine.connections import connect
 from awai_engine.context import build_flow, recall
 from awai_engine.embedding import Embedder
 from awai_engine.errors import AwaiError
@@ -23,6 +24,8 @@ from awai_engine.settings import Settings
 from awai_engine.text import clean, detect_language
 from awai_engine.values import (
     Association,
+    Interpretation,
+    OfflineReason,
     Reading,
     ReadingContext,
     RecalledSchema,
@@ -299,6 +302,7 @@ class Engine:
                 " assembled and writes no interpretation.",
                 *notes,
             )
+        headline, connections = connect(context, interpretation)
         return Reading(
             context=context,
             backend=self.backend.name,
@@ -307,4 +311,17 @@ class Engine:
             language=detect_language(context.text),
             usage=usage,
             notes=notes,
+            offline_reason=_offline_reason(self.backend.offline, interpretation),
+            headline=headline,
+            connections=connections,
         )
+
+
+def _offline_reason(
+    backend_offline: bool, interpretation: Interpretation | None
+) -> OfflineReason | None:
+    """Why a reading has no interpretation, for renderers to say in the reader's language: no
+    model is configured, or the configured one gave no usable reading (its note says how)."""
+    if interpretation is not None:
+        return None
+    return "not-configured" if backend_offline else "failed"

@@ -195,7 +195,20 @@ class ReadingContext(Value):
         return frozenset(ids)
 
 
-Relation = Literal["answers", "agrees", "disagrees", "returns-to", "shifts-away", "builds-on"]
+Relation = Literal[
+    "answers",
+    "agrees",
+    "concedes",
+    "disagrees",
+    "revises",
+    "returns-to",
+    "builds-on",
+    "shifts-away",
+    "relates-to",
+]
+"""What a message does to an earlier one. ``concedes`` grants a point while keeping one's own
+("fair, but …"); ``revises`` takes back or corrects an earlier claim ("I was wrong about …");
+``relates-to`` is the plain "connects to" when no cue says more."""
 
 
 class ThoughtLink(Value):
@@ -213,6 +226,48 @@ class SchemaBearing(Value):
     schema_id: str
     stance: Stance
     explanation: str
+
+
+RelationSource = Literal["model", "cues"]
+"""Who decided a relation: the language model, or AWAI's deterministic offline cues."""
+
+ConnectionOrigin = RecallReason | Literal["flow"]
+"""How the earlier message came into the context: a recall reason, or the flow of the line."""
+
+
+class Connection(Value):
+    """How the message connects to one earlier message of its context, and who said so.
+
+    One per earlier message the reading recalled (and the message just before, when the message
+    answers or agrees with it), so every surface can say "answers Maya's question, 2 messages
+    back" without re-deriving it.
+    """
+
+    message: MessageRef
+    relation: Relation
+    decided_by: RelationSource
+    origin: ConnectionOrigin
+    distance: int = Field(ge=0, description="Utterances strictly between it and the message.")
+    earlier_text: str = Field(description="The recalled thought, or what the message said.")
+    explanation: str | None = Field(None, description="The model's words; None from cues.")
+    condition: str | None = Field(
+        None, description='The condition of an agreement ("as long as …"), from cues.'
+    )
+
+
+class Headline(Value):
+    """The first thing a reading says: what the message does to what came before it.
+
+    ``connection`` is the earlier message it names (None when nothing earlier connects);
+    renderers word it in the reader's language from the relation, the speaker and the distance.
+    """
+
+    connection: Connection | None = None
+    decided_by: RelationSource = "cues"
+
+
+OfflineReason = Literal["not-configured", "failed", "over-budget"]
+"""Why a reading carries no interpretation."""
 
 
 class Interpretation(Value):
@@ -255,3 +310,10 @@ class Reading(Value):
     language: str = "en"
     usage: TokenUsage | None = None
     notes: tuple[str, ...] = ()
+    offline_reason: OfflineReason | None = Field(
+        None, description="Why there is no interpretation; None when a model wrote one."
+    )
+    headline: Headline = Headline()
+    connections: tuple[Connection, ...] = Field(
+        (), description="How the message connects to each earlier message of its context."
+    )

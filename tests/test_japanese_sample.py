@@ -289,7 +289,7 @@ def test_the_japanese_demo_reads_with_the_multilingual_encoder_and_speaks_japane
     assert main(["--data-dir", str(tmp_path), "demo", "--lang", "ja"]) == 0
     shown = capsys.readouterr().out
     japanese, english = labels_for("ja"), labels_for("en")
-    for key in ("thoughts", "associations", "previous"):
+    for key in ("associations", "flow", "from_cues"):
         assert japanese[key] in shown
         assert english[key] not in shown
     assert "universal-sentence-encoder-multilingual-3" in shown

@@ -20,7 +20,7 @@ import discord
 from discord.utils import escape_markdown
 
 from awai_engine.schemas.digest import Digest
-from awai_engine.values import Association, MessageRef, Reading
+from awai_engine.values import MessageRef, Reading
 from bots.discord.limits import (
     DESCRIPTION_LIMIT,
     FIELD_COUNT_LIMIT,
@@ -36,7 +36,8 @@ from bots.discord.limits import (
     size,
 )
 from bots.discord.links import jump_url_of
-from bots.labels import labels_for, recall_reason
+from bots.labels import labels_for
+from bots.layout import Line, Link, Moment, Plain, Quiet, Section, Strong, layout, moment_in_utc
 
 QUOTE_LIMIT = 1000
 """The quoted message gets at most this much of the description: the reading matters more."""
@@ -45,168 +46,111 @@ EMBED_COLOUR = discord.Colour(0x5865F2)
 
 
 @dataclass(frozen=True)
-class _Part:
+class _Field:
     name: str
     entries: tuple[Entry, ...]
 
 
-def reading_embed(reading: Reading) -> discord.Embed:
-    """The embed of a reading, at most 6,000 characters, 25 fields and each part's own limit."""
-    context = reading.context
-    words = labels_for(reading.language)
+def reading_embed(
+    reading: Reading, language: str | None = None, details: bool = False
+) -> discord.Embed:
+    """The embed of a reading, laid out by :mod:`bots.layout`, within Discord's limits.
 
-    title = cut(f"{words['reading']}: {context.message.speaker_name}", TITLE_LIMIT)
-    footer = cut(f"{words['limits']} · {reading.backend}", FOOTER_LIMIT)
-    parts = [part for part in _parts(reading, words) if part.entries]
-    parts = parts[:FIELD_COUNT_LIMIT]
-    names = [cut(part.name, FIELD_NAME_LIMIT) for part in parts]
-
-    quote = _quote(context.text)
-    if reading.interpretation:
-        meaning = escape_markdown(reading.interpretation.meaning)
-    else:
-        meaning = f"*{words['offline']}*" if reading.offline else ""
-    fixed = size(title) + size(footer) + sum(size(name) for name in names)
+    The description quotes the message and says first what it does (the headline), then what a
+    model wrote it meant; each other section is a field, continued in further fields rather than cut when its lines pass 1,024
+    characters. Only when the whole passes 6,000 do the quoted texts shrink, evenly.
+    """
+    shown = layout(reading, language=language, details=details)
+    channel = shown.channel
+    title = cut(shown.title, TITLE_LIMIT)
+    footer = cut(f"{shown.footer} · {reading.backend}", FOOTER_LIMIT)
+    lead = "\n\n".join(
+        "\n".join(
+            _markdown(line, channel, bold=section.kind == "headline" and i == 0)
+            for i, line in enumerate(section.lines)
+        )
+        for section in shown.sections
+        if section.kind in ("headline", "meaning")
+    )
+    fields = [
+        field
+        for section in shown.sections
+        if section.kind not in ("headline", "meaning")
+        for field in _fields(section, channel)
+    ][:FIELD_COUNT_LIMIT]
+    quote = _quote(shown.text)
+    fixed = size(title) + size(footer) + sum(size(field.name) for field in fields)
     wanted = [
         min(size(quote), QUOTE_LIMIT),
-        min(size(meaning), DESCRIPTION_LIMIT - QUOTE_LIMIT - 2),
-        *(min(size(_full(part)), FIELD_VALUE_LIMIT) for part in parts),
+        min(size(lead), DESCRIPTION_LIMIT - QUOTE_LIMIT - 2),
+        *(min(size(_full(field)), FIELD_VALUE_LIMIT) for field in fields),
     ]
-    quote_room, meaning_room, *field_rooms = shares(wanted, MESSAGE_LIMIT - fixed - 2)
-
+    quote_room, lead_room, *field_rooms = shares(wanted, MESSAGE_LIMIT - fixed - 2)
     embed = discord.Embed(
         title=title,
-        url=jump_url_of(context.channel, context.message),
+        url=jump_url_of(channel, shown.message),
         description="\n\n".join(
-            piece for piece in (cut(quote, quote_room), cut(meaning, meaning_room)) if piece
+            piece for piece in (cut(quote, quote_room), cut(lead, lead_room)) if piece
         ),
         colour=EMBED_COLOUR,
-        timestamp=_moment(context.message),
+        timestamp=_moment(shown.message),
     )
-    for name, part, room in zip(names, parts, field_rooms, strict=True):
-        value = fit_entries(part.entries, room)
+    for field, room in zip(fields, field_rooms, strict=True):
+        value = fit_entries(field.entries, room)
         if value:
-            embed.add_field(name=name, value=value, inline=False)
+            embed.add_field(name=cut(field.name, FIELD_NAME_LIMIT), value=value, inline=False)
     embed.set_footer(text=footer)
     return embed
 
 
-def _parts(reading: Reading, words: dict[str, str]) -> list[_Part]:
-    context = reading.context
-    refs = _refs(reading)
+CONTINUED = "\u200b"
+"""The name of a field that continues the one before it (Discord needs a non-empty name)."""
 
-    def link(ref: MessageRef) -> str:
-        return f"[{_label(ref.speaker_name)}]({jump_url_of(context.channel, ref)})"
 
-    flow = context.flow
-    parts = [
-        _Part(
-            words["thoughts"],
-            tuple(
-                Entry(f"{thought.index + 1}.", escape_markdown(thought.text))
-                for thought in context.thoughts
-            ),
-        )
+def _fields(section: Section, channel: str) -> list[_Field]:
+    """A section as one field, or several when its lines pass a field's 1,024 characters."""
+    entries = [
+        Entry(_markdown(line, channel), _quoted(line.quote) if line.quote else "")
+        for line in section.lines
     ]
-    flow_entries = [
-        Entry(link(item.message), escape_markdown(item.summary)) for item in flow.earlier
-    ]
-    if flow.previous:
-        said = " / ".join(thought.text for thought in flow.previous.thoughts)
-        flow_entries.append(
-            Entry(f"{words['previous']}: {link(flow.previous.message)}", escape_markdown(said))
-        )
-    parts.append(
-        _Part(
-            f"{words['flow']} · {words[flow.line]}",
-            tuple(flow_entries) or (Entry(words["nothing_before"]),),
-        )
-    )
-    parts.append(
-        _Part(
-            words["associations"],
-            tuple(
-                Entry(
-                    f"{'★ ' if item.important else ''}{link(item.source)}"
-                    f" ({item.distance + 1} {words['distance']} · {_why(item, words)}"
-                    f" · {words['activation']} {item.activation:.2f})",
-                    escape_markdown(item.thought.text),
-                )
-                for item in context.associations
-            )
-            or (Entry(words["no_associations"]),),
-        )
-    )
-    parts.append(
-        _Part(
-            words["schemas"],
-            tuple(
-                Entry(
-                    f"`{schema.schema_id} v{schema.version}` ({schema.size}) ·"
-                    f" {words.get(schema.stance, schema.stance)}",
-                    escape_markdown(
-                        schema.summary
-                        + (f" — {schema.stance_reason}" if schema.stance_reason else "")
-                    ),
-                )
-                for schema in context.schemas
-            ),
-        )
-    )
-    interpretation = reading.interpretation
-    if interpretation:
-        parts.append(
-            _Part(
-                words["links"],
-                tuple(
-                    Entry(
-                        f"{item.thought_index + 1}. {item.relation}"
-                        f" {link(refs[item.message_id]) if item.message_id in refs else ''}".rstrip(),
-                        escape_markdown(item.explanation),
-                    )
-                    for item in interpretation.links
-                ),
-            )
-        )
-        parts.append(
-            _Part(
-                words["bearings"],
-                tuple(
-                    Entry(
-                        f"`{item.schema_id}` · {words.get(item.stance, item.stance)}",
-                        escape_markdown(item.explanation),
-                    )
-                    for item in interpretation.schema_bearings
-                ),
-            )
-        )
-    notes = (*context.notes, *(note for note in reading.notes if not note.startswith("Offline")))
-    parts.append(_Part("Notes", tuple(Entry("·", escape_markdown(note)) for note in notes)))
-    return parts
+    groups: list[list[Entry]] = []
+    used = 0
+    for entry in entries:
+        width = size(entry.render()) + 1
+        if not groups or used + width > FIELD_VALUE_LIMIT:
+            groups.append([])
+            used = 0
+        groups[-1].append(entry)
+        used += width
+    first = section.title or "·"
+    return [_Field(first if i == 0 else CONTINUED, tuple(group)) for i, group in enumerate(groups)]
 
 
-def _why(item: Association, words: dict[str, str]) -> str:
-    """The numbers that recalled a thought; one recalled by addressing says so, not "≥"."""
-    similarity = f"{words['similarity']} {item.similarity:.2f}"
-    reason = recall_reason(item, words)
-    if reason is None:
-        return f"{similarity} ≥ {item.threshold:.2f}"
-    return f"{reason} · {similarity}"
+def _markdown(line: Line, channel: str, bold: bool = False) -> str:
+    out = []
+    for piece in line.pieces:
+        match piece:
+            case Strong(text):
+                out.append(f"**{escape_markdown(text)}**")
+            case Quiet(text):
+                out.append(f"*{escape_markdown(text)}*" if text.strip(" ·") else text)
+            case Link(ref, text):
+                out.append(f"[{_label(text)}]({jump_url_of(channel, ref)})")
+            case Moment():
+                out.append(f"<t:{int(piece.ts)}:d>" if piece.utc() else "")
+            case Plain(text) if bold and text.strip():
+                out.append(f"**{escape_markdown(text)}**")
+            case Plain(text):
+                out.append(escape_markdown(text))
+    return "".join(out)
 
 
-def _refs(reading: Reading) -> dict[str, MessageRef]:
-    """Every message the reading may cite, by id, so connections can link to them."""
-    context = reading.context
-    refs = {item.message.message_id: item.message for item in context.flow.earlier}
-    if context.flow.previous:
-        refs[context.flow.previous.message.message_id] = context.flow.previous.message
-    refs.update((item.source.message_id, item.source) for item in context.associations)
-    refs[context.message.message_id] = context.message
-    return refs
+def _quoted(text: str) -> str:
+    return f"\n> {escape_markdown(text)}"
 
 
-def _full(part: _Part) -> str:
-    return "\n".join(entry.render() for entry in part.entries)
+def _full(field: _Field) -> str:
+    return "\n".join(entry.render() for entry in field.entries)
 
 
 def _quote(text: str) -> str:
@@ -220,7 +164,7 @@ def _label(name: str) -> str:
 
 
 def _moment(ref: MessageRef) -> datetime | None:
-    return datetime.fromtimestamp(ref.ts, UTC) if ref.ts > 0 else None
+    return moment_in_utc(ref.ts)
 
 
 def help_embed(menu_name: str) -> discord.Embed:

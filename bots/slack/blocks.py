@@ -16,8 +16,8 @@ from typing import Any
 
 from awai_engine.schemas.digest import Digest, DigestSchema, counted
 from awai_engine.text import shorten
-from awai_engine.values import MessageRef, Reading, ReadingContext
-from bots.labels import labels_for, recall_reason
+from awai_engine.values import MessageRef, Reading
+from bots.layout import Link, Moment, Piece, Plain, Quiet, Section, Strong, layout, plain_text
 from bots.slack import mrkdwn
 
 MAX_BLOCKS = 50
@@ -27,7 +27,6 @@ MAX_FALLBACK_CHARS = 3000
 QUOTED_MESSAGE_CHARS = 1200
 CITED_TEXT_CHARS = 300
 EXAMPLE_CHARS = 140
-OFFLINE_BACKEND = "offline"
 
 Block = dict[str, Any]
 PermalinkOf = Callable[[str, str | None], str]
@@ -48,57 +47,65 @@ def notice(text: str) -> SlackMessage:
 
 
 def reading_message(
-    reading: Reading, permalink_of: PermalinkOf, extra_notes: tuple[str, ...] = ()
+    reading: Reading,
+    permalink_of: PermalinkOf,
+    extra_notes: tuple[str, ...] = (),
+    details: bool = False,
+    language: str | None = None,
 ) -> SlackMessage:
-    """The Block Kit message of one reading, citing each earlier message by permalink."""
-    words = labels_for(reading.language)
-    context = reading.context
-    cite = _Citer(context, permalink_of)
-    blocks: list[Block] = [_header(words["reading"])]
-    blocks += _sections(_message_part(context, cite, words))
-    if reading.interpretation:
-        interpretation = reading.interpretation
-        blocks += _sections(
-            f"*{mrkdwn.escape(words['interpretation'])}*\n"
-            + mrkdwn.markdown_to_mrkdwn(interpretation.meaning)
-        )
-        if interpretation.links:
-            lines = [
-                f"• {link.thought_index + 1}. _{mrkdwn.escape(link.relation)}_"
-                f" {cite.link(link.message_id)}: {mrkdwn.markdown_to_mrkdwn(link.explanation)}"
-                for link in interpretation.links
-            ]
-            blocks += _sections(_titled(words["links"], lines))
-        if interpretation.schema_bearings:
-            lines = [
-                f"• {mrkdwn.escape(bearing.schema_id)} · {mrkdwn.escape(words.get(bearing.stance, bearing.stance))}:"
-                f" {mrkdwn.markdown_to_mrkdwn(bearing.explanation)}"
-                for bearing in interpretation.schema_bearings
-            ]
-            blocks += _sections(_titled(words["bearings"], lines))
-    thoughts = [f"{t.index + 1}. {mrkdwn.escape(t.text)}" for t in context.thoughts]
-    blocks += _sections(_titled(words["thoughts"], thoughts))
-    blocks += _sections(_flow_part(context, cite, words))
-    blocks += _sections(_association_part(context, cite, words))
-    if context.schemas:
-        lines = []
-        for schema in context.schemas:
-            stance = words.get(schema.stance, schema.stance)
-            reason = f" — {mrkdwn.escape(schema.stance_reason)}" if schema.stance_reason else ""
-            lines.append(
-                f"• {mrkdwn.escape(schema.summary)} ({schema.size}, v{schema.version}) ·"
-                f" _{mrkdwn.escape(stance)}_{reason}"
-            )
-        blocks += _sections(_titled(words["schemas"], lines))
-    # The engine's English "no language model" note is shown as the label in the reading's own
-    # language; a model that failed explains itself in its own note.
-    notes = [*context.notes, *(n for n in reading.notes if not n.startswith("Offline reading"))]
-    if reading.offline and reading.backend == OFFLINE_BACKEND:
-        notes.insert(0, words["offline"])
-    notes += extra_notes
-    blocks += [_context(mrkdwn.escape(note)) for note in notes]
-    blocks.append(_context(mrkdwn.escape(words["limits"])))
-    return SlackMessage(text=_fallback(reading), blocks=_fit(blocks))
+    """The Block Kit message of one reading, laid out by :mod:`bots.layout`, each earlier message
+    cited by permalink. ``details`` adds the numbers (the Details modal shows them)."""
+    shown = layout(reading, language=language, details=details)
+    cite = _Citer(permalink_of)
+    ref = shown.message
+    blocks: list[Block] = [
+        _header(shown.title),
+        _context(f"{cite.ref(ref)} · {_date(ref)} · {mrkdwn.escape(shown.line)}"),
+    ]
+    blocks += _sections(mrkdwn.quote(shorten(shown.text, QUOTED_MESSAGE_CHARS)))
+    for section in shown.sections:
+        blocks += _section_blocks(section, cite)
+    blocks += [_context(mrkdwn.escape(note)) for note in extra_notes]
+    blocks.append(_context(mrkdwn.escape(shown.footer)))
+    return SlackMessage(text=shorten(shown.plain_summary, MAX_FALLBACK_CHARS), blocks=_fit(blocks))
+
+
+def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
+    """A section as Slack shows it: the headline in bold, notes as small print, the rest as
+    titled sections whose quotations are mrkdwn quotes."""
+    if section.kind == "notes":
+        return [_context(_pieces(line.pieces, cite)) for line in section.lines]
+    if section.kind == "meaning":  # the model's words, which may be Markdown
+        body = "\n".join(mrkdwn.markdown_to_mrkdwn(plain_text(line)) for line in section.lines)
+        return _sections(f"*{mrkdwn.escape(section.title or '')}*\n{body}")
+    lines = []
+    for line in section.lines:
+        text = _pieces(line.pieces, cite)
+        if section.kind == "headline" and not all(isinstance(p, Quiet) for p in line.pieces):
+            text = f"*{text}*"
+        lines.append(text)
+        if line.quote:
+            lines.append(mrkdwn.quote(shorten(line.quote, CITED_TEXT_CHARS)))
+    if section.title:
+        lines.insert(0, f"*{mrkdwn.escape(section.title)}*")
+    return _sections("\n".join(lines))
+
+
+def _pieces(pieces: tuple[Piece, ...], cite: _Citer) -> str:
+    out = []
+    for piece in pieces:
+        match piece:
+            case Strong(text):
+                out.append(f"*{mrkdwn.escape(text)}*")
+            case Quiet(text):
+                out.append(f"_{mrkdwn.escape(text)}_" if text.strip(" ·") else mrkdwn.escape(text))
+            case Link(ref, _):
+                out.append(cite.ref(ref))
+            case Moment():
+                out.append(_moment(piece))
+            case Plain(text):
+                out.append(mrkdwn.escape(text))
+    return "".join(out)
 
 
 def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
@@ -157,74 +164,13 @@ def _schema_lines(schema: DigestSchema, permalink_of: PermalinkOf) -> list[str]:
 
 
 class _Citer:
-    """Links to the messages a reading may cite, with the speaker's name as the label."""
+    """Links to earlier messages, with the speaker's name as the label."""
 
-    def __init__(self, context: ReadingContext, permalink_of: PermalinkOf) -> None:
+    def __init__(self, permalink_of: PermalinkOf) -> None:
         self._permalink_of = permalink_of
-        refs = [context.message, *(item.message for item in context.flow.earlier)]
-        if context.flow.previous:
-            refs.append(context.flow.previous.message)
-        refs += [item.source for item in context.associations]
-        self._refs = {ref.message_id: ref for ref in refs}
-
-    def url(self, ref: MessageRef) -> str:
-        return self._permalink_of(ref.message_id, ref.thread_root)
 
     def ref(self, ref: MessageRef) -> str:
-        return mrkdwn.link(self.url(ref), ref.speaker_name)
-
-    def link(self, message_id: str) -> str:
-        ref = self._refs.get(message_id)
-        if ref is None:
-            return mrkdwn.link(self._permalink_of(message_id, None), "message")
-        return self.ref(ref)
-
-
-def _message_part(context: ReadingContext, cite: _Citer, words: dict[str, str]) -> str:
-    ref = context.message
-    when = _date(ref)
-    line = words[context.flow.line]
-    quoted = mrkdwn.quote(shorten(context.text, QUOTED_MESSAGE_CHARS))
-    return f"*{cite.ref(ref)}* · {when} · {mrkdwn.escape(line)}\n{quoted}"
-
-
-def _flow_part(context: ReadingContext, cite: _Citer, words: dict[str, str]) -> str:
-    flow = context.flow
-    title = f"{words['flow']} · {words[flow.line]}"
-    if not flow.previous and not flow.earlier:
-        return _titled(title, [f"_{mrkdwn.escape(words['nothing_before'])}_"])
-    lines = [
-        f"• {cite.ref(item.message)} ({words['earlier']}):"
-        f" {mrkdwn.escape(shorten(item.summary, CITED_TEXT_CHARS))}"
-        for item in flow.earlier
-    ]
-    if flow.previous:
-        said = " / ".join(thought.text for thought in flow.previous.thoughts)
-        lines.append(
-            f"• {cite.ref(flow.previous.message)} (*{mrkdwn.escape(words['previous'])}*):"
-            f" {mrkdwn.escape(shorten(said, CITED_TEXT_CHARS))}"
-        )
-    return _titled(title, lines)
-
-
-def _association_part(context: ReadingContext, cite: _Citer, words: dict[str, str]) -> str:
-    if not context.associations:
-        return _titled(words["associations"], [f"_{mrkdwn.escape(words['no_associations'])}_"])
-    lines = []
-    for item in context.associations:
-        mark = f" ★ _{mrkdwn.escape(words['important'])}_" if item.important else ""
-        reason = recall_reason(item, words)
-        why = (
-            f"{words['similarity']} {item.similarity:.2f} ({words['threshold']} {item.threshold:.2f})"
-            if reason is None
-            else f"_{mrkdwn.escape(reason)}_ · {words['similarity']} {item.similarity:.2f}"
-        )
-        lines.append(
-            f"• {cite.ref(item.source)}{mark} · {item.distance + 1} {words['distance']} · {why}"
-            f" · {words['activation']} {item.activation:.2f}\n"
-            f"   {mrkdwn.escape(shorten(item.thought.text, CITED_TEXT_CHARS))}"
-        )
-    return _titled(words["associations"], lines)
+        return mrkdwn.link(self._permalink_of(ref.message_id, ref.thread_root), ref.speaker_name)
 
 
 def _date(ref: MessageRef) -> str:
@@ -233,18 +179,12 @@ def _date(ref: MessageRef) -> str:
     return f"<!date^{seconds}^{{date_short_pretty}} {{time}}|{ref.message_id}>"
 
 
-def _titled(title: str, lines: list[str]) -> str:
-    return "\n".join([f"*{mrkdwn.escape(title)}*", *lines])
-
-
-def _fallback(reading: Reading) -> str:
-    context = reading.context
-    name = context.message.speaker_name
-    if reading.interpretation:
-        body = reading.interpretation.meaning
-    else:
-        body = " · ".join(thought.text for thought in context.thoughts)
-    return shorten(f"Reading of {name}'s message: {body}", MAX_FALLBACK_CHARS)
+def _moment(moment: Moment) -> str:
+    """An earlier message's day, in the reader's time zone ("yesterday", "Mar 3")."""
+    when = moment.utc()
+    if when is None:
+        return ""
+    return f"<!date^{int(moment.ts)}^{{date_short_pretty}}|{when:%Y-%m-%d}>"
 
 
 def _header(text: str) -> Block:

@@ -1,19 +1,31 @@
-"""Rendering a reading in the terminal with rich, and as JSON for scripts."""
+"""Rendering a reading in the terminal with rich, and as JSON for scripts.
+
+The order and words come from :mod:`bots.layout`; this module only formats its pieces. An earlier
+message is named ``[id] Speaker`` so it can be read in turn with ``awai read --message id``.
+"""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
 
-from rich.console import Console, Group
-from rich.markup import escape
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from awai_engine.text import shorten
 from awai_engine.values import MessageRef, Reading
-from bots.labels import labels_for, recall_reason
+from bots.layout import (
+    Line,
+    Link,
+    Moment,
+    Plain,
+    Quiet,
+    Section,
+    Strong,
+    layout,
+    moment_in_utc,
+)
 
 MAX_SHOWN_CHARS = 2000
 
@@ -23,115 +35,78 @@ def reading_json(reading: Reading) -> str:
     return json.dumps(reading.model_dump(mode="json"), ensure_ascii=False, sort_keys=False)
 
 
-def _when(ref: MessageRef) -> str:
-    if ref.ts < 86_400 * 365:  # a transcript without times: only the order is known
-        return f"#{ref.position}"
-    return datetime.fromtimestamp(ref.ts).astimezone().strftime("%Y-%m-%d %H:%M %Z")
+def render_reading(reading: Reading, console: Console, details: bool = False) -> None:
+    """The reading as a panel: headline, connections, preconceptions, flow (and details)."""
+    shown = layout(reading, details=details)
+    reference = _Clock(shown.message.ts, shown.language)
+    parts: list[RenderableType] = [Text(shorten(shown.text, MAX_SHOWN_CHARS), overflow="fold")]
+    for section in shown.sections:
+        parts.append(_section(section, reference))
+    parts.append(Text(shown.footer, style="dim"))
+    header = Text(f"{shown.title} · {reference.full(shown.message)} · {shown.line}")
+    console.print(Panel(Group(*parts), title=header, title_align="left"))
 
 
-def _prose(text: str) -> Text:
-    """Chat text in a cell: folded at the cell's edge, since Japanese has no spaces to wrap at."""
-    return Text(text, overflow="fold")
+def _section(section: Section, reference: _Clock) -> RenderableType:
+    body = Group(*(_line(line, reference, section.kind) for line in section.lines))
+    if section.kind == "headline":
+        return Panel(body, border_style="green")
+    if section.title is None:
+        return body
+    return Panel(body, title=Text(section.title), title_align="left")
 
 
-def _name(ref: MessageRef) -> str:
-    return f"[{ref.message_id}] {ref.speaker_name}"
+def _line(line: Line, reference: _Clock, kind: str) -> RenderableType:
+    text = Text(overflow="fold")
+    for piece in line.pieces:
+        match piece:
+            case Strong(words):
+                text.append(words, style="bold")
+            case Quiet(words):
+                text.append(words, style="dim")
+            case Link(ref, words):
+                text.append(f"[{ref.message_id}] {words}", style="bold cyan")
+            case Moment(ts):
+                text.append(reference.moment(ts), style="dim")
+            case Plain(words):
+                text.append(words, style="bold" if kind == "headline" else "")
+    if line.quote is None:
+        return text
+    return Group(text, Text(f"   “{line.quote}”", style="italic", overflow="fold"))
 
 
-def render_reading(reading: Reading, console: Console) -> None:
-    words = labels_for(reading.language)
-    context = reading.context
-    parts: list[object] = []
+WEEKDAYS_JA = "月火水木金土日"
 
-    thoughts = Table.grid(padding=(0, 1))
-    for thought in context.thoughts:
-        thoughts.add_row(Text(f"{thought.index + 1}.", style="bold"), _prose(thought.text))
-    parts.append(Panel(thoughts, title=words["thoughts"], title_align="left"))
 
-    flow = context.flow
-    flow_table = Table.grid(padding=(0, 1))
-    for item in flow.earlier:
-        flow_table.add_row(Text(_name(item.message), style="cyan"), _prose(item.summary))
-    if flow.previous:
-        previous = " / ".join(thought.text for thought in flow.previous.thoughts)
-        flow_table.add_row(
-            Text(_name(flow.previous.message), style="bold cyan"),
-            _prose(f"{words['previous']}: {previous}"),
-        )
-    title = escape(f"{words['flow']} · {words[flow.line]}")
-    body = flow_table if flow.previous else Text(words["nothing_before"], style="dim")
-    parts.append(Panel(body, title=title, title_align="left"))
+class _Clock:
+    """Times in the terminal's zone, worded relative to the message being read."""
 
-    if context.associations:
-        table = Table(expand=True, show_edge=False)
-        table.add_column("")
-        table.add_column(words["thoughts"], ratio=3)
-        table.add_column(words["distance"], justify="right")
-        table.add_column(words["similarity"], justify="right")
-        table.add_column(words["threshold"], justify="right")
-        table.add_column(words["activation"], justify="right")
-        for item in context.associations:
-            mark = "★" if item.important else ""
-            reason = recall_reason(item, words)
-            cell = Text.assemble(
-                (_name(item.source), "cyan"), " ", item.thought.text, overflow="fold"
-            )
-            if reason:
-                cell.append(f" ({reason})", style="dim italic")
-            table.add_row(
-                mark,
-                cell,
-                str(item.distance + 1),
-                f"{item.similarity:.2f}",
-                "–" if reason else f"{item.threshold:.2f}",
-                f"{item.activation:.2f}",
-            )
-        parts.append(Panel(table, title=words["associations"], title_align="left"))
-    else:
-        parts.append(
-            Panel(
-                Text(words["no_associations"], style="dim"),
-                title=words["associations"],
-                title_align="left",
-            )
-        )
+    def __init__(self, reference: float, language: str) -> None:
+        when = moment_in_utc(reference)
+        self.reference = when.astimezone() if when else None
+        self.japanese = language.startswith("ja")
 
-    if context.schemas:
-        schemas = Table.grid(padding=(0, 1))
-        for schema in context.schemas:
-            stance = words.get(schema.stance, schema.stance)
-            reason = f" — {schema.stance_reason}" if schema.stance_reason else ""
-            schemas.add_row(
-                Text(f"{schema.schema_id} v{schema.version}", style="magenta"),
-                _prose(f"{schema.summary} ({schema.size}) · {stance}{reason}"),
-            )
-        parts.append(Panel(schemas, title=words["schemas"], title_align="left"))
+    def full(self, ref: MessageRef) -> str:
+        when = moment_in_utc(ref.ts)
+        if when is None:
+            return f"#{ref.position}"
+        return self._date(when.astimezone(), year=True, hour=True)
 
-    if reading.interpretation:
-        interpretation = reading.interpretation
-        lines = [_prose(interpretation.meaning)]
-        for link in interpretation.links:
-            relation = words.get(link.relation, link.relation)
-            lines.append(
-                _prose(
-                    f"  {link.thought_index + 1}. {relation} [{link.message_id}]: {link.explanation}"
-                )
-            )
-        for bearing in interpretation.schema_bearings:
-            stance = words.get(bearing.stance, bearing.stance)
-            lines.append(_prose(f"  {bearing.schema_id} · {stance}: {bearing.explanation}"))
-        parts.append(Panel(Group(*lines), title=words["interpretation"], title_align="left"))
-    elif any(note.startswith("Offline reading") for note in reading.notes):
-        # No model configured: the label, in the message's language. A model that failed says
-        # why in its own note instead.
-        parts.append(Text(words["offline"], style="yellow"))
-    for note in (
-        *context.notes,
-        *(n for n in reading.notes if not n.startswith("Offline reading")),
-    ):
-        parts.append(Text(f"· {note}", style="yellow"))
-    parts.append(Text(words["limits"], style="dim"))
+    def moment(self, ts: float) -> str:
+        """The hour the same day, else the weekday and date (with the year if another)."""
+        utc = moment_in_utc(ts)
+        if utc is None:
+            return ""
+        when = utc.astimezone()
+        if self.reference is not None and when.date() == self.reference.date():
+            return when.strftime("%H:%M")
+        other_year = self.reference is None or when.year != self.reference.year
+        return self._date(when, year=other_year, hour=False)
 
-    header = escape(f"{words['reading']}: {_name(context.message)} · {_when(context.message)}")
-    text = _prose(shorten(context.text, MAX_SHOWN_CHARS))
-    console.print(Panel(Group(text, *parts), title=header, title_align="left"))
+    def _date(self, when: datetime, year: bool, hour: bool) -> str:
+        if self.japanese:
+            text = f"{when.month}月{when.day}日({WEEKDAYS_JA[when.weekday()]})"
+            text = f"{when.year}年{text}" if year else text
+        else:
+            text = when.strftime("%a %d %b %Y" if year else "%a %d %b")
+        return f"{text} {when.strftime('%H:%M %Z')}" if hour else text

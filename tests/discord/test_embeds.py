@@ -90,7 +90,9 @@ def test_a_very_long_reading_fits_and_still_links_every_cited_message(runtime: R
             for i in range(5)
         ),
     )
-    written = reading.model_copy(update={"interpretation": interpretation, "offline": False})
+    written = reading.model_copy(
+        update={"interpretation": interpretation, "offline": False, "offline_reason": None}
+    )
 
     for shown in (reading, written):
         embed = reading_embed(shown)
@@ -108,9 +110,12 @@ def test_a_japanese_reading_has_japanese_headings(runtime: Runtime):
             utterance("2", "テストが不安定なので賛成です。", speaker="bob", channel=KEY),
         ]
     )
-    embed = reading_embed(runtime.engine.read(KEY, "2", EVERYTHING))
+    reading = runtime.engine.read(KEY, "2", EVERYTHING)
+    embed = reading_embed(reading)
     assert embed.title.startswith("読み")
-    assert any(field.name == "考え" for field in embed.fields)
+    assert any(field.name.startswith("直前の流れ") for field in embed.fields)
+    assert "同意している" in embed.description, "賛成 agrees with the message before, in Japanese"
+    assert any(field.name == "考え" for field in reading_embed(reading, details=True).fields)
 
 
 def test_cut_measures_as_discord_does_and_ends_with_an_ellipsis():

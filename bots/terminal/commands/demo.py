@@ -19,6 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--lang", choices=sorted(SAMPLES), default="en", help="Which sample.")
     parser.add_argument("--message", help="Another message id of the sample to read.")
     parser.add_argument("--json", action="store_true", help="Print the reading as JSON.")
+    parser.add_argument(
+        "--details", action="store_true", help="Also show the numbers behind each connection."
+    )
     parser.set_defaults(run=run)
 
 
@@ -35,7 +38,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         else:
             console = Console()
             console.print(f"[dim]{sample.description} ({runtime.engine.embedder.model_name})[/dim]")
-            render_reading(reading, console)
+            render_reading(reading, console, details=args.details)
     finally:
         runtime.close()
     return 0

@@ -26,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--channel", help="Channel name (default: the file name without extension)."
     )
     parser.add_argument("--json", action="store_true", help="One JSON reading per line on stdout.")
+    parser.add_argument(
+        "--details", action="store_true", help="Also show the numbers behind each connection."
+    )
     parser.set_defaults(run=run)
 
 
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             if args.json:
                 print(reading_json(reading))
             else:
-                render_reading(reading, Console())
+                render_reading(reading, Console(), details=args.details)
             return 0
         timeline = runtime.store.timeline(transcript.channel)
         ids = [message.message_id for message in timeline.messages]

@@ -1,0 +1,355 @@
+"""One reading, laid out once for every surface: what it says, in which order, in which words.
+
+The terminal, Slack and Discord used to walk a :class:`Reading` each by hand and drifted apart.
+Here a reading becomes a :class:`ReadingLayout` — a title, the message, and ordered sections of
+lines made of neutral pieces (plain text, emphasis, a link to an earlier message, a moment) — the
+way errbot's ``Card`` is one message every backend renders. Each renderer only formats pieces:
+rich markup, Slack mrkdwn, Discord Markdown. The order is the reading's point: first what the
+message does to what came before it, then the earlier messages it connects to, then the speaker's
+preconceptions, then the flow just before it. Numbers (similarity, thresholds, activation) appear
+only in the details view.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+from awai_engine.text import shorten
+from awai_engine.values import Connection, MessageRef, Reading, ReadingContext
+from bots.labels import labels_for
+
+UNTIMED = 86_400 * 365
+"""Times below a year after the epoch mean a transcript without times: only the order is known."""
+
+QUOTED_EARLIER_CHARS = 160
+"""How much of an earlier message a headline or a connection quotes."""
+
+_PLACEHOLDER = re.compile(r"(\{who\}|\{what\})")
+
+
+@dataclass(frozen=True)
+class Plain:
+    text: str
+
+
+@dataclass(frozen=True)
+class Strong:
+    text: str
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Secondary words (a reason, a label saying the relation came from cues)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """An earlier message, named by ``text`` (usually its speaker), linked where the surface can."""
+
+    ref: MessageRef
+    text: str
+
+
+@dataclass(frozen=True)
+class Moment:
+    """When a message was said; each surface shows it in the reader's own time zone if it can."""
+
+    ts: float
+
+    def utc(self) -> datetime | None:
+        """The moment as a date, or None for a time no calendar holds (a transcript's bad ts)."""
+        return moment_in_utc(self.ts)
+
+
+def moment_in_utc(ts: float) -> datetime | None:
+    """``ts`` as a UTC datetime; None below a year after the epoch (a transcript without times,
+    where only the order is known) or beyond what a calendar holds."""
+    if not ts >= UNTIMED:
+        return None
+    try:
+        return datetime.fromtimestamp(ts, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+Piece = Plain | Strong | Quiet | Link | Moment
+
+
+@dataclass(frozen=True)
+class Line:
+    pieces: tuple[Piece, ...]
+    quote: str | None = None
+    """Words of an earlier message shown under the line, as a quotation."""
+
+
+SectionKind = Literal[
+    "headline", "meaning", "connections", "preconceptions", "flow", "thoughts", "details", "notes"
+]
+
+
+@dataclass(frozen=True)
+class Section:
+    kind: SectionKind
+    title: str | None
+    lines: tuple[Line, ...]
+
+
+@dataclass(frozen=True)
+class ReadingLayout:
+    """A reading as every surface shows it, in order."""
+
+    title: str
+    message: MessageRef
+    channel: str
+    text: str
+    line: str
+    """"thread" or "channel", in the reader's language."""
+    sections: tuple[Section, ...]
+    footer: str
+    language: str
+    plain_summary: str
+    """One sentence without markup: notifications, screen readers, Slack's ``text``."""
+    words: dict[str, str] = field(repr=False, default_factory=dict)
+
+    def section(self, kind: SectionKind) -> Section | None:
+        return next((section for section in self.sections if section.kind == kind), None)
+
+
+def layout(reading: Reading, language: str | None = None, details: bool = False) -> ReadingLayout:
+    """The layout of ``reading`` in ``language`` (the reader's; default the message's own).
+
+    ``details`` adds the numbers behind each connection, the message's thoughts and the cost.
+    """
+    words = labels_for(language or reading.language)
+    context = reading.context
+    sections = [
+        _headline(reading, words),
+        _meaning(reading, words),
+        _connections(reading, words),
+        _preconceptions(reading, words),
+        _flow(context, words),
+    ]
+    if details:
+        sections += [_thoughts(context, words), _details(reading, words)]
+    sections.append(_notes(reading, words))
+    return ReadingLayout(
+        title=f"{words['reading']}: {context.message.speaker_name}",
+        message=context.message,
+        channel=context.channel,
+        text=context.text,
+        line=words[context.flow.line],
+        sections=tuple(section for section in sections if section.lines),
+        footer=words["limits"],
+        language=language or reading.language,
+        plain_summary=_plain_summary(reading, words),
+        words=words,
+    )
+
+
+def headline_line(connection: Connection, words: dict[str, str]) -> Line:
+    """ "Returns to Dev: “background sync is draining …” · 45 messages earlier, <when>"."""
+    phrase = words[f"relation:{connection.relation}"]
+    what = shorten(connection.earlier_text, QUOTED_EARLIER_CHARS)
+    pieces: list[Piece] = []
+    for chunk in _PLACEHOLDER.split(phrase):
+        if chunk == "{who}":
+            pieces.append(Link(connection.message, connection.message.speaker_name))
+        elif chunk == "{what}":
+            pieces.append(Plain(what))
+        elif chunk:
+            pieces.append(Plain(chunk))
+    if connection.condition:
+        condition = shorten(connection.condition, QUOTED_EARLIER_CHARS)
+        pieces.append(Plain(words["on_condition"].format(condition=condition)))
+    pieces += [Quiet(" · "), *_distance(connection, words)]
+    return Line(tuple(pieces))
+
+
+def _headline(reading: Reading, words: dict[str, str]) -> Section:
+    connection = reading.headline.connection
+    if connection is None:
+        line = Line((Plain(words["nothing_connects"]),))
+    else:
+        line = headline_line(connection, words)
+    source = words["from_model"] if reading.headline.decided_by == "model" else words["from_cues"]
+    lines = [line]
+    if connection is not None or reading.interpretation is None:
+        lines.append(Line((Quiet(source),)))
+    return Section("headline", None, tuple(lines))
+
+
+def _meaning(reading: Reading, words: dict[str, str]) -> Section:
+    if reading.interpretation is None:
+        return Section("meaning", None, ())
+    return Section(
+        "meaning", words["interpretation"], (Line((Plain(reading.interpretation.meaning),)),)
+    )
+
+
+def _connections(reading: Reading, words: dict[str, str]) -> Section:
+    headline = reading.headline.connection
+    lines = []
+    for connection in reading.connections:
+        if headline is not None and connection.message.message_id == headline.message.message_id:
+            continue  # the headline already says it, with the same words
+        pieces: list[Piece] = [
+            Strong(_capitalised(words[f"relation-short:{connection.relation}"])),
+            Plain(" "),
+            Link(connection.message, connection.message.speaker_name),
+            Quiet(" · "),
+            *_distance(connection, words),
+        ]
+        if connection.origin != "meaning":
+            pieces.append(Quiet(f" · {words[f'reason:{connection.origin}']}"))
+        if connection.condition:
+            condition = shorten(connection.condition, QUOTED_EARLIER_CHARS)
+            pieces.append(Plain(words["on_condition"].format(condition=condition)))
+        quote = shorten(connection.earlier_text, QUOTED_EARLIER_CHARS)
+        lines.append(Line(tuple(pieces), quote=quote))
+        if connection.explanation:
+            lines.append(Line((Plain(connection.explanation),)))
+    return Section("connections", words["associations"], tuple(lines))
+
+
+def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
+    context = reading.context
+    bearings = {}
+    if reading.interpretation is not None:
+        bearings = {b.schema_id: b for b in reading.interpretation.schema_bearings}
+    important = any(item.important for item in context.associations)
+    lines = []
+    for schema in context.schemas:
+        stance = words.get(schema.stance, schema.stance)
+        why = schema.stance_reason
+        bearing = bearings.get(schema.schema_id)
+        if bearing is not None:
+            stance, why = words.get(bearing.stance, bearing.stance), bearing.explanation
+        pieces: list[Piece] = [
+            Strong(schema.summary),
+            Quiet(f" · {words['thoughts_count'].format(n=schema.size)} · "),
+            Plain(stance),
+        ]
+        if why:
+            pieces.append(Plain(f" — {why}"))
+        lines.append(Line(tuple(pieces)))
+    if lines and important:
+        lines.append(Line((Quiet(f"★ {words['important']}"),)))
+    return Section("preconceptions", words["schemas"], tuple(lines))
+
+
+def _flow(context: ReadingContext, words: dict[str, str]) -> Section:
+    flow = context.flow
+    title = f"{words['flow']} · {words[flow.line]}"
+    lines = [
+        Line((Link(item.message, item.message.speaker_name), Plain(f": {item.summary}")))
+        for item in flow.earlier
+    ]
+    if flow.previous is not None:
+        said = " / ".join(thought.text for thought in flow.previous.thoughts)
+        lines.append(
+            Line(
+                (
+                    Link(flow.previous.message, flow.previous.message.speaker_name),
+                    Plain(f": {said}"),
+                )
+            )
+        )
+    if not lines:
+        lines = [Line((Quiet(words["nothing_before"]),))]
+    return Section("flow", title, tuple(lines))
+
+
+def _thoughts(context: ReadingContext, words: dict[str, str]) -> Section:
+    return Section(
+        "thoughts",
+        words["thoughts"],
+        tuple(Line((Plain(f"{t.index + 1}. {t.text}"),)) for t in context.thoughts),
+    )
+
+
+def _details(reading: Reading, words: dict[str, str]) -> Section:
+    """The numbers behind every recalled thought, and what the reading cost."""
+    lines = []
+    for item in reading.context.associations:
+        numbers = (
+            f" · {item.distance + 1} ← · {words[f'reason:{item.reason}']}"
+            f" · {words['similarity']} {item.similarity:.2f} ({words['threshold']}"
+            f" {item.threshold:.2f}) · {words['activation']} {item.activation:.2f}"
+            f" · {words['occurrences']} ×{item.occurrences}"
+        )
+        mark = "★ " if item.important else ""
+        lines.append(
+            Line(
+                (Plain(mark), Link(item.source, item.source.speaker_name), Quiet(numbers)),
+                quote=shorten(item.thought.text, QUOTED_EARLIER_CHARS),
+            )
+        )
+    for schema in reading.context.schemas:
+        lines.append(
+            Line(
+                (
+                    Plain(f"{schema.summary}"),
+                    Quiet(
+                        f" · v{schema.version} · {words['similarity']} {schema.similarity:.2f}"
+                        f" · {schema.size}"
+                    ),
+                )
+            )
+        )
+    cost = f"{words['backend']}: {reading.backend}"
+    if reading.usage is not None:
+        usage = reading.usage
+        cost += f" · {words['tokens']}: {usage.input_tokens} → {usage.output_tokens}"
+    lines.append(Line((Quiet(cost),)))
+    return Section("details", words["details"], tuple(lines))
+
+
+def _notes(reading: Reading, words: dict[str, str]) -> Section:
+    """Why the reading is offline, in the reader's words, and what was cut.
+
+    A model's own failure note carries operator detail (status codes, settings); the log has it,
+    so an offline reading shows only its translated reason.
+    """
+    lines = []
+    if reading.offline_reason is not None:
+        lines.append(Line((Quiet(words[f"offline:{reading.offline_reason}"]),)))
+    notes = list(reading.context.notes)
+    if reading.offline_reason is None:
+        notes += reading.notes
+    lines += [Line((Quiet(note),)) for note in notes]
+    return Section("notes", None, tuple(lines))
+
+
+def _distance(connection: Connection, words: dict[str, str]) -> list[Piece]:
+    if connection.distance == 0:
+        return [Quiet(words["just_before"])]
+    earlier = words["messages_earlier"].format(n=connection.distance + 1)
+    return [Quiet(earlier), Moment(connection.message.ts)]
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _plain_summary(reading: Reading, words: dict[str, str]) -> str:
+    name = reading.context.message.speaker_name
+    connection = reading.headline.connection
+    if reading.interpretation is not None:
+        body = reading.interpretation.meaning
+    elif connection is not None:
+        body = plain_text(headline_line(connection, words))
+    else:
+        body = words["nothing_connects"]
+    return f"{words['reading']} · {name}: {body}"
+
+
+def plain_text(line: Line) -> str:
+    """A line without markup or links (a moment as nothing: the words around it suffice)."""
+    return "".join(piece.text for piece in line.pieces if not isinstance(piece, Moment)).rstrip(
+        ", "
+    )

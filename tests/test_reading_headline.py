@@ -1,0 +1,230 @@
+"""The first line of a reading: what the message does to what came before it.
+
+Offline, relations come from word cues, deterministically, and say so; with a model, the model's
+links decide the messages they name. Checked on hand-made contexts (every relation and its
+target) and end to end on the shipped sample through ``awai read --json``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from awai_engine.connections import connect
+from awai_engine.cues import is_question, opening_stance
+from awai_engine.samples import SAMPLES
+from awai_engine.values import (
+    Association,
+    Flow,
+    FlowUtterance,
+    Interpretation,
+    MessageRef,
+    ReadingContext,
+    Thought,
+    ThoughtLink,
+)
+from bots.terminal.cli import main
+
+
+def _ref(message_id: str, speaker: str, position: int) -> MessageRef:
+    return MessageRef(
+        message_id=message_id,
+        speaker_id=speaker,
+        speaker_name=speaker.title(),
+        ts=1_770_000_000 + 60 * position,
+        position=position,
+    )
+
+
+def _context(
+    text: str,
+    speaker: str = "maya",
+    position: int = 50,
+    previous: tuple[str, str] | None = None,
+    recalled: tuple[tuple[str, str, int, float], ...] = (),
+) -> ReadingContext:
+    """A context: the message, the one before it (speaker, text), and recalled thoughts
+    (speaker, text, position, similarity) recalled by meaning against a bar of 0.3."""
+    flow_previous = None
+    if previous is not None:
+        who, said = previous
+        flow_previous = FlowUtterance(
+            message=_ref("prev", who, position - 1), thoughts=(Thought(index=0, text=said),)
+        )
+    associations = tuple(
+        Association(
+            source=_ref(f"r{at}", who, at),
+            thought=Thought(index=0, text=said),
+            cue_index=0,
+            distance=position - at - 1,
+            similarity=similarity,
+            threshold=0.3,
+            activation=0.0,
+            occurrences=1,
+        )
+        for who, said, at, similarity in recalled
+    )
+    return ReadingContext(
+        channel="terminal:local:test",
+        message=_ref("m", speaker, position),
+        text=text,
+        thoughts=(Thought(index=0, text=text),),
+        flow=Flow(line="top-level", previous=flow_previous),
+        associations=associations,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "relation", "condition"),
+    [
+        (
+            "Fine by me, as long as the refresh button gets a label.",
+            "agrees",
+            "as long as the refresh button gets a label",
+        ),
+        ("Works for me if we ship Friday.", "agrees", "if we ship Friday"),
+        ("Agreed 👍", "agrees", None),
+        ("Fair, but the retries still double-charge people.", "concedes", None),
+        ("I was wrong about the 500 threshold: it is 420 requests per second.", "revises", None),
+        ("Actually, scratch that — the cache is fine.", "revises", None),
+        ("No, that breaks the Android build.", "disagrees", None),
+        ("@ben I don't think so, the numbers say otherwise.", "disagrees", None),
+        ("テストが不安定なので賛成です。", "agrees", None),
+        ("賛成です。来週にしましょう。", "agrees", None),
+        ("その案には反対です。", "disagrees", None),
+    ],
+)
+def test_opening_words_say_agreement_concession_revision_or_disagreement(
+    text: str, relation: str, condition: str | None
+) -> None:
+    stance = opening_stance(text)
+    assert stance is not None and stance.relation == relation
+    assert stance.condition == condition
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nothing to add from my side.",
+        "Okapis are related to giraffes.",
+        "The release notes are in the doc.",
+        "Notably, the crash only happens on Samsung.",
+    ],
+)
+def test_words_that_merely_start_like_a_cue_are_not_one(text: str) -> None:
+    assert opening_stance(text) is None
+
+
+def test_questions_are_recognised_in_english_japanese_and_spanish() -> None:
+    assert is_question("How many users?")
+    assert is_question("バックアップの復元テストは最後にいつやりましたか")
+    assert is_question("¿Cuántos usuarios")
+    assert not is_question("Filed as MOB-412.")
+    assert not is_question("確か。")
+
+
+def test_a_reply_to_another_speakers_question_answers_it() -> None:
+    context = _context("About 3% of iOS sessions.", previous=("ben", "How many users?"))
+    headline, connections = connect(context)
+    assert headline.connection is not None
+    assert headline.connection.relation == "answers"
+    assert headline.connection.message.message_id == "prev"
+    assert headline.decided_by == "cues" and connections[0].decided_by == "cues"
+
+
+def test_a_question_after_a_question_asks_back_rather_than_answers() -> None:
+    context = _context("Which build are they on?", previous=("ben", "Is it the sync?"))
+    headline, _ = connect(context)
+    assert headline.connection is None or headline.connection.relation != "answers"
+
+
+def test_a_correction_revises_the_speakers_own_earlier_claim_not_the_last_message() -> None:
+    context = _context(
+        "I was wrong about the threshold: it is 420 requests per second, not 500.",
+        previous=("ben", "Lunch at noon?"),
+        recalled=(
+            ("maya", "We should alert at 500 requests per second.", 10, 0.7),
+            ("ben", "The dashboard is slow today.", 40, 0.35),
+        ),
+    )
+    headline, _ = connect(context)
+    assert headline.connection is not None
+    assert headline.connection.relation == "revises"
+    assert headline.connection.message.message_id == "r10"
+
+
+def test_coming_back_to_a_far_strong_recall_returns_to_it() -> None:
+    context = _context(
+        "Coming back to the double-charge problem: it happened again last night.",
+        recalled=(
+            ("priya", "Payment retries double-charge customers under load.", 5, 0.8),
+            ("dev", "The office wifi is down.", 45, 0.32),
+        ),
+    )
+    headline, connections = connect(context)
+    assert headline.connection is not None
+    assert headline.connection.relation == "returns-to"
+    assert headline.connection.message.message_id == "r5"
+    assert headline.connection.distance == 44
+    assert {c.message.message_id: c.relation for c in connections}["r45"] == "relates-to"
+
+
+def test_a_weak_match_is_not_made_a_headline() -> None:
+    context = _context("How many users?", recalled=(("dev", "I'm in.", 10, 0.32),))
+    headline, connections = connect(context)
+    assert headline.connection is None
+    assert [c.relation for c in connections] == ["relates-to"], "still listed, with its reason"
+
+
+def test_the_models_links_decide_the_relation_of_the_messages_they_name() -> None:
+    context = _context(
+        "Fair, but the retries still double-charge people.",
+        previous=("ben", "Let's ship it."),
+        recalled=(("priya", "Payment retries double-charge customers.", 5, 0.8),),
+    )
+    interpretation = Interpretation(
+        meaning="Maya grants the plan but brings back Priya's worry.",
+        links=(
+            ThoughtLink(
+                thought_index=0,
+                relation="returns-to",
+                message_id="r5",
+                explanation="The same double-charge risk.",
+            ),
+        ),
+    )
+    headline, connections = connect(context, interpretation)
+    by_id = {c.message.message_id: c for c in connections}
+    assert by_id["r5"].relation == "returns-to" and by_id["r5"].decided_by == "model"
+    assert by_id["r5"].explanation == "The same double-charge risk."
+    assert by_id["prev"].relation == "concedes" and by_id["prev"].decided_by == "cues"
+    assert headline.decided_by == "model" and headline.connection == by_id["r5"]
+
+
+def test_the_sample_reads_answers_returns_and_conditional_agreement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = SAMPLES["en"]
+    code = main(["--data-dir", str(tmp_path), "read", str(sample.path), "--all", "--json"])
+    assert code == 0
+    readings = {
+        reading["context"]["message"]["message_id"]: reading
+        for reading in map(json.loads, capsys.readouterr().out.splitlines())
+    }
+
+    def headline(message_id: str) -> tuple[str, str]:
+        connection = readings[message_id]["headline"]["connection"]
+        return connection["relation"], connection["message"]["message_id"]
+
+    assert headline("m048") == ("returns-to", "m003")  # "the battery drain … is back"
+    assert headline("m024") == ("answers", "m023")  # "How many users?" → "About 3% …"
+    assert headline("m014") == ("agrees", "m013")  # "Agree with Aiko."
+    assert headline("m053") == ("agrees", "m052")
+    assert readings["m053"]["headline"]["connection"]["condition"].startswith("as long as")
+    for reading in readings.values():
+        assert reading["offline_reason"] == "not-configured"
+        assert all(c["decided_by"] == "cues" for c in reading["connections"])
+        recalled = {a["source"]["message_id"] for a in reading["context"]["associations"]}
+        assert recalled <= {c["message"]["message_id"] for c in reading["connections"]}
