@@ -229,6 +229,18 @@ class Engine:
         which of them an asker may read (empty for an unknown channel)."""
         return self.views.scopes_of(channel, self.store.timeline(channel))
 
+    def thread_scopes(self, channel: str) -> dict[str, frozenset[str]]:
+        """Each thread with stored messages in the channel, and the scopes its messages carry."""
+        return self.store.thread_scopes(channel)
+
+    def rescope_thread(self, channel: str, thread_root: str, scope: str) -> int:
+        """Narrow (or correct) the audience of one thread's stored messages, when an adapter learns
+        it after storing them; every view of the channel is rebuilt. Returns how many changed."""
+        changed = self.store.rescope_thread(channel, thread_root, scope)
+        if changed:
+            self.views.forget(channel)
+        return changed
+
     def view(self, channel: str, scopes: Scopes) -> View:
         """The channel as an asker with ``scopes`` may see it (see :mod:`awai_engine.visibility`)."""
         return self.views.view(channel, self.store.timeline(channel), scopes)

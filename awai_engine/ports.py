@@ -68,6 +68,14 @@ class Store(Protocol):
         """The channel's current read model (cheap: cached, rebuilt only after changes)."""
         ...
 
+    def thread_scopes(self, channel: str) -> dict[str, frozenset[str]]:
+        """Each thread with stored messages, and the visibility scopes its messages carry."""
+        ...
+
+    def rescope_thread(self, channel: str, thread_root: str, scope: str) -> int:
+        """Give one thread's stored messages another scope; returns how many changed."""
+        ...
+
 
 class LanguageBackend(Protocol):
     """Writes language: thoughts and summaries at ingest, schema summaries, stance, the reading.

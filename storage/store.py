@@ -52,6 +52,7 @@ from storage.reads import Reads
 from storage.reembed import Reembedder
 from storage.repair import Repair
 from storage.schemas import SqlSchemaStore
+from storage.scopes import ThreadScopes
 from storage.sql import Database
 from storage.state import BackfillCursors, Claims
 from storage.vectors import ChromaVectors
@@ -84,6 +85,7 @@ class AwaiStore:
         self._repair = Repair(database, vectors, self.lock, self.read_model)
         self._reembedder = Reembedder(database, vectors, self.lock, self.read_model)
         self.posts = SqlPostStore(database)
+        self._scopes = ThreadScopes(database, self.lock, self.read_model)
         self.erasures = Erasures(database, self._reembedder.compact, vectors.scrub)
 
     @classmethod
@@ -143,6 +145,14 @@ class AwaiStore:
     def delete_speaker(self, channel: str, speaker_id: str) -> list[str]:
         """Remove every message of one speaker for good; returns the ids."""
         return self._writes.delete_speaker(channel, speaker_id)
+
+    # -- visibility scopes of threads (storage.scopes) ------------------------------------------
+
+    def thread_scopes(self, channel: str) -> dict[str, frozenset[str]]:
+        return self._scopes.of_threads(channel)
+
+    def rescope_thread(self, channel: str, thread_root: str, scope: str) -> int:
+        return self._scopes.set_thread(channel, thread_root, scope)
 
     # -- the read model (storage.read_model) ---------------------------------------------------
 
