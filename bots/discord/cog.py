@@ -31,9 +31,16 @@ from bots.discord.access import ReadRefused
 from bots.discord.backfill import BackfillProgress, History, backfill
 from bots.discord.embeds import digest_message, help_embed, reading_embed
 from bots.discord.ingest import is_read, to_utterance
-from bots.discord.keys import Line, guild_prefix, line_of, parse_channel_key
+from bots.discord.keys import Line, channel_key, guild_prefix, line_of, parse_channel_key
 from bots.discord.links import MalformedLinkError, MessageLink, parse_message_link
-from bots.discord.privacy import drop_channel, drop_thread, post_of, purge_guild, redact_posts
+from bots.discord.privacy import (
+    correct_thread_scopes,
+    drop_channel,
+    drop_thread,
+    post_of,
+    purge_guild,
+    redact_posts,
+)
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -139,6 +146,12 @@ class AwaiCog(commands.Cog):
         await asyncio.to_thread(
             drop_thread, self.runtime, payload.guild_id, payload.parent_id, payload.thread_id
         )
+        await redact_posts(self.bot, self.runtime, channel_key(payload.guild_id, payload.parent_id))
+
+    @commands.Cog.listener()
+    async def on_guild_available(self, guild: discord.Guild) -> None:
+        """Messages of private threads stored before they carried their thread's scope get it."""
+        await correct_thread_scopes(self.bot, self.runtime, guild)
 
     @commands.Cog.listener()
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:
