@@ -187,6 +187,10 @@ class SchedulerService:
         return False
 
     def recluster_now(self) -> list[ReclusterReport]:
+        try:  # deleted messages' bytes (Chroma's log, free pages) go once per period
+            self.runtime.schemas.resume_erasures()
+        except Exception:
+            log.exception("finishing pending erasures failed; the next run tries again")
         reports = self.runtime.schemas.recluster_all()
         for report in reports:
             if report.error:

@@ -29,6 +29,7 @@ from sqlalchemy import Float, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.sql import Base, Database
+from storage.state import ClaimRow
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,14 @@ class Erasures:
         for channel in due:
             self._compact(channel)
         self._scrub_vectors()
+        speakers = {
+            item.speaker_id for item in self.pending() if item.speaker_id and item.channel in due
+        }
         with self.db.session() as session:
+            for speaker in speakers:  # a forgotten person's requests (claim keys name the asker)
+                session.execute(
+                    delete(ClaimRow).where(ClaimRow.key.contains(speaker, autoescape=True))
+                )
             session.execute(delete(PendingErasureRow).where(PendingErasureRow.channel_key.in_(due)))
         self.db.scrub()
         log.info("finished removals in %d channel(s)", len(due))

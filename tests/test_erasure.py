@@ -74,6 +74,8 @@ def filled(runtime: Runtime) -> None:
     runtime.schemas.recluster(CHANNEL, force=True)
     runtime.schemas.digest(CHANNEL, EVERYTHING)  # a digest snapshot names the speaker too
     runtime.engine.read(CHANNEL, "m7", EVERYTHING)
+    # The speaker asked for a reading too: the once-a-minute claim names them.
+    assert runtime.store.claims.claim(f"slack:reading:{CHANNEL}:m1:{SPEAKER}", 60)
 
 
 def test_awai_forget_leaves_none_of_the_speakers_words_or_id_in_any_file(
