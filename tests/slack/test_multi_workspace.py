@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 from slack_sdk.oauth.installation_store import Installation
 
+from awai_engine.visibility import EVERYTHING
 from bots.slack.ingest import channel_key
 from bots.slack.schedule import post_scheduled
 from tests.slack.conftest import ANN, BEN, GENERAL, GENERAL_KEY, SlackHarness
@@ -114,7 +115,7 @@ def test_a_grid_install_gets_its_scheduled_digest_after_a_restart(
     assert slack.runtime.store.message_count(key) == 6, "the Grid install's events are served"
 
     restarted = make_slack(**MULTI)  # same database: what was learnt from requests survives
-    digest = restarted.runtime.schemas.digest(key, record=False)
+    digest = restarted.runtime.schemas.digest(key, EVERYTHING, record=False)
     post_scheduled(restarted.bot, key, digest)
 
     posted = [c for c in slack.api.calls_to("chat.postMessage") if c.params["channel"] == GENERAL]
@@ -132,7 +133,7 @@ def test_a_scheduled_digest_rotates_an_expiring_token_as_requests_do(
         bot_token_expires_at=int(time.time()) + 60,  # within Bolt's rotation margin
     )
     slack.seed([(ANN, "One thing."), (BEN, "Another thing.")])
-    digest = slack.runtime.schemas.digest(GENERAL_KEY, record=False)
+    digest = slack.runtime.schemas.digest(GENERAL_KEY, EVERYTHING, record=False)
 
     post_scheduled(slack.bot, GENERAL_KEY, digest)
 
