@@ -30,6 +30,8 @@ class Utterance(Value):
     id of the thread's first message for a reply, else ``None``. ``addressees`` are the display
     names the message mentions (``@name``), already resolved by the adapter. ``scope`` says who may
     see it: :data:`CHANNEL_SCOPE`, or a narrower audience the adapter named (a private thread).
+    ``edited_ts`` is when the platform says this text was last edited (``None``: never edited); a
+    version with an older edit time never replaces a newer one, however late it arrives.
     """
 
     channel: str = Field(min_length=1)
@@ -41,6 +43,17 @@ class Utterance(Value):
     thread_root: str | None = None
     addressees: tuple[str, ...] = ()
     scope: str = Field(CHANNEL_SCOPE, min_length=1)
+    edited_ts: float | None = None
+
+    def is_older_than(self, stored_edited_ts: float | None) -> bool:
+        """Whether this version is older than a stored one edited at ``stored_edited_ts``.
+
+        ``None`` is the original text. With no edit time stored nothing is older: a changed text
+        is then an edit, as sources without edit times (a transcript re-imported) expect.
+        """
+        if stored_edited_ts is None:
+            return False
+        return self.edited_ts is None or self.edited_ts < stored_edited_ts
 
 
 class Thought(Value):
