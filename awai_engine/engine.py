@@ -82,6 +82,7 @@ class IngestReport(Value):
     edited: int = 0
     unchanged: int = 0
     refused_deleted: int = 0
+    stale: int = 0  # versions older than the stored one (an earlier edit time), left alone
     problems: tuple[IngestProblem, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -115,7 +116,7 @@ class Engine:
         Invalid messages are reported and skipped; the rest are stored. ``progress`` is called with
         the number of messages handled after each chunk.
         """
-        totals = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0}
+        totals = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0, "stale": 0}
         problems: list[IngestProblem] = []
         notes: list[str] = []
         iterator = iter(utterances)
@@ -157,11 +158,14 @@ class Engine:
         self.store.ensure_channel(channel, self.embedder.model_name, self.embedder.dimension)
         ids = [utterance.message_id for utterance in utterances]
         stored = self.store.stored_texts(channel, ids)
+        edit_times = self.store.stored_edit_times(channel, ids)
         deleted = self.store.deleted_ids(channel, ids)
-        counts = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0}
+        counts = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0, "stale": 0}
         latest: dict[str, Utterance] = {}
-        for utterance in utterances:  # a repeated id in one batch: the last text wins
-            latest[utterance.message_id] = utterance
+        for utterance in utterances:  # a repeated id in one batch: the newest version wins
+            kept = latest.get(utterance.message_id)
+            if kept is None or not utterance.is_older_than(kept.edited_ts):
+                latest[utterance.message_id] = utterance
         todo = []
         for utterance in latest.values():
             if utterance.message_id in deleted:
@@ -169,6 +173,8 @@ class Engine:
             elif utterance.message_id not in stored:
                 counts["added"] += 1
                 todo.append(utterance)
+            elif utterance.is_older_than(edit_times.get(utterance.message_id)):
+                counts["stale"] += 1  # the store refuses it too, inside its write transaction
             elif stored[utterance.message_id] != utterance.text:
                 counts["edited"] += 1
                 todo.append(utterance)

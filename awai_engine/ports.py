@@ -52,6 +52,12 @@ class Store(Protocol):
         """Current text of the given messages that are stored (absent ids are new)."""
         ...
 
+    def stored_edit_times(
+        self, channel: str, message_ids: Sequence[str]
+    ) -> dict[str, float | None]:
+        """The platform edit time of each stored message's text (``None``: never edited)."""
+        ...
+
     def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
         """Ids among ``message_ids`` that were deleted: they must not come back."""
         ...
