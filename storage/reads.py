@@ -34,6 +34,22 @@ class Reads:
                 found.update((message_id, text) for message_id, text in session.execute(query))
         return found
 
+    def stored_edit_times(
+        self, channel: str, message_ids: Sequence[str]
+    ) -> dict[str, float | None]:
+        """The platform edit time of each stored message's text (``None``: never edited)."""
+        found: dict[str, float | None] = {}
+        with self.db.read() as session:
+            row = self.db.channel(session, channel)
+            if row is None:
+                return found
+            for batch in batches(message_ids):
+                query = select(UtteranceRow.message_id, UtteranceRow.edited_ts).where(
+                    UtteranceRow.channel_id == row.id, UtteranceRow.message_id.in_(batch)
+                )
+                found.update((message_id, edited) for message_id, edited in session.execute(query))
+        return found
+
     def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
         """Ids among ``message_ids`` that were deleted: they must not come back."""
         found: set[str] = set()

@@ -105,6 +105,8 @@ class UtteranceRow(Base):
     summary: Mapped[str] = mapped_column(Text, default="")
     synced: Mapped[bool] = mapped_column(Boolean, default=False)
     edited_at: Mapped[float | None] = mapped_column(Float)
+    # The platform's time of the stored text's last edit (None: the original): older never wins.
+    edited_ts: Mapped[float | None] = mapped_column(Float)
 
     thoughts: Mapped[list[ThoughtRow]] = relationship(
         back_populates="utterance",

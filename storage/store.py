@@ -124,6 +124,11 @@ class AwaiStore:
     def stored_texts(self, channel: str, message_ids: Sequence[str]) -> dict[str, str]:
         return self._reads.stored_texts(channel, message_ids)
 
+    def stored_edit_times(
+        self, channel: str, message_ids: Sequence[str]
+    ) -> dict[str, float | None]:
+        return self._reads.stored_edit_times(channel, message_ids)
+
     def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
         return self._reads.deleted_ids(channel, message_ids)
 

@@ -57,8 +57,9 @@ class Writes:
         """Store new and edited messages.
 
         A message whose tombstone exists is not stored; one already stored with the same text is
-        left alone. Both are decided inside the write transaction, so two threads or processes
-        saving the same message store it once.
+        left alone, and so is a version older than the stored one (an earlier ``edited_ts``, or
+        none against an edit). All are decided inside the write transaction, so two threads or
+        processes saving the same message store it once, and the newest version wins.
         """
         latest = {item.utterance.message_id: item for item in items}  # a repeated id: last wins
         ordered = sorted(latest.values(), key=lambda item: item.utterance.ts)  # stable on ties
@@ -106,6 +107,8 @@ class Writes:
                 if row is None:
                     row = UtteranceRow(channel_id=channel_id, message_id=utterance.message_id)
                     session.add(row)
+                elif utterance.is_older_than(row.edited_ts):
+                    continue  # a late copy of an earlier version: a retry, an old history page
                 elif row.text == utterance.text and row.synced:
                     continue  # redelivered, or saved meanwhile by another writer
                 else:
@@ -121,6 +124,8 @@ class Writes:
                 row.ts = utterance.ts if row.ts is None else row.ts  # an edit keeps its place
                 row.thread_root = utterance.thread_root
                 row.scope = utterance.scope
+                if utterance.edited_ts is not None:
+                    row.edited_ts = utterance.edited_ts
                 row.addressees = json.dumps(list(utterance.addressees), ensure_ascii=False)
                 row.summary = item.extraction.summary
                 row.synced = False

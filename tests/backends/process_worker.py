@@ -3,8 +3,8 @@
 Run as ``python -m tests.backends.process_worker WORKDIR NAME PEERS``; the storage settings come
 from the environment (``AWAI_DATABASE_URL``, ``AWAI_CHROMA_URL``), as a deployed bot's do. Before
 each step every process waits for the others (files in WORKDIR), so the steps really overlap:
-start the scheduler on the shared job store, ingest the same transcript, claim the same reading
-requests, fire the scheduled re-clustering, fire the scheduled digest. It prints one JSON line
+start the scheduler on the shared job store, ingest the same transcript, store three edits of
+its last message (in opposite orders), claim the same reading requests, fire the scheduled re-clustering, fire the scheduled digest. It prints one JSON line
 saying what this process did.
 """
 
@@ -20,6 +20,11 @@ CHANNEL = "terminal:local:shared"
 READING_KEYS = tuple(f"slack:reading:C1:{n}.000100:U{n % 3}" for n in range(20))
 POSTER = "test-poster"
 BARRIER_TIMEOUT_SECONDS = 120.0
+EDITS = 3
+
+
+def edited(text: str, n: int) -> str:
+    return f"{text} (edit {n})"
 
 
 def barrier(workdir: Path, step: str, name: str, peers: int) -> None:
@@ -60,6 +65,15 @@ def main(workdir: Path, name: str, peers: int) -> None:
 
     barrier(workdir, "ingest", name, peers)
     runtime.engine.ingest(utterances)
+
+    barrier(workdir, "versions", name, peers)
+    last = utterances[-1]
+    versions = [
+        last.model_copy(update={"text": edited(last.text, n), "edited_ts": last.ts + n})
+        for n in range(1, EDITS + 1)
+    ]
+    for version in versions if name == "one" else reversed(versions):
+        runtime.engine.ingest([version])
 
     barrier(workdir, "claims", name, peers)
     done["won"] = [key for key in READING_KEYS if runtime.store.claims.claim(key, 60)]

@@ -1,9 +1,10 @@
 """Two bot processes on one PostgreSQL and one Chroma server behave like one.
 
 Two real processes (``process_worker.py``) start their schedulers on the shared job store, then
-at the same moments ingest the same transcript, claim the same twenty reading requests, fire the
+at the same moments ingest the same transcript, store three versions of one message (one process
+oldest first, the other newest first), claim the same twenty reading requests, fire the
 scheduled re-clustering and fire the scheduled digest. Every message and vector is stored once,
-each request is answered by exactly one of them, and the re-clustering and the digest run once.
+the newest version wins, each request is answered by exactly one of them, and the re-clustering and the digest run once.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bots.runtime import Runtime
-from tests.backends.process_worker import CHANNEL, READING_KEYS
+from tests.backends.process_worker import CHANNEL, EDITS, READING_KEYS, edited
 from tests.conftest import StorageOverrides
 from tests.store_state import assert_stored_once, stored_state
 
@@ -65,4 +66,6 @@ def test_two_processes_store_once_answer_each_request_once_and_run_each_job_once
     state = stored_state(runtime.store, runtime.engine, CHANNEL)
     assert_stored_once(state)
     assert len(state["messages"]) == 55 and len(state["readings"]) == 55
+    last = runtime.store.timeline(CHANNEL).messages[-1]
+    assert last.text.endswith(edited("", EDITS)), "the newest version won in both processes"
     assert runtime.schemas.pending() == []  # the one re-clustering covered everything stored
