@@ -3,7 +3,7 @@
 Only what people said to each other is stored: bot posts, join/leave notices and other system
 subtypes are not, nor are messages addressed to AWAI itself (``@AWAI read``), which are commands.
 Channel key ``slack:<team>:<channel>``; message id the ``ts`` string; a reply's thread root is its
-``thread_ts``.
+``thread_ts``; the version of its text is ``edited.ts``.
 """
 
 from __future__ import annotations
@@ -71,4 +71,11 @@ def to_utterance(
         ts=float(message["ts"]),
         thread_root=thread_root_of(message),
         addressees=addressees,
+        edited_ts=edited_ts_of(message),
     )
+
+
+def edited_ts_of(message: Message) -> float | None:
+    """When the message's text was last edited, as Slack says (``edited.ts``); ``None`` if never."""
+    edited = message.get("edited") or {}
+    return float(edited["ts"]) if edited.get("ts") else None

@@ -107,3 +107,57 @@ def test_bot_posts_joins_and_commands_to_awai_are_not_conversation(slack: SlackH
     slack.settle()
 
     assert list(slack.stored_texts().values()) == ["A real message."]
+
+
+def _changed(slack: SlackHarness, original: dict, text: str, edited_ts: str) -> None:
+    edited = {**original, "text": text, "edited": {"user": original["user"], "ts": edited_ts}}
+    slack.send(
+        slack.requests.event(
+            {
+                "type": "message",
+                "subtype": "message_changed",
+                "channel": GENERAL,
+                "message": edited,
+                "previous_message": original,
+                "ts": edited_ts,
+            }
+        )
+    )
+
+
+def test_a_retry_under_a_new_event_id_cannot_undo_an_edit(slack: SlackHarness):
+    original = slack.say(ANN, "The budget is ten thousand.")
+    slack.settle()
+    _changed(slack, original, "The budget is twelve thousand.", slack.api.next_ts())
+    slack.settle()
+
+    slack.deliver_message_event(original, event_id="Ev-retried-elsewhere", retry=1)
+    slack.settle()
+
+    assert slack.stored_texts() == {original["ts"]: "The budget is twelve thousand."}
+
+
+def test_edits_arriving_out_of_order_leave_the_newest_text(slack: SlackHarness):
+    original = slack.say(ANN, "We meet at nine.")
+    slack.settle()
+    first, second = slack.api.next_ts(), slack.api.next_ts()
+    _changed(slack, original, "We meet at ten.", second)  # the later edit is delivered first
+    slack.settle()
+    _changed(slack, original, "We meet at half past nine.", first)
+    slack.settle()
+
+    assert slack.stored_texts() == {original["ts"]: "We meet at ten."}
+
+
+def test_a_history_page_fetched_before_an_edit_cannot_undo_it(slack: SlackHarness):
+    original = slack.say(ANN, "Ship it on Friday.")
+    slack.say(BEN, "Friday works.")
+    slack.settle()
+    _changed(slack, original, "Ship it on Monday.", slack.api.next_ts())
+    slack.settle()
+
+    # Slack still shows the page as it was when it was fetched: the original, unedited.
+    slack.send(slack.requests.command("backfill", GENERAL, ANN))
+    slack.settle()
+
+    assert slack.stored_texts()[original["ts"]] == "Ship it on Monday."
