@@ -10,12 +10,14 @@ the display name). Problems are reported with their line number and the other li
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from awai_engine.admission import text_problem, ts_problem
 from awai_engine.errors import AwaiError
 from awai_engine.text import without_honorific
 from awai_engine.values import Utterance
@@ -41,33 +43,72 @@ class Transcript:
 
 
 class TranscriptError(AwaiError, ValueError):
-    """The file cannot be read as a transcript at all (missing, too large, not text)."""
+    """The file cannot be read as a transcript at all (missing, a folder, empty, too large, not
+    JSON Lines)."""
+
+
+class ChannelNameError(AwaiError, ValueError):
+    """A channel name given on the command line that cannot name a channel."""
+
+
+# Ids, not amounts, are what a transcript's integers are: more digits than this is a mistake (and
+# Python refuses to read integers past 4,300 digits anyway). Snowflake ids have 19.
+MAX_INTEGER_DIGITS = 100
 
 
 def channel_key(name: str) -> str:
     """The channel key of a terminal channel: ``terminal:local:<name>``."""
+    if not name.strip():
+        raise ChannelNameError("The channel name is empty: give --channel NAME.")
+    problem = text_problem("channel", name)
+    if problem:
+        raise ChannelNameError(f"The channel name {name!r} is not valid text: {problem}.")
     return name if name.count(":") >= 2 else f"terminal:local:{name}"
 
 
 def parse_ts(value: object) -> float:
-    """Seconds since the epoch from a number, a numeric string, or an ISO 8601 string."""
+    """Seconds since the epoch from a number, a numeric string, or an ISO 8601 string.
+
+    Refuses what cannot order a message: true/false, NaN, infinities and times outside
+    1970–2100 (see :func:`awai_engine.admission.ts_problem`).
+    """
     if isinstance(value, bool):
-        raise ValueError("ts must be a time, not true/false")
+        raise ValueError("'ts' must be a time, not true/false")
+    shown = None
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
+        seconds = float(value)
+    elif isinstance(value, str):
         try:
-            return float(value)
+            seconds = float(value)
         except ValueError:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            shown = repr(value)
+            try:
+                moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError(
+                    f"'ts' {value!r} is neither ISO 8601 nor seconds since the epoch"
+                ) from None
             if moment.tzinfo is None:
-                raise ValueError(f"ts {value!r} has no time zone") from None
-            return moment.timestamp()
-    raise ValueError(f"ts must be ISO 8601 or epoch seconds, not {type(value).__name__}")
+                raise ValueError(f"'ts' {value!r} has no time zone") from None
+            seconds = moment.timestamp()
+    else:
+        raise ValueError(f"'ts' must be ISO 8601 or epoch seconds, not {_kind(value)}")
+    problem = ts_problem(seconds, shown)
+    if problem:
+        raise ValueError(problem)
+    return seconds
 
 
 def read_transcript(path: Path, channel: str, max_bytes: int) -> Transcript:
-    """Parse a transcript file; malformed lines are reported, never fatal to the others."""
+    """Parse a transcript file; malformed lines are reported, never fatal to the others.
+
+    What makes the whole file unreadable (a folder, an empty file, one JSON array instead of
+    lines) is one :class:`TranscriptError`, not an error per line.
+    """
+    if path.is_dir():
+        raise TranscriptError(
+            f"{path} is a folder; give one transcript file (JSON Lines, one message per line)."
+        )
     try:
         size = path.stat().st_size
     except OSError as error:
@@ -80,18 +121,32 @@ def read_transcript(path: Path, channel: str, max_bytes: int) -> Transcript:
     seen: dict[str, int] = {}
     speakers: set[str] = set()
     last_ts = 0.0
+    blank = True
     for number, raw in _lines(path):
+        if number == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
         try:
             line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            transcript.problems.append(LineProblem(number, "not UTF-8 text"))
+        except UnicodeDecodeError as error:
+            transcript.problems.append(
+                LineProblem(
+                    number, f"not UTF-8 text (byte {error.start + 1} is 0x{raw[error.start]:02x})"
+                )
+            )
+            blank = False
             continue
         if not line.strip():
             continue
+        if blank and line.lstrip().startswith("["):
+            raise TranscriptError(
+                f"{path} is a JSON array; AWAI reads JSON Lines, one JSON object per line"
+                f" (convert it with: jq -c '.[]' {path.name} > {path.stem}-lines.jsonl)."
+            )
+        blank = False
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            transcript.problems.append(LineProblem(number, f"not valid JSON ({error.msg})"))
+            record = _json(line)
+        except ValueError as error:
+            transcript.problems.append(LineProblem(number, str(error)))
             continue
         try:
             utterance = _utterance(record, transcript.channel, last_ts, speakers)
@@ -111,7 +166,15 @@ def read_transcript(path: Path, channel: str, max_bytes: int) -> Transcript:
         speakers.add(utterance.speaker_name)
         last_ts = utterance.ts
         transcript.utterances.append(utterance)
+    if blank:
+        raise TranscriptError(
+            f"{path} is empty: there is no message to read"
+            + (" (only blank lines)." if size else ".")
+        )
     return transcript
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -119,35 +182,100 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
         yield from enumerate(handle, start=1)
 
 
+def _json(line: str) -> object:
+    """One line's JSON value, or a ``ValueError`` saying in words what is wrong with it."""
+    try:
+        return json.loads(
+            line, parse_constant=_refuse_constant, parse_int=_integer, parse_float=_finite
+        )
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not valid JSON ({error.msg} at column {error.colno})") from None
+    except RecursionError:
+        raise ValueError(
+            "JSON nested too deep to read (thousands of brackets); a message is a flat object"
+        ) from None
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON value (JSON has no NaN or Infinity)")
+
+
+def _integer(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise ValueError(
+            f"a number with {len(digits.lstrip('-')):,} digits is too long"
+            f" (at most {MAX_INTEGER_DIGITS}); ids are strings: quote it"
+        )
+    return int(digits)
+
+
+def _finite(digits: str) -> float:
+    value = float(digits)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {digits[:40]} is too large to be a number AWAI can use")
+    return value
+
+
+def _kind(value: object) -> str:
+    """How a JSON value is called in a message about its type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"true/false ({json.dumps(value)})"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})" if len(repr(value)) <= 40 else "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _string(record: dict[str, object], key: str, default: object = None) -> str:
+    """The non-empty string field ``key``; its absence, emptiness and type are told apart."""
+    value = record.get(key, default)
+    if value is None:
+        raise ValueError(f"missing {key!r} (a string)")
+    if not isinstance(value, str):
+        raise ValueError(f"{key!r} must be a string, not {_kind(value)}")
+    if not value.strip():
+        raise ValueError(f"{key!r} is empty")
+    problem = text_problem(key, value)
+    if problem:
+        raise ValueError(problem)
+    return value.strip()
+
+
 def _utterance(record: object, channel: str, last_ts: float, speakers: set[str]) -> Utterance:
     if not isinstance(record, dict):
-        raise ValueError("a line must be a JSON object")
-    message_id = record.get("id")
-    if isinstance(message_id, int) and not isinstance(message_id, bool):
-        message_id = str(message_id)
-    if not isinstance(message_id, str) or not message_id.strip():
-        raise ValueError("missing or empty 'id' (a string)")
-    speaker = record.get("speaker")
-    if not isinstance(speaker, str) or not speaker.strip():
-        raise ValueError("missing or empty 'speaker'")
-    speaker_id = record.get("speaker_id", speaker)
-    if not isinstance(speaker_id, str) or not speaker_id.strip():
-        raise ValueError("'speaker_id' must be a non-empty string")
+        raise ValueError(f"a line must be a JSON object, not {_kind(record)}")
+    if type(record.get("id")) is int:  # a numeric id reads as its digits
+        record = {**record, "id": str(record["id"])}
+    message_id = _string(record, "id")
+    speaker = _string(record, "speaker")
+    speaker_id = _string(record, "speaker_id", speaker)
     text = record.get("text")
-    if not isinstance(text, str):
+    if text is None:
         raise ValueError("missing 'text' (a string)")
+    if not isinstance(text, str):
+        raise ValueError(f"'text' must be a string, not {_kind(text)}")
+    problem = text_problem("text", text)
+    if problem:
+        raise ValueError(problem)
     ts = parse_ts(record["ts"]) if record.get("ts") is not None else last_ts
     thread = record.get("thread")
-    if thread is not None and not isinstance(thread, str | int):
-        raise ValueError("'thread' must be the id of the thread's root message")
+    if type(thread) is int:
+        thread = str(thread)
+    if thread is not None and (not isinstance(thread, str) or text_problem("thread", thread)):
+        raise ValueError("'thread' must be the id (a string) of the thread's root message")
     return Utterance(
         channel=channel,
-        message_id=message_id.strip(),
-        speaker_id=speaker_id.strip(),
-        speaker_name=speaker.strip(),
+        message_id=message_id,
+        speaker_id=speaker_id,
+        speaker_name=speaker,
         text=text,
         ts=ts,
-        thread_root=str(thread) if thread is not None and str(thread) != message_id else None,
+        thread_root=thread if thread is not None and thread != message_id else None,
         addressees=addressees(text, speakers),
     )
 
