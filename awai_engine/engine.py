@@ -7,6 +7,7 @@ and assembles readings from the stored prefix of a channel.
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
@@ -14,6 +15,7 @@ from typing import Protocol
 
 from threadpoolctl import threadpool_limits
 
+from awai_engine.admission import text_problem, ts_problem
 from awai_engine.connections import connect
 from awai_engine.context import build_flow, recall
 from awai_engine.embedding import Embedder
@@ -53,6 +55,17 @@ INGEST_CHUNK = 1024
 class UnknownMessageError(AwaiError, LookupError):
     """The message is not stored in that channel (never ingested, deleted, or another channel),
     or the asker may not see it: the two are one answer, so a refusal reveals nothing."""
+
+
+class OutOfSpaceError(RuntimeError):
+    """The disk filled up while storing: ingest stopped; what was stored before stays stored.
+
+    ``report`` counts what this ingest stored before the disk was full.
+    """
+
+    def __init__(self, message: str, report: IngestReport) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class SchemaRecall(Protocol):
@@ -132,15 +145,44 @@ class Engine:
             for utterance in valid:
                 by_channel.setdefault(utterance.channel, []).append(utterance)
             for channel, items in by_channel.items():
-                counts, chunk_notes = self._ingest_channel(channel, items)
+                try:
+                    counts, chunk_notes, failed = self._ingest_isolating(channel, items)
+                except Exception as error:
+                    full = _out_of_space(error)
+                    if full is None:
+                        raise
+                    stored = IngestReport(**totals, problems=tuple(problems), notes=tuple(notes))
+                    raise OutOfSpaceError(
+                        f"The disk is full ({full.strerror or full}): storing stopped after"
+                        f" {totals['added'] + totals['edited']} new or edited message(s), which"
+                        " are kept. Free some space and run the same command again: what is"
+                        " stored is not done twice.",
+                        stored,
+                    ) from error
                 for key, value in counts.items():
                     totals[key] += value
                 notes.extend(chunk_notes)
+                problems.extend(failed)
             if progress:
                 progress(len(chunk))
         return IngestReport(**totals, problems=tuple(problems), notes=tuple(notes))
 
     def _problem_with(self, utterance: Utterance) -> str | None:
+        fields = (
+            ("channel", utterance.channel),
+            ("id", utterance.message_id),
+            ("speaker_id", utterance.speaker_id),
+            ("speaker", utterance.speaker_name),
+            ("text", utterance.text),
+            ("thread", utterance.thread_root or ""),
+        )
+        for name, value in fields:
+            problem = text_problem(name, value)
+            if problem:
+                return problem
+        problem = ts_problem(utterance.ts)
+        if problem:
+            return problem
         text = clean(utterance.text)
         limit = self.settings.limits.max_message_chars
         if not text:
@@ -152,10 +194,51 @@ class Engine:
             )
         return None
 
+    def _ingest_isolating(
+        self, channel: str, utterances: list[Utterance]
+    ) -> tuple[dict[str, int], list[str], list[IngestProblem]]:
+        """Ingest the messages together; if that fails, one at a time, so that a message whose
+        extraction, embedding or storage fails costs only itself.
+
+        A full disk is no message's fault: it stops the ingest (``OSError`` with ``ENOSPC``, which
+        storage raises for its backends' own disk-full errors). So does an error every message of
+        the batch fails with: that is the store or the model failing, not the input.
+        """
+        self.store.ensure_channel(channel, self.embedder.model_name, self.embedder.dimension)
+        try:
+            counts, notes = self._ingest_channel(channel, utterances)
+            return counts, notes, []
+        except Exception as error:
+            if len(utterances) == 1 or _out_of_space(error) is not None:
+                raise
+            log.warning("storing %d messages together failed (%s)", len(utterances), error)
+        totals = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0}
+        notes, problems, first_error = [], [], None
+        for utterance in utterances:
+            try:
+                counts, message_notes = self._ingest_channel(channel, [utterance])
+            except Exception as error:
+                if _out_of_space(error) is not None:
+                    raise
+                first_error = first_error or error
+                log.warning("message %s of %s not stored: %r", utterance.message_id, channel, error)
+                problems.append(
+                    IngestProblem(
+                        message_id=utterance.message_id,
+                        reason=f"could not be stored ({type(error).__name__}: {error})",
+                    )
+                )
+                continue
+            for key, value in counts.items():
+                totals[key] += value
+            notes.extend(message_notes)
+        if first_error is not None and len(problems) == len(utterances):
+            raise first_error  # no message could be stored: the store failed, not the input
+        return totals, notes, problems
+
     def _ingest_channel(
         self, channel: str, utterances: list[Utterance]
     ) -> tuple[dict[str, int], list[str]]:
-        self.store.ensure_channel(channel, self.embedder.model_name, self.embedder.dimension)
         ids = [utterance.message_id for utterance in utterances]
         stored = self.store.stored_texts(channel, ids)
         edit_times = self.store.stored_edit_times(channel, ids)
@@ -343,3 +426,15 @@ def _offline_reason(
     if interpretation is not None:
         return None
     return "not-configured" if backend_offline else "failed"
+
+
+def _out_of_space(error: BaseException) -> OSError | None:
+    """The disk-full ``OSError`` that caused ``error`` at any depth, if one did."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
