@@ -32,6 +32,7 @@ The tables are made and changed by the Alembic revisions in :mod:`storage.migrat
 
 from __future__ import annotations
 
+import errno
 import json
 import threading
 import time
@@ -52,8 +53,8 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import (
     DeclarativeBase,
     Mapped,
@@ -168,6 +169,38 @@ class DatabaseBusyError(AwaiError, RuntimeError):
     """Another writer held the database for longer than the busy timeout."""
 
 
+def check_database_url(url: str) -> None:
+    """Refuse, in words, a URL SQLAlchemy cannot parse or whose driver is not installed.
+
+    Without this, a typo in ``AWAI_DATABASE_URL`` surfaces as an ``ArgumentError`` or a
+    ``ModuleNotFoundError`` from deep inside SQLAlchemy. The URL itself is not repeated: it may
+    hold a password.
+    """
+    example = (
+        "e.g. postgresql+psycopg://user:password@host:5432/awai, or leave it unset for the"
+        " SQLite file in the data folder"
+    )
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ValueError(f"AWAI_DATABASE_URL is not a database URL ({example})") from None
+    try:
+        dialect = parsed.get_dialect()
+    except NoSuchModuleError:
+        raise ValueError(
+            f"AWAI_DATABASE_URL names the database kind {parsed.drivername!r}, which SQLAlchemy"
+            f" does not know ({example})"
+        ) from None
+    try:
+        dialect.import_dbapi()
+    except ImportError as error:
+        raise ValueError(
+            f"AWAI_DATABASE_URL needs the Python driver {error.name or parsed.drivername!r} for"
+            f" {parsed.drivername}, which is not installed: install it, or use a driver that is"
+            f" ({example})"
+        ) from None
+
+
 def make_engine(url: str) -> Engine:
     """An engine with SQLite tuned for several threads: WAL, a busy timeout, foreign keys on.
 
@@ -175,6 +208,7 @@ def make_engine(url: str) -> Engine:
     ``begin`` event decides how each transaction starts: ``BEGIN IMMEDIATE`` by default, plain
     ``BEGIN`` for connections opened with the ``sqlite_begin="DEFERRED"`` execution option.
     """
+    check_database_url(url)
     is_sqlite = url.startswith("sqlite")
     engine = create_engine(
         url,
@@ -250,6 +284,14 @@ class Database:
                 if not self.is_sqlite:
                     _take_write_lock(session)
                 yield session
+        except DBAPIError as error:
+            if _disk_full(error):  # the error callers know, whichever database said it
+                raise OSError(
+                    errno.ENOSPC,
+                    "No space left on device",
+                    self.engine.url.render_as_string(hide_password=True),
+                ) from error
+            raise
         finally:
             self._writing.active = False
             self._writer.release()
@@ -291,6 +333,14 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _disk_full(error: DBAPIError) -> bool:
+    """SQLite's ``SQLITE_FULL`` (13) or PostgreSQL's ``disk_full`` (SQLSTATE 53100)."""
+    return (
+        getattr(error.orig, "sqlite_errorcode", None) == 13
+        or getattr(error.orig, "sqlstate", None) == "53100"
+    )
 
 
 def _take_write_lock(session: Session) -> None:

@@ -12,13 +12,15 @@ differs, since every operation here is a plain Chroma call.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import re
 import shutil
 import sqlite3
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,15 +33,23 @@ log = logging.getLogger(__name__)
 PAGE = 5000
 WRITE_BATCH = 1000
 _UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
+_DOTS = re.compile(r"\.{2,}")
+# Below this much free space, a failed embedded Chroma write is taken for a full disk: Chroma
+# reports a failed segment write ("Error in compaction") without saying why.
+LOW_SPACE_BYTES = 1 << 20
 
 
 def collection_name(channel_key: str) -> str:
-    """A valid, unique Chroma collection name for a channel key (3–512 chars of [a-zA-Z0-9._-]).
+    """A valid, unique Chroma collection name for any channel key.
 
-    A readable slug of the key plus a hash of the whole key: two keys that slug alike still differ.
+    Chroma accepts 3–512 characters of ``[a-zA-Z0-9._-]``, starting and ending with a letter or
+    digit, without ``..``. The name is a readable slug of the key plus a hash of the whole key, so
+    two keys that slug alike still differ. Names are stored with their channel and must not change
+    for a key: runs of dots became one only when that rule was added, which changed no name that
+    Chroma had accepted. Keys that are not valid UTF-8 (lone surrogates) hash their code points.
     """
-    digest = hashlib.sha256(channel_key.encode("utf-8")).hexdigest()[:16]
-    slug = _UNSAFE.sub("-", channel_key).strip("-._")[:60].strip("-._")
+    digest = hashlib.sha256(channel_key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    slug = _DOTS.sub(".", _UNSAFE.sub("-", channel_key)).strip("-._")[:60].strip("-._")
     return f"awai-{slug}-{digest}" if slug else f"awai-{digest}"
 
 
@@ -115,8 +125,21 @@ class ChromaVectors:
             name=name, metadata=metadata, embedding_function=None
         )
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Chroma's own disk-full errors become ``OSError(ENOSPC)``, the error callers know."""
+        try:
+            yield
+        except Exception as error:
+            if _disk_full(error, self.path):
+                raise OSError(
+                    errno.ENOSPC, "No space left on device", str(self.path or "the Chroma server")
+                ) from error
+            raise
+
     def create(self, name: str, channel_key: str) -> None:
-        self._collection(name, channel_key)
+        with self._writing():
+            self._collection(name, channel_key)
 
     def upsert(
         self,
@@ -132,14 +155,16 @@ class ChromaVectors:
             batches(metadatas, WRITE_BATCH),
             strict=True,
         ):
-            collection.upsert(
-                ids=list(part_ids), embeddings=part_vectors, metadatas=list(part_metadatas)
-            )
+            with self._writing():
+                collection.upsert(
+                    ids=list(part_ids), embeddings=part_vectors, metadatas=list(part_metadatas)
+                )
 
     def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
         ids = list(message_ids)
         if ids:
-            self._collection(name).delete(where={"message_id": {"$in": ids}})
+            with self._writing():
+                self._collection(name).delete(where={"message_id": {"$in": ids}})
 
     def delete_thoughts_from(self, name: str, message_id: str, first_index: int) -> None:
         """Remove a message's vectors for thoughts ``first_index`` and later (an edit shrank it)."""
@@ -234,3 +259,16 @@ def _ensure_database(admin_settings: object, database: str) -> None:
                 admin.get_database(database)
             except NotFoundError:
                 raise error from None
+
+
+def _disk_full(error: Exception, path: Path | None) -> bool:
+    """Whether a failed Chroma write failed for want of disk space."""
+    said = str(error)
+    if "disk is full" in said or "No space left" in said:
+        return True
+    if path is None:
+        return False
+    try:
+        return shutil.disk_usage(path).free < LOW_SPACE_BYTES
+    except OSError:
+        return False
