@@ -13,11 +13,10 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from rich.console import Console
-
 from awai_engine.errors import AwaiError
 from awai_engine.settings import load_settings
 from bots.terminal.commands import COMMANDS
+from bots.terminal.say import fail, warn
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,16 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    errors = Console(stderr=True)
     try:
         overrides = {"data_dir": args.data_dir} if args.data_dir else {}
         settings = load_settings(**overrides)
         return int(args.run(args, settings) or 0)
     except AwaiError as error:
-        errors.print(f"[red]awai:[/red] {error}", highlight=False, markup=True)
+        fail(str(error))
         return 2
     except KeyboardInterrupt:
-        errors.print("[yellow]awai: interrupted[/yellow]")
+        warn("awai: interrupted")
         return 130
 
 

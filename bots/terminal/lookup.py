@@ -7,7 +7,7 @@ display name or id; a name two speakers share is refused with their ids, never g
 from __future__ import annotations
 
 from bots.runtime import Runtime
-from bots.terminal.commands.common import stderr
+from bots.terminal.say import fail
 from bots.terminal.transcript import channel_key
 
 
@@ -18,9 +18,7 @@ def find_channel(runtime: Runtime, name: str) -> str | None:
     if key in known:
         return key
     listed = ", ".join(known) or "none yet"
-    stderr.print(
-        f"[red]awai: no channel {key!r} is stored (known: {listed}).[/red]", soft_wrap=True
-    )
+    fail(f"no channel {key!r} is stored (known: {listed}).")
     return None
 
 
@@ -36,17 +34,12 @@ def find_speaker(runtime: Runtime, channel: str, name: str, quiet: bool = False)
     if len(matches) == 1:
         return matches[0]
     if matches:
-        stderr.print(
-            f"[red]awai: several speakers are called {name!r} in {channel}; give one id:"
-            f" {', '.join(matches)}.[/red]",
-            soft_wrap=True,
+        fail(
+            f"several speakers are called {name!r} in {channel}; give one id: {', '.join(matches)}."
         )
         return None
     if quiet:
         return None
     listed = ", ".join(sorted(speakers.values())) or "nobody yet"
-    stderr.print(
-        f"[red]awai: nobody called {name!r} speaks in {channel} (speakers: {listed}).[/red]",
-        soft_wrap=True,
-    )
+    fail(f"nobody called {name!r} speaks in {channel} (speakers: {listed}).")
     return None

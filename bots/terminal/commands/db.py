@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
 from sqlalchemy import make_url
 
 from awai_engine.settings import Settings
+from bots.terminal.say import plain_console
 from storage import migrations
-from storage.sql import make_engine
+from storage.sql import check_database_url, make_engine
 from storage.store import StorageError
 
 
@@ -31,10 +31,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     url = settings.resolved_database_url()
+    try:
+        check_database_url(url)
+    except ValueError as error:
+        raise StorageError(f"Cannot use the database: {error}.") from None
     shown = make_url(url).render_as_string(hide_password=True)
     if settings.database_url is None:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-    console = Console(highlight=False, soft_wrap=True)
+    console = plain_console()
     engine = make_engine(url)
     try:
         if args.action == "current":

@@ -12,6 +12,7 @@ from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest
 from bots.terminal.render import reading_json, render_reading
+from bots.terminal.say import styled
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +30,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     sample = SAMPLES[args.lang]
     runtime = open_runtime(settings_for(sample, settings))
     try:
-        transcript = load_and_ingest(runtime, sample.path, sample.channel, quiet=args.json)
+        transcript = load_and_ingest(
+            runtime, sample.path, sample.channel, quiet=args.json
+        ).transcript
         reading = runtime.engine.read(
             transcript.channel, args.message or sample.featured_message, Scopes.everything()
         )
@@ -37,7 +40,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             print(reading_json(reading))
         else:
             console = Console()
-            console.print(f"[dim]{sample.description} ({runtime.engine.embedder.model_name})[/dim]")
+            console.print(
+                styled(f"{sample.description} ({runtime.engine.embedder.model_name})", "dim")
+            )
             render_reading(reading, console, details=args.details)
     finally:
         runtime.close()

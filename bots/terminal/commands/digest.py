@@ -13,8 +13,8 @@ from pathlib import Path
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
-from bots.terminal.commands.common import stderr
 from bots.terminal.lookup import find_channel
+from bots.terminal.say import fail
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        stderr.print(f"[red]awai: cannot write to {args.out}: {error.strerror or error}[/red]")
+        fail(f"cannot write to {args.out}: {error.strerror or error}")
         return 2
     runtime = open_runtime(settings)
     try:

@@ -14,7 +14,7 @@ import discord
 from awai_engine.settings import Settings
 from bots.discord.bot import PORTAL_HINT, serve, sync_once
 from bots.runtime import open_runtime
-from bots.terminal.commands.common import stderr
+from bots.terminal.say import fail
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,13 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.guild is not None and not args.sync:
-        stderr.print("[red]awai: --guild goes with --sync.[/red]")
+        fail("--guild goes with --sync.")
         return 2
     if settings.discord.token is None:
-        stderr.print(
-            "[red]awai: set AWAI_DISCORD__TOKEN to the bot token (Developer Portal → your"
-            " application → Bot → Reset Token); see manifest/discord.md.[/red]",
-            highlight=False,
+        fail(
+            "set AWAI_DISCORD__TOKEN to the bot token (Developer Portal → your"
+            " application → Bot → Reset Token); see manifest/discord.md."
         )
         return 2
     token = settings.discord.token.get_secret_value()
@@ -57,10 +56,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         asyncio.run(serve(runtime, token))
         return 0
     except discord.LoginFailure:
-        stderr.print("[red]awai: Discord refused the token in AWAI_DISCORD__TOKEN.[/red]")
+        fail("Discord refused the token in AWAI_DISCORD__TOKEN.")
         return 2
     except discord.PrivilegedIntentsRequired:
-        stderr.print(f"[red]awai: {PORTAL_HINT}[/red]", highlight=False)
+        fail(PORTAL_HINT)
         return 2
     finally:
         runtime.close()

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from awai_engine.reconcile import ChannelReport, ReconcileReport, audit, reconcile
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
+from bots.terminal.say import plain_console, styled
 from bots.terminal.transcript import channel_key
 from storage.store import AwaiStore
 
@@ -41,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     channels = [channel_key(name) for name in args.channel] if args.channel else None
-    console = Console()
+    console = plain_console()
     if not args.repair:
         store = AwaiStore.open(settings)  # no embedding model needed just to look
         try:
@@ -50,7 +51,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             store.close()
         console.print(report_table(found, "What awai doctor found"))
         if not found.clean:
-            console.print("Run [bold]awai doctor --repair[/bold] to repair it.")
+            console.print(
+                Text.assemble("Run ", styled("awai doctor --repair", "bold"), " to repair it.")
+            )
         return 0 if found.clean else 1
     runtime = open_runtime(settings, repair=False)
     try:
@@ -86,9 +89,9 @@ def report_table(report: ReconcileReport, title: str) -> Table:
     return table
 
 
-def _state(channel: ChannelReport) -> str:
+def _state(channel: ChannelReport) -> Text:
     if channel.not_repaired_because:
-        return f"[red]not repaired: {channel.not_repaired_because}[/red]"
+        return styled(f"not repaired: {channel.not_repaired_because}", "red")
     if not channel.problems:
-        return "[green]ok[/green]"
-    return "[green]repaired[/green]" if channel.repaired else "[yellow]needs repair[/yellow]"
+        return styled("ok", "green")
+    return styled("repaired", "green") if channel.repaired else styled("needs repair", "yellow")

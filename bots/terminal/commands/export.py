@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from awai_engine.settings import Settings
-from bots.terminal.commands.common import stderr
+from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import channel_key, transcript_line
 from storage.store import AwaiStore, StorageError
 
@@ -38,16 +38,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         count, size = write_export(store, channel, args.out)
     finally:
         store.close()
-    stderr.print(
-        f"{channel}: {count} messages written to {args.out}", highlight=False, soft_wrap=True
-    )
+    stderr.print(f"{channel}: {count} messages written to {args.out}")
     limit = settings.limits.max_transcript_bytes
     if size > limit:
-        stderr.print(
-            f"[yellow]{args.out} is {size:,} bytes, over the {limit:,} that import accepts: raise"
-            " AWAI_LIMITS__MAX_TRANSCRIPT_BYTES where you import it.[/yellow]",
-            highlight=False,
-            soft_wrap=True,
+        warn(
+            f"{args.out} is {size:,} bytes, over the {limit:,} that import accepts: raise"
+            " AWAI_LIMITS__MAX_TRANSCRIPT_BYTES where you import it."
         )
     return 0
 

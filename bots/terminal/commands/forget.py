@@ -12,8 +12,8 @@ import sys
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
-from bots.terminal.commands.common import stderr
 from bots.terminal.lookup import find_channel, find_speaker
+from bots.terminal.say import fail, stderr
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _confirmed(speaker: str, channel: str) -> bool:
     if not sys.stdin.isatty():
-        stderr.print("[red]awai: forgetting cannot be undone; add --yes to confirm.[/red]")
+        fail("forgetting cannot be undone; add --yes to confirm.")
         return False
     answer = input(f"Remove everything {speaker} said in {channel}? This cannot be undone [y/N] ")
     return answer.strip().lower() in {"y", "yes"}

@@ -12,12 +12,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.progress import Progress
-
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
-from bots.terminal.commands.common import report_problems, stderr
-from bots.terminal.transcript import read_transcript
+from bots.terminal.commands.common import read_reporting, stderr, store_transcript
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,25 +27,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    transcript = read_transcript(args.file, args.channel, settings.limits.max_transcript_bytes)
-    for problem in transcript.problems:
-        stderr.print(f"[yellow]{args.file}: {problem}[/yellow]", highlight=False, soft_wrap=True)
+    # Read first: a file that cannot be imported fails before the model loads.
+    transcript = read_reporting(args.file, args.channel, settings.limits.max_transcript_bytes)
     runtime = open_runtime(settings)
     try:
-        with Progress(console=stderr, transient=True) as progress:
-            task = progress.add_task("Importing", total=len(transcript.utterances))
-            report = runtime.engine.ingest(
-                transcript.utterances, progress=lambda n: progress.advance(task, n)
-            )
+        done = store_transcript(runtime, transcript, verb="Importing")
     finally:
         runtime.close()
-    report_problems(report)
+    report = done.report
     stderr.print(
-        f"{transcript.channel}: {report.added} added, {report.edited} replaced,"
+        f"{done.transcript.channel}: {report.added} added, {report.edited} replaced,"
         f" {report.unchanged} already there, {report.refused_deleted + len(report.problems)}"
-        f" refused, {len(transcript.problems)} unreadable line(s)",
-        highlight=False,
-        soft_wrap=True,
+        f" refused, {len(done.transcript.problems)} unreadable line(s)"
     )
-    refused = report.refused_deleted + len(report.problems) + len(transcript.problems)
-    return 1 if refused else 0
+    return done.exit_code

@@ -1,4 +1,8 @@
-"""``awai ingest FILE --channel NAME``: store a transcript (idempotent)."""
+"""``awai ingest FILE --channel NAME``: store a transcript (idempotent).
+
+Exits 1 when any line or message was refused (each is told with its line number or id; the rest
+is stored), 0 when everything was stored.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     runtime = open_runtime(settings)
     try:
-        transcript = load_and_ingest(runtime, args.file, args.channel or args.file.stem)
+        done = load_and_ingest(runtime, args.file, args.channel or args.file.stem)
     finally:
         runtime.close()
-    return 1 if transcript.problems else 0
+    return done.exit_code

@@ -14,6 +14,7 @@ from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest, stderr
 from bots.terminal.render import reading_json, render_reading
+from bots.terminal.say import fail
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,13 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.all and not args.json:
-        stderr.print("[red]awai: --all prints JSON lines; add --json.[/red]")
+        fail("--all prints JSON lines; add --json.")
         return 2
     runtime = open_runtime(settings)
     try:
         transcript = load_and_ingest(
             runtime, args.file, args.channel or args.file.stem, quiet=args.json
-        )
+        ).transcript
         engine = runtime.engine
         if args.message:
             reading = engine.read(transcript.channel, args.message, Scopes.everything())

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
+from rich.text import Text
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
+from bots.terminal.say import plain_console, styled
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,12 +39,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             reports = runtime.schemas.recluster_all(only_pending=not args.force)
     finally:
         runtime.close()
-    console = Console(highlight=False, soft_wrap=True)
+    console = plain_console()
     if not reports:
         console.print("No channel has new thoughts since its last re-clustering.")
     for report in reports:
         if report.error:
-            console.print(f"{report.channel}: [red]failed: {report.error}[/red]")
+            console.print(
+                Text.assemble(f"{report.channel}: ", styled(f"failed: {report.error}", "red"))
+            )
         elif report.skipped:
             console.print(f"{report.channel}: nothing new since the last re-clustering.")
         else:

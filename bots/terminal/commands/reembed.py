@@ -14,7 +14,7 @@ from rich.progress import Progress
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
-from bots.terminal.commands.common import stderr
+from bots.terminal.say import fail, stderr
 from bots.terminal.transcript import channel_key
 
 
@@ -34,10 +34,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         info = store.channel_info(channel)
         if info is None:
             known = ", ".join(store.channels()) or "none yet"
-            stderr.print(
-                f"[red]awai: no channel {channel!r} is stored (known: {known}).[/red]",
-                soft_wrap=True,
-            )
+            fail(f"no channel {channel!r} is stored (known: {known}).")
             return 2
         if (info.embedding_model, info.dimension) == (embedder.model_name, embedder.dimension):
             stderr.print(

@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
-from bots.terminal.commands.common import stderr
 from bots.terminal.lookup import find_channel, find_speaker
+from bots.terminal.say import fail, plain_console, styled
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,14 +46,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         try:
             found = runtime.schemas.schemas(channel, speaker, before_message=args.as_of)
         except LookupError as error:
-            stderr.print(f"[red]awai: {error}[/red]", soft_wrap=True)
+            fail(str(error))
             return 2
     finally:
         runtime.close()
     if args.json:
         print(json.dumps([item.model_dump() for item in found], ensure_ascii=False, indent=2))
         return 0
-    console = Console()
+    console = plain_console()
     where = f"before message {args.as_of}" if args.as_of else "now"
     if not found:
         console.print(f"No thoughts {where} in {channel}.")
@@ -79,5 +79,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if item.schemas:
             console.print(table)
         else:
-            console.print(f"[bold]{item.speaker_name}[/bold]: no schema {where} ({origin}).")
+            console.print(
+                Text.assemble(styled(item.speaker_name, "bold"), f": no schema {where} ({origin}).")
+            )
     return 0

@@ -23,7 +23,7 @@ from bots.slack.app import SlackBot, build_bot, check_startup
 from bots.slack.clients import web_client
 from bots.slack.http_server import EVENTS_PATH, SlackHttpServer
 from bots.slack.schedule import schedule_digests
-from bots.terminal.commands.common import stderr
+from bots.terminal.say import fail, stderr
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         finally:
             runtime.close()
     except (BoltError, SlackApiError, SlackClientError, OSError) as error:
-        stderr.print(f"[red]awai slack: {error}[/red]", highlight=False)
+        fail(f"slack: {error}")
         return 2
     return 0
 
