@@ -54,6 +54,8 @@ class ChannelNameError(AwaiError, ValueError):
 # Ids, not amounts, are what a transcript's integers are: more digits than this is a mistake (and
 # Python refuses to read integers past 4,300 digits anyway). Snowflake ids have 19.
 MAX_INTEGER_DIGITS = 100
+# The width of the channel key column in the database.
+MAX_CHANNEL_KEY = 512
 
 
 def channel_key(name: str) -> str:
@@ -63,7 +65,13 @@ def channel_key(name: str) -> str:
     problem = text_problem("channel", name)
     if problem:
         raise ChannelNameError(f"The channel name {name!r} is not valid text: {problem}.")
-    return name if name.count(":") >= 2 else f"terminal:local:{name}"
+    key = name if name.count(":") >= 2 else f"terminal:local:{name}"
+    if len(key) > MAX_CHANNEL_KEY:
+        raise ChannelNameError(
+            f"The channel key is {len(key):,} characters; at most {MAX_CHANNEL_KEY} fit: give a"
+            " shorter --channel."
+        )
+    return key
 
 
 def parse_ts(value: object) -> float:

@@ -1,0 +1,285 @@
+"""Bad input through the `awai` command, as a new user would give it: every case gets a clear
+message naming what is wrong and where, a non-zero exit status, and leaves what was already stored
+exactly as it was (`awai export` gives the same bytes before and after)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from awai_engine.settings import Settings
+from bots.terminal.cli import main
+from storage.store import AwaiStore
+
+GOOD = [
+    {"id": "k1", "speaker": "Ann", "text": "The battery drains overnight.", "ts": 1772442000},
+    {"id": "k2", "speaker": "Bo", "text": "Since the last update?", "ts": 1772442060},
+    {"id": "k3", "speaker": "Ann", "text": "Yes, since Tuesday.", "ts": 1772442120},
+]
+
+
+class Awai:
+    """Runs `awai` in one data folder and captures what it says."""
+
+    def __init__(self, data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.data = data
+        self.capsys = capsys
+        self.exports = 0
+
+    def __call__(self, *argv: str) -> tuple[int, str]:
+        code = main(["--data-dir", str(self.data), *argv])
+        captured = self.capsys.readouterr()
+        said = " ".join((captured.err + captured.out).split())
+        assert "Traceback" not in said
+        return code, said
+
+    def export(self, channel: str) -> bytes:
+        self.exports += 1
+        out = self.data.parent / f"export-{self.exports}.jsonl"
+        code, said = self("export", "--out", str(out), "--", channel)
+        assert code == 0, said
+        return out.read_bytes()
+
+    def channels(self) -> list[str]:
+        store = AwaiStore.open(Settings(data_dir=self.data, _env_file=None))  # type: ignore[call-arg]
+        try:
+            return store.channels()
+        finally:
+            store.close()
+
+
+def write(path: Path, lines: list[object]) -> Path:
+    """Each item a line: bytes as they are, str as its UTF-8, anything else as compact JSON."""
+    with path.open("wb") as handle:
+        for line in lines:
+            if isinstance(line, bytes):
+                handle.write(line)
+            elif isinstance(line, str):
+                handle.write(line.encode("utf-8", "surrogatepass"))
+            else:
+                handle.write(json.dumps(line, ensure_ascii=False).encode("utf-8"))
+            handle.write(b"\n")
+    return path
+
+
+@pytest.fixture
+def awai(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Awai:
+    """A data folder that already holds the channel `kept`."""
+    runner = Awai(tmp_path / "data", capsys)
+    code, said = runner("ingest", str(write(tmp_path / "kept.jsonl", GOOD)))
+    assert code == 0, said
+    return runner
+
+
+def good(message_id: str, ts: int) -> dict[str, object]:
+    return {"id": message_id, "speaker": "Cy", "text": f"Good line {message_id}.", "ts": ts}
+
+
+# Each bad line, what the message about it must say, between good lines.
+BAD_LINES: list[tuple[object, str]] = [
+    ('{"id": "s1", "speaker": "Bo", "text": "cut \\ud83d in half"}', "lone surrogate \\ud83d"),
+    ('{"id": "s2", "speaker": "\\udc00Bo", "text": "speaker cut"}', "'speaker' holds half of a"),
+    ('{"id": "n1", "speaker": "Bo", "text": "x", "ts": NaN}', "NaN is not a JSON value"),
+    ('{"id": "n2", "speaker": "Bo", "text": "x", "ts": Infinity}', "Infinity is not a JSON value"),
+    ('{"id": "n3", "speaker": "Bo", "text": "x", "ts": 1e400}', "too large to be a number"),
+    (
+        '{"id": "d1", "speaker": "Bo", "text": ' + "[" * 50_000 + "]" * 50_000 + "}",
+        "nested too deep",
+    ),
+    ('{"id": ' + "7" * 5000 + ', "speaker": "Bo", "text": "x"}', "5,000 digits is too long"),
+    (
+        {"id": "y1", "speaker": "Bo", "text": "x", "ts": "9999-12-31T00:00:00+00:00"},
+        "'ts' '9999-12-31T00:00:00+00:00' is not a time between 1970-01-01 and 2100-01-01",
+    ),
+    ({"id": "y2", "speaker": "Bo", "text": "x", "ts": 1e18}, "'ts' 1e+18 is not a time"),
+    ({"id": "y3", "speaker": "Bo", "text": "x", "ts": 1772442000123}, "looks like milliseconds"),
+    ({"id": 7.5, "speaker": "Bo", "text": "x"}, "'id' must be a string, not a number (7.5)"),
+    ({"id": True, "speaker": "Bo", "text": "x"}, "'id' must be a string, not true/false"),
+    ({"speaker": "Bo", "text": "x"}, "missing 'id'"),
+    ({"id": "t1", "speaker": "Bo", "text": 12}, "'text' must be a string, not a number (12)"),
+    ({"id": "t2", "speaker": "Bo", "text": "x", "thread": True}, "'thread' must be the id"),
+    ('{"id": "j1", "speaker": ', "not valid JSON"),
+    (b'{"id": "u1", "speaker": "Bo", "text": "\xff"}', "not UTF-8 text (byte 40 is 0xff)"),
+    (["a", "list"], "a line must be a JSON object, not a list"),
+]
+
+
+def test_every_kind_of_bad_line_between_good_lines_is_told_by_number_and_costs_only_itself(
+    awai: Awai, tmp_path: Path
+) -> None:
+    lines: list[object] = []
+    expected: dict[int, str] = {}
+    good_ids = []
+    for index, (bad, words) in enumerate(BAD_LINES):
+        lines.append(good(f"g{index}", 1772443000 + index))
+        good_ids.append(f"g{index}")
+        lines.append(bad)
+        expected[len(lines)] = words
+    lines.append(good("g-last", 1772449000))
+    good_ids.append("g-last")
+    big = {"id": "big", "speaker": "Bo", "text": "x" * 1_000_001, "ts": 1772449001}
+    lines.append(big)  # a 1 MB message: over AWAI_LIMITS__MAX_MESSAGE_CHARS
+    lines.append({"id": "markup", "speaker": "[/red]Dee", "text": "[bold]x[/bold] [/red]"})
+    good_ids.append("markup")
+    (tmp_path / "[bold]mixed[").mkdir()  # the path reads "…/[bold]mixed[/red].jsonl"
+    path = write(tmp_path / "[bold]mixed[" / "red].jsonl", lines)
+    before = awai.export("kept")
+
+    code, said = awai("ingest", str(path), "--channel", "mixed")
+
+    assert code == 1
+    told = {
+        int(part.split(":", 1)[0]): part.split(":", 1)[1]
+        for part in said.split(f"{path}: line ")[1:]
+    }
+    assert told.keys() == expected.keys()
+    for number, words in expected.items():
+        assert words in told[number], (number, words, told[number])
+    assert "message big: the message has 1,000,001 characters; the limit is 100,000" in said
+    assert "AWAI_LIMITS__MAX_MESSAGE_CHARS" in said
+    assert f"{len(good_ids)} added" in said and f"{len(expected) + 1} refused" in said
+    exported = [json.loads(line) for line in awai.export("mixed").splitlines()]
+    assert [record["id"] for record in exported] == good_ids
+    assert exported[-1]["speaker"] == "[/red]Dee"
+    assert exported[-1]["text"] == "[bold]x[/bold] [/red]"
+    assert awai.export("kept") == before
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"", "is empty: there is no message to read."),
+        (b"\n  \n\n", "is empty: there is no message to read (only blank lines)."),
+        (
+            json.dumps([GOOD[0], GOOD[1]]).encode() + b"\n",
+            "is a JSON array; AWAI reads JSON Lines, one JSON object per line",
+        ),
+        (
+            b"[\n"
+            + json.dumps(GOOD[0]).encode()
+            + b",\n"
+            + json.dumps(GOOD[1]).encode()
+            + b"\n]\n",
+            "is a JSON array; AWAI reads JSON Lines",
+        ),
+    ],
+    ids=["empty", "blank-lines", "json-array", "json-array-pretty"],
+)
+@pytest.mark.parametrize("command", ["ingest", "import"])
+def test_a_file_that_is_not_a_transcript_is_one_message_and_stores_nothing(
+    awai: Awai, tmp_path: Path, content: bytes, words: str, command: str
+) -> None:
+    path = tmp_path / "whole.jsonl"
+    path.write_bytes(content)
+    before = awai.export("kept")
+
+    code, said = awai(command, str(path), "--channel", "whole")
+
+    assert code == 2
+    assert said.count("awai:") == 1 and f"{path} {words}" in said
+    assert awai.channels() == ["terminal:local:kept"]  # no empty channel left behind
+    assert awai.export("kept") == before
+
+
+@pytest.mark.parametrize("command", ["ingest", "import", "read"])
+def test_a_folder_given_as_a_transcript_is_named_as_a_folder(
+    awai: Awai, tmp_path: Path, command: str
+) -> None:
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    extra = ["--message", "k1"] if command == "read" else []
+    before = awai.export("kept")
+
+    code, said = awai(command, str(folder), "--channel", "kept", *extra)
+
+    assert code == 2
+    assert f"{folder} is a folder; give one transcript file" in said
+    assert awai.export("kept") == before
+
+
+def test_a_transcript_over_the_size_limit_is_refused_with_the_setting_named(
+    awai: Awai, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "large.jsonl", GOOD)
+    monkeypatch.setenv("AWAI_LIMITS__MAX_TRANSCRIPT_BYTES", "100")
+    code, said = awai("ingest", str(path))
+    assert code == 2
+    assert f"{path} is {path.stat().st_size:,} bytes; the limit is 100" in said
+    assert "AWAI_LIMITS__MAX_TRANSCRIPT_BYTES" in said
+
+
+def test_a_message_dated_in_the_far_future_is_refused_at_ingest_and_the_rest_reads(
+    awai: Awai, tmp_path: Path
+) -> None:
+    path = write(
+        tmp_path / "dates.jsonl",
+        [*GOOD[:2], {"id": "far", "speaker": "Bo", "text": "Later.", "ts": 1e18}, GOOD[2]],
+    )
+    code, said = awai("read", str(path), "--message", "k3")
+    assert code == 0
+    assert "line 3: 'ts' 1e+18 is not a time between 1970-01-01 and 2100-01-01 UTC" in said
+    code, said = awai("read", str(path), "--message", "far")
+    assert code == 2 and "No message 'far' is stored" in said
+
+
+@pytest.mark.parametrize("channel", ["a..b", "..", "x", "ünïcødé  chännel", "-._-", "a" * 400])
+def test_any_channel_name_a_user_types_is_stored_and_read_back(
+    awai: Awai, tmp_path: Path, channel: str
+) -> None:
+    path = write(tmp_path / "chat.jsonl", GOOD)
+    code, said = awai("ingest", str(path), f"--channel={channel}")
+    assert code == 0, said
+    assert awai.export(channel) == awai.export("kept")
+
+
+def test_a_channel_name_that_is_not_text_is_refused(awai: Awai, tmp_path: Path) -> None:
+    path = write(tmp_path / "chat.jsonl", GOOD)
+    # What Python makes of a command-line argument that is not valid UTF-8 (surrogateescape).
+    code, said = awai("ingest", str(path), "--channel", "bad\udcff")
+    assert code == 2
+    assert "The channel name 'bad\\udcff' is not valid text" in said
+    code, said = awai("ingest", str(path), "--channel", "  ")
+    assert code == 2 and "The channel name is empty" in said
+    code, said = awai("ingest", str(path), "--channel", "a" * 600)
+    assert code == 2 and "The channel key is 615 characters; at most 512 fit" in said
+
+
+def test_names_with_rich_markup_are_printed_as_typed(awai: Awai) -> None:
+    code, said = awai("schemas", "kept", "--speaker", "[/red]")
+    assert code == 2
+    assert "nobody called '[/red]' speaks in terminal:local:kept (speakers: Ann, Bo)" in said
+    code, said = awai("export", "[/bold]nope", "--out", "x.jsonl")
+    assert code == 2 and "No channel 'terminal:local:[/bold]nope' is stored" in said
+
+
+def test_a_chroma_url_that_is_not_one_is_named_with_its_expected_form(
+    awai: Awai, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = awai.export("kept")
+    monkeypatch.setenv("AWAI_CHROMA_URL", "garbage")
+    code, said = awai("doctor")
+    assert code == 2
+    assert "AWAI_CHROMA_URL: " in said and "is not http(s)://host[:port][/database]" in said
+    monkeypatch.delenv("AWAI_CHROMA_URL")
+    assert awai.export("kept") == before
+
+
+@pytest.mark.parametrize(
+    ("url", "command", "words"),
+    [
+        ("garbage", "db current", "AWAI_DATABASE_URL is not a database URL (e.g. postgresql+"),
+        ("garbage", "doctor", "AWAI_DATABASE_URL is not a database URL (e.g. postgresql+"),
+        ("nosuchdb://h/x", "db upgrade", "the database kind 'nosuchdb', which SQLAlchemy does not"),
+        ("mysql://u:secret@localhost/awai", "doctor", "needs the Python driver 'MySQLdb' for"),
+        ("mysql://u:secret@localhost/awai", "db current", "needs the Python driver 'MySQLdb'"),
+    ],
+)
+def test_a_database_url_that_cannot_work_is_named_without_its_password(
+    awai: Awai, monkeypatch: pytest.MonkeyPatch, url: str, command: str, words: str
+) -> None:
+    monkeypatch.setenv("AWAI_DATABASE_URL", url)
+    code, said = awai(*command.split())
+    assert code == 2
+    assert words in said and "secret" not in said
