@@ -9,6 +9,7 @@ in one transaction before the vectors go, so a crash in between leaves only orph
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from storage.sql import (
     UtteranceVersionRow,
 )
 from storage.vectors import ChromaVectors, vector_id, vector_metadata
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -74,10 +77,43 @@ class Writes:
                     ids.append(vector_id(message_id, thought.index))
                     vectors.append(vector)
                     metadatas.append(vector_metadata(message_id, thought.index, speaker_id))
-            self.vectors.delete_messages(plan.collection, plan.replaced)
-            self.vectors.upsert(plan.collection, ids, np.vstack(vectors), metadatas)
+            try:
+                self.vectors.delete_messages(plan.collection, plan.replaced)
+                self.vectors.upsert(plan.collection, ids, np.vstack(vectors), metadatas)
+            except Exception:
+                replaced = set(plan.replaced)
+                self._drop_unfinished_new(
+                    channel,
+                    [
+                        i.utterance.message_id
+                        for i in plan.written
+                        if i.utterance.message_id not in replaced
+                    ],
+                )
+                raise
             prior = self._mark_synced(channel, [item.utterance.message_id for item in plan.written])
             self.read_model.append_written(channel, plan.written, bool(plan.replaced), prior)
+
+    def _drop_unfinished_new(self, channel: str, message_ids: Sequence[str]) -> None:
+        """After step 2 failed: the new rows of step 1 go, so a message Chroma refused is not
+        half stored (the caller reports it as not stored). Edited rows stay for repair, as after
+        a crash; vectors already written are orphans that repair removes."""
+        if not message_ids:
+            return
+        try:
+            with self.db.session() as session:
+                channel_id = channel_row(self.db, session, channel).id
+                for batch in batches(message_ids):
+                    for row in session.scalars(
+                        select(UtteranceRow).where(
+                            UtteranceRow.channel_id == channel_id,
+                            UtteranceRow.message_id.in_(batch),
+                            UtteranceRow.synced.is_(False),
+                        )
+                    ):
+                        session.delete(row)
+        except Exception:
+            log.exception("unfinished rows of %s stay for repair", channel)
 
     def _write_rows(self, channel: str, items: Sequence[PreparedUtterance]) -> _WritePlan:
         """Step 1: rows written unsynced, in one transaction that also decides what to skip."""

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import errno
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+from sqlalchemy import event, text
 
-from awai_engine.engine import UnknownMessageError
+from awai_engine.embedding import Embedder
+from awai_engine.engine import OutOfSpaceError, UnknownMessageError
 from awai_engine.settings import Settings
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.terminal.transcript import read_transcript
 from storage.store import AwaiStore, StorageError
+from storage.vectors import ChromaVectors, collection_name
 from tests.factories import utterance
 
 CHANNEL = "terminal:local:test"
@@ -160,3 +169,168 @@ def test_a_data_directory_that_cannot_be_written_is_a_clear_error(tmp_path: Path
     settings = Settings(data_dir=blocker / "data", _env_file=None)  # type: ignore[call-arg]
     with pytest.raises(StorageError, match=r"not writable.*AWAI_DATA_DIR"):
         AwaiStore.open(settings)
+
+
+class FailingOn:
+    """The real embedder, except that a batch holding a text with ``marker`` fails, as a model
+    can fail on one input (what fails is the whole call, as with the real library)."""
+
+    def __init__(self, embedder: Embedder, marker: str) -> None:
+        self._embedder = embedder
+        self._marker = marker
+        self.model_name = embedder.model_name
+        self.dimension = embedder.dimension
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if any(self._marker in text for text in texts):
+            raise RuntimeError("the model failed on this input")
+        return self._embedder.encode(texts)
+
+
+def test_a_message_that_fails_embedding_costs_only_itself_and_the_rest_of_the_batch_is_stored(
+    runtime: Runtime,
+) -> None:
+    runtime.engine.embedder = FailingOn(runtime.engine.embedder, "POISON")  # type: ignore[assignment]
+    batch = [utterance(f"m{i}", f"Ordinary message {i}.") for i in range(1, 7)]
+    batch.insert(3, utterance("m35", "This one is POISON for the model."))
+    report = runtime.engine.ingest(batch)
+    assert report.added == 6
+    assert [(p.message_id, p.reason) for p in report.problems] == [
+        ("m35", "could not be stored (RuntimeError: the model failed on this input)")
+    ]
+    timeline = runtime.store.timeline(CHANNEL)
+    assert [m.message_id for m in timeline.messages] == [f"m{i}" for i in range(1, 7)]
+
+
+def test_a_message_that_fails_storage_costs_only_itself(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upsert = runtime.store.vectors.upsert
+
+    def refusing(name: str, ids: Sequence[str], vectors: np.ndarray, metadatas: list) -> None:
+        if any(vector.startswith("bad#") for vector in ids):
+            raise ValueError("Chroma refused a record")
+        upsert(name, ids, vectors, metadatas)
+
+    monkeypatch.setattr(runtime.store.vectors, "upsert", refusing)
+    report = runtime.engine.ingest(
+        [utterance("m1", "First."), utterance("bad", "Second.", ts=2), utterance("m3", "Third.")]
+    )
+    assert report.added == 2
+    assert [p.message_id for p in report.problems] == ["bad"]
+    assert "Chroma refused a record" in report.problems[0].reason
+    assert [m.message_id for m in runtime.store.timeline(CHANNEL).messages] == ["m1", "m3"]
+    assert [u.message_id for u in runtime.store.utterances(CHANNEL)] == ["m1", "m3"]
+
+
+def test_when_every_message_fails_the_store_is_at_fault_and_the_error_is_raised(
+    runtime: Runtime,
+) -> None:
+    runtime.engine.embedder = FailingOn(runtime.engine.embedder, "")  # type: ignore[assignment]
+    with pytest.raises(RuntimeError, match="the model failed"):
+        runtime.engine.ingest([utterance("m1", "One."), utterance("m2", "Two.")])
+
+
+def test_surrogates_and_impossible_times_are_refused_for_every_adapter(runtime: Runtime) -> None:
+    report = runtime.engine.ingest(
+        [
+            utterance("m1", "Fine."),
+            utterance("m2", "Half an emoji \ud83d."),
+            utterance("m3", "No time.", ts=float("nan")),
+            utterance("m4", "Far future.", ts=1e18),
+            utterance("m5", "Milliseconds.", ts=1772442000123),
+            utterance("m6", "Fine too.", ts=7),
+        ]
+    )
+    reasons = {p.message_id: p.reason for p in report.problems}
+    assert report.added == 2 and set(reasons) == {"m2", "m3", "m4", "m5"}
+    assert "lone surrogate \\ud83d at character 15" in reasons["m2"]
+    assert "'ts' is nan, not a time" in reasons["m3"]
+    assert "not a time between 1970-01-01 and 2100-01-01" in reasons["m4"]
+    assert "looks like milliseconds" in reasons["m5"]
+
+
+def _limit_sqlite_pages(runtime: Runtime, pages: int) -> None:
+    """Make the SQLite file full at ``pages`` pages: SQLite's own SQLITE_FULL, no mount needed."""
+    engine = runtime.store.db.engine
+    engine.dispose()  # every later connection gets the limit
+    event.listen(
+        engine,
+        "connect",
+        lambda connection, _record: connection.execute(f"PRAGMA max_page_count = {pages}"),
+    )
+
+
+def test_a_full_disk_stops_ingest_saying_so_and_keeps_what_was_stored(runtime: Runtime) -> None:
+    first = [utterance(f"m{i}", f"Stored before the disk filled, number {i}.") for i in range(1, 6)]
+    runtime.engine.ingest(first)
+    before = list(runtime.store.utterances(CHANNEL))
+    with runtime.store.db.read() as session:
+        pages = session.execute(text("PRAGMA page_count")).scalar_one()
+    _limit_sqlite_pages(runtime, pages)
+    more = [utterance(f"n{i}", "Long words " * 400 + str(i), ts=100 + i) for i in range(40)]
+
+    with pytest.raises(OutOfSpaceError, match=r"The disk is full \(No space left on device") as e:
+        runtime.engine.ingest(more)
+
+    assert "storing stopped after 0 new or edited message(s), which are kept" in str(e.value)
+    assert "run the same command again" in str(e.value)
+    assert list(runtime.store.utterances(CHANNEL)) == before
+    assert [m.message_id for m in runtime.store.timeline(CHANNEL).messages] == [
+        u.message_id for u in first
+    ]
+
+
+def test_chromas_disk_full_error_is_raised_as_enospc() -> None:
+    from chromadb.errors import InternalError
+
+    vectors = ChromaVectors(client=None)
+    # The words Chroma 1.5 said when its folder's disk filled up (seen on a 3 MB tmpfs).
+    said = "Query error: Database error: error returned from database: (code: 13) database or disk is full"
+    with pytest.raises(OSError) as raised, vectors._writing():
+        raise InternalError(said)
+    assert raised.value.errno == errno.ENOSPC
+    with pytest.raises(InternalError), vectors._writing():
+        raise InternalError("some other failure")
+
+
+# Chroma's rule for collection names (chromadb 1.5), as its own validation states it.
+CHROMA_NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
+CHANNEL_KEYS = st.one_of(
+    st.text(max_size=600),  # what a user types as --channel, lone surrogates included
+    st.builds(
+        lambda platform, a, b: f"{platform}:{a}:{b}",
+        st.sampled_from(["terminal", "slack", "discord"]),
+        st.text(st.characters(codec="utf-8"), max_size=40),
+        st.text(st.characters(codec="utf-8"), max_size=120),
+    ),
+    st.from_regex(r"[.\-_:a-z]{0,80}", fullmatch=True),  # dots, dashes, colons only
+)
+
+
+@hypothesis_settings(max_examples=400, deadline=None)
+@given(st.lists(CHANNEL_KEYS, min_size=1, max_size=4, unique=True))
+def test_every_channel_key_maps_to_a_distinct_valid_chroma_collection_name(keys: list[str]) -> None:
+    names = [collection_name(key) for key in keys]
+    for name in names:
+        assert CHROMA_NAME.fullmatch(name) and ".." not in name, name
+    assert len(set(names)) == len(names)
+    assert names == [collection_name(key) for key in keys]  # deterministic
+
+
+def test_collection_names_of_channels_stored_before_stay_the_same() -> None:
+    """Stored channels keep their collection: names Chroma accepted before must not move."""
+    assert collection_name("terminal:local:chat") == "awai-terminal-local-chat-d815bb1484686e28"
+    assert collection_name("slack:T123:C456") == "awai-slack-T123-C456-cd3e6993db4357b0"
+    assert collection_name("discord:111:222") == "awai-discord-111-222-b0e1b332b9c05d4f"
+    assert (
+        collection_name("terminal:local:ünï code") == "awai-terminal-local-n-code-6844745c3aa75ddb"
+    )
+
+
+def test_real_chroma_accepts_the_names_of_awkward_channel_keys(tmp_path: Path) -> None:
+    vectors = ChromaVectors.embedded(tmp_path / "chroma")
+    keys = ["terminal:local:a..b", "..", "", "-", "terminal:local:" + "x." * 300, "slack:T:\ud800"]
+    for key in keys:
+        vectors.create(collection_name(key), key.encode("utf-8", "replace").decode())
+        assert vectors.count(collection_name(key)) == 0
