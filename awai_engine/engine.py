@@ -153,7 +153,8 @@ class Engine:
                         raise
                     stored = IngestReport(**totals, problems=tuple(problems), notes=tuple(notes))
                     raise OutOfSpaceError(
-                        f"The disk is full ({full.strerror or full}): storing stopped after"
+                        f"The disk is full ({full.strerror or full}"
+                        f"{f': {full.filename}' if full.filename else ''}): storing stopped after"
                         f" {totals['added'] + totals['edited']} new or edited message(s), which"
                         " are kept. Free some space and run the same command again: what is"
                         " stored is not done twice.",
