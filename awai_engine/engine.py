@@ -57,7 +57,7 @@ class UnknownMessageError(AwaiError, LookupError):
     or the asker may not see it: the two are one answer, so a refusal reveals nothing."""
 
 
-class OutOfSpaceError(RuntimeError):
+class OutOfSpaceError(AwaiError, RuntimeError):
     """The disk filled up while storing: ingest stopped; what was stored before stays stored.
 
     ``report`` counts what this ingest stored before the disk was full.
