@@ -1,10 +1,11 @@
 """The background service: re-cluster channels with new thoughts, and post digests on schedules.
 
-APScheduler 3 with its jobs in the AWAI database (``SQLAlchemyJobStore`` on the store's own
-engine), so schedules survive restarts. A job store keeps jobs as pickled references, so a job
-function cannot carry the runtime or an adapter's callback: the jobs below are module-level
-functions that name a running :class:`SchedulerService` (and a digest poster) by string, and look
-it up in this process when they fire. Every job runs with ``max_instances=1`` and ``coalesce``:
+APScheduler 3 with its jobs in the AWAI database as data (:class:`storage.job_store.DataJobStore`:
+JSON rows, no pickles, and a row can only name one of the job kinds below), so schedules survive
+restarts and writing the database does not let anyone run code in the bot processes. A stored job
+cannot carry the runtime or an adapter's callback: the jobs below are module-level functions that
+name a running :class:`SchedulerService` (and a digest poster) by string, and look it up in this
+process when they fire. Every job runs with ``max_instances=1`` and ``coalesce``:
 never two re-clusterings at once, and runs missed while stopped collapse into one.
 
 Several bot processes share the job store, and each one's scheduler may fire the same run at the
@@ -24,7 +25,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.jobstores.base import JobLookupError
-from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.base import BaseTrigger
@@ -35,12 +35,15 @@ from awai_engine.schemas.digest import Digest
 from awai_engine.schemas.service import ReclusterReport
 from awai_engine.visibility import Scopes
 from bots.runtime import Runtime
+from storage.job_store import DataJobStore
 
 log = logging.getLogger(__name__)
 
 JOB_STORE = "awai"
 RECLUSTER_JOB = "awai-recluster"
 DigestPoster = Callable[[str, Digest], None]
+# The only functions a stored job may run, by the kind its row names.
+JOB_KINDS = {"recluster": f"{__name__}:recluster_job", "digest": f"{__name__}:digest_job"}
 
 _services: dict[str, SchedulerService] = {}
 _services_guard = threading.Lock()
@@ -83,11 +86,7 @@ class SchedulerService:
         self.name = name
         settings = runtime.settings.scheduler
         self.scheduler = scheduler or BackgroundScheduler(timezone=UTC)
-        jobs = SQLAlchemyJobStore(engine=runtime.store.db.engine, tablename=settings.jobs_table)
-        # Its table is created in a write transaction: of processes starting at once, one makes it.
-        with runtime.store.db.session() as session:
-            jobs.jobs_t.create(session.connection(), checkfirst=True)
-        self.scheduler.add_jobstore(jobs, alias=JOB_STORE)
+        self.scheduler.add_jobstore(DataJobStore(runtime.store.db, JOB_KINDS), alias=JOB_STORE)
         self._job_options = {
             "jobstore": JOB_STORE,
             "replace_existing": True,

@@ -3,15 +3,15 @@ stop the others."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
-from sqlalchemy import inspect
+from sqlalchemy import inspect, select
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
@@ -20,12 +20,15 @@ from awai_engine.schemas.digest import Digest
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.scheduler import (
+    JOB_KINDS,
     JOB_STORE,
     RECLUSTER_JOB,
     SchedulerService,
+    digest_job,
     digest_job_id,
     recluster_job,
 )
+from storage.job_store import DataJobStore, ScheduleRow
 from storage.sql import Database
 from tests.schema_topics import said, topic_sentences
 
@@ -45,8 +48,7 @@ def test_a_digest_job_in_the_sqlite_job_store_survives_a_restart_of_the_schedule
     first.start(paused=True)
     job_id = first.schedule_digest(CHANNEL, "test-poster", every=timedelta(hours=6))
     first.shutdown()
-    table = runtime.settings.scheduler.jobs_table
-    assert inspect(runtime.store.db.engine).has_table(table)  # in the AWAI database itself
+    assert inspect(runtime.store.db.engine).has_table("awai_schedules")  # the AWAI database
 
     posted: list[tuple[str, Digest]] = []
     done = threading.Event()
@@ -145,10 +147,7 @@ def test_jobs_are_rows_of_the_database_file_a_new_connection_reads(runtime: Runt
     service.shutdown()
     database = Database(runtime.settings.resolved_database_url())  # a new engine, new pool
     scheduler = BackgroundScheduler(timezone=UTC)
-    scheduler.add_jobstore(
-        SQLAlchemyJobStore(engine=database.engine, tablename=runtime.settings.scheduler.jobs_table),
-        alias=JOB_STORE,
-    )
+    scheduler.add_jobstore(DataJobStore(database, JOB_KINDS), alias=JOB_STORE)
     try:
         scheduler.start(paused=True)
         ids = {job.id for job in scheduler.get_jobs(jobstore=JOB_STORE)}
@@ -156,3 +155,64 @@ def test_jobs_are_rows_of_the_database_file_a_new_connection_reads(runtime: Runt
         scheduler.shutdown()
         database.dispose()
     assert {digest_job_id("discord", CHANNEL), RECLUSTER_JOB} <= ids
+
+
+def test_jobs_are_stored_as_json_data_and_a_row_cannot_name_code(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    service = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="as-data")
+    service.start(paused=True)
+    service.schedule_digest(CHANNEL, "slack", cron="30 9 * * MON-FRI")
+    cron_job = service.scheduler.get_job(digest_job_id("slack", CHANNEL), jobstore=JOB_STORE)
+    service.shutdown()
+    with runtime.store.db.read() as session:
+        rows = {row.id: row for row in session.scalars(select(ScheduleRow))}
+    digest = rows[digest_job_id("slack", CHANNEL)]
+    assert digest.kind == "digest"
+    assert json.loads(digest.args) == ["as-data", "slack", CHANNEL]
+    assert json.loads(digest.trigger) == {
+        "type": "cron",
+        "fields": {"month": "*", "day": "*", "day_of_week": "mon-fri", "hour": "9", "minute": "30"},
+        "timezone": "UTC",
+        "start": None,
+        "end": None,
+        "jitter": None,
+    }
+    for row in rows.values():  # every column is text a person can read, nothing pickled
+        json.loads(row.args), json.loads(row.trigger), json.loads(row.options)
+
+    with runtime.store.db.session() as session:  # someone with write access to the database
+        session.add(
+            ScheduleRow(
+                id="evil",
+                kind="os:system",
+                args=json.dumps(["touch /tmp/pwned"]),
+                trigger=digest.trigger,
+                options=digest.options,
+                next_run_time=0.0,
+            )
+        )
+        session.add(
+            ScheduleRow(
+                id="bad-args",
+                kind="digest",
+                args=json.dumps([{"__reduce__": "os.system"}]),
+                trigger=digest.trigger,
+                options=digest.options,
+                next_run_time=0.0,
+            )
+        )
+    again = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="as-data")
+    try:
+        with caplog.at_level(logging.WARNING):
+            again.start(paused=True)
+            jobs = {job.id: job for job in again.scheduler.get_jobs(jobstore=JOB_STORE)}
+        assert "evil" not in jobs and "bad-args" not in jobs
+        assert "unknown kind 'os:system'" in caplog.text
+        assert "arguments must be a list of strings" in caplog.text
+        restored = jobs[digest_job_id("slack", CHANNEL)]
+        assert str(restored.trigger) == str(cron_job.trigger)
+        assert restored.next_run_time == cron_job.next_run_time
+        assert restored.func is digest_job
+    finally:
+        again.shutdown()
