@@ -177,11 +177,6 @@ class SchedulerSettings(BaseModel):
     misfire_grace_seconds: int = Field(
         600, ge=1, description="A run missed by up to this long (e.g. while stopped) still runs."
     )
-    jobs_table: str = Field(
-        "awai_scheduler_jobs",
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$",
-        description="Table of the job store, in the same database as everything else.",
-    )
 
 
 class DigestSettings(BaseModel):
