@@ -73,7 +73,7 @@ REFERENCE_QUANTILES = (
 SIMILARITY_FIELDS: dict[str, tuple[str, ...]] = {
     "association": ("theta_0", "theta_max"),
     "activation": ("repeat_similarity",),
-    "schemas": ("recall_threshold", "min_cohesion"),
+    "schemas": ("recall_threshold", "min_cohesion", "join_similarity"),
 }
 # Settings sections → fields that hold a rate of similarity (multiplied by the factor).
 SLOPE_FIELDS: dict[str, tuple[str, ...]] = {"association": ("slope",)}

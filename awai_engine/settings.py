@@ -144,14 +144,38 @@ class SchemaSettings(BaseModel):
         0.45, ge=-1, le=1, description="Centroid similarity to recall."
     )
     max_recalled: int = Field(3, ge=0, le=20, description="R: schemas recalled per reading.")
+    min_samples: int = Field(
+        2,
+        ge=1,
+        le=1000,
+        description=(
+            "HDBSCAN's neighbours for a core distance. 2, not min_cluster_size: with a few dozen"
+            " thoughts, 3 left most of a recurring concern as noise (bench/preconceptions.py)."
+        ),
+    )
     min_cohesion: Similarity = Field(
-        0.3,
+        0.2,
         ge=-1,
         le=1,
         description=(
             "Mean similarity a thought needs to the rest of its cluster, and a cluster among its"
             " members, to count as a schema (else it is noise)."
         ),
+    )
+    join_similarity: Similarity = Field(
+        0.25,
+        ge=-1,
+        le=1,
+        description=(
+            "A thought HDBSCAN left as noise joins the schema whose members it is closest to on"
+            " average, when it reaches this; a lone cluster (nothing else formed) needs it too."
+        ),
+    )
+    min_words: int = Field(
+        3,
+        ge=0,
+        le=50,
+        description="Thoughts with fewer words ('ok', 'yes please', '了解です') join no schema.",
     )
     algorithm: Literal["auto", "exact", "knn-graph"] = "auto"
     exact_max_thoughts: int = Field(
