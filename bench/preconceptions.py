@@ -114,16 +114,16 @@ def labelled_conversations() -> list[Conversation]:
     return found
 
 
-def locomo_conversations(limit: int) -> list[Conversation]:
+def locomo_conversations(limit: int, folder: Path = LOCOMO) -> list[Conversation]:
     """LoCoMo's conversations with topics derived from its questions' evidence (see the top)."""
-    if not (LOCOMO / "messages.jsonl").exists():
+    if not (folder / "messages.jsonl").exists():
         return []
     messages: dict[str, list[dict]] = defaultdict(list)
-    for line in (LOCOMO / "messages.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (folder / "messages.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         messages[record["conversation_id"]].append(record)
     evidence: dict[str, list[list[int]]] = defaultdict(list)
-    for line in (LOCOMO / "qa.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (folder / "qa.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         evidence[record["conversation_id"]].append(record["evidence_index"])
     found = []
@@ -194,9 +194,7 @@ def speaker_thoughts(runtime: Runtime, channel: str) -> dict[str, SpeakerThought
 def awai_groups(runtime: Runtime, channel: str) -> dict[str, list[set[str]]]:
     """Each speaker's stored schemas, as sets of message ids."""
     runtime.schemas.recluster(channel, force=True)
-    members = {
-        (v.schema_id, v.version): v.members for v in runtime.store.schemas.versions(channel)
-    }
+    members = {(v.schema_id, v.version): v.members for v in runtime.store.schemas.versions(channel)}
     groups: dict[str, list[set[str]]] = {}
     for speaker in runtime.schemas.schemas(channel):
         groups[speaker.speaker_id] = [
@@ -224,13 +222,16 @@ def hdbscan_groups(said: SpeakerThoughts, single: bool) -> list[set[str]]:
     return label_groups(labels, said.message_ids)
 
 
-def per_message_groups(said: SpeakerThoughts, settings: Settings) -> list[set[str]]:
+def per_message_groups(
+    said: SpeakerThoughts, texts: dict[str, str], settings: Settings
+) -> list[set[str]]:
     order = list(dict.fromkeys(said.message_ids))
     index = {message_id: row for row, message_id in enumerate(order)}
     sums = np.zeros((len(order), said.vectors.shape[1]), dtype=np.float64)
     np.add.at(sums, [index[m] for m in said.message_ids], said.vectors)
     sums /= np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
-    return label_groups(cluster_labels(sums.astype(np.float32), settings.schemas), order)
+    labels = cluster_labels(sums.astype(np.float32), settings.schemas, [texts[m] for m in order])
+    return label_groups(labels, order)
 
 
 # -- scoring -----------------------------------------------------------------------------------
@@ -243,22 +244,24 @@ def score(
     rows, speaker_rows = [], []
     for speaker in speakers:
         mine = [u.message_id for u in conversation.utterances if u.speaker_id == speaker]
-        concerns = sorted(
-            {c for m in mine for c in conversation.labels[m]} - set(UNLABELLED)
-        )
+        concerns = sorted({c for m in mine for c in conversation.labels[m]} - set(UNLABELLED))
         chatter = {m for m in mine if CHATTER in conversation.labels[m]}
         speaker_row = SpeakerRow(conversation.name, speaker, len(chatter))
         for concern in concerns:
             said = {m for m in mine if concern in conversation.labels[m]}
             row = Row(conversation.name, speaker, concern, len(said))
             for method, groups in groups_by_method.items():
-                best = max(groups.get(speaker, []), key=lambda g: (len(g & said), -len(g)), default=set())
+                best = max(
+                    groups.get(speaker, []), key=lambda g: (len(g & said), -len(g)), default=set()
+                )
                 row.coverage[method] = len(best & said) / len(said)
                 row.purity[method] = len(best & said) / len(best) if best & said else 0.0
             rows.append(row)
         for method, groups in groups_by_method.items():
             inside = set().union(*groups.get(speaker, [])) if groups.get(speaker) else set()
-            speaker_row.kept_out[method] = 1 - len(chatter & inside) / len(chatter) if chatter else 1.0
+            speaker_row.kept_out[method] = (
+                1 - len(chatter & inside) / len(chatter) if chatter else 1.0
+            )
             speaker_row.schemas[method] = len(groups.get(speaker, []))
         speaker_rows.append(speaker_row)
     return rows, speaker_rows
@@ -273,7 +276,10 @@ def evaluate(conversation: Conversation, runtime: Runtime) -> tuple[list[Row], l
     groups: dict[str, dict[str, list[set[str]]]] = {"AWAI": awai_groups(runtime, channel)}
     groups["hdbscan"] = {s: hdbscan_groups(t, single=False) for s, t in said.items()}
     groups["hdbscan-1"] = {s: hdbscan_groups(t, single=True) for s, t in said.items()}
-    groups["+message"] = {s: per_message_groups(t, runtime.settings) for s, t in said.items()}
+    texts = {u.message_id: u.text for u in conversation.utterances}
+    groups["+message"] = {
+        s: per_message_groups(t, texts, runtime.settings) for s, t in said.items()
+    }
     return score(conversation, groups)
 
 
@@ -332,11 +338,19 @@ def runtime_for(data_dir: Path, language: str) -> Runtime:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locomo", type=int, default=10, help="LoCoMo conversations (0: none)")
+    parser.add_argument("--locomo-dir", type=Path, default=LOCOMO, help="folder of LoCoMo")
     parser.add_argument("--speakers", action="store_true", help="print every concern and speaker")
     args = parser.parse_args(argv)
-    datasets: list[tuple[str, list[Conversation]]] = [("labelled team chats", labelled_conversations())]
+    datasets: list[tuple[str, list[Conversation]]] = [
+        ("labelled team chats", labelled_conversations())
+    ]
     if args.locomo:
-        datasets.append(("LoCoMo (topics from question evidence)", locomo_conversations(args.locomo)))
+        datasets.append(
+            (
+                "LoCoMo (topics from question evidence)",
+                locomo_conversations(args.locomo, args.locomo_dir),
+            )
+        )
     printed: list[str] = []
     with tempfile.TemporaryDirectory() as folder:
         runtimes: dict[str, Runtime] = {}
@@ -365,4 +379,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-

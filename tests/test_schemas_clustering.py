@@ -38,10 +38,11 @@ def gaussian_topics(
 def test_exact_algorithm_without_the_cohesion_floor_gives_the_labels_of_hdbscan_generic() -> None:
     for seed in range(3):
         vectors, _ = gaussian_topics(seed)
-        ours = cluster_labels(vectors, SchemaSettings(algorithm="exact", min_cohesion=-1))
-        reference = hdbscan.HDBSCAN(min_cluster_size=3, algorithm="generic").fit_predict(
-            vectors.astype(np.float64)
-        )
+        plain = SchemaSettings(algorithm="exact", min_cohesion=-1, join_similarity=1.0)
+        ours = cluster_labels(vectors, plain)
+        reference = hdbscan.HDBSCAN(
+            min_cluster_size=3, min_samples=plain.min_samples, algorithm="generic"
+        ).fit_predict(vectors.astype(np.float64))
         assert adjusted_rand_score(reference, ours) == 1.0
         assert np.array_equal(ours == NOISE, reference == -1)
 
@@ -67,7 +68,7 @@ def test_clusters_of_topic_sentences_match_the_topics_and_chatter_stays_noise(
     pairs = topic_sentences(["battery", "pricing", "accessibility", "food"], per_topic=12)
     texts = [text for text, _ in pairs] + CHATTER
     truth = np.array([topic for _, topic in pairs] + ["chatter"] * len(CHATTER))
-    labels = cluster_labels(embedder.encode(texts), SchemaSettings())
+    labels = cluster_labels(embedder.encode(texts), SchemaSettings(), texts)
     on_topic = truth != "chatter"
     ari = adjusted_rand_score(truth[on_topic], labels[on_topic])
     chatter_as_noise = float(np.mean(labels[~on_topic] == NOISE))
@@ -79,14 +80,14 @@ def test_clusters_of_topic_sentences_match_the_topics_and_chatter_stays_noise(
 def test_a_speaker_with_one_tight_preoccupation_gets_one_schema(embedder: Embedder) -> None:
     pairs = topic_sentences(["accessibility"], per_topic=8)
     texts = [text for text, _ in pairs] + CHATTER
-    labels = cluster_labels(embedder.encode(texts), SchemaSettings())
+    labels = cluster_labels(embedder.encode(texts), SchemaSettings(), texts)
     assert labels.max() == 0  # one schema
     assert np.mean(labels[: len(pairs)] == 0) >= 0.75
     assert np.all(labels[len(pairs) :] == NOISE)
 
 
 def test_a_speaker_who_only_chats_gets_no_schema(embedder: Embedder) -> None:
-    labels = cluster_labels(embedder.encode(CHATTER), SchemaSettings())
+    labels = cluster_labels(embedder.encode(CHATTER), SchemaSettings(), CHATTER)
     assert np.all(labels == NOISE)
 
 
@@ -101,12 +102,14 @@ def test_the_sample_gives_carla_an_accessibility_schema_and_dev_a_battery_one(
     versions = runtime.store.schemas.versions(transcript.channel)
     members = {(v.schema_id, v.version): set(v.members) for v in versions}
 
-    def schemas_within(speaker: str, topic: set[str]) -> list[set[str]]:
+    def best_schema(speaker: str, topic: set[str]) -> set[str]:
         found = [members[(s.schema_id, s.version)] for s in by_speaker[speaker].schemas]
-        return [keys for keys in found if keys <= topic]
+        return max(found, key=lambda keys: len(keys & topic), default=set())
 
-    assert schemas_within("Carla", SAMPLE_ACCESSIBILITY)
-    assert schemas_within("Dev", SAMPLE_BATTERY)
+    for speaker, topic in (("Carla", SAMPLE_ACCESSIBILITY), ("Dev", SAMPLE_BATTERY)):
+        best = best_schema(speaker, topic)
+        assert len(best & topic) >= 0.6 * len(topic)  # most of the topic in one schema
+        assert len(best & topic) >= 0.7 * len(best)  # and that schema mostly the topic
     # ARI over Carla's and Dev's thoughts: topic (or other) against schema (or noise).
     truth, predicted = [], []
     for speaker, topic in (("Carla", SAMPLE_ACCESSIBILITY), ("Dev", SAMPLE_BATTERY)):

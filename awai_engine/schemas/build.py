@@ -21,7 +21,7 @@ def cluster_run(basis: Basis, predecessor: SchemaRun | None, settings: SchemaSet
     A cluster with exactly the members of the state it inherits *is* that state (same version,
     same summary); any other cluster is a new version numbered by the basis size.
     """
-    labels = cluster_labels(basis.vectors, settings)
+    labels = cluster_labels(basis.vectors, settings, basis.texts)
     groups = [
         np.flatnonzero(labels == cluster) for cluster in range(int(labels.max(initial=-1)) + 1)
     ]

@@ -16,9 +16,25 @@ hdbscan package's own cluster-tree code (condense, stability, excess-of-mass sel
   unconnected are joined at infinite distance, which only affects the top of the hierarchy.
   Agreement with ``exact`` measured on 5k IRC messages: adjusted Rand index 0.96.
 
-Two additions to plain HDBSCAN (:func:`_cohesive`): a thought or a cluster that is not similar
-enough to the rest of its cluster is noise, and when nothing else forms, one tight cluster may
-stand alone.
+Plain HDBSCAN finds little in the few dozen thoughts most people say in a channel: in a labelled
+launch chat a person raised the same payment worry eight times and got no schema (measured in
+``bench/preconceptions.py``). The causes, each fixed here:
+
+- ``min_samples`` equal to ``min_cluster_size`` (3) makes every thought's core distance its
+  third-nearest neighbour; among 20 thoughts, paraphrases of one worry are rarely each other's
+  three nearest, so most of them became noise. ``min_samples`` is now its own setting (2).
+- Excess of mass never selects the root, so a speaker with one concern and some chatter (one
+  cluster and noise) had none. When nothing else forms, one cluster may stand alone.
+- The similarity floors were set on template sentences (0.42–0.55 inside a topic); one concern
+  in varied words sits at 0.2–0.4 with MiniLM against 0.1 for unrelated lines, so a floor of 0.3
+  per member (0.45 for a lone cluster) dropped it. Now 0.2 per member, 0.25 for a lone cluster.
+- HDBSCAN leaves the border of a sparse cluster as noise. A noise thought whose mean similarity
+  to a cluster's members reaches ``join_similarity`` joins it (the closest one), which is the
+  membership test of :func:`_cohesive` applied the other way.
+- Acknowledgements ("ok", "thanks!", "了解です") are alike among themselves and formed a
+  "schema" of chatter: thoughts of fewer than ``min_words`` words join none. With floors this
+  low, a few unrelated remarks can pass as a cluster by meaning alone, so a cluster's core must
+  also share a content word (:func:`_worded`).
 ``auto`` (the default) is exact up to ``exact_max_thoughts`` and knn-graph above it. Everything
 is deterministic for the same vectors, which the no-future-leak guarantee relies on: a schema
 clustered on demand for a reading must equal the one the scheduler stores for the same prefix.
@@ -26,9 +42,12 @@ clustered on demand for a reading must equal the one the scheduler stores for th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from awai_engine.settings import SchemaSettings
+from awai_engine.text import words
 
 # hdbscan (which imports scikit-learn) and scipy.sparse are imported where they are used: they
 # take seconds to import, which every ``awai`` command would pay at start-up otherwise.
@@ -51,23 +70,46 @@ def method_for(count: int, settings: SchemaSettings) -> str:
     if algorithm == "auto":
         algorithm = "exact" if count <= settings.exact_max_thoughts else "knn-graph"
     name = (
-        f"hdbscan-{algorithm}/mcs{settings.min_cluster_size}"
-        f"/cohesion{settings.min_cohesion:g}/lone{settings.recall_threshold:g}"
+        f"hdbscan-{algorithm}/mcs{settings.min_cluster_size}/ms{settings.min_samples}"
+        f"/cohesion{settings.min_cohesion:g}/join{settings.join_similarity:g}"
+        f"/words{settings.min_words}"
     )
     return f"{name}/k{settings.knn_neighbours}" if algorithm == "knn-graph" else name
 
 
-def cluster_labels(vectors: np.ndarray, settings: SchemaSettings) -> np.ndarray:
-    """One label per row (``-1`` for noise), clusters numbered in order of their first row."""
+def eligible(texts: Sequence[str], settings: SchemaSettings) -> np.ndarray:
+    """Which thoughts may join a schema: those of at least ``min_words`` words."""
+    return np.array([len(words(text)) >= settings.min_words for text in texts], dtype=bool)
+
+
+def cluster_labels(
+    vectors: np.ndarray, settings: SchemaSettings, texts: Sequence[str] | None = None
+) -> np.ndarray:
+    """One label per row (``-1`` for noise), clusters numbered in order of their first row.
+
+    With ``texts`` (one per row), thoughts too slight to carry a concern (:func:`eligible`) stay
+    noise and take no part, and a cluster whose core shares no content word is dropped
+    (:func:`_worded`).
+    """
+    count = len(vectors)
+    labels = np.full(count, NOISE, dtype=np.int64)
+    rows = np.arange(count) if texts is None else np.flatnonzero(eligible(texts, settings))
+    if len(rows) > settings.min_cluster_size:
+        kept = [texts[row] for row in rows] if texts is not None else None
+        points = np.ascontiguousarray(vectors[rows], dtype=np.float32)
+        labels[rows] = _clustered(points, kept, settings)
+    return _renumber(labels)
+
+
+def _clustered(
+    points: np.ndarray, texts: Sequence[str] | None, settings: SchemaSettings
+) -> np.ndarray:
     from hdbscan._hdbscan_linkage import label
     from hdbscan._hdbscan_tree import condense_tree
 
-    count = len(vectors)
+    count = len(points)
     size = settings.min_cluster_size
-    if count <= size:
-        return np.full(count, NOISE, dtype=np.int64)
-    points = np.ascontiguousarray(vectors, dtype=np.float32)
-    min_samples = min(count - 1, size)
+    min_samples = min(count - 1, settings.min_samples)
     if method_for(count, settings).startswith("hdbscan-exact"):
         edges = _exact_tree(points, min_samples)
     else:
@@ -78,8 +120,36 @@ def cluster_labels(vectors: np.ndarray, settings: SchemaSettings) -> np.ndarray:
     labels = _cohesive(points, _select(condensed, single=False), floor, floor, size)
     if labels.max(initial=NOISE) == NOISE:
         lone = _select(condensed, single=True)
-        labels = _cohesive(points, lone, floor, settings.recall_threshold, size)
-    return _renumber(labels)
+        labels = _cohesive(points, lone, floor, settings.join_similarity, size)
+    if texts is not None:
+        labels = _worded(labels, texts)
+    return _joined(points, labels, settings.join_similarity)
+
+
+def _worded(labels: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+    """Clusters whose members share a content word (two members at least); the rest is noise.
+
+    Why: a person who keeps coming back to something keeps using some of its words ("charged
+    twice", "billed twice"; "テスト"), while the densest handful of unrelated remarks can be as
+    similar by meaning alone (a cat, a parking spot and an umbrella: 0.31 with MiniLM, above
+    the core of a real concern at 0.26). Judged on HDBSCAN's core, before any thought joins.
+    """
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    kept = labels.copy()
+    for cluster in np.unique(labels[labels != NOISE]):
+        members = np.flatnonzero(labels == cluster)
+        seen: set[str] = set()
+        shared = False
+        for row in members:
+            content = {w for w in words(texts[row]) if w not in ENGLISH_STOP_WORDS and len(w) > 1}
+            if content & seen:
+                shared = True
+                break
+            seen |= content
+        if not shared:
+            kept[members] = NOISE
+    return kept
 
 
 def _select(condensed: np.ndarray, single: bool) -> np.ndarray:
@@ -115,16 +185,13 @@ def _cohesive(
     form a "cluster" (remarks about a cat, a printer, parking and an umbrella: 0.24 with MiniLM).
     So a thought stays in its cluster only if its mean similarity to the other members reaches
     ``member_floor``, and a cluster stays only with ``size`` members whose mean pairwise
-    similarity reaches ``cluster_floor``. With ``min_cohesion`` 0.3 for both, topic groups
-    (0.42–0.55) keep their members and no cluster of 3k real IRC lines was dropped.
+    similarity reaches ``cluster_floor`` (``min_cohesion``, 0.2: one concern said in varied words
+    sits at 0.2–0.4, unrelated lines at about 0.1).
 
-    The lone-cluster pass is stricter (``cluster_floor`` = ``recall_threshold``): excess of mass
-    never selects the root, so someone who keeps coming back to one thing and says little else
-    (the sample's accessibility advocate) would get no schema at all, while allowing a single
-    cluster everywhere merged every topic of a several-topic speaker into one. So one cluster is
-    asked for only when nothing else formed, and kept only if it is as tight as a thought must be
-    to recall a schema: 98% of lone clusters of random chat lines fall below it (mean 0.23), the
-    sample's accessibility thoughts reach 0.50.
+    The lone-cluster pass is stricter (``cluster_floor`` = ``join_similarity``): one cluster is
+    asked for only when nothing else formed (allowing a single cluster everywhere merged every
+    topic of a several-topic speaker into one), and it is the pass where the densest handful of
+    unrelated lines could pose as a concern.
     """
     kept = labels.copy()
     for cluster in range(int(labels.max(initial=NOISE)) + 1):
@@ -139,6 +206,30 @@ def _cohesive(
         if len(staying) < size or cohesion(points[staying]) < cluster_floor:
             kept[staying] = NOISE
     return kept
+
+
+def _joined(points: np.ndarray, labels: np.ndarray, floor: float) -> np.ndarray:
+    """Noise thoughts whose mean similarity to a cluster's members reaches ``floor`` join it.
+
+    Each joins the cluster it is closest to on average, judged against the members HDBSCAN chose
+    (one pass, so the order of thoughts cannot matter). Why: on a few dozen thoughts HDBSCAN keeps
+    only the densest core of a concern and calls its border noise; in the labelled chats half of
+    a concern's messages were such border, each as close to the core as the core's own members.
+    """
+    clusters = np.unique(labels[labels != NOISE])
+    noise = np.flatnonzero(labels == NOISE)
+    if len(clusters) == 0 or len(noise) == 0:
+        return labels
+    totals = np.vstack(
+        [points[labels == cluster].astype(np.float64).sum(axis=0) for cluster in clusters]
+    )
+    sizes = np.array([np.count_nonzero(labels == cluster) for cluster in clusters])
+    mean_similarity = (points[noise].astype(np.float64) @ totals.T) / sizes
+    closest = mean_similarity.argmax(axis=1)
+    reached = mean_similarity[np.arange(len(noise)), closest] >= floor
+    joined = labels.copy()
+    joined[noise[reached]] = clusters[closest[reached]]
+    return joined
 
 
 def _renumber(labels: np.ndarray) -> np.ndarray:
