@@ -12,14 +12,13 @@ import hashlib
 import logging
 from collections.abc import Sequence
 
-from awai_engine.backends.offline import SUMMARY_WIDTH
 from awai_engine.ports import LanguageBackend
 from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.build import central_rows
 from awai_engine.schemas.model import SchemaState
+from awai_engine.schemas.naming import offline_name, version_keyphrases
 from awai_engine.schemas.ports import SchemaStore
 from awai_engine.settings import SchemaSettings
-from awai_engine.text import shorten
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +38,8 @@ class Summaries:
 
         ``strict`` (re-clustering) lets a backend failure propagate, so the run is retried later
         rather than stored with a makeshift summary. Otherwise (a reading) a failure falls back to
-        the most central thought, not memoised, so a later call can still write the summary.
+        the offline name, not memoised, so a later call can still write the summary. Offline,
+        the name is the schema's keyphrases (:mod:`awai_engine.schemas.naming`).
         """
         rows_of = {key: row for row, key in enumerate(basis.keys)}
         filled = []
@@ -52,20 +52,24 @@ class Summaries:
             memo = self.store.summary(basis.channel, basis.speaker_id, digest)
             if memo is None:
                 texts = [basis.texts[row] for row in rows[: self.settings.summary_thoughts]]
+                named = offline_name(
+                    version_keyphrases(basis.texts, basis.keys, state.members, state.version),
+                    texts[0],
+                )
                 try:
-                    written = self.backend.summarise_schema(basis.speaker_name, texts).strip()
+                    written = (
+                        named
+                        if self.backend.offline
+                        else self.backend.summarise_schema(basis.speaker_name, texts).strip()
+                    )
                 except Exception:
                     if strict:
                         raise
                     log.exception("the %s backend failed to summarise a schema", self.backend.name)
-                    filled.append(state.with_summary(shorten(texts[0], SUMMARY_WIDTH)))
+                    filled.append(state.with_summary(named))
                     continue
                 memo = self.store.save_summary(
-                    basis.channel,
-                    basis.speaker_id,
-                    digest,
-                    state.members,
-                    written or shorten(texts[0], SUMMARY_WIDTH),
+                    basis.channel, basis.speaker_id, digest, state.members, written or named
                 )
             filled.append(state.with_summary(memo))
         return tuple(filled)

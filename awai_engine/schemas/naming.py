@@ -1,0 +1,112 @@
+"""What a schema is about, offline: its keyphrases against the speaker's other thoughts.
+
+Class-based TF-IDF, as BERTopic names its topics: the schema's thoughts are one class, the rest of
+what the speaker had said when the version formed is the other; a term scores by its frequency in
+the schema times ``log(1 + A / f)``, with ``A`` the mean number of terms per class and ``f`` the
+term's count in both. A word the speaker uses everywhere ("we", "launch" in a launch channel)
+scores low; what they say only when this concern comes back scores high. Terms are words and
+two-word phrases from :func:`awai_engine.text.words` (English and Japanese alike), counted by
+scikit-learn's ``CountVectorizer``; a term said in only one thought of the schema ranks after
+those that recur.
+
+The contrast set is fixed by the version itself: a version numbered ``v`` was formed on the
+speaker's first ``v`` thoughts, so its keyphrases can be recomputed at any time and never change,
+and a new name always means a new version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from awai_engine.text import shorten, words
+
+KEYPHRASES = 5
+NAME_PHRASES = 3
+NAME_WIDTH = 60
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
+_SEPARATOR = "\x1e"  # between thoughts in a class document: no phrase spans two thoughts
+
+
+def terms(document: str) -> list[str]:
+    """Content words and two-word phrases of each thought of a class document."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    found: list[str] = []
+    for thought in document.split(_SEPARATOR):
+        said = words(thought)
+        content = [
+            w not in ENGLISH_STOP_WORDS and len(w) > 1 and not w.isdigit() and "'" not in w
+            for w in said
+        ]
+        found += [w for w, keep in zip(said, content, strict=True) if keep]
+        found += [
+            f"{said[i]} {said[i + 1]}"
+            for i in range(len(said) - 1)
+            if content[i] and content[i + 1]
+        ]
+    return found
+
+
+def keyphrases(
+    members: Sequence[str], others: Sequence[str], count: int = KEYPHRASES
+) -> tuple[str, ...]:
+    """The terms that set ``members`` apart from ``others``, best first (see the module)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    if not members:
+        return ()
+    vectorizer = CountVectorizer(analyzer=terms)
+    try:
+        counts = (
+            vectorizer.fit_transform([_SEPARATOR.join(members), _SEPARATOR.join(others)])
+            .toarray()
+            .astype(np.float64)
+        )
+    except ValueError:  # no term at all (only stop words, digits or emoji)
+        return ()
+    vocabulary = vectorizer.get_feature_names_out()
+    frequency = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+    average = counts.sum() / len(counts)
+    score = frequency[0] * np.log(1.0 + average / np.maximum(counts.sum(axis=0), 1.0))
+    counter = CountVectorizer(analyzer=terms, vocabulary=vocabulary, binary=True)
+    recurring = np.asarray(counter.transform(members).sum(axis=0)).ravel() >= 2
+    order = np.lexsort((vocabulary, -score, ~recurring))
+    chosen: list[tuple[str, set[str]]] = []
+    for index in order:
+        term = str(vocabulary[index])
+        tokens = set(term.split())
+        if counts[0, index] == 0 or any(_overlaps(term, tokens, *kept) for kept in chosen):
+            continue
+        chosen.append((term, tokens))
+        if len(chosen) == count:
+            break
+    return tuple(term for term, _ in chosen)
+
+
+def _overlaps(term: str, tokens: set[str], other: str, other_tokens: set[str]) -> bool:
+    """One phrase holds the other: by words, or by characters for Japanese (同期 in 同期処理)."""
+    if tokens <= other_tokens or other_tokens <= tokens:
+        return True
+    return bool(_CJK.match(term) and _CJK.match(other) and (term in other or other in term))
+
+
+def version_keyphrases(
+    texts: Sequence[str], keys: Sequence[str], state_members: Sequence[str], version: int
+) -> tuple[str, ...]:
+    """Keyphrases of a version against the speaker's first ``version`` thoughts (``texts`` and
+    ``keys`` of the speaker in channel order, at least that many)."""
+    members = set(state_members)
+    formed = range(min(version, len(keys)))
+    inside = [texts[row] for row in formed if keys[row] in members]
+    outside = [texts[row] for row in formed if keys[row] not in members]
+    return keyphrases(inside, outside)
+
+
+def offline_name(phrases: Sequence[str], central: str) -> str:
+    """A name from the top keyphrases; the most central thought when there are none."""
+    if phrases:
+        return shorten(", ".join(phrases[:NAME_PHRASES]), NAME_WIDTH)
+    return shorten(central, NAME_WIDTH)
