@@ -167,6 +167,17 @@ class RecalledSchema(Value):
             " redacted when one goes; never shown, nor sent to a language model."
         ),
     )
+    keyphrases: tuple[str, ...] = Field(
+        (), description="What the preconception is about, from the speaker's own words."
+    )
+    returned_by: tuple[int, ...] = Field(
+        (),
+        description=(
+            "Indices of this message's thoughts that belong to the preconception: each is as"
+            " close to its members as a thought must be to join it. Non-empty means the speaker"
+            " is coming back to it here."
+        ),
+    )
 
 
 class CoThoughts(Value):
