@@ -74,16 +74,22 @@ def keyphrases(
     counter = CountVectorizer(analyzer=terms, vocabulary=vocabulary, binary=True)
     recurring = np.asarray(counter.transform(members).sum(axis=0)).ravel() >= 2
     order = np.lexsort((vocabulary, -score, ~recurring))
-    chosen: list[tuple[str, set[str]]] = []
+    chosen: list[tuple[str, set[str], float]] = []
     for index in order:
-        term = str(vocabulary[index])
-        tokens = set(term.split())
-        if counts[0, index] == 0 or any(_overlaps(term, tokens, *kept) for kept in chosen):
+        term, tokens, said = (
+            str(vocabulary[index]),
+            set(str(vocabulary[index]).split()),
+            counts[0, index],
+        )
+        if said == 0:
             continue
-        chosen.append((term, tokens))
-        if len(chosen) == count:
-            break
-    return tuple(term for term, _ in chosen)
+        held = [n for n, kept in enumerate(chosen) if _overlaps(term, tokens, kept[0], kept[1])]
+        if not held:
+            if len(chosen) < count:
+                chosen.append((term, tokens, said))
+        elif len(held) == 1 and tokens > chosen[held[0]][1] and said >= chosen[held[0]][2]:
+            chosen[held[0]] = (term, tokens, said)  # "idempotency key" wherever "idempotency"
+    return tuple(term for term, _, _ in chosen)
 
 
 def _overlaps(term: str, tokens: set[str], other: str, other_tokens: set[str]) -> bool:

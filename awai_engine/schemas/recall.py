@@ -12,9 +12,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from awai_engine.schemas.basis import Basis
+from awai_engine.schemas.clustering import eligible
 from awai_engine.schemas.model import SchemaState, thought_key
 from awai_engine.settings import SchemaSettings
-from awai_engine.values import Association
+from awai_engine.values import Association, Thought
 
 SIMILARITY_DECIMALS = 6
 
@@ -53,4 +55,29 @@ def mark_important(
         and item.activation >= beta
         else item
         for item in associations
+    )
+
+
+def returning(
+    basis: Basis,
+    state: SchemaState,
+    cues: np.ndarray,
+    thoughts: Sequence[Thought],
+    settings: SchemaSettings,
+) -> tuple[int, ...]:
+    """The message's thoughts (by index) that belong to the schema: the speaker comes back to it.
+
+    A thought belongs when its mean similarity to the members reaches ``join_similarity``, the
+    test a thought HDBSCAN left aside must pass to join a schema (``clustering._joined``), so
+    "returns to it" means what membership means. Only the members (all before the message) and
+    the message's own thoughts are used; a thought too slight to join a schema returns to none.
+    """
+    rows_of = {key: row for row, key in enumerate(basis.keys)}
+    members = basis.vectors[[rows_of[key] for key in state.members]].astype(np.float64)
+    closeness = np.asarray(cues, dtype=np.float64) @ members.sum(axis=0) / len(members)
+    allowed = eligible([thought.text for thought in thoughts], settings)
+    return tuple(
+        thought.index
+        for thought, near, ok in zip(thoughts, closeness, allowed, strict=True)
+        if ok and near >= settings.join_similarity
     )

@@ -14,6 +14,7 @@ import time
 from awai_engine.errors import AwaiError
 from awai_engine.ports import LanguageBackend
 from awai_engine.schemas.basis import Basis, SpeakerRows
+from awai_engine.schemas.build import central_rows
 from awai_engine.schemas.digest import (
     Digest,
     SpeakerDigest,
@@ -23,9 +24,10 @@ from awai_engine.schemas.digest import (
 )
 from awai_engine.schemas.markdown import render_markdown
 from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
+from awai_engine.schemas.naming import version_keyphrases
 from awai_engine.schemas.picture import picture_size, render_png
 from awai_engine.schemas.ports import MessageStore, PurgeReport, SchemaStore
-from awai_engine.schemas.recall import mark_important, related
+from awai_engine.schemas.recall import mark_important, related, returning
 from awai_engine.schemas.runs import Runs
 from awai_engine.schemas.summaries import Summaries
 from awai_engine.settings import Settings
@@ -34,6 +36,7 @@ from awai_engine.values import Association, RecalledSchema, Value
 from awai_engine.visibility import Scopes, TimelineViews, View
 
 log = logging.getLogger(__name__)
+EXAMPLES = 2  # central thoughts shown with a schema
 
 
 class UnknownChannelError(AwaiError, LookupError):
@@ -64,16 +67,29 @@ class ForgetReport(Value):
     digest_entries: int
 
 
+class SchemaMember(Value):
+    """One thought of a schema: the message it is in, its index there, and its text."""
+
+    message_id: str
+    thought_index: int
+    text: str
+
+
 class SchemaView(Value):
-    """One schema as ``awai schemas`` shows it."""
+    """One schema as ``awai schemas`` shows it: its name (the summary), keyphrases, the two most
+    central thoughts, and every member in channel order."""
 
     schema_id: str
     version: int
+    name: str
     summary: str
+    keyphrases: tuple[str, ...]
     size: int
     as_of: int
     as_of_message_id: str
     recent_message_ids: tuple[str, ...]
+    examples: tuple[str, ...]
+    members: tuple[SchemaMember, ...]
 
 
 class SpeakerSchemas(Value):
@@ -135,6 +151,10 @@ class SchemaService:
                 similarity=similarity,
                 as_of=timeline.position_of.get(state.as_of_message_id, state.as_of),
                 members=tuple(dict.fromkeys(message_of(key) for key in state.members)),
+                keyphrases=version_keyphrases(
+                    basis.texts, basis.keys, state.members, state.version
+                ),
+                returned_by=returning(basis, state, cues, message.thoughts, self.settings.schemas),
             )
             for state, (_, similarity) in zip(states, chosen, strict=True)
         )
@@ -168,7 +188,7 @@ class SchemaService:
                     speaker_name=basis.speaker_name,
                     thoughts=basis.count,
                     stored=run.run_id is not None,
-                    schemas=tuple(_view(state, timeline) for state in states),
+                    schemas=tuple(_view(state, basis, timeline) for state in states),
                 )
             )
         return found
@@ -383,16 +403,30 @@ class SchemaService:
             return self._locks.setdefault(channel, threading.RLock())
 
 
-def _view(state: SchemaState, timeline: Timeline) -> SchemaView:
+def _view(state: SchemaState, basis: Basis, timeline: Timeline) -> SchemaView:
     recent = tuple(dict.fromkeys(message_of(key) for key in reversed(state.members)))
+    rows_of = {key: row for row, key in enumerate(basis.keys)}
+    central = central_rows(basis, state, rows_of)
+    summary = state.summary or ""
     return SchemaView(
         schema_id=state.schema_id,
         version=state.version,
-        summary=state.summary or "",
+        name=summary,
+        summary=summary,
+        keyphrases=version_keyphrases(basis.texts, basis.keys, state.members, state.version),
         size=state.size,
         as_of=timeline.position_of.get(state.as_of_message_id, state.as_of),
         as_of_message_id=state.as_of_message_id,
         recent_message_ids=recent[:3],
+        examples=tuple(basis.texts[row] for row in central[:EXAMPLES]),
+        members=tuple(
+            SchemaMember(
+                message_id=message_of(key),
+                thought_index=int(key.rsplit("#", 1)[1]),
+                text=basis.texts[rows_of[key]],
+            )
+            for key in state.members
+        ),
     )
 
 

@@ -1,4 +1,4 @@
-"""``awai schemas CHANNEL [--speaker NAME] [--as-of MESSAGE_ID]``: the speakers' schemas.
+"""``awai schemas CHANNEL [--speaker NAME] [--as-of MESSAGE_ID]``: the speakers' preconceptions.
 
 Without ``--as-of``: as of now. With it: exactly what a reading of that message may use, i.e.
 clustered on each speaker's thoughts before it (a stored run when one fits, else clustered now).
@@ -13,13 +13,18 @@ from rich.table import Table
 from rich.text import Text
 
 from awai_engine.settings import Settings
+from awai_engine.text import shorten
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel, find_speaker
 from bots.terminal.say import fail, plain_console, styled
 
+EXAMPLE_WIDTH = 70
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("schemas", help="Show the speakers' schemas in a channel.")
+    parser = subparsers.add_parser(
+        "schemas", help="Show each speaker's preconceptions in a channel."
+    )
     parser.add_argument("channel", help="The channel name or key.")
     parser.add_argument("--speaker", help="Only this speaker (display name or id).")
     parser.add_argument(
@@ -28,7 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="MESSAGE_ID",
         help="As a reading of this message sees them.",
     )
-    parser.add_argument("--json", action="store_true", help="Print JSON instead of tables.")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="Print JSON instead of tables: every member, name and keyphrases of each.",
+    )
     parser.set_defaults(run=run)
 
 
@@ -58,28 +67,31 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not found:
         console.print(f"No thoughts {where} in {channel}.")
     for item in found:
-        origin = "stored run" if item.stored else "clustered on demand (not stored)"
+        origin = "stored" if item.stored else "clustered for this point, not stored"
         table = Table(
-            "schema",
-            "version",
+            "preconception",
             "size",
-            "as of",
-            "summary",
-            title=f"{item.speaker_name}: {item.thoughts} thoughts {where}, {origin}",
+            "examples (most central)",
+            "version",
+            title=f"{item.speaker_name}: {item.thoughts} thoughts {where} ({origin})",
             title_justify="left",
+            show_lines=True,
         )
         for schema in item.schemas:
+            more = [phrase for phrase in schema.keyphrases if phrase not in schema.name]
+            name = Text.assemble(styled(schema.name, "bold"))
+            if more:
+                name.append_text(styled("\nalso: " + ", ".join(more), "dim"))
             table.add_row(
-                schema.schema_id,
-                str(schema.version),
+                name,
                 str(schema.size),
-                f"{schema.as_of_message_id} (#{schema.as_of})",
-                schema.summary,
+                "\n".join(f"“{shorten(text, EXAMPLE_WIDTH)}”" for text in schema.examples),
+                f"{schema.schema_id} v{schema.version}\nas of {schema.as_of_message_id}",
             )
         if item.schemas:
             console.print(table)
         else:
             console.print(
-                Text.assemble(styled(item.speaker_name, "bold"), f": no schema {where} ({origin}).")
+                Text.assemble(styled(item.speaker_name, "bold"), f": no preconception {where}.")
             )
     return 0

@@ -1,0 +1,55 @@
+"""Offline names of schemas: keyphrases that set a schema apart from the speaker's other thoughts."""
+
+from __future__ import annotations
+
+from awai_engine.schemas.naming import keyphrases, offline_name
+from awai_engine.text import words
+
+
+def test_words_the_speaker_uses_everywhere_rank_below_what_only_this_concern_says() -> None:
+    members = [
+        "The app drains the battery overnight.",
+        "Battery drain on the app is the top complaint.",
+        "The sync worker keeps the app awake and drains the battery.",
+    ]
+    others = [
+        "The app needs a new onboarding screen.",
+        "Our app store rating dropped.",
+        "Can the app show prices in euros?",
+    ]
+    found = keyphrases(members, others)
+    assert found[0] in {"battery", "drains the battery", "drains"}
+    assert "app" not in found[:2]  # said in every thought of the speaker
+    assert all(len(phrase.split()) <= 2 for phrase in found)
+
+
+def test_a_phrase_that_always_comes_whole_replaces_its_words() -> None:
+    members = [
+        "Add an idempotency key to the charge.",
+        "Without an idempotency key a retry charges twice.",
+        "Every request needs its idempotency key.",
+    ]
+    found = keyphrases(members, ["Lunch at noon?", "The standup moved to ten."])
+    assert "idempotency key" in found
+    assert "idempotency" not in found and "key" not in found
+
+
+def test_japanese_keyphrases_are_content_words_without_particles() -> None:
+    members = [
+        "決済画面のテストがありません。",
+        "決済と同期の回帰テストを自動化したいです。",
+        "テスト端末も足りません。",
+    ]
+    others = ["お昼はそば屋にしましょう。", "予算は八割使っています。"]
+    found = keyphrases(members, others)
+    assert found[0] == "テスト"
+    assert all(not any("\u3040" <= char <= "\u309f" for char in phrase) for phrase in found)
+    assert words("個人情報の同意が必要です") == ["個人情報", "同意", "必要"]
+
+
+def test_a_schema_with_no_shared_term_is_named_by_its_most_central_thought() -> None:
+    assert keyphrases(["👍", "it is"], ["thanks"]) == ()
+    assert offline_name((), "We keep slipping the date.") == "We keep slipping the date."
+    assert offline_name(("retry", "charged twice", "checkout", "refund"), "x") == (
+        "retry, charged twice, checkout"
+    )
