@@ -236,6 +236,9 @@ def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
         ]
         if why:
             pieces.append(Plain(f" — {why}"))
+        if schema.returned_by:
+            back = ", ".join(str(index + 1) for index in schema.returned_by)
+            pieces.append(Quiet(" · " + words["returns_to_it"].format(back)))
         lines.append(Line(tuple(pieces)))
     if lines and important:
         lines.append(Line((Quiet(f"★ {words['important']}"),)))
