@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.terminal.transcript import read_transcript
 
@@ -34,7 +35,7 @@ def test_a_message_that_returns_to_the_speakers_worry_recalls_it_and_says_so(
     for speaker in runtime.schemas.schemas(channel, "Maya", before_message="m028"):
         for schema in speaker.schemas:
             members[schema.schema_id] = {m.message_id for m in schema.members}
-    reading = runtime.engine.read(channel, "m028")
+    reading = runtime.engine.read(channel, "m028", EVERYTHING)
     assert labels["m028"] == "double-charge"
     worry = [
         schema
@@ -52,7 +53,7 @@ def test_chatter_by_the_same_speaker_comes_back_to_no_preconception(runtime: Run
     runtime.schemas.recluster(channel)
     chatter = [m for m, label in labels.items() if label == "chatter"]
     for message_id in chatter:
-        reading = runtime.engine.read(channel, message_id)
+        reading = runtime.engine.read(channel, message_id, EVERYTHING)
         assert all(not schema.returned_by for schema in reading.context.schemas), message_id
 
 
