@@ -204,17 +204,22 @@ class SchedulerSettings(BaseModel):
 
 
 class DigestSettings(BaseModel):
-    """The channel digest: per speaker, their schemas and what changed, as Markdown and a PNG."""
+    """The channel digest: per speaker, their preconceptions and what changed, as Markdown and a
+    PNG sized to be read in a Slack or Discord preview."""
 
     examples_per_schema: int = Field(
-        3, ge=0, le=20, description="Recent thoughts shown per schema."
+        3, ge=0, le=20, description="Recent thoughts shown per preconception."
     )
     label_chars: int = Field(
-        36, ge=8, le=200, description="Length of a schema's label on the picture."
+        44, ge=8, le=200, description="Columns of a preconception's name on the picture."
     )
-    picture_columns: int = Field(2, ge=1, le=6, description="Speaker panels side by side.")
-    picture_width_px: int = Field(1400, ge=300, le=6000)
-    panel_height_px: int = Field(560, ge=200, le=3000, description="Height of one row of panels.")
+    picture_width_px: int = Field(900, ge=300, le=6000)
+    row_height_px: int = Field(
+        78, ge=40, le=400, description="Height of one preconception on the picture."
+    )
+    picture_rows: int = Field(
+        4, ge=1, le=50, description="Preconceptions per speaker on the picture (the largest)."
+    )
     max_speakers: int = Field(
         24, ge=1, le=500, description="Most active speakers shown; the rest are counted."
     )

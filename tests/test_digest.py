@@ -8,7 +8,9 @@ import io
 import matplotlib.image
 import pytest
 
-from awai_engine.schemas.picture import picture_size
+from awai_engine.schemas.basis import Basis, SpeakerRows
+from awai_engine.schemas.digest import speaker_panel
+from awai_engine.schemas.picture import font_families, picture_size
 from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -30,18 +32,46 @@ def three_speakers(runtime: Runtime) -> None:
     )
 
 
-def test_the_digest_picture_is_a_png_of_the_expected_size(runtime: Runtime) -> None:
+def test_the_digest_picture_has_one_panel_per_speaker_with_preconceptions(
+    runtime: Runtime,
+) -> None:
     three_speakers(runtime)
     digest = runtime.schemas.digest(CHANNEL, EVERYTHING)
     assert digest.png.startswith(PNG_SIGNATURE)
     pixels = matplotlib.image.imread(io.BytesIO(digest.png), format="png")
-    width, height = picture_size(3, runtime.settings.digest)
-    assert digest.png_size == (width, height)
-    assert pixels.shape[:2] == (height, width)
+    assert digest.png_size == (pixels.shape[1], pixels.shape[0])
     assert pixels.std() > 0  # something is drawn
+    sections = {section.speaker_id: section for section in digest.speakers}
+    panels = [
+        speaker_panel(section, basis_of(runtime, sid), 4, first=True)
+        for sid, section in sections.items()
+    ]
+    drawn = [panel for panel in panels if panel is not None]
+    assert [panel.speaker_name for panel in drawn] == ["Ann", "Bob"]  # cy has none: no panel
+    assert digest.png_size == picture_size(drawn, runtime.settings.digest)
+    ann = drawn[0]
+    assert [row.messages for row in ann.rows] == sorted(
+        (row.messages for row in ann.rows), reverse=True
+    )  # the most recurring first
+    assert all(row.name and row.trend == "" for row in ann.rows)  # no trend on a first digest
 
 
-def test_the_markdown_names_each_speaker_and_each_of_their_schemas(runtime: Runtime) -> None:
+def test_the_picture_draws_japanese_with_a_packaged_font() -> None:
+    assert "IPAexGothic" in font_families()
+    from matplotlib import font_manager
+
+    path = font_manager.findfont(font_manager.FontProperties(family="IPAexGothic"))
+    assert path.endswith("ipaexg.ttf")
+
+
+def basis_of(runtime: Runtime, speaker_id: str) -> Basis:
+    timeline = runtime.store.timeline(CHANNEL)
+    basis = SpeakerRows(timeline).basis(CHANNEL, speaker_id)
+    assert basis is not None
+    return basis
+
+
+def test_the_markdown_names_each_speaker_and_each_of_their_preconceptions(runtime: Runtime) -> None:
     three_speakers(runtime)
     digest = runtime.schemas.digest(CHANNEL, EVERYTHING)
     by_speaker = {section.speaker_id: section for section in digest.speakers}
@@ -49,9 +79,10 @@ def test_the_markdown_names_each_speaker_and_each_of_their_schemas(runtime: Runt
     assert not by_speaker["cy"].schemas
     for section in digest.speakers:
         assert f"## {section.speaker_name}:" in digest.markdown
+        assert "schema" not in digest.markdown.lower()
         for schema in section.schemas:
-            assert f"`{schema.schema_id}` v{schema.version}" in digest.markdown
-            assert schema.summary.split()[0] in digest.markdown
+            assert f"**{schema.summary}**" in digest.markdown
+            assert schema.schema_id not in digest.markdown  # no internal id for people
             assert schema.examples
             for example in schema.examples:
                 assert f"({example.message_id})" in digest.markdown
@@ -85,7 +116,12 @@ def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtim
     assert sections["cy"].schemas
     assert [d.schema_id for d in sections["bob"].dissolved] == [pricing.schema_id]
     assert sections["bob"].dissolved[0].summary is None  # its text went with the messages
-    assert f"grown (was {food.size})" in second.markdown and "Dissolved" in second.markdown
+    assert f"grown (was {food.size} thoughts)" in second.markdown
+    assert "No longer coming back" in second.markdown
+    panel = speaker_panel(sections["ann"], basis_of(runtime, "ann"), 4, first=False)
+    assert panel is not None
+    trends = {row.name: row.trend for row in panel.rows}
+    assert trends[grown.summary] == f"+{grown.size - food.size} thoughts"
     assert second.previous_at == first.created_at
 
 

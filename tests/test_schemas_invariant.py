@@ -59,7 +59,7 @@ def utterances(channel: str, plan: list[tuple[int, list[tuple[bool, int]]]]) -> 
 def test_reclustering_digests_and_later_messages_never_change_an_earlier_reading(
     make_runtime: Callable[..., Runtime], embedder: Embedder
 ) -> None:
-    runtime = make_runtime(digest={"picture_width_px": 300, "panel_height_px": 200})
+    runtime = make_runtime(digest={"picture_width_px": 300, "row_height_px": 40})
     embedder.encode([*CHATTER, *itertools.chain(*FAVOURITES.values())])  # warm the cache
     channels = itertools.count()
     seen = {"examples": 0, "with schemas": 0, "stored run": 0, "clustered on demand": 0}

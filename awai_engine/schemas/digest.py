@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 from pydantic import Field
 
 from awai_engine.schemas.basis import Basis
@@ -44,6 +43,7 @@ class DigestSchema(Value):
     version: int
     summary: str
     size: int
+    messages: int = Field(1, ge=1, description="Distinct messages it came back in.")
     as_of: int
     examples: tuple[DigestExample, ...] = ()
     changes: tuple[SchemaChange, ...] = ()
@@ -89,13 +89,22 @@ class Digest(Value):
 
 
 @dataclass(frozen=True)
-class SpeakerMap:
-    """One panel of the picture: a speaker's thoughts in 2-D, each with its schema number (0: none)."""
+class PanelRow:
+    """One preconception on the picture: its name, how often it came back, and its trend."""
 
-    title: str
-    points: np.ndarray = field(repr=False)
-    numbers: np.ndarray = field(repr=False)
-    labels: tuple[tuple[int, str], ...]
+    name: str
+    messages: int
+    trend: str  # "new", "+3 thoughts", "−2 thoughts", "same", or "" on a first digest
+
+
+@dataclass(frozen=True)
+class SpeakerPanel:
+    """One speaker's panel of the picture: their largest preconceptions, most recurring first."""
+
+    speaker_name: str
+    messages: int
+    rows: tuple[PanelRow, ...]
+    more: int  # preconceptions not drawn
 
 
 def counted(count: int, noun: str) -> str:
@@ -148,6 +157,7 @@ def speaker_digest(
                 version=state.version,
                 summary=state.summary or "",
                 size=state.size,
+                messages=len({message_of(key) for key in state.members}),
                 as_of=positions.get(state.as_of_message_id, state.as_of),
                 examples=tuple(
                     DigestExample(
@@ -178,35 +188,38 @@ def speaker_digest(
     )
 
 
-def speaker_map(basis: Basis, section: SpeakerDigest, states: Sequence[SchemaState]) -> SpeakerMap:
-    """The speaker's thoughts projected on their two main directions, numbered by schema."""
-    rows_of = {key: row for row, key in enumerate(basis.keys)}
-    by_id = {state.schema_id: state for state in states}
-    numbers = np.zeros(basis.count, dtype=np.int64)
-    labels = []
-    for schema in section.schemas:
-        numbers[[rows_of[key] for key in by_id[schema.schema_id].members]] = schema.number
-        labels.append((schema.number, schema.summary))
-    title = f"{section.speaker_name}: {counted(section.thoughts, 'thought')}, {counted(len(section.schemas), 'schema')}"
-    return SpeakerMap(
-        title=title, points=plane(basis.vectors), numbers=numbers, labels=tuple(labels)
+def speaker_panel(
+    section: SpeakerDigest, basis: Basis, rows: int, first: bool
+) -> SpeakerPanel | None:
+    """The speaker's panel, or ``None`` when they have no preconception (no empty panels).
+    ``first``: the channel's first digest, so there is no trend to show."""
+    if not section.schemas:
+        return None
+    ordered = sorted(section.schemas, key=lambda schema: (-schema.messages, schema.number))
+    return SpeakerPanel(
+        speaker_name=section.speaker_name,
+        messages=len(set(basis.message_ids)),
+        rows=tuple(
+            PanelRow(
+                name=schema.summary,
+                messages=schema.messages,
+                trend="" if first else trend(schema),
+            )
+            for schema in ordered[:rows]
+        ),
+        more=max(0, len(ordered) - rows),
     )
 
 
-def plane(vectors: np.ndarray) -> np.ndarray:
-    """Coordinates on the two directions of largest variance (signs fixed: deterministic)."""
-    points = np.zeros((len(vectors), 2), dtype=np.float64)
-    if len(vectors) < 2:
-        return points
-    centred = vectors.astype(np.float64) - vectors.astype(np.float64).mean(axis=0)
-    few = len(centred) <= centred.shape[1]  # then the small Gram matrix is the cheaper one
-    values, vectors_ = np.linalg.eigh(centred @ centred.T if few else centred.T @ centred)
-    top = vectors_[:, ::-1][:, :2]
-    coordinates = top * np.sqrt(np.maximum(values[::-1][:2], 0.0)) if few else centred @ top
-    largest = np.abs(coordinates).argmax(axis=0)
-    coordinates *= np.where(coordinates[largest, np.arange(2)] < 0, -1.0, 1.0)
-    points[:] = coordinates
-    return points
+def trend(schema: DigestSchema) -> str:
+    """What changed since the previous digest: ``new``, a signed count of thoughts, or ``same``."""
+    for change in schema.changes:
+        if change.kind == "new":
+            return "new"
+        if change.kind in ("grown", "shrunk") and change.previous_size is not None:
+            grown = schema.size - change.previous_size
+            return f"{grown:+d} {'thought' if abs(grown) == 1 else 'thoughts'}".replace("-", "−")
+    return "same"
 
 
 def snapshot(

@@ -1,7 +1,8 @@
-"""The digest as Markdown: per speaker, their schemas with examples and what changed.
+"""The digest as Markdown: per speaker, their preconceptions with examples and what changed.
 
-Plain CommonMark (headings, lists, emphasis, code spans), which Discord shows as is and the Slack
-adapter can convert; schema numbers match the labels on the PNG.
+Plain CommonMark (headings, lists, emphasis), which Discord shows as is and the Slack adapter can
+convert. People read it, so it names preconceptions by their names and says "preconception",
+never an internal id or "schema" (ids stay in the values, for adapters and ``awai schemas``).
 """
 
 from __future__ import annotations
@@ -28,16 +29,20 @@ def escape(text: str) -> str:
 
 
 def change_text(change: SchemaChange) -> str:
-    if change.kind in ("grown", "shrunk", "members changed") and change.previous_size is not None:
-        return f"{change.kind} (was {change.previous_size})"
+    if change.kind in ("grown", "shrunk") and change.previous_size is not None:
+        return f"{change.kind} (was {counted(change.previous_size, 'thought')})"
+    if change.kind == "members changed":
+        return "reshaped"
+    if change.kind == "summary rewritten":
+        return "renamed"
     return change.kind
 
 
 def schema_lines(schema: DigestSchema) -> list[str]:
     changes = ", ".join(change_text(change) for change in schema.changes)
     head = (
-        f"{schema.number}. **{escape(schema.summary)}** — {counted(schema.size, 'thought')}"
-        f" · `{schema.schema_id}` v{schema.version}"
+        f"{schema.number}. **{escape(schema.summary)}** — came back in"
+        f" {counted(schema.messages, 'message')} ({counted(schema.size, 'thought')})"
     )
     lines = [f"{head} · _{changes}_" if changes else head]
     lines.extend(
@@ -45,6 +50,11 @@ def schema_lines(schema: DigestSchema) -> list[str]:
         for example in schema.examples
     )
     return lines
+
+
+def channel_title(channel: str) -> str:
+    """The channel's own name from its key (``platform:workspace:channel``)."""
+    return channel.rsplit(":", 1)[-1]
 
 
 def render_markdown(
@@ -59,28 +69,29 @@ def render_markdown(
         if previous_at is not None
         else "First digest of this channel."
     )
-    lines = [f"# Schema digest: {escape(channel)}", "", f"_{when(created_at)}. {since}_", ""]
+    title = f"# Preconceptions in {escape(channel_title(channel))}"
+    lines = [title, "", f"_{when(created_at)}. {since}_", ""]
     if not speakers:
         lines.append("Nobody has said anything here yet.")
     for speaker in speakers:
         lines.append(
             f"## {escape(speaker.speaker_name)}: {counted(speaker.thoughts, 'thought')},"
-            f" {counted(len(speaker.schemas), 'schema')}"
+            f" {counted(len(speaker.schemas), 'preconception')}"
         )
         lines.append("")
         if not speaker.schemas:
-            lines.append("No schema yet: no group of similar thoughts has formed.")
+            lines.append("No preconception yet: nothing they said keeps coming back.")
         for schema in speaker.schemas:
             lines.extend(schema_lines(schema))
         if speaker.schemas and speaker.unclustered:
             lines.append("")
-            lines.append(f"_{counted(speaker.unclustered, 'thought')} in no schema._")
+            lines.append(f"_{counted(speaker.unclustered, 'thought')} in no preconception._")
         if speaker.dissolved:
             lines.append("")
-            lines.append("Dissolved since the previous digest:")
+            lines.append("No longer coming back since the previous digest:")
             lines.extend(
-                f"- `{item.schema_id}` v{item.version} ({counted(item.size, 'thought')})"
-                + (f": {escape(item.summary)}" if item.summary else "")
+                f"- {escape(item.summary) if item.summary else 'a preconception'}"
+                f" ({counted(item.size, 'thought')})"
                 for item in speaker.dissolved
             )
         lines.append("")
@@ -88,7 +99,7 @@ def render_markdown(
         lines.append(f"_{other_speakers} less active speakers are not shown._")
         lines.append("")
     lines.append(
-        "_Schemas are groups of what each person said in this channel, and only here: they are"
-        " not a judgement of anyone beyond these words._"
+        "_Preconceptions are groups of what each person said in this channel, and only here:"
+        " they are not a judgement of anyone beyond these words._"
     )
     return "\n".join(lines).rstrip() + "\n"

@@ -18,11 +18,12 @@ from awai_engine.schemas.build import central_rows
 from awai_engine.schemas.digest import (
     Digest,
     SpeakerDigest,
+    SpeakerPanel,
     snapshot,
     speaker_digest,
-    speaker_map,
+    speaker_panel,
 )
-from awai_engine.schemas.markdown import render_markdown
+from awai_engine.schemas.markdown import channel_title, render_markdown
 from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
 from awai_engine.schemas.naming import version_keyphrases
 from awai_engine.schemas.picture import picture_size, render_png
@@ -283,7 +284,8 @@ class SchemaService:
         record = record and not view.restricted
         created_at = time.time()
         sections: list[SpeakerDigest] = []
-        maps, shown_states = [], []
+        panels: list[SpeakerPanel] = []
+        shown_states = []
         number = 1
         for speaker in shown:
             basis = index.basis(channel, speaker)
@@ -296,7 +298,9 @@ class SchemaService:
             section = self._with_dissolved_summaries(channel, section)
             number += len(section.schemas)
             sections.append(section)
-            maps.append(speaker_map(basis, section, states))
+            panel = speaker_panel(section, basis, settings.picture_rows, first=previous is None)
+            if panel is not None:
+                panels.append(panel)
             shown_states.append((speaker, states))
         previous_at = previous.created_at if previous else None
         other = len(speakers) - len(shown)
@@ -307,8 +311,10 @@ class SchemaService:
             speakers=tuple(sections),
             other_speakers=other,
             markdown=render_markdown(channel, created_at, previous_at, sections, other),
-            png=render_png(maps, settings),
-            png_size=picture_size(len(maps), settings),
+            png=render_png(
+                panels, f"Preconceptions in {channel_title(channel)}", settings, previous is None
+            ),
+            png_size=picture_size(panels, settings),
         )
         if record:
             self.store.save_digest(channel, snapshot(created_at, shown_states))
