@@ -387,7 +387,7 @@ class AwaiCog(commands.Cog):
         worker thread)."""
         digest = self.runtime.schemas.digest(key, scopes, record=record)
         embed, files = digest_message(
-            digest, f"Schema digest · {title}", self._example_refs(key, digest)
+            digest, f"Preconceptions digest · {title}", self._example_refs(key, digest)
         )
         return digest, embed, files
 
@@ -460,7 +460,7 @@ class AwaiCog(commands.Cog):
                 "digest of %s not posted: the channel is not a text channel here", digest.channel
             )
             return
-        embed, files = digest_message(digest, f"Schema digest · {_channel_title(channel)}", refs)
+        embed, files = digest_message(digest, f"Preconceptions digest · {_channel_title(channel)}", refs)
         sent = await channel.send(embed=embed, files=files)
         await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(digest.channel, sent)])
 

@@ -118,24 +118,24 @@ def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
         since = "First digest of this channel."
     else:
         since = f"Changes since <!date^{int(digest.previous_at)}^{{date_short_pretty}}|the last digest>."
-    blocks: list[Block] = [_header("Schema digest"), _context(since)]
+    blocks: list[Block] = [_header("Preconceptions digest"), _context(since)]
     if not digest.speakers:
         blocks += _sections("Nobody has said anything here yet.")
     for speaker in digest.speakers:
         head = (
             f"*{mrkdwn.escape(speaker.speaker_name)}*: {counted(speaker.thoughts, 'thought')},"
-            f" {counted(len(speaker.schemas), 'schema')}"
+            f" {counted(len(speaker.schemas), 'preconception')}"
         )
         lines = [head]
         if not speaker.schemas:
-            lines.append("_No schema yet: no group of similar thoughts has formed._")
+            lines.append("_No preconception yet: nothing they said keeps coming back._")
         for schema in speaker.schemas:
             lines += _schema_lines(schema, permalink_of)
         if speaker.schemas and speaker.unclustered:
-            lines.append(f"_{counted(speaker.unclustered, 'thought')} in no schema._")
+            lines.append(f"_{counted(speaker.unclustered, 'thought')} in no preconception._")
         for gone in speaker.dissolved:
-            summary = mrkdwn.escape(gone.summary) if gone.summary else f"`{gone.schema_id}`"
-            lines.append(f"~{summary}~ _dissolved (was {gone.size})_")
+            summary = mrkdwn.escape(gone.summary) if gone.summary else "a preconception"
+            lines.append(f"~{summary}~ _no longer coming back (was {gone.size})_")
         blocks.append({"type": "divider"})
         blocks += _sections("\n".join(lines))
     if digest.other_speakers:
@@ -143,7 +143,7 @@ def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
             _context(f"{counted(digest.other_speakers, 'less active speaker')} not shown.")
         )
     names = ", ".join(speaker.speaker_name for speaker in digest.speakers) or "nobody yet"
-    text = shorten(f"Schema digest of this channel: {names}.", MAX_FALLBACK_CHARS)
+    text = shorten(f"Preconceptions digest of this channel: {names}.", MAX_FALLBACK_CHARS)
     return SlackMessage(text=text, blocks=_fit(blocks))
 
 

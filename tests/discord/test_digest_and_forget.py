@@ -55,7 +55,7 @@ async def test_slash_digest_posts_the_embed_with_its_picture_attached(harness: H
     assert name == DIGEST_PICTURE and png.startswith(PNG_SIGNATURE)
     (embed,) = followup.body["embeds"]  # type: ignore[index]
     assert embed["image"]["url"] == f"attachment://{DIGEST_PICTURE}"
-    assert embed["title"] == "Schema digest · #general"
+    assert embed["title"] == "Preconceptions digest · #general"
     assert "**Ann" in embed["description"] and "**Bob" in embed["description"]
     assert "discord:" not in embed["description"]  # the channel is named by the title
     assert followup.body["flags"] & 64  # type: ignore[index]
@@ -86,7 +86,7 @@ async def test_a_scheduled_digest_is_posted_in_its_channel_with_its_picture(
     (post,) = posts
     assert [name for name, _ in post.files] == [DIGEST_PICTURE]
     assert post.files[0][1].startswith(PNG_SIGNATURE)
-    assert post.body["embeds"][0]["title"] == "Schema digest · #general"  # type: ignore[index]
+    assert post.body["embeds"][0]["title"] == "Preconceptions digest · #general"  # type: ignore[index]
 
 
 async def test_a_digest_too_long_for_an_embed_is_cut_and_attached_whole():
@@ -100,7 +100,7 @@ async def test_a_digest_too_long_for_an_embed_is_cut_and_attached_whole():
         png=PNG_SIGNATURE + b"rest",
         png_size=(10, 10),
     )
-    embed, files = digest_message(digest, "Schema digest · #general", {})
+    embed, files = digest_message(digest, "Preconceptions digest · #general", {})
     assert size(embed.description or "") <= 4096 and len(embed) <= 6000
     assert (embed.description or "").startswith("**Ann**")
     assert [file.filename for file in files] == [DIGEST_PICTURE, DIGEST_MARKDOWN]
@@ -127,7 +127,7 @@ async def test_digest_examples_link_to_their_messages_threads_included():
             thread_root=str(payloads.THREAD_ID),
         ),
     }
-    embed, _ = digest_message(digest, "Schema digest · #general", refs)
+    embed, _ = digest_message(digest, "Preconceptions digest · #general", refs)
     assert f"([↗]({jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, top)}))" in embed.description
     assert f"([↗]({jump_url(payloads.GUILD_ID, payloads.THREAD_ID, reply)}))" in embed.description
     assert "discord:1:2" not in embed.description

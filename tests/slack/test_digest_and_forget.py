@@ -32,7 +32,7 @@ def _assert_digest_posted(slack: SlackHarness) -> str:
     posted = [c for c in slack.api.calls_to("chat.postMessage") if c.params["channel"] == GENERAL]
     assert len(posted) == 1
     shown = slack.blocks_text(posted[0])
-    assert "Schema digest" in shown and "*Ann*" in shown and "*Ben*" in shown
+    assert "Preconceptions digest" in shown and "*Ann*" in shown and "*Ben*" in shown
     completed = slack.api.calls_to("files.completeUploadExternal")
     assert len(completed) == 1 and completed[0].params["channel_id"] == GENERAL
     (picture,) = slack.api.uploads.values()
