@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt import App, BoltContext, BoltResponse
+from slack_sdk import WebClient
 
 from awai_engine.settings import SettingsError, SlackSettings
 from bots.runtime import Runtime
 from bots.slack.backfill import Backfills
+from bots.slack.catchup import CatchUp
 from bots.slack.clients import WorkspaceClients, web_client
 from bots.slack.digests import DigestPoster
 from bots.slack.directory import SlackDirectory
@@ -38,6 +40,29 @@ class SlackBot:
     app: App
     services: SlackServices
     clients: WorkspaceClients
+
+    def catch_up(self) -> None:
+        """Queue a catch-up of every workspace AWAI serves (start, Socket Mode reconnect)."""
+        for workspace in self._workspaces():
+            client = self.clients.for_workspace(workspace)
+            if client is None:
+                continue
+            self.services.workers.soon(
+                lambda c=client, w=workspace: self._catch_up(c, w), "catch-up"
+            )
+
+    def _catch_up(self, client: WebClient, workspace: str) -> None:
+        identity = client.auth_test()
+        team = workspace or identity["team_id"]
+        if self.services.catchup.run(client, team, identity.get("user_id")) is None:
+            log.info("A catch-up of %s is already running", team)
+
+    def _workspaces(self) -> list[str]:
+        """Channel keys' workspace ids ("" for the bot token's one workspace)."""
+        if self.services.installation_store is None:
+            return [""]
+        keys = self.services.runtime.store.channels()
+        return sorted({key.split(":")[1] for key in keys if key.startswith("slack:")})
 
     def close(self) -> None:
         """Finish queued work (readings in flight get their answer), then stop the workers."""
@@ -83,12 +108,14 @@ def build_bot(runtime: Runtime) -> SlackBot:
     )
     directory = SlackDirectory()
     installation_store = installs.store if installs else None
+    backfills = Backfills(runtime, directory)
     services = SlackServices(
         runtime=runtime,
         directory=directory,
         workers=workers,
         readings=Readings(runtime, directory),
-        backfills=Backfills(runtime, directory),
+        backfills=backfills,
+        catchup=CatchUp(runtime, directory, backfills),
         digests=DigestPoster(runtime, directory),
         installation_store=installation_store,
     )

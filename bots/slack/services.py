@@ -8,6 +8,7 @@ from slack_sdk.oauth.installation_store import InstallationStore
 
 from bots.runtime import Runtime
 from bots.slack.backfill import Backfills
+from bots.slack.catchup import CatchUp
 from bots.slack.digests import DigestPoster
 from bots.slack.directory import SlackDirectory
 from bots.slack.reading import Readings
@@ -24,6 +25,7 @@ class SlackServices:
     workers: Workers
     readings: Readings
     backfills: Backfills
+    catchup: CatchUp
     digests: DigestPoster
     installation_store: InstallationStore | None = None
 

@@ -133,6 +133,7 @@ class MockSlackApi:
             if root is not None:
                 root["thread_ts"] = thread_ts
                 root["reply_count"] = root.get("reply_count", 0) + 1
+                root["latest_reply"] = message["ts"]
         message.update(extra)
         with self.lock:
             self.channels[channel_id].messages.append(message)
@@ -242,6 +243,15 @@ class MockSlackApi:
         if channel.private and BOT_USER_ID not in channel.members:
             return None
         return channel
+
+    def _users_conversations(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The channels the bot is a member of (the token's user: the bot)."""
+        mine = [
+            {"id": c.id, "name": c.name, "is_private": c.private}
+            for c in self.channels.values()
+            if c.team == TEAM_ID and BOT_USER_ID in c.members
+        ]
+        return self._page(mine, params, "channels")
 
     def _conversations_info(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._visible(params.get("channel", ""))
