@@ -98,12 +98,14 @@ class Backfills:
                 cursors.save(request.channel, cursor, stored, done=cursor is None)
                 if cursor is None:
                     break
+                log.info("Backfill of %s: %d message(s) so far", request.channel, stored)
                 progress.show(messages.BACKFILL_PROGRESS.format(count=stored))
         except SlackApiError as error:
             reason = error.response.get("error") or "Slack did not answer"
             log.warning("Backfill of %s paused: %s", request.channel, reason)
             progress.show(messages.BACKFILL_PAUSED.format(count=stored, reason=reason))
             return None
+        log.info("Backfill of %s done: %d message(s)", request.channel, stored)
         progress.show(messages.BACKFILL_DONE.format(count=stored))
         return None
 

@@ -53,6 +53,14 @@ class ReadingRequest:
         return channel_key(self.team_id, self.channel_id)
 
 
+def _reason(refusal: str) -> str:
+    """Which refusal, in a word or two for the log (the sentence itself is for the person)."""
+    return {
+        messages.NOT_A_MEMBER: "not a member of the channel",
+        messages.CANNOT_SEE_CHANNEL: "AWAI cannot see the channel",
+    }.get(refusal, "refused by the access check")
+
+
 class UnreadableError(AwaiError):
     """The message cannot be read; ``str(error)`` is the polite reason."""
 
@@ -108,10 +116,23 @@ class Readings:
         try:
             check_member(client, request.channel_id, request.user_id)
         except AccessRefusedError as refusal:
+            log.info(
+                "Refused %s the reading of %s in %s: %s",
+                request.user_id,
+                request.ts,
+                request.channel,
+                _reason(str(refusal)),
+            )
             tell(str(refusal))
             return
         claim = f"slack:reading:{request.channel}:{request.ts}:{request.user_id}"
         if not self.runtime.store.claims.claim(claim, self.settings.duplicate_window_seconds):
+            log.info(
+                "Reading of %s in %s for %s: already on its way",
+                request.ts,
+                request.channel,
+                request.user_id,
+            )
             tell(messages.ALREADY_READING)
             return
         reply = _Reply(client, request, self.settings.reply_placement == "ephemeral")
@@ -119,6 +140,12 @@ class Readings:
             reply.post_placeholder()
         except SlackApiError as error:
             if error.response.get("error") in CANNOT_POST_ERRORS:
+                log.info(
+                    "Reading of %s in %s not posted: %s",
+                    request.ts,
+                    request.channel,
+                    error.response.get("error"),
+                )
                 tell(messages.CANNOT_POST)
                 return
             raise
@@ -129,7 +156,23 @@ class Readings:
             log.exception("Reading %s in %s failed", request.ts, request.channel)
             reply.finish(notice(messages.FAILED))
             return
-        if reading is not None and reply.placeholder_ts is not None:  # posted for everyone
+        if reading is None:
+            log.info(
+                "Reading of %s in %s for %s: unreadable, said so",
+                request.ts,
+                request.channel,
+                request.user_id,
+            )
+            return
+        log.info(
+            "Read %s in %s for %s (%s, %s)",
+            request.ts,
+            request.channel,
+            request.user_id,
+            reading.backend,
+            "private" if reply.placeholder_ts is None else "in its thread",
+        )
+        if reply.placeholder_ts is not None:  # posted for everyone
             record_reading(self.runtime, reading, request.channel_id, reply.placeholder_ts)
 
     def _render(

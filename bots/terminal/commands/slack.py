@@ -50,6 +50,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if args.check:
             return _check(settings)
         signal.signal(signal.SIGTERM, _stop_on_sigterm)
+        # A running bot says what it does (connections, catch-up, readings and refusals, never
+        # message text) even without --verbose; libraries stay at warnings.
+        logging.getLogger("bots").setLevel(logging.INFO)
         runtime = open_runtime(settings)
         scheduler = SchedulerService(runtime)
         try:
@@ -116,6 +119,7 @@ def _serve(bot: SlackBot, settings: Settings) -> None:
             handler.close()
         return
     assert slack.signing_secret is not None, "checked by check_startup"
+    log.info("Serving Slack over HTTP on %s:%d; catching up", slack.host, slack.port)
     bot.catch_up()  # what was said while AWAI was down
     server = SlackHttpServer(
         bot.app, slack.signing_secret.get_secret_value(), slack.host, slack.port
