@@ -20,6 +20,7 @@ from awai_engine.connections import connect
 from awai_engine.context import build_flow, recall
 from awai_engine.embedding import Embedder
 from awai_engine.errors import AwaiError
+from awai_engine.extraction_window import extraction_targets
 from awai_engine.limits import cut_notes
 from awai_engine.ports import LanguageBackend, PreparedUtterance, Store
 from awai_engine.settings import Settings
@@ -31,7 +32,6 @@ from awai_engine.values import (
     Reading,
     ReadingContext,
     RecalledSchema,
-    TokenUsage,
     Utterance,
     Value,
 )
@@ -277,8 +277,22 @@ class Engine:
         return counts, notes
 
     def prepare(self, utterances: Sequence[Utterance]) -> list[PreparedUtterance]:
-        """Thoughts, summary and vectors of each utterance: everything storage needs to write it."""
-        extractions = self.backend.extract(utterances)
+        """Thoughts, summary and vectors of each utterance: everything storage needs to write it.
+
+        Each utterance is extracted with the few utterances of its line said just before it
+        (stored, or earlier in ``utterances``) and nothing later, the same live and in a backfill.
+        """
+        size = self.settings.llm.extraction_context
+        by_channel: dict[str, list[Utterance]] = {}
+        for utterance in utterances:
+            by_channel.setdefault(utterance.channel, []).append(utterance)
+        targets = [
+            target
+            for channel, mine in by_channel.items()
+            for target in extraction_targets(self.store.timeline(channel), mine, size)
+        ]
+        extractions = self.backend.extract(targets)
+        utterances = [target.utterance for target in targets]
         texts = [thought.text for extraction in extractions for thought in extraction.thoughts]
         vectors = self.embedder.encode(texts)
         prepared, row = [], 0
@@ -368,36 +382,25 @@ class Engine:
         """The reading of one message for an asker who may read ``scopes``: its context, and an
         interpretation when a model is set."""
         context = self.context(channel, message_id, scopes)
-        notes: tuple[str, ...] = ()
-        stance_usage: TokenUsage | None = None
-        # A language-model failure must never take an adapter down: it costs the stances or the
-        # interpretation, and a note says so.
-        if context.schemas:
-            try:
-                judged, stance_usage = self.backend.judge_stances(context, context.schemas)
-                schemas = tuple(judged)
-            except Exception:
-                log.exception("the %s backend failed to judge stances", self.backend.name)
-                schemas = context.schemas
-            context = context.model_copy(update={"schemas": schemas})
-            unjudged = sum(1 for schema in schemas if schema.stance == "undetermined")
-            if unjudged and not self.backend.offline:
-                notes = (
-                    f"The language model could not judge the stance of {unjudged} of the"
-                    " speaker's preconceptions.",
-                )
+        # A language-model failure must never take an adapter down: it costs the interpretation,
+        # and a note says so.
         try:
-            interpretation, usage, written = self.backend.interpret(context)
+            interpretation, usage, notes = self.backend.interpret(context)
         except Exception:
             log.exception("the %s backend failed to read %s", self.backend.name, message_id)
             interpretation, usage = None, None
-            written = (
+            notes = (
                 "The language model failed while writing this reading, so this is the offline"
                 " reading: the context AWAI assembled, without an interpretation.",
             )
-        notes = (*notes, *written)
-        if stance_usage is not None:  # the reading's cost includes its stance call
-            usage = stance_usage if usage is None else usage + stance_usage
+        if interpretation is not None and context.schemas:
+            context, unjudged = _with_stances(context, interpretation)
+            if unjudged:
+                notes = (
+                    *notes,
+                    f"The language model did not judge the stance of {unjudged} of the"
+                    " speaker's preconceptions.",
+                )
         if self.backend.offline:
             notes = (
                 "Offline reading: no language model is configured, so AWAI shows the context it"
@@ -439,3 +442,19 @@ def _out_of_space(error: BaseException) -> OSError | None:
             return current
         current = current.__cause__ or current.__context__
     return None
+
+
+def _with_stances(
+    context: ReadingContext, interpretation: Interpretation
+) -> tuple[ReadingContext, int]:
+    """The recalled schemas with the stance the reading gave each (one judgement, not two), and
+    how many it left unjudged."""
+    bearings = {bearing.schema_id: bearing for bearing in interpretation.schema_bearings}
+    schemas = tuple(
+        schema.model_copy(update={"stance": bearing.stance, "stance_reason": bearing.explanation})
+        if (bearing := bearings.get(schema.schema_id))
+        else schema
+        for schema in context.schemas
+    )
+    unjudged = sum(1 for schema in schemas if schema.stance == "undetermined")
+    return context.model_copy(update={"schemas": schemas}), unjudged

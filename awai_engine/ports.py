@@ -17,7 +17,6 @@ from awai_engine.values import (
     Extraction,
     Interpretation,
     ReadingContext,
-    RecalledSchema,
     TokenUsage,
     Utterance,
 )
@@ -30,6 +29,18 @@ class PreparedUtterance:
     utterance: Utterance
     extraction: Extraction
     vectors: np.ndarray  # one unit-length float32 row per thought
+
+
+@dataclass(frozen=True)
+class ExtractionTarget:
+    """One utterance to extract, with the earlier utterances of its line it may be read with.
+
+    ``before`` (oldest first) holds only messages said before ``utterance``, so its thoughts and
+    summary depend on the past alone (see :mod:`awai_engine.extraction_window`).
+    """
+
+    utterance: Utterance
+    before: tuple[Utterance, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,7 +95,7 @@ class Store(Protocol):
 
 
 class LanguageBackend(Protocol):
-    """Writes language: thoughts and summaries at ingest, schema summaries, stance, the reading.
+    """Writes language: thoughts and summaries at ingest, schema summaries, the reading.
 
     The offline backend is extractive and honest about it; the Anthropic backend writes.
     """
@@ -92,23 +103,23 @@ class LanguageBackend(Protocol):
     name: str
     offline: bool
 
-    def extract(self, utterances: Sequence[Utterance]) -> list[Extraction]:
-        """Thoughts and a one-line summary for each utterance, in order."""
+    def extract(self, targets: Sequence[ExtractionTarget]) -> list[Extraction]:
+        """Thoughts and a one-line summary for each target utterance, in order, each written
+        from that utterance and the earlier ones it comes with only."""
         ...
 
     def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
-        """A short summary of one preconception; ``thoughts`` are most central first."""
-        ...
+        """A short summary of one preconception; ``thoughts`` are most central first.
 
-    def judge_stances(
-        self, context: ReadingContext, schemas: Sequence[RecalledSchema]
-    ) -> tuple[tuple[RecalledSchema, ...], TokenUsage | None]:
-        """Each schema with its stance (supports / opposes / unrelated) toward the message, and
-        the tokens that judging cost (``None`` when no model was asked)."""
+        Raises when no model-written summary can be had (the caller falls back without keeping
+        the fallback as final)."""
         ...
 
     def interpret(
         self, context: ReadingContext
     ) -> tuple[Interpretation | None, TokenUsage | None, tuple[str, ...]]:
-        """The written reading (or ``None`` offline), token usage, and notes for the user."""
+        """The written reading (or ``None`` offline), token usage, and notes for the user.
+
+        The reading's ``schema_bearings`` are the stances of the recalled schemas: one call
+        decides both, so the two cannot disagree."""
         ...

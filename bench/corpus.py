@@ -55,14 +55,7 @@ def synthetic_channel(
     100k-message channel costs the embedding of the distinct lines only.
     """
     backend = OfflineBackend()
-    extractions = backend.extract(
-        [
-            Utterance(
-                channel=channel, message_id="x", speaker_id="x", speaker_name="x", text=t, ts=0
-            )
-            for t in lines
-        ]
-    )
+    extractions = [backend.extract_one(text) for text in lines]
     flat = [thought.text for extraction in extractions for thought in extraction.thoughts]
     vectors = embedder.encode(flat)
     offsets = np.cumsum([0] + [len(e.thoughts) for e in extractions])

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from awai_engine.ports import ExtractionTarget
 from awai_engine.settings import LimitsSettings
 from awai_engine.text import clean, shorten, split_sentences
 from awai_engine.values import (
     Extraction,
     Interpretation,
     ReadingContext,
-    RecalledSchema,
     Thought,
     TokenUsage,
-    Utterance,
 )
 
 SUMMARY_WIDTH = 100
@@ -32,8 +31,9 @@ class OfflineBackend:
     def __init__(self, limits: LimitsSettings | None = None) -> None:
         self.limits = limits or LimitsSettings()
 
-    def extract(self, utterances: Sequence[Utterance]) -> list[Extraction]:
-        return [self.extract_one(utterance.text) for utterance in utterances]
+    def extract(self, targets: Sequence[ExtractionTarget]) -> list[Extraction]:
+        """Each utterance's own sentences (the earlier ones are not needed to split it)."""
+        return [self.extract_one(target.utterance.text) for target in targets]
 
     def extract_one(self, text: str) -> Extraction:
         """Split ``text`` into thoughts, bounded in number and length, never empty."""
@@ -59,11 +59,6 @@ class OfflineBackend:
 
     def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
         return shorten(thoughts[0], SUMMARY_WIDTH) if thoughts else ""
-
-    def judge_stances(
-        self, context: ReadingContext, schemas: Sequence[RecalledSchema]
-    ) -> tuple[tuple[RecalledSchema, ...], TokenUsage | None]:
-        return tuple(schemas), None
 
     def interpret(
         self, context: ReadingContext
