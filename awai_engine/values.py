@@ -69,6 +69,13 @@ class Extraction(Value):
     thoughts: tuple[Thought, ...] = Field(min_length=1)
     summary: str
     notes: tuple[str, ...] = ()
+    fallback: bool = Field(
+        False,
+        description=(
+            "Made offline because the language model did not answer: to be written again by the"
+            " model when it answers (never kept as final)."
+        ),
+    )
 
 
 class MessageRef(Value):
@@ -177,6 +184,9 @@ class RecalledSchema(Value):
             " close to its members as a thought must be to join it. Non-empty means the speaker"
             " is coming back to it here."
         ),
+    )
+    examples: tuple[str, ...] = Field(
+        (), description="Two or three of its member thoughts, most central first, as examples."
     )
 
 
