@@ -9,6 +9,7 @@ message naming the variable.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -379,16 +380,67 @@ class LanguageModelSettings(BaseModel):
         le=600,
         description="A retry-after longer than this is not waited for: the call gives up.",
     )
+    call_deadline_seconds: float = Field(
+        45.0,
+        gt=0,
+        le=3600,
+        description=(
+            "Time one call may take, retries included: a person waiting for a reading waits"
+            " seconds, not minutes."
+        ),
+    )
+    breaker_failures: int = Field(
+        3, ge=1, le=100, description="Failed calls in a row after which the model is not called."
+    )
+    breaker_cooldown_seconds: float = Field(
+        60.0, gt=0, le=3600, description="How long the model is not called after that."
+    )
     reading_token_budget: int = Field(
-        2000,
+        8000,
         ge=1000,
         le=200_000,
         description="Input tokens (estimated) one reading may send, stable prompt included.",
     )
-    extraction_batch_size: int = Field(
-        16, ge=1, le=256, description="Utterances whose thoughts one call extracts."
+    extraction_context: int = Field(
+        3,
+        ge=0,
+        le=10,
+        description=(
+            "Earlier utterances of the same line sent with a message whose thoughts are extracted,"
+            " to resolve what it refers to; never any later one."
+        ),
     )
-    extraction_max_tokens: int = Field(4000, ge=256, le=64_000)
+    extraction_max_tokens: int = Field(
+        4000, ge=256, le=64_000, description="Output cap of one message's extraction."
+    )
+    batch_min_messages: int = Field(
+        50,
+        ge=1,
+        le=100_000,
+        description=(
+            "Messages ingested at once (a backfill) from which thoughts are extracted through the"
+            " Message Batches API: half the price, asynchronous."
+        ),
+    )
+    batch_poll_seconds: float = Field(
+        30.0, gt=0, le=3600, description="How often a running batch is checked."
+    )
+    batch_max_wait_seconds: float = Field(
+        3600.0,
+        gt=0,
+        le=86_400,
+        description=(
+            "How long an ingest waits for its batch; after that the messages are stored with"
+            " offline thoughts marked as fallbacks, and the batch is picked up by the next run."
+        ),
+    )
+    batch_dir: Path | None = Field(
+        None,
+        description=(
+            "Where the ids of submitted batches are kept, so a restart resumes them instead of"
+            " paying again; default: data_dir/llm-batches."
+        ),
+    )
 
 
 class DiscordSettings(BaseModel):
@@ -580,6 +632,21 @@ class Settings(BaseSettings):
     llm: LanguageModelSettings = LanguageModelSettings()
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
+
+    @model_validator(mode="after")
+    def _language_model_defaults(self) -> Settings:
+        """``ANTHROPIC_API_KEY``, the SDK's own variable, turns the model on as
+        ``ANTHROPIC_BASE_URL`` already moves its endpoint; ``AWAI_LLM__API_KEY`` wins when both
+        are set. Batches are remembered in the data folder unless told otherwise."""
+        updates: dict[str, object] = {}
+        sdk_key = os.environ.get("ANTHROPIC_API_KEY", "").strip()
+        if self.llm.api_key is None and sdk_key:
+            updates["api_key"] = SecretStr(sdk_key)
+        if self.llm.batch_dir is None:
+            updates["batch_dir"] = self.data_dir / "llm-batches"
+        if updates:
+            self.llm = self.llm.model_copy(update=updates)
+        return self
 
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'awai.sqlite3').resolve()}"

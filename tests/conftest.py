@@ -18,6 +18,14 @@ from bots.runtime import Runtime
 from storage.store import AwaiStore
 
 
+@pytest.fixture(autouse=True)
+def _no_real_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's own ANTHROPIC_API_KEY must not turn tests' offline runtimes into paid calls
+    to the real API (tests that want the model point it at the local fake explicitly)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
     return Embedder(EmbeddingSettings())
