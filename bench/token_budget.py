@@ -132,7 +132,7 @@ def main() -> None:
         f" {statistics.median(last[1]) / statistics.median(first[1]):.2f}, WordPiece"
         f" {statistics.median(last[2]) / statistics.median(first[2]):.2f}."
         f" Stable prefix (system + tool + tool-use overhead), estimated:"
-        f" {engine.backend.prefix_tokens[READING_TOOL]:,}."  # type: ignore[attr-defined]
+        f" {engine.backend.prefix_tokens:,}."  # type: ignore[attr-defined]
     )
 
 

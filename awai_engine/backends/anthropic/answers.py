@@ -1,9 +1,10 @@
 """What each tool call must return: pydantic models, and the JSON schemas the model is given.
 
 The schemas sent to the model are generated from the same models that validate its answers, so
-the two cannot drift apart. A request carries only the one tool it forces: with the system prompt
-it forms a prefix that is the same for every call of that kind (so prompt caching reuses it), and
-no call pays for the schemas of the other three.
+the two cannot drift apart. Every request offers all the tools and forces the one it wants: with
+the system prompt they form one prefix, the same for every call, which prompt caching keeps once
+(cache reads cost a tenth of input), long enough to clear the model's minimum cacheable length. Stance is part of the reading (``schema_bearings``),
+so one call decides both and they cannot disagree.
 """
 
 from __future__ import annotations
@@ -22,23 +23,18 @@ Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 class Answer(BaseModel):
     """Base of every tool answer: unknown fields are an error, so a confused answer is caught."""
 
-    model_config = ConfigDict(extra="forbid")
-
-
-class ExtractedUtterance(Answer):
-    n: int = Field(description="The n of the utterance.")
-    thoughts: list[Text] = Field(
-        min_length=1,
-        description=(
-            "Its units of meaning (claim, proposal, question, feeling, decision), in order, each a"
-            " short self-contained sentence in the utterance's language."
-        ),
-    )
-    summary: Text = Field(description="One short line in the utterance's language.")
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class ExtractionAnswer(Answer):
-    utterances: list[ExtractedUtterance] = Field(description="One entry per utterance given.")
+    thoughts: list[Text] = Field(
+        min_length=1,
+        description=(
+            "The utterance's units of meaning (claim, proposal, question, feeling, decision), in"
+            " order, each a short sentence that can be understood alone, in its language."
+        ),
+    )
+    summary: Text = Field(description="One short line in the utterance's language.")
 
 
 class SchemaSummaryAnswer(Answer):
@@ -47,25 +43,15 @@ class SchemaSummaryAnswer(Answer):
     )
 
 
-class StanceAnswer(Answer):
-    schema_id: Text
-    stance: Judgement
-    reason: Text = Field(description="One line, in the message's language.")
-
-
-class StancesAnswer(Answer):
-    stances: list[StanceAnswer] = Field(description="One entry per preconception given.")
-
-
 class LinkAnswer(Answer):
-    thought: int = Field(description="Index of the thought of the message being read.")
+    thought: int = Field(description="The n of a thought of the message being read.")
     relation: Relation
-    message_id: str = Field(description="An id from the list of messages you may cite.")
+    message: str = Field(description="The reference of an earlier message, such as M3.")
     explanation: Text = Field(description="One line.")
 
 
 class BearingAnswer(Answer):
-    schema_id: Text
+    schema_ref: Text = Field(alias="schema", description="A preconception's reference, such as P1.")
     stance: Judgement
     explanation: Text = Field(description="One line.")
 
@@ -76,45 +62,39 @@ class ReadingAnswer(Answer):
     )
     links: list[LinkAnswer] = Field(
         default_factory=list,
-        description="For each thought, the earlier messages it connects to (may be empty).",
+        description="For each thought, the earlier messages it relates to (may be empty).",
     )
     schema_bearings: list[BearingAnswer] = Field(
         default_factory=list,
-        description="How each of the speaker's preconceptions bears on the message.",
+        description="One entry per preconception given: its stance toward the message and why.",
     )
 
 
 EXTRACT_TOOL = "extract_thoughts"
 SCHEMA_SUMMARY_TOOL = "summarise_schema"
-STANCE_TOOL = "judge_stances"
 READING_TOOL = "write_reading"
 
 ANSWER_MODELS: dict[str, type[Answer]] = {
     EXTRACT_TOOL: ExtractionAnswer,
     SCHEMA_SUMMARY_TOOL: SchemaSummaryAnswer,
-    STANCE_TOOL: StancesAnswer,
     READING_TOOL: ReadingAnswer,
 }
 
 DESCRIPTIONS = {
     EXTRACT_TOOL: (
-        "Split each chat utterance into thoughts (units of meaning: a claim, proposal, question,"
-        " feeling or decision; one or more, in order, each short and self-contained) and write a"
-        " one-line summary. Keep each utterance's own language."
+        "Split the one utterance in <extract> into thoughts (units of meaning: a claim, proposal,"
+        " question, feeling or decision; one or more, in order, each short and understandable"
+        " alone) and write a one-line summary, in the language the request names."
     ),
     SCHEMA_SUMMARY_TOOL: (
         "A preconception is a cluster of a speaker's own earlier thoughts: say in one line what"
         " the speaker tends to hold, from those thoughts only."
     ),
-    STANCE_TOOL: (
-        "For each preconception of the speaker, judge whether it supports or opposes what the"
-        " message says now, or is unrelated, with a one-line reason."
-    ),
     READING_TOOL: (
         "Say what the message meant at that moment; for each of its thoughts, which earlier"
-        " messages it answers, agrees with, disagrees with, returns to, shifts away from or builds"
-        " on (a thought with no real connection gets no link); and how each preconception of the"
-        " speaker bears on it, with its stance."
+        " messages it answers, agrees or disagrees with, concedes to, revises, returns to, shifts"
+        " away from or builds on (a thought with no real connection gets no link); and, for each"
+        " preconception of the speaker, its stance toward the message and why."
     ),
 }
 

@@ -1,18 +1,25 @@
 """The Anthropic backend: the language-model side of :class:`awai_engine.ports.LanguageBackend`.
 
 Every call forces one tool and validates its input with the pydantic model the tool's schema was
-made from. A malformed answer (not the tool, not an object, not the schema, empty, cut off) gets
-one repair attempt that tells the model what was wrong; after that the item falls back to the
-offline backend and a note says so. An answer that cites a message outside the context it was
-given loses that citation (logged, never shown). A model that cannot be reached never raises out
-of this class: the reading becomes the offline one, labelled.
+made from. A malformed answer (not the tool, not an object, not the schema, empty) gets one repair
+attempt that tells the model what was wrong; an answer cut off at ``max_tokens`` is asked again
+with a larger cap. After that the item falls back to the offline backend, marked as a fallback
+and with a note. An answer that cites a message outside the context it was given loses that
+citation (logged, never shown). A model that cannot be reached never raises out of this class:
+the first call that fails for good sends the rest of that work offline at once, and the shared
+circuit breaker stops calling for a while.
+
+Thoughts are extracted one message per request, with only the utterances of its line said just
+before it (see :mod:`awai_engine.extraction_window`): the stored thoughts of a message never
+depend on what was said after it. The stable prefix (tool and system prompt) is cached.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
@@ -22,37 +29,35 @@ from awai_engine.backends.anthropic.answers import (
     EXTRACT_TOOL,
     READING_TOOL,
     SCHEMA_SUMMARY_TOOL,
-    STANCE_TOOL,
     Answer,
-    ExtractedUtterance,
+    ExtractionAnswer,
     ReadingAnswer,
     SchemaSummaryAnswer,
-    StancesAnswer,
     tool_definition,
 )
+from awai_engine.backends.anthropic.batches import BatchLedger, BatchRunner
 from awai_engine.backends.anthropic.budget import fit_to_budget
+from awai_engine.backends.anthropic.caching import minimum_cacheable_tokens
 from awai_engine.backends.anthropic.client import LanguageModelError, ModelAnswer, ModelClient
 from awai_engine.backends.anthropic.prompts import (
     SYSTEM_PROMPT,
     render_extraction_request,
-    render_reading_request,
     render_schema_summary_request,
-    render_stance_request,
 )
+from awai_engine.backends.anthropic.reading_request import References, render_reading_request
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.backends.offline import OfflineBackend
+from awai_engine.ports import ExtractionTarget
 from awai_engine.settings import LanguageModelSettings, LimitsSettings, SettingsError
 from awai_engine.text import detect_language, shorten
 from awai_engine.values import (
     Extraction,
     Interpretation,
     ReadingContext,
-    RecalledSchema,
     SchemaBearing,
     Thought,
     ThoughtLink,
     TokenUsage,
-    Utterance,
 )
 
 log = logging.getLogger(__name__)
@@ -62,6 +67,9 @@ AnswerT = TypeVar("AnswerT", bound=Answer)
 SUMMARY_COLUMNS = 160
 MIN_CONTEXT_TOKENS = 300
 MAX_PROBLEMS_SHOWN = 4
+# An answer cut off at max_tokens is asked again with twice the cap, at most this many times.
+MAX_TOKENS_GROWTHS = 2
+OUTPUT_CAP = 64_000
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ class Asked(Generic[AnswerT]):
 
 
 class AnthropicBackend:
-    """Writes thoughts, summaries, schema summaries, stances and readings with Claude."""
+    """Writes thoughts, summaries, schema summaries and readings (stances included) with Claude."""
 
     offline = False
 
@@ -83,112 +91,149 @@ class AnthropicBackend:
         self.settings = settings
         self.limits = limits
         self._offline = OfflineBackend(limits)
-        self._client = ModelClient(settings, SYSTEM_PROMPT)
-        self._tools = {name: tool_definition(name) for name in ANSWER_MODELS}
-        self.prefix_tokens = {
-            name: self._client.prefix_tokens(tool) for name, tool in self._tools.items()
-        }
-        largest = max(self.prefix_tokens.values())
-        if settings.reading_token_budget - largest < MIN_CONTEXT_TOKENS:
+        self._client = ModelClient(
+            settings, SYSTEM_PROMPT, [tool_definition(name) for name in ANSWER_MODELS]
+        )
+        self._batches = BatchRunner(
+            self._client.sdk,
+            BatchLedger(settings.batch_dir or Path("awai-data") / "llm-batches"),
+            settings.batch_poll_seconds,
+            settings.batch_max_wait_seconds,
+        )
+        self.prefix_tokens = self._client.prefix_tokens
+        self.cached_prefix_tokens = self._client.cached_prefix_tokens
+        self.cache_minimum = minimum_cacheable_tokens(settings.model)
+        if self.cached_prefix_tokens < self.cache_minimum:
+            log.warning(
+                "language model: the stable prefix (~%d tokens) is below %s's minimum cacheable"
+                " length (%d): it will not be cached",
+                self.cached_prefix_tokens,
+                settings.model,
+                self.cache_minimum,
+            )
+        if settings.reading_token_budget - self.prefix_tokens < MIN_CONTEXT_TOKENS:
             raise SettingsError(
                 f"AWAI_LLM__READING_TOKEN_BUDGET={settings.reading_token_budget} leaves too little"
-                f" for a reading's context after the stable prompt (~{largest} tokens); set it to"
-                f" at least {largest + MIN_CONTEXT_TOKENS}."
+                f" for a reading's context after the stable prompt (~{self.prefix_tokens} tokens);"
+                f" set it to at least {self.prefix_tokens + MIN_CONTEXT_TOKENS}."
             )
 
-    def allowance(self, tool: str) -> int:
-        """Estimated tokens a request to ``tool`` may spend on its own text (the budget less the
-        stable prefix)."""
-        return self.settings.reading_token_budget - self.prefix_tokens[tool]
+    def allowance(self) -> int:
+        """Estimated tokens a request may spend on its own text (the budget less the stable
+        prefix)."""
+        return self.settings.reading_token_budget - self.prefix_tokens
 
     # -- thoughts and summaries at ingest --------------------------------------------------------
 
-    def extract(self, utterances: Sequence[Utterance]) -> list[Extraction]:
-        """One call per batch of utterances; a batch without an answer is extracted offline.
-
-        Once a batch gets no answer at all (the API is down or refusing), the rest of this call's
-        utterances are extracted offline too, so a backfill does not wait out every batch's retries.
-        """
-        results: list[Extraction] = []
-        unreachable: str | None = None
-        for batch in self._batches(utterances):
-            if len(batch) == 1 and self._too_long_to_extract(batch[0]):
-                results.append(
-                    self._offline_extraction(
-                        batch[0],
-                        "the message is too long for one extraction answer"
-                        " (AWAI_LLM__EXTRACTION_MAX_TOKENS)",
-                    )
+    def extract(self, targets: Sequence[ExtractionTarget]) -> list[Extraction]:
+        """One request per message: through the Message Batches API for a backfill of at least
+        ``batch_min_messages``, else live calls; once a live call gets no answer at all, the
+        rest are extracted offline at once (marked as fallbacks), so nobody waits out every
+        retry."""
+        results: dict[int, Extraction] = {}
+        todo: list[int] = []
+        for n, target in enumerate(targets):
+            if self._too_long_to_extract(target):
+                results[n] = self._fallback(
+                    target,
+                    "the message is too long for one extraction answer",
+                    "longer than AWAI_LLM__EXTRACTION_MAX_TOKENS allows",
                 )
-                continue
-            if unreachable is None:
-                extracted, unreachable = self._extract_batch(batch)
-                results.extend(extracted)
             else:
-                results.extend(self._offline_extraction(u, unreachable) for u in batch)
+                todo.append(n)
+        if len(todo) >= self.settings.batch_min_messages:
+            results.update(self._extract_batched({n: targets[n] for n in todo}))
+        else:
+            unreachable: LanguageModelError | None = None
+            for n in todo:
+                if unreachable is not None:
+                    results[n] = self._fallback(
+                        targets[n], unreachable.user_reason, str(unreachable)
+                    )
+                    continue
+                try:
+                    results[n] = self._extract_one(targets[n])
+                except LanguageModelError as error:
+                    unreachable = error
+                    results[n] = self._fallback(targets[n], error.user_reason, str(error))
+        return [results[n] for n in range(len(targets))]
+
+    def _extract_batched(self, targets: dict[int, ExtractionTarget]) -> dict[int, Extraction]:
+        """One batch for all of them; an answer that is malformed or cut off is asked again
+        live (with its repair), a request the batch could not serve is a fallback."""
+        requests = {f"u{n}": self.extraction_params(target) for n, target in targets.items()}
+        try:
+            outcome = self._batches.run(requests, self._client.breaker)
+        except LanguageModelError as error:
+            return {
+                n: self._fallback(target, error.user_reason, str(error))
+                for n, target in targets.items()
+            }
+        results: dict[int, Extraction] = {}
+        for n, target in targets.items():
+            answer = outcome.answers.get(f"u{n}")
+            if answer is None:
+                why = outcome.failures.get(f"u{n}", "no result")
+                results[n] = self._fallback(target, "the language model did not answer", why)
+                continue
+            extraction, problem = self.extraction_of(answer)
+            if extraction is not None:
+                results[n] = extraction
+                continue
+            log.info("language model: batch answer for %s redone live: %s", n, problem)
+            try:
+                results[n] = self._extract_one(target)
+            except LanguageModelError as error:
+                results[n] = self._fallback(target, error.user_reason, str(error))
         return results
 
-    def _batches(self, utterances: Sequence[Utterance]) -> Iterator[list[Utterance]]:
-        """Up to ``extraction_batch_size`` utterances whose text fits half the output cap.
+    def extraction_params(self, target: ExtractionTarget) -> dict[str, Any]:
+        """The Messages API parameters that extract ``target`` (a live call's, or a batch's)."""
+        return self._client.params(
+            EXTRACT_TOOL,
+            [_user(self._extraction_request(target))],
+            self.settings.extraction_max_tokens,
+        )
 
-        Thoughts restate the text, so an answer is about as long as its input: half the cap
-        leaves room for the summaries and the JSON around them.
-        """
-        batch: list[Utterance] = []
-        tokens = 0
-        room = self.settings.extraction_max_tokens // 2
-        for utterance in utterances:
-            cost = estimate_tokens(utterance.text)
-            if batch and (
-                len(batch) == self.settings.extraction_batch_size or tokens + cost > room
-            ):
-                yield batch
-                batch, tokens = [], 0
-            batch.append(utterance)
-            tokens += cost
-        if batch:
-            yield batch
+    def _extraction_request(self, target: ExtractionTarget) -> str:
+        language = detect_language(target.utterance.text)
+        return render_extraction_request(target.utterance, target.before, language)
 
-    def _too_long_to_extract(self, utterance: Utterance) -> bool:
-        return estimate_tokens(utterance.text) > self.settings.extraction_max_tokens // 2
+    def _extract_one(self, target: ExtractionTarget) -> Extraction:
+        asked = self._ask(
+            EXTRACT_TOOL,
+            self._extraction_request(target),
+            ExtractionAnswer,
+            self.settings.extraction_max_tokens,
+        )
+        log.info("language model: extraction of %s: %s", target.utterance.message_id, asked.usage)
+        if asked.value is None:
+            return self._fallback(
+                target, "the language model's answer was malformed", asked.problem or ""
+            )
+        return self.bounded(asked.value)
 
-    def _extract_batch(self, batch: list[Utterance]) -> tuple[list[Extraction], str | None]:
-        """Extractions in order, and why the model could not be reached (``None`` if it was)."""
-        languages = [detect_language(utterance.text) for utterance in batch]
-        messages = [_user(render_extraction_request(batch, languages))]
-        wanted = set(range(1, len(batch) + 1))
-        found: dict[int, ExtractedUtterance] = {}
-        unreachable: str | None = None
-        problem: str | None = None
-        for attempt in (1, 2):
-            try:
-                answer = self._client.send(
-                    self._tools[EXTRACT_TOOL], messages, self.settings.extraction_max_tokens
-                )
-            except LanguageModelError as error:
-                log.warning("language model: extraction failed: %s", error)
-                unreachable = f"the language model gave no answer ({error})"
-                break
-            log.info("language model: extraction of %d: %s", len(batch), answer.usage)
-            items, problem = _extracted_items(answer, wanted - found.keys())
-            found.update(items)
-            if problem is None:
-                break
-            log.warning("language model: malformed extraction (attempt %d): %s", attempt, problem)
-            messages = _repair(messages, answer, EXTRACT_TOOL, problem)
-        why = unreachable or f"the language model's answer was malformed ({problem})"
-        extracted = [
-            self._bounded(found[n]) if n in found else self._offline_extraction(utterance, why)
-            for n, utterance in enumerate(batch, start=1)
-        ]
-        return extracted, unreachable
+    def extraction_of(self, answer: ModelAnswer) -> tuple[Extraction | None, str | None]:
+        """A finished extraction answer (of a batch) as thoughts, or what is wrong with it."""
+        raw, problem = _tool_input(answer, EXTRACT_TOOL)
+        if raw is None:
+            return None, problem
+        value, problem = _validated(ExtractionAnswer, raw)
+        return (self.bounded(value), None) if value is not None else (None, problem)
 
-    def _offline_extraction(self, utterance: Utterance, why: str) -> Extraction:
-        extraction = self._offline.extract_one(utterance.text)
+    def _too_long_to_extract(self, target: ExtractionTarget) -> bool:
+        """Thoughts restate the text, so the answer is about as long as the message: one that
+        needs more than half the output cap would be cut off."""
+        return estimate_tokens(target.utterance.text) > self.settings.extraction_max_tokens // 2
+
+    def _fallback(self, target: ExtractionTarget, why: str, detail: str) -> Extraction:
+        """The offline extraction, marked as a fallback so the model can redo it later."""
+        log.warning("language model: %s extracted offline: %s", target.utterance.message_id, detail)
+        extraction = self._offline.extract_one(target.utterance.text)
         note = f"Thoughts and summary were made offline: {why}."
-        return extraction.model_copy(update={"notes": (note, *extraction.notes)})
+        return extraction.model_copy(update={"notes": (note, *extraction.notes), "fallback": True})
 
-    def _bounded(self, item: ExtractedUtterance) -> Extraction:
+    def bounded(self, item: ExtractionAnswer) -> Extraction:
         """The model's thoughts held to the same limits as offline ones (length, then number)."""
         width = self.limits.max_thought_chars
         pieces = [
@@ -213,80 +258,52 @@ class AnthropicBackend:
     # -- preconceptions --------------------------------------------------------------------------
 
     def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
-        """A one-line summary of a preconception, from its most central thoughts that fit."""
+        """A one-line summary of a preconception, from its most central thoughts that fit.
+
+        Raises :class:`LanguageModelError` when the model gives no usable summary, rather than
+        returning an offline one: the caller then shows a makeshift summary without memoising it
+        as final, and the next re-clustering asks the model again.
+        """
         if not thoughts:
             return ""
         kept, tokens = [], 0
         for thought in thoughts:
             tokens += estimate_tokens(thought)
-            if kept and tokens > self.allowance(SCHEMA_SUMMARY_TOOL):
+            if kept and tokens > self.allowance():
                 break
             kept.append(thought)
         language = detect_language(" ".join(kept))
         request = render_schema_summary_request(speaker_name, kept, language)
-        asked = self._ask_or_none(SCHEMA_SUMMARY_TOOL, request, SchemaSummaryAnswer)
-        if asked is None or asked.value is None:
-            return self._offline.summarise_schema(speaker_name, thoughts)
-        return shorten(asked.value.summary, SUMMARY_COLUMNS)
-
-    def judge_stances(
-        self, context: ReadingContext, schemas: Sequence[RecalledSchema]
-    ) -> tuple[tuple[RecalledSchema, ...], TokenUsage | None]:
-        """Each schema with the model's stance and reason; one it did not judge stays undetermined."""
-        if not schemas:
-            return (), None
-        language = detect_language(context.text)
-        fitted = fit_to_budget(
-            context.model_copy(update={"schemas": tuple(schemas)}),
-            self.allowance(STANCE_TOOL),
-            lambda c: render_stance_request(c, language),
+        asked = self._ask(
+            SCHEMA_SUMMARY_TOOL, request, SchemaSummaryAnswer, self.settings.max_tokens
         )
-        if fitted is None:
-            log.warning("language model: stance request over budget for %s", context.message)
-            return tuple(schemas), None
-        request = render_stance_request(fitted.context, language)
-        asked = self._ask_or_none(STANCE_TOOL, request, StancesAnswer)
-        if asked is None:
-            return tuple(schemas), None
         if asked.value is None:
-            return tuple(schemas), asked.usage
-        sent = {schema.schema_id for schema in fitted.context.schemas}
-        judged = {}
-        for stance in asked.value.stances:
-            if stance.schema_id in sent:
-                judged.setdefault(stance.schema_id, stance)
-            else:
-                log.warning(
-                    "language model: dropped a stance for unknown schema %r", stance.schema_id
-                )
-        judged_schemas = tuple(
-            schema.model_copy(
-                update={"stance": judgement.stance, "stance_reason": judgement.reason}
+            raise LanguageModelError(
+                f"the schema summary was malformed twice ({asked.problem})", "unreadable"
             )
-            if (judgement := judged.get(schema.schema_id))
-            else schema
-            for schema in schemas
-        )
-        return judged_schemas, asked.usage
+        return shorten(asked.value.summary, SUMMARY_COLUMNS)
 
     # -- the reading -----------------------------------------------------------------------------
 
     def interpret(
         self, context: ReadingContext
     ) -> tuple[Interpretation | None, TokenUsage | None, tuple[str, ...]]:
-        """The written reading from the context alone, in the message's language."""
+        """The written reading, stances included, from the context alone, in its language."""
         language = detect_language(context.text)
         fitted = fit_to_budget(
-            context, self.allowance(READING_TOOL), lambda c: render_reading_request(c, language)
+            context, self.allowance(), lambda c: render_reading_request(c, language)
         )
         if fitted is None:
+            log.warning(
+                "language model: the context of %s does not fit AWAI_LLM__READING_TOKEN_BUDGET",
+                context.message.message_id,
+            )
             return (
                 None,
                 None,
                 (
-                    "This reading's context does not fit its token budget even when trimmed, so it"
-                    " was not sent to the language model; this is the offline reading. Raise"
-                    " AWAI_LLM__READING_TOKEN_BUDGET to have it written.",
+                    "This reading's context is too large for the language model even when trimmed,"
+                    " so this is the offline reading.",
                 ),
             )
         notes = [fitted.note] if fitted.note else []
@@ -298,14 +315,19 @@ class AnthropicBackend:
                 "language model: reading of %s failed: %s", context.message.message_id, error
             )
             notes.append(
-                f"The language model could not write this reading ({error}), so this is the"
-                " offline reading: the context AWAI assembled, without an interpretation."
+                f"The reading was not written: {error.user_reason}. This is the offline reading:"
+                " the context AWAI assembled, without an interpretation."
             )
             return None, None, tuple(notes)
         if asked.value is None:
+            log.warning(
+                "language model: reading of %s malformed twice: %s",
+                context.message.message_id,
+                asked.problem,
+            )
             notes.append(
-                f"The language model's answer was malformed twice ({asked.problem}), so this is"
-                " the offline reading: the context AWAI assembled, without an interpretation."
+                "The language model's answer was malformed twice, so this is the offline reading:"
+                " the context AWAI assembled, without an interpretation."
             )
             return None, asked.usage, tuple(notes)
         interpretation, dropped = _interpretation(asked.value, fitted.context, language)
@@ -322,48 +344,49 @@ class AnthropicBackend:
     def _ask(
         self, tool: str, request: str, model: type[AnswerT], max_tokens: int
     ) -> Asked[AnswerT]:
-        """Ask once, and once more with the problem named if the answer is malformed."""
+        """Ask; an answer cut off at the output cap is asked again with a larger cap, and a
+        malformed one once more with the problem named."""
         messages = [_user(request)]
         usage = TokenUsage()
         problem: str | None = None
-        for attempt in (1, 2):
-            answer = self._client.send(self._tools[tool], messages, max_tokens)
+        repaired = grown = 0
+        while True:
+            answer = self._client.send(tool, messages, max_tokens)
             usage = usage + answer.usage
+            if answer.stop_reason == "max_tokens" and grown < MAX_TOKENS_GROWTHS:
+                grown += 1
+                max_tokens = min(2 * max_tokens, OUTPUT_CAP)
+                log.warning(
+                    "language model: %s cut off; asking with max_tokens=%d", tool, max_tokens
+                )
+                continue
             raw, problem = _tool_input(answer, tool)
             if raw is not None:
                 value, problem = _validated(model, raw)
                 if value is not None:
                     return Asked(value, usage, None)
-            log.warning("language model: malformed %s (attempt %d): %s", tool, attempt, problem)
+            log.warning("language model: malformed %s (repair %d): %s", tool, repaired, problem)
+            if repaired:
+                return Asked(None, usage, problem)
+            repaired += 1
             messages = _repair(messages, answer, tool, problem or "")
-        return Asked(None, usage, problem)
-
-    def _ask_or_none(self, tool: str, request: str, model: type[AnswerT]) -> Asked[AnswerT] | None:
-        """:meth:`_ask` for calls whose failure only loses an enrichment (logged, not raised)."""
-        try:
-            asked = self._ask(tool, request, model, self.settings.max_tokens)
-        except LanguageModelError as error:
-            log.warning("language model: %s failed: %s", tool, error)
-            return None
-        log.info("language model: %s: %s", tool, asked.usage)
-        return asked
 
 
 def _interpretation(
     answer: ReadingAnswer, sent: ReadingContext, language: str
 ) -> tuple[Interpretation, int]:
-    """The validated answer as a value, keeping only citations of what the model was shown."""
-    citable = sent.cited_message_ids() - {sent.message.message_id}
+    """The validated answer with real ids for its references, keeping only what was shown."""
+    refs = References.of(sent)
     thoughts = {thought.index for thought in sent.thoughts}
-    schemas = {schema.schema_id for schema in sent.schemas}
     links, bearings, dropped = [], [], 0
     for link in answer.links:
-        if link.message_id in citable and link.thought in thoughts:
+        message_id = refs.messages.get(link.message.strip())
+        if message_id is not None and link.thought in thoughts:
             links.append(
                 ThoughtLink(
                     thought_index=link.thought,
                     relation=link.relation,
-                    message_id=link.message_id,
+                    message_id=message_id,
                     explanation=link.explanation,
                 )
             )
@@ -373,20 +396,21 @@ def _interpretation(
                 "language model: dropped a link of %s from thought %d to %r: not in its context",
                 sent.message.message_id,
                 link.thought,
-                link.message_id,
+                link.message,
             )
+    judged: set[str] = set()
     for bearing in answer.schema_bearings:
-        if bearing.schema_id in schemas:
+        schema_id = refs.schemas.get(bearing.schema_ref.strip())
+        if schema_id is not None and schema_id not in judged:
+            judged.add(schema_id)
             bearings.append(
                 SchemaBearing(
-                    schema_id=bearing.schema_id,
-                    stance=bearing.stance,
-                    explanation=bearing.explanation,
+                    schema_id=schema_id, stance=bearing.stance, explanation=bearing.explanation
                 )
             )
         else:
             dropped += 1
-            log.warning("language model: dropped a bearing of unknown schema %r", bearing.schema_id)
+            log.warning("language model: dropped a bearing of schema %r", bearing.schema_ref)
     interpretation = Interpretation(
         meaning=answer.meaning,
         links=tuple(links),
@@ -394,31 +418,6 @@ def _interpretation(
         language=language,
     )
     return interpretation, dropped
-
-
-def _extracted_items(
-    answer: ModelAnswer, wanted: set[int]
-) -> tuple[dict[int, ExtractedUtterance], str | None]:
-    """Valid entries for the wanted utterances, each validated on its own so one bad entry
-    costs only its utterance; and the problems, if any entry is missing or invalid."""
-    raw, problem = _tool_input(answer, EXTRACT_TOOL)
-    if raw is None:
-        return {}, problem
-    entries = raw.get("utterances")
-    if not isinstance(entries, list):
-        return {}, "'utterances' must be a list"
-    found: dict[int, ExtractedUtterance] = {}
-    problems: list[str] = []
-    for entry in entries:
-        item, entry_problem = _validated(ExtractedUtterance, entry)
-        if item is None:
-            problems.append(f"an entry is invalid ({entry_problem})")
-        elif item.n in wanted and item.n not in found:
-            found[item.n] = item
-    missing = sorted(wanted - found.keys())
-    if missing:
-        problems.append(f"no valid entry for n = {', '.join(map(str, missing))}")
-    return found, "; ".join(problems[:MAX_PROBLEMS_SHOWN]) or None
 
 
 def _tool_input(answer: ModelAnswer, tool: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -17,10 +17,11 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 
+from awai_engine.backends.anthropic.breaker import shared_breaker
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.errors import AwaiError
 from awai_engine.settings import LanguageModelSettings
@@ -39,8 +40,31 @@ REFUSALS = {
 }
 
 
+ErrorKind = Literal["unreachable", "refused", "busy", "unreadable", "paused"]
+
+# What a person reading in Slack or Discord is told; the setting names and HTTP codes go to the log.
+USER_REASONS: dict[str, str] = {
+    "unreachable": "the language model could not be reached",
+    "refused": "the language model refused AWAI's request (the operator can see why in the log)",
+    "busy": "the language model is overloaded or rate-limited",
+    "unreadable": "the language model's answer could not be read",
+    "paused": "the language model failed repeatedly, so AWAI is not calling it for a while",
+}
+
+
 class LanguageModelError(AwaiError, RuntimeError):
-    """The model gave no answer (unreachable, refused, or still failing after retries)."""
+    """The model gave no answer (unreachable, refused, or still failing after retries).
+
+    ``str()`` is for operators (HTTP codes, setting names); :attr:`user_reason` for everyone.
+    """
+
+    def __init__(self, detail: str, kind: ErrorKind) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+    @property
+    def user_reason(self) -> str:
+        return USER_REASONS[self.kind]
 
 
 @dataclass(frozen=True)
@@ -53,67 +77,120 @@ class ModelAnswer:
 
 
 class ModelClient:
-    """Sends requests whose stable prefix (the tool, then the system prompt) is marked for caching."""
+    """Sends requests whose stable prefix (the tool, then the system prompt) is marked for caching.
 
-    def __init__(self, settings: LanguageModelSettings, system_prompt: str) -> None:
+    Every call shares the process-wide :mod:`breaker <awai_engine.backends.anthropic.breaker>` of
+    its endpoint, and stops retrying once ``call_deadline_seconds`` have passed, so one call costs
+    a person waiting for it seconds, not minutes.
+    """
+
+    def __init__(
+        self, settings: LanguageModelSettings, system_prompt: str, tools: list[dict[str, Any]]
+    ) -> None:
         if settings.api_key is None:
             raise ValueError("The Anthropic backend needs AWAI_LLM__API_KEY.")
         self.settings = settings
-        self._sdk = anthropic.Anthropic(
+        self.sdk = anthropic.Anthropic(
             api_key=settings.api_key.get_secret_value(),
             base_url=settings.base_url,
             timeout=settings.timeout_seconds,
             max_retries=0,
         )
-        self._system = [
+        # Every request offers every tool and forces one: tools and system prompt then form one
+        # prefix shared by all calls, cached once and long enough to clear the caching floor.
+        self.tools = tools
+        self.system = [
             {"type": "text", "text": system_prompt, "cache_control": {"type": "ephemeral"}}
         ]
-        self._system_tokens = estimate_tokens(system_prompt)
+        self.cached_prefix_tokens = estimate_tokens(system_prompt) + sum(
+            estimate_tokens(json.dumps(tool, ensure_ascii=False)) for tool in tools
+        )
+        self.breaker = shared_breaker(
+            str(self.sdk.base_url),
+            settings.api_key.get_secret_value(),
+            settings.breaker_failures,
+            settings.breaker_cooldown_seconds,
+        )
 
-    def prefix_tokens(self, tool: dict[str, Any]) -> int:
-        """Estimated input tokens every call with ``tool`` pays before its own request."""
-        tool_tokens = estimate_tokens(json.dumps(tool, ensure_ascii=False))
-        return self._system_tokens + tool_tokens + TOOL_USE_SYSTEM_TOKENS
+    @property
+    def prefix_tokens(self) -> int:
+        """Estimated input tokens every call pays before its own request."""
+        return self.cached_prefix_tokens + TOOL_USE_SYSTEM_TOKENS
 
-    def send(
-        self, tool: dict[str, Any], messages: list[dict[str, Any]], max_tokens: int
-    ) -> ModelAnswer:
+    def params(self, tool: str, messages: list[dict[str, Any]], max_tokens: int) -> dict[str, Any]:
+        """The Messages API parameters of one call forcing ``tool`` (also a batch request's)."""
+        return {
+            "model": self.settings.model,
+            "max_tokens": max_tokens,
+            "system": self.system,
+            "tools": self.tools,
+            "tool_choice": {"type": "tool", "name": tool},
+            "messages": messages,
+        }
+
+    def send(self, tool: str, messages: list[dict[str, Any]], max_tokens: int) -> ModelAnswer:
         """Force a call of ``tool``; raises :class:`LanguageModelError` when no answer came."""
+        blocked = self.breaker.blocked_for()
+        if blocked is not None:
+            raise LanguageModelError(
+                f"not called: the circuit breaker is open for {blocked:.0f} s more after"
+                f" {self.settings.breaker_failures} failed calls",
+                "paused",
+            )
+        try:
+            answer = self._send(tool, messages, max_tokens)
+        except LanguageModelError:
+            self.breaker.failed()
+            raise
+        self.breaker.succeeded()
+        return answer
+
+    def _send(self, tool: str, messages: list[dict[str, Any]], max_tokens: int) -> ModelAnswer:
         attempts = self.settings.max_retries + 1
+        deadline = time.monotonic() + self.settings.call_deadline_seconds
         attempt = 0
         while True:
             attempt += 1
             wait: float | None = None
+            kind: ErrorKind = "unreachable"
+            remaining = deadline - time.monotonic()
             try:
-                message = self._sdk.messages.create(
-                    model=self.settings.model,
-                    max_tokens=max_tokens,
-                    system=self._system,  # type: ignore[arg-type]
-                    tools=[tool],  # type: ignore[list-item]
-                    tool_choice={"type": "tool", "name": tool["name"]},
-                    messages=messages,  # type: ignore[arg-type]
+                message = self.sdk.messages.create(
+                    **self.params(tool, messages, max_tokens),
+                    timeout=min(self.settings.timeout_seconds, max(remaining, 0.1)),
                 )
-                return _answer(message)
+                return answer_of(message)
             except anthropic.APIStatusError as error:
                 status = error.status_code
                 if status in REFUSALS or not (status in RETRYABLE_STATUS or status >= 500):
                     reason = REFUSALS.get(status, f"the request was refused: {_detail(error)}")
-                    raise LanguageModelError(f"HTTP {status}: {reason}") from error
+                    raise LanguageModelError(f"HTTP {status}: {reason}", "refused") from error
                 failure, cause = f"HTTP {status} ({_detail(error)})", error
+                kind = "busy" if status in (429, 529) else "unreachable"
                 wait = retry_after(error.response.headers)
             except anthropic.APITimeoutError as error:
-                failure, cause = f"no answer within {self.settings.timeout_seconds:g} s", error
+                timeout = min(self.settings.timeout_seconds, max(remaining, 0.1))
+                failure, cause = f"no answer within {timeout:g} s", error
             except anthropic.APIConnectionError as error:
                 failure, cause = f"could not connect ({error})", error
             except (anthropic.AnthropicError, ValueError) as error:
-                raise LanguageModelError(f"the answer could not be read: {error}") from error
+                raise LanguageModelError(
+                    f"the answer could not be read: {error}", "unreadable"
+                ) from error
             if attempt == attempts:
-                raise LanguageModelError(f"{failure}, {attempts} attempt(s)") from cause
+                raise LanguageModelError(f"{failure}, {attempts} attempt(s)", kind) from cause
             wait = self._backoff(attempt) if wait is None else wait
             if wait > self.settings.max_retry_wait_seconds:
                 raise LanguageModelError(
                     f"{failure}; the API asked to wait {wait:g} s, longer than"
-                    f" AWAI_LLM__MAX_RETRY_WAIT_SECONDS ({self.settings.max_retry_wait_seconds:g})"
+                    f" AWAI_LLM__MAX_RETRY_WAIT_SECONDS ({self.settings.max_retry_wait_seconds:g})",
+                    kind,
+                ) from cause
+            if time.monotonic() + wait >= deadline:
+                raise LanguageModelError(
+                    f"{failure}, {attempt} attempt(s) within AWAI_LLM__CALL_DEADLINE_SECONDS"
+                    f" ({self.settings.call_deadline_seconds:g})",
+                    kind,
                 ) from cause
             log.warning("language model: %s; retry %d in %.2f s", failure, attempt, wait)
             time.sleep(wait)
@@ -142,7 +219,8 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
         return max(0.0, email.utils.mktime_tz(parsed) - time.time()) if parsed else None
 
 
-def _answer(message: anthropic.types.Message) -> ModelAnswer:
+def answer_of(message: anthropic.types.Message) -> ModelAnswer:
+    """The SDK's message as a :class:`ModelAnswer` (also used for a batch's results)."""
     content: list[dict[str, Any]] = []
     for block in message.content or ():
         if block.type == "text":
