@@ -10,12 +10,17 @@ from the request by simple rules. Error replies reproduce the API's shapes: 429 
 
 from __future__ import annotations
 
+import hashlib
+import html
 import json
+import math
 import re
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
 from pathlib import Path
@@ -38,6 +43,7 @@ class Reply:
     body: dict[str, Any] | bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    content_type: str = "application/json"
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,7 @@ _ids = count(1)
 
 
 def message(content: list[dict[str, Any]], stop_reason: str = "tool_use", **usage: int) -> Reply:
+    """A message reply; without ``usage`` the fake counts it from the request it answers."""
     return Reply(
         body={
             "id": f"msg_fake_{next(_ids)}",
@@ -87,12 +94,16 @@ def message(content: list[dict[str, Any]], stop_reason: str = "tool_use", **usag
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": usage.get("input_tokens", 100),
-                "output_tokens": usage.get("output_tokens", 20),
-                "cache_read_input_tokens": usage.get("cache_read_input_tokens", 0),
-                "cache_creation_input_tokens": usage.get("cache_creation_input_tokens", 0),
-            },
+            "usage": (
+                {
+                    "input_tokens": usage.get("input_tokens", 100),
+                    "output_tokens": usage.get("output_tokens", 20),
+                    "cache_read_input_tokens": usage.get("cache_read_input_tokens", 0),
+                    "cache_creation_input_tokens": usage.get("cache_creation_input_tokens", 0),
+                }
+                if usage
+                else None
+            ),
         }
     )
 
@@ -128,29 +139,110 @@ def hang(seconds: float) -> Reply:
     return Reply(delay=seconds, body=b"{}")
 
 
-_UTTERANCE = re.compile(r'<utterance n="(\d+)"[^>]*>(.*?)</utterance>', re.DOTALL)
+_EXTRACT = re.compile(r"<extract [^>]*>(.*?)</extract>", re.DOTALL)
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
-_SCHEMA_LIST = re.compile(r"preconceptions of the speaker: (.+)\.\n")
+_SCHEMA_REF = re.compile(r'<said ref="(P\d+)"')
 
 
 def canned_answer(request: Received) -> Reply:
     """A valid answer for the forced tool, by fixed rules: sentences become thoughts, the first
-    is the summary; a reading cites nothing; every listed schema is judged unrelated."""
+    is the summary; a reading cites nothing and judges every preconception unrelated."""
     text = request.user_text()
     if request.tool == "extract_thoughts":
-        entries = []
-        for n, said in _UTTERANCE.findall(text):
-            sentences = [part for part in _SENTENCE.split(said.strip()) if part.strip()]
-            entries.append({"n": int(n), "thoughts": sentences, "summary": sentences[0]})
-        return tool_use("extract_thoughts", {"utterances": entries})
+        found = _EXTRACT.search(text)
+        said = html.unescape(found.group(1)) if found else "?"
+        sentences = [part for part in _SENTENCE.split(said.strip()) if part.strip()] or [said]
+        return tool_use("extract_thoughts", {"thoughts": sentences, "summary": sentences[0]})
     if request.tool == "summarise_schema":
         return tool_use("summarise_schema", {"summary": "A canned preconception."})
-    if request.tool == "judge_stances":
-        listed = _SCHEMA_LIST.search(text)
-        ids = listed.group(1).split(", ") if listed else []
-        stances = [{"schema_id": i, "stance": "unrelated", "reason": "canned"} for i in ids]
-        return tool_use("judge_stances", {"stances": stances})
-    return tool_use("write_reading", {"meaning": "A canned reading.", "links": []})
+    bearings = [
+        {"schema": ref, "stance": "unrelated", "explanation": "canned"}
+        for ref in dict.fromkeys(_SCHEMA_REF.findall(text))
+    ]
+    return tool_use(
+        "write_reading", {"meaning": "A canned reading.", "links": [], "schema_bearings": bearings}
+    )
+
+
+def fake_tokens(text: str) -> int:
+    """The fake's own token count (not AWAI's estimate): about four UTF-8 bytes per token."""
+    return max(1, math.ceil(len(text.encode("utf-8")) / 4))
+
+
+# What the fake's cache needs, as the API documents it: a prefix shorter than the model's minimum
+# cacheable length is not cached (silently), and an entry lives five minutes from its last use.
+FAKE_CACHE_MINIMUM = 1024
+CACHE_TTL_SECONDS = 300.0
+TOOL_USE_TOKENS = 313
+
+
+class PromptCache:
+    """The API's prompt cache as the fake keeps it: prefixes up to the last ``cache_control``
+    breakpoint, in the API's order (tools, then system, then messages)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def usage(self, body: dict[str, Any], output_tokens: int) -> dict[str, int]:
+        blocks: list[tuple[str, bool]] = [
+            (json.dumps(tool, sort_keys=True), "cache_control" in tool)
+            for tool in body.get("tools", [])
+        ]
+        system = body.get("system") or []
+        if isinstance(system, str):
+            blocks.append((system, False))
+        else:
+            blocks.extend((block["text"], "cache_control" in block) for block in system)
+        for item in body["messages"]:
+            content = item["content"]
+            if isinstance(content, str):
+                blocks.append((content, False))
+            else:
+                blocks.extend(
+                    (json.dumps(block, sort_keys=True), "cache_control" in block)
+                    for block in content
+                )
+        total = sum(fake_tokens(text) for text, _ in blocks) + (
+            TOOL_USE_TOKENS if body.get("tools") else 0
+        )
+        marked = [n for n, (_, mark) in enumerate(blocks) if mark]
+        read = created = 0
+        if marked:
+            prefix = blocks[: marked[-1] + 1]
+            tokens = sum(fake_tokens(text) for text, _ in prefix)
+            if tokens >= FAKE_CACHE_MINIMUM:
+                key = hashlib.sha256(
+                    json.dumps([body.get("model"), [text for text, _ in prefix]]).encode()
+                ).hexdigest()
+                now = time.monotonic()
+                with self._lock:
+                    alive = self._entries.get(key, -1.0) > now
+                    self._entries[key] = now + CACHE_TTL_SECONDS
+                read, created = (tokens, 0) if alive else (0, tokens)
+        return {
+            "input_tokens": total - read - created,
+            "output_tokens": output_tokens,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": created,
+        }
+
+
+_CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+MAX_BATCH_REQUESTS = 100_000
+
+
+@dataclass
+class FakeBatch:
+    """One message batch: its requests, answered all at once when it ends."""
+
+    id: str
+    created_at: datetime
+    requests: list[tuple[str, dict[str, Any]]]
+    polls_left: int
+    canceled: bool = False
+    results: list[dict[str, Any]] | None = None
+    ended_at: datetime | None = None
 
 
 class FakeAnthropic:
@@ -159,7 +251,12 @@ class FakeAnthropic:
     def __init__(self, respond: Callable[[Received], Reply] = canned_answer) -> None:
         self.respond = respond
         self.requests: list[Received] = []
+        self.usages: list[dict[str, int]] = []  # the usage of every message answered, in order
         self.posts = 0  # every HTTP request, refused ones included
+        self.cache = PromptCache()
+        self.batches: dict[str, FakeBatch] = {}
+        self.batch_polls = 1  # retrieves that still report "in_progress" before a batch ends
+        self.hold_batches = False  # True: batches stay in progress until set back to False
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -189,38 +286,153 @@ class FakeAnthropic:
         self._server.shutdown()
         self._server.server_close()
 
-    def _reply_to(self, headers: dict[str, str], raw: bytes) -> Reply:
+    def _route(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> Reply:
         with self._lock:
             self.posts += 1
         if headers.get("authorization") != f"Bearer {API_KEY}" and (
             headers.get("x-api-key") != API_KEY
         ):
             return error(401, "authentication_error", "invalid x-api-key")
+        parts = path.split("/")  # "", "v1", "messages", ["batches", id, ["results" | "cancel"]]
+        if method == "POST" and path == "/v1/messages":
+            return self._message(raw)
+        if method == "POST" and path == "/v1/messages/batches":
+            return self._create_batch(raw)
+        if len(parts) >= 5 and parts[3] == "batches" and parts[4] in self.batches:
+            batch = self.batches[parts[4]]
+            tail = parts[5] if len(parts) > 5 else None
+            if method == "GET" and tail is None:
+                return Reply(body=self._batch_state(batch, poll=True))
+            if method == "GET" and tail == "results":
+                return self._batch_results(batch)
+            if method == "POST" and tail == "cancel":
+                batch.canceled = True
+                return Reply(body=self._batch_state(batch, poll=False))
+        return error(404, "not_found_error", f"no route {method} {path}")
+
+    def _message(self, raw: bytes) -> Reply:
         try:
             body = json.loads(raw)
         except ValueError:
             return error(400, "invalid_request_error", "the body is not JSON")
+        return self._answer_body(body)
+
+    def _answer_body(self, body: dict[str, Any]) -> Reply:
+        """What ``POST /v1/messages`` answers for ``body`` (a batch's requests go through here)."""
         problem = _request_problem(body)
         if problem:
             return error(400, "invalid_request_error", problem)
-        received = Received(headers=headers, body=body)
+        received = Received(headers={}, body=body)
         with self._lock:
             self.requests.append(received)
             scripted = self._script.popleft() if self._script else None
-        return scripted or self.respond(received)
+        reply = scripted or self.respond(received)
+        return self._accounted(body, reply)
+
+    # -- the Message Batches API -----------------------------------------------------------------
+
+    def _create_batch(self, raw: bytes) -> Reply:
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return error(400, "invalid_request_error", "the body is not JSON")
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            return error(400, "invalid_request_error", "requests: at least one request is required")
+        if len(requests) > MAX_BATCH_REQUESTS:
+            return error(400, "invalid_request_error", "requests: too many requests in one batch")
+        ids = [item.get("custom_id") for item in requests]
+        if any(not isinstance(i, str) or not _CUSTOM_ID.fullmatch(i) for i in ids):
+            return error(
+                400, "invalid_request_error", "custom_id: must match ^[a-zA-Z0-9_-]{1,64}$"
+            )
+        if len(set(ids)) != len(ids):
+            return error(400, "invalid_request_error", "custom_id: must be unique in the batch")
+        if any(not isinstance(item.get("params"), dict) for item in requests):
+            return error(400, "invalid_request_error", "params: Field required")
+        batch = FakeBatch(
+            id=f"msgbatch_fake_{next(_ids)}",
+            created_at=datetime.now(UTC),
+            requests=[(item["custom_id"], item["params"]) for item in requests],
+            polls_left=self.batch_polls,
+        )
+        with self._lock:
+            self.batches[batch.id] = batch
+        return Reply(body=self._batch_state(batch, poll=False))
+
+    def _batch_state(self, batch: FakeBatch, poll: bool) -> dict[str, Any]:
+        """The batch object; a poll counts down to its end (never while ``hold_batches``)."""
+        if poll and batch.results is None and not self.hold_batches:
+            batch.polls_left -= 1
+        if batch.results is None and (batch.polls_left <= 0 or batch.canceled):
+            batch.results = [
+                self._batch_item(batch, custom_id, params) for custom_id, params in batch.requests
+            ]
+            batch.ended_at = datetime.now(UTC)
+        ended = batch.results is not None
+        counts = dict.fromkeys(("processing", "succeeded", "errored", "canceled", "expired"), 0)
+        if ended:
+            for item in batch.results or []:
+                counts[item["result"]["type"]] += 1
+        else:
+            counts["processing"] = len(batch.requests)
+        return {
+            "id": batch.id,
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": counts,
+            "created_at": batch.created_at.isoformat(),
+            "expires_at": (batch.created_at + timedelta(hours=24)).isoformat(),
+            "ended_at": batch.ended_at.isoformat() if batch.ended_at else None,
+            "cancel_initiated_at": None,
+            "archived_at": None,
+            "results_url": (
+                f"{self.base_url}/v1/messages/batches/{batch.id}/results" if ended else None
+            ),
+        }
+
+    def _batch_item(self, batch: FakeBatch, custom_id: str, params: dict[str, Any]) -> dict:
+        if batch.canceled:
+            return {"custom_id": custom_id, "result": {"type": "canceled"}}
+        reply = self._answer_body(params)
+        if reply.status == 200 and isinstance(reply.body, dict):
+            return {"custom_id": custom_id, "result": {"type": "succeeded", "message": reply.body}}
+        failure = reply.body if isinstance(reply.body, dict) and "error" in reply.body else None
+        failure = failure or {"type": "error", "error": {"type": "api_error", "message": "failed"}}
+        return {"custom_id": custom_id, "result": {"type": "errored", "error": failure}}
+
+    def _batch_results(self, batch: FakeBatch) -> Reply:
+        if batch.results is None:
+            return error(400, "invalid_request_error", "the batch has not ended")
+        lines = [json.dumps(item) for item in reversed(batch.results)]  # any order, as the API
+        return Reply(body=("\n".join(lines) + "\n").encode(), content_type="application/binary")
+
+    def _accounted(self, body: dict[str, Any], reply: Reply) -> Reply:
+        """A message reply without usage gets the usage this request would cost, cache included."""
+        if not isinstance(reply.body, dict) or reply.body.get("type") != "message":
+            return reply
+        if reply.body.get("usage") is None:
+            output = fake_tokens(json.dumps(reply.body["content"]))
+            reply = replace(reply, body={**reply.body, "usage": self.cache.usage(body, output)})
+        with self._lock:
+            self.usages.append(reply.body["usage"])  # type: ignore[index]
+        return reply
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
+                self._answer("POST")
+
+            def do_GET(self) -> None:
+                self._answer("GET")
+
+            def _answer(self, method: str) -> None:
                 length = int(self.headers.get("content-length", 0))
                 raw = self.rfile.read(length)
-                if self.path.rstrip("/") != "/v1/messages":
-                    reply = error(404, "not_found_error", f"no route {self.path}")
-                else:
-                    headers = {key.lower(): value for key, value in self.headers.items()}
-                    reply = fake._reply_to(headers, raw)
+                headers = {key.lower(): value for key, value in self.headers.items()}
+                reply = fake._route(method, self.path.split("?")[0].rstrip("/"), headers, raw)
                 if reply.delay and fake._stopping.wait(reply.delay):
                     return
                 payload = (
@@ -228,7 +440,7 @@ class FakeAnthropic:
                 )
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", reply.content_type)
                     self.send_header("content-length", str(len(payload)))
                     for key, value in reply.headers.items():
                         self.send_header(key, value)

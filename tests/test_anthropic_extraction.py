@@ -1,29 +1,29 @@
-"""Thoughts and summaries at ingest, schema summaries and stances, through the fake Messages API.
+"""Thoughts and summaries at ingest, and schema summaries, through the fake Messages API.
 
-What it proves: ingest makes one call per batch of utterances (≤ 1 per utterance amortised) and
-stores the model's thoughts; a malformed entry costs only its utterance (one repair, then offline
-with a note); a batch without an answer is extracted offline with a note; stances and schema
-summaries are written by the model, and their failures fall back without raising.
+What it proves: each message is extracted in a request of its own that holds it and the few
+utterances of its line said before it, never a later one, so the stored thoughts of a message are
+the same whether the transcript goes on after it or stops there, and whether it was ingested live
+or in a backfill (the fake's answer depends on the whole request); the long shared prefix is
+cached (the fake reports ``cache_read_input_tokens`` as the API does); a malformed answer is
+repaired once, then that message is extracted offline and marked a fallback; once a call gets no
+answer the rest go offline at once.
 """
 
 from __future__ import annotations
 
-import logging
+import hashlib
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from awai_engine.backends.anthropic.answers import (
-    EXTRACT_TOOL,
-    SCHEMA_SUMMARY_TOOL,
-    STANCE_TOOL,
-)
+from awai_engine.backends.anthropic.answers import EXTRACT_TOOL, SCHEMA_SUMMARY_TOOL
+from awai_engine.backends.anthropic.client import LanguageModelError
 from awai_engine.embedding import Embedder
-from awai_engine.engine import Engine
-from awai_engine.timeline import Timeline
-from awai_engine.values import Association, RecalledSchema
-from awai_engine.visibility import EVERYTHING
+from awai_engine.values import Utterance
 from tests.factories import utterance
 from tests.fake_anthropic import (
     AnthropicRuntimes,
@@ -43,97 +43,171 @@ def llm(tmp_path: Path, embedder: Embedder) -> Iterator[AnthropicRuntimes]:
         yield runtimes
 
 
-def _marked(request: Received) -> Reply:
-    """The canned extraction with every thought marked, so stored thoughts show their origin."""
-    answer = canned_answer(request)
-    if request.tool == EXTRACT_TOOL:
-        (block,) = answer.body["content"]  # type: ignore[index]
-        for entry in block["input"]["utterances"]:
-            entry["thoughts"] = [f"model: {thought}" for thought in entry["thoughts"]]
-    return answer
+def whole_request_answer(request: Received) -> Reply:
+    """An extraction that depends on every byte of the request (context included): any later
+    message that reached the request would change the stored thoughts."""
+    if request.tool != EXTRACT_TOOL:
+        return canned_answer(request)
+    digest = hashlib.sha256(request.user_text().encode()).hexdigest()[:12]
+    (block,) = canned_answer(request).body["content"]  # type: ignore[index]
+    thoughts = [f"{thought} [{digest}]" for thought in block["input"]["thoughts"]]
+    return tool_use(EXTRACT_TOOL, {"thoughts": thoughts, "summary": f"summary {digest}"})
 
 
-def test_ingest_extracts_a_batch_of_utterances_per_call_and_stores_the_models_thoughts(llm):
-    llm.fake.respond = _marked
-    runtime = llm(extraction_batch_size=4)
-    said = [utterance(f"m{i}", f"Point {i} about caching. Detail {i}.") for i in range(1, 11)]
+def _stored(runtime, channel: str = CHANNEL) -> dict[str, tuple[tuple[str, ...], str]]:
+    timeline = runtime.store.timeline(channel)
+    return {m.message_id: (tuple(t.text for t in m.thoughts), m.summary) for m in timeline.messages}
+
+
+def test_each_message_is_extracted_alone_with_only_earlier_utterances_of_its_line(llm):
+    runtime = llm(extraction_context=2)
+    said = [
+        utterance("m1", "Shall we cache the search results?"),
+        utterance("m2", "Yes, five minutes.", "bob"),
+        utterance("m3", "Thread start: the sync job.", "cat"),
+        utterance("m4", "It drains the battery.", "bob", thread="m3"),
+        utterance("m5", "Then ship it.", "ann"),
+        utterance("m6", "Agreed, and later too.", "cat"),
+    ]
 
     report = runtime.engine.ingest(said)
 
-    assert report.added == 10
-    assert report.notes == ()
-    assert len(llm.fake.calls(EXTRACT_TOOL)) == 3  # 4 + 4 + 2
-    timeline = runtime.store.timeline(CHANNEL)
-    first = timeline.messages[timeline.position_of["m1"]]
-    assert [thought.text for thought in first.thoughts] == [
-        "model: Point 1 about caching.",
-        "model: Detail 1.",
-    ]
-    assert first.summary == "Point 1 about caching."
-
-
-def test_a_bad_entry_is_repaired_once_and_a_still_missing_one_is_extracted_offline(llm):
-    runtime = llm()
-    first = {
-        "utterances": [
-            {"n": 1, "thoughts": ["Cache it."], "summary": "Cache it."},
-            {"n": 2, "thoughts": [], "summary": "Nothing?"},
-        ]
+    assert report.added == 6 and report.notes == ()
+    requests = {
+        call.user_text().split("<extract ")[1].split("</extract>")[0]: call.user_text()
+        for call in llm.fake.calls(EXTRACT_TOOL)
     }
-    repaired = {"utterances": [{"n": 2, "thoughts": ["Five minutes."], "summary": "5 min."}]}
-    llm.fake.script(tool_use(EXTRACT_TOOL, first), tool_use(EXTRACT_TOOL, repaired))
+    assert len(requests) == 6
+    by_text = {u.text: next(r for k, r in requests.items() if u.text in k) for u in said}
+    then_ship = by_text["Then ship it."]
+    # its line is the top level: the two top-level utterances just before it, not the reply
+    assert "Yes, five minutes." in then_ship and "Thread start" in then_ship
+    assert "Shall we cache" not in then_ship and "drains the battery" not in then_ship
+    assert "later too" not in then_ship
+    reply = by_text["It drains the battery."]
+    assert "Thread start: the sync job." in reply and "Yes, five minutes." not in reply
+    assert "<context>" not in by_text["Shall we cache the search results?"]
+
+
+message_strategy = st.tuples(
+    st.sampled_from(
+        [
+            "Can we move the release to Thursday?",
+            "That breaks the QA plan.",
+            "It drains the battery. Fix it first.",
+            "ok",
+            "バックアップの復元テストはいつですか？",
+        ]
+    ),
+    st.sampled_from(["ann", "bo", "cy"]),
+    st.booleans(),  # starts or joins a thread
+)
+examples = itertools.count()
+
+
+def _build(spec: list[tuple[str, str, bool]], channel: str) -> list[Utterance]:
+    root: str | None = None
+    built = []
+    for i, (text, speaker, threaded) in enumerate(spec):
+        message_id = f"x{i:02d}"
+        thread = root if threaded and root else None
+        root = root or (message_id if threaded else None)
+        built.append(
+            utterance(
+                message_id, text, speaker, ts=1_700_000_000 + 60 * i, thread=thread, channel=channel
+            )
+        )
+    return built
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(spec=st.lists(message_strategy, min_size=2, max_size=8), data=st.data())
+def test_stored_thoughts_do_not_depend_on_later_messages_or_on_live_or_backfill(llm, spec, data):
+    """Backfill of everything, backfill of a prefix, and live one-by-one ingest of the prefix
+    store the same thoughts and summaries for every message of the prefix."""
+    if not hasattr(llm, "stores"):
+        llm.fake.respond = whole_request_answer
+        llm.stores = (llm("full"), llm("prefix"), llm("live"))
+    full, prefix, live = llm.stores
+    cut = data.draw(st.integers(min_value=1, max_value=len(spec)))
+    channel = f"terminal:local:c{next(examples)}"
+    messages = _build(spec, channel)
+
+    full.engine.ingest(messages)
+    prefix.engine.ingest(messages[:cut])
+    for message in messages[:cut]:
+        live.engine.ingest([message])
+
+    whole = _stored(full, channel)
+    expected = {m.message_id: whole[m.message_id] for m in messages[:cut]}
+    assert _stored(prefix, channel) == expected
+    assert _stored(live, channel) == expected
+
+
+def test_the_shared_prefix_is_long_enough_to_cache_and_is_read_from_the_cache(llm):
+    runtime = llm()
+    backend = runtime.engine.backend
+    assert backend.cached_prefix_tokens >= backend.cache_minimum
+
+    runtime.engine.ingest([utterance("m1", "Cache it."), utterance("m2", "Five minutes.", "bob")])
+
+    first, second = llm.fake.calls(EXTRACT_TOOL)
+    assert first.body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert first.body["tools"] == second.body["tools"]
+    assert first.body["system"] == second.body["system"]
+    usages = llm.fake.usages
+    assert usages[0]["cache_creation_input_tokens"] > 0
+    assert usages[1]["cache_read_input_tokens"] == usages[0]["cache_creation_input_tokens"]
+    assert usages[1]["input_tokens"] < usages[1]["cache_read_input_tokens"]
+
+
+def test_a_malformed_answer_is_repaired_once_then_extracted_offline_as_a_fallback(llm):
+    runtime = llm()
+    llm.fake.script(
+        tool_use(EXTRACT_TOOL, {"thoughts": [], "summary": "Nothing?"}),
+        tool_use(EXTRACT_TOOL, {"thoughts": ["Five minutes."], "summary": "5 min."}),
+        tool_use(EXTRACT_TOOL, {"thoughts": "one"}),
+        tool_use(EXTRACT_TOOL, {"summary": "still no thoughts"}),
+    )
 
     report = runtime.engine.ingest(
-        [
-            utterance("m1", "Let us cache it."),
-            utterance("m2", "Five minutes is enough.", "bob"),
-            utterance("m3", "Agreed. Ship it.", "cat"),
-        ]
+        [utterance("m1", "Five minutes is enough."), utterance("m2", "Agreed. Ship it.", "bob")]
     )
 
     calls = llm.fake.calls(EXTRACT_TOOL)
-    assert len(calls) == 2
+    assert len(calls) == 4
     tool_result = calls[1].body["messages"][2]["content"][0]
-    assert tool_result["is_error"] is True
-    assert "n = 2, 3" in tool_result["content"]
-    timeline = runtime.store.timeline(CHANNEL)
-    thoughts = {m.message_id: [t.text for t in m.thoughts] for m in timeline.messages}
-    assert thoughts == {
-        "m1": ["Cache it."],
-        "m2": ["Five minutes."],
-        "m3": ["Agreed.", "Ship it."],  # offline: its sentences
-    }
+    assert tool_result["is_error"] is True and "thoughts" in tool_result["content"]
+    assert _stored(runtime)["m1"] == (("Five minutes.",), "5 min.")
+    assert _stored(runtime)["m2"][0] == ("Agreed.", "Ship it.")  # offline: its sentences
     (note,) = report.notes
-    assert note.startswith("m3: Thoughts and summary were made offline")
+    assert note.startswith("m2: Thoughts and summary were made offline")
     assert "malformed" in note
 
 
-def test_a_batch_without_an_answer_is_extracted_offline_and_later_batches_are_not_tried(llm):
-    runtime = llm(extraction_batch_size=2, max_retries=1)
+def test_after_one_message_gets_no_answer_the_rest_are_extracted_offline_at_once(llm):
+    runtime = llm(max_retries=1)
     llm.fake.script(server_error(), server_error())
 
     report = runtime.engine.ingest(
         [utterance(f"m{i}", f"Message {i}. It has two sentences.") for i in range(1, 6)]
     )
 
-    assert llm.fake.posts == 2  # the first batch and its one retry
+    assert llm.fake.posts == 2  # the first message and its one retry
     assert report.added == 5
     assert len(report.notes) == 5
-    assert all("HTTP 500" in note for note in report.notes)
-    timeline = runtime.store.timeline(CHANNEL)
-    assert [t.text for t in timeline.messages[0].thoughts] == [
-        "Message 1.",
-        "It has two sentences.",
-    ]
+    assert all("could not be reached" in note for note in report.notes)
+    assert not any("HTTP" in note or "AWAI_" in note for note in report.notes)
+    assert _stored(runtime)["m1"][0] == ("Message 1.", "It has two sentences.")
 
 
 def test_too_many_or_too_long_thoughts_are_held_to_the_limits(llm):
     runtime = llm(limits={"max_thoughts_per_message": 3, "max_thought_chars": 20})
-    answer = {
-        "utterances": [
-            {"n": 1, "thoughts": ["a" * 45, "b", "c", "d"], "summary": "Many thoughts."},
-        ]
-    }
+    answer = {"thoughts": ["a" * 45, "b", "c", "d"], "summary": "Many thoughts."}
     llm.fake.script(tool_use(EXTRACT_TOOL, answer))
 
     report = runtime.engine.ingest([utterance("m1", "A long one. And more.")])
@@ -152,82 +226,76 @@ def test_a_message_too_long_for_one_answer_is_extracted_offline_without_a_call(l
     assert any("too long for one extraction answer" in note for note in report.notes)
 
 
-class FixedSchemas:
-    """Recalls the given schemas for every message (stands in for the schemas issue's recall)."""
-
-    def __init__(self, schemas: tuple[RecalledSchema, ...]) -> None:
-        self.schemas = schemas
-
-    def recall(
-        self, channel: str, timeline: Timeline, position: int, associations: tuple[Association, ...]
-    ) -> tuple[tuple[RecalledSchema, ...], tuple[Association, ...]]:
-        return self.schemas, associations
-
-
-def _schema(schema_id: str, summary: str, similarity: float) -> RecalledSchema:
-    return RecalledSchema(
-        schema_id=schema_id, version=1, summary=summary, size=4, similarity=similarity, as_of=0
-    )
-
-
-def test_stances_are_judged_by_the_model_unknown_ids_dropped_and_the_rest_noted(llm, caplog):
-    runtime = llm()
-    runtime.engine.ingest(
-        [
-            utterance("m1", "Caching always causes stale data."),
-            utterance("m2", "We could cache search results for five minutes.", "bob"),
-            utterance("m3", "Stale results would confuse users."),
-        ]
-    )
-    schemas = (
-        _schema("s-stale", "Ann distrusts caches because of stale data.", 0.7),
-        _schema("s-users", "Ann puts users' confusion first.", 0.6),
-    )
-    engine = Engine(
-        runtime.settings,
-        runtime.store,
-        runtime.engine.embedder,
-        runtime.engine.backend,
-        FixedSchemas(schemas),
-    )
-    stances = {
-        "stances": [
-            {"schema_id": "s-stale", "stance": "supports", "reason": "Same worry again."},
-            {"schema_id": "s-made-up", "stance": "opposes", "reason": "Not recalled."},
-        ]
-    }
-    llm.fake.script(tool_use(STANCE_TOOL, stances))
-
-    with caplog.at_level(logging.WARNING):
-        reading = engine.read(CHANNEL, "m3", EVERYTHING)
-
-    (request,) = llm.fake.calls(STANCE_TOOL)
-    assert "s-stale, s-users" in request.user_text()
-    assert "Ann distrusts caches" in request.user_text()
-    judged = {
-        schema.schema_id: (schema.stance, schema.stance_reason)
-        for schema in reading.context.schemas
-    }
-    assert judged == {
-        "s-stale": ("supports", "Same worry again."),
-        "s-users": ("undetermined", None),
-    }
-    assert "s-made-up" in caplog.text
-    assert any("could not judge the stance of 1" in note for note in reading.notes)
-    reading_request = llm.fake.calls("write_reading")[0].user_text()
-    assert "judged supports: Same worry again." in reading_request
-
-
-def test_a_schema_summary_is_written_by_the_model_and_falls_back_offline(llm):
+def test_a_schema_summary_is_written_by_the_model_and_a_failure_raises_not_a_fallback(llm):
     runtime = llm(max_retries=0)
     backend = runtime.engine.backend
     thoughts = ["Caches cause stale data.", "Stale data confuses users."]
 
     written = backend.summarise_schema("Ann", thoughts)
     llm.fake.script(server_error())
-    fallback = backend.summarise_schema("Ann", thoughts)
+    with pytest.raises(LanguageModelError):
+        backend.summarise_schema("Ann", thoughts)  # the caller must not memoise a makeshift one
 
     assert written == "A canned preconception."
     (request, _) = llm.fake.calls(SCHEMA_SUMMARY_TOOL)
     assert "Thoughts of Ann" in request.user_text()
-    assert fallback == "Caches cause stale data."
+
+
+def _batch_settings(**more: object) -> dict[str, object]:
+    return {"batch_min_messages": 3, "batch_poll_seconds": 0.05, **more}
+
+
+def test_a_backfill_goes_through_one_message_batch_with_the_same_thoughts_as_live(llm):
+    llm.fake.respond = whole_request_answer
+    backfill = llm("backfill", **_batch_settings())
+    live = llm("live", **_batch_settings())
+    said = [
+        utterance("m1", "Shall we cache the search results?"),
+        utterance("m2", "Yes, five minutes.", "bob"),
+        utterance("m3", "It drains the battery.", "cat", thread="m2"),
+        utterance("m4", "Then ship it.", "ann"),
+    ]
+
+    report = backfill.engine.ingest(said)
+    (batch,) = llm.fake.batches.values()
+    batched_posts = llm.fake.posts
+    for message in said:
+        live.engine.ingest([message])
+
+    assert report.added == 4 and report.notes == ()
+    assert len(batch.requests) == 4
+    assert batched_posts == 1 + 2 + 1  # create, two polls, results: no live message call
+    assert all(params["tools"] and params["tool_choice"] for _, params in batch.requests)
+    assert _stored(backfill) == _stored(live)
+
+
+def test_a_batch_running_when_the_process_stopped_is_resumed_not_paid_twice(llm):
+    said = [utterance(f"m{i}", f"Point {i} about caching.") for i in range(1, 5)]
+    llm.fake.hold_batches = True
+    first = llm("data", **_batch_settings(batch_max_wait_seconds=0.2))
+
+    waited = first.engine.prepare(said)  # the process stops before anything is stored
+    first.close()
+    llm.fake.hold_batches = False
+    second = llm("data", **_batch_settings())
+    resumed = second.engine.prepare(said)
+
+    assert all(item.extraction.fallback for item in waited)
+    assert len(llm.fake.batches) == 1
+    assert not any(item.extraction.fallback for item in resumed)
+    assert [t.text for t in resumed[0].extraction.thoughts] == ["Point 1 about caching."]
+
+
+def test_a_request_the_batch_could_not_serve_is_a_fallback_and_a_malformed_one_is_redone(llm):
+    runtime = llm(**_batch_settings())
+    llm.fake.script(
+        server_error(),  # m1: errored inside the batch
+        tool_use(EXTRACT_TOOL, {"thoughts": []}),  # m2: malformed, asked again live
+    )
+    said = [utterance(f"m{i}", f"Point {i}. Detail {i}.") for i in range(1, 4)]
+
+    prepared = runtime.engine.prepare(said)
+
+    assert [item.extraction.fallback for item in prepared] == [True, False, False]
+    assert len(llm.fake.calls(EXTRACT_TOOL)) == 4  # three in the batch, one live repeat
+    assert "did not answer" in prepared[0].extraction.notes[0]
