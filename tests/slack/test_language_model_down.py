@@ -60,8 +60,8 @@ def test_a_reading_while_the_language_model_is_unreachable_is_offline_and_says_s
 
     (updated,) = slack.api.calls_to("chat.update")
     shown = slack.blocks_text(updated)
-    assert updated.params["text"].startswith("Reading of Ben's message")
-    assert "The reading was not written: the language model could not be reached" in shown
+    assert updated.params["text"].startswith("Reading · Ben")
+    assert "could not write this reading" in shown
     assert "HTTP" not in shown and "AWAI_" not in shown  # operators read those in the log
     assert "no language model is configured" not in shown
     assert "payment tests pass by Thursday" in shown
