@@ -46,6 +46,11 @@ def clean(text: str) -> str:
     return _CONTROL.sub("", text).strip()
 
 
+def is_japanese_char(char: str) -> bool:
+    """Whether ``char`` is kana or kanji (Japanese script, which runs without spaces)."""
+    return bool(_JAPANESE.match(char))
+
+
 def detect_language(text: str) -> str:
     """``ja`` when Japanese script makes up a fair share of the letters, else ``en``."""
     letters = _LETTER.findall(text)

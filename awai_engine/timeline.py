@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from awai_engine.cells import CellIndex, similarities
+from awai_engine.lexical import LexicalIndex
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.values import MessageRef, Thought
 
@@ -62,9 +63,11 @@ class Timeline:
     _ts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
     rows: int = 0
     _cells: CellIndex = field(init=False)
+    lexicon: LexicalIndex = field(init=False)
 
     def __post_init__(self) -> None:
         self._cells = CellIndex(self.index)
+        self.lexicon = LexicalIndex()
         if self._vectors.shape[1:] != (self.dimension,):
             self._vectors = np.empty((0, self.dimension), dtype=np.float32)
 
@@ -117,6 +120,7 @@ class Timeline:
             self.top_level.append(position)
         self.rows = end
         self._cells.add(self._vectors, self.rows)
+        self.lexicon.add(position, text)
 
     def search(
         self, query_rows: np.ndarray, end_row: int, probes: int | None = None

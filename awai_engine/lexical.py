@@ -1,0 +1,179 @@
+"""Lexical recall: BM25 over a channel's messages, with the statistics of the prefix only.
+
+Why it exists: a dense encoder such as MiniLM blurs names, numbers and rare words ("idempotency
+key", "420 requests per second", a colleague's name), which are exactly what a reader recognises
+when a topic comes back weeks later. BM25 ranks them by how rare they are, but its numbers are
+corpus statistics: the document frequency of each term (its IDF), the number of documents and
+their mean length. Computed over the whole channel, a message written later would change the
+score, hence the reading, of an earlier message, breaking the product's invariant. So every
+score here is computed as of a position ``end``: documents, frequencies and lengths of the
+messages before ``end`` only (postings are kept in channel order, so each is a prefix found by
+binary search). The answer for a message is then the same whatever was appended after it.
+
+Why not the database's full-text index: SQLite FTS5's ``bm25()`` and its ``fts5vocab`` counts
+cover the whole table, and PostgreSQL's ``ts_rank`` has no document frequencies at all;
+docs/evaluation.md ("Lexical recall") measures both ways.
+
+Terms: text is NFKC-normalised and case-folded; runs of letters and digits are terms (so
+"420" and "v1.2"'s parts count), and Japanese runs, written without spaces, become overlapping
+character bigrams (a lone kanji or kana stays a unigram), the usual segmentation of CJK
+full-text indexes when no dictionary is at hand.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from awai_engine.text import is_japanese_char
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+ALWAYS_SCORED = 64  # a term held by at most this many messages is never left out
+# Runs of letters/digits outside Japanese script, or runs of Japanese script.
+_RUN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of ``text`` in order (repeats kept: they are term frequencies)."""
+    found: list[str] = []
+    for run in _RUN.findall(unicodedata.normalize("NFKC", text).casefold()):
+        start = 0
+        for end in range(len(run) + 1):
+            at_cut = end == len(run) or (
+                end > start and is_japanese_char(run[end]) != is_japanese_char(run[start])
+            )
+            if not at_cut:
+                continue
+            piece = run[start:end]
+            if piece and is_japanese_char(piece[0]):
+                found.extend(
+                    [piece]
+                    if len(piece) == 1
+                    else [piece[i : i + 2] for i in range(len(piece) - 1)]
+                )
+            elif piece:
+                found.append(piece)
+            start = end
+    return found
+
+
+@dataclass(frozen=True)
+class WordMatch:
+    """An earlier message found by its words, and what it shares with the query.
+
+    ``share`` is the part of the query's word weight (the IDF of its terms, at the prefix) that
+    the message holds, among the terms some earlier message has: 1.0 when it has all of them,
+    small when it shares only a common one. ``terms`` are the shared terms, rarest first (at most five).
+    """
+
+    position: int
+    score: float
+    share: float
+    terms: tuple[str, ...]
+
+
+@dataclass
+class _Postings:
+    """Positions (ascending) of the messages holding one term, and its count in each."""
+
+    positions: np.ndarray = field(default_factory=lambda: np.empty(4, dtype=np.int64))
+    counts: np.ndarray = field(default_factory=lambda: np.empty(4, dtype=np.float32))
+    size: int = 0
+
+    def add(self, position: int, count: int) -> None:
+        if self.size == len(self.positions):
+            self.positions = np.resize(self.positions, 2 * self.size)
+            self.counts = np.resize(self.counts, 2 * self.size)
+        self.positions[self.size] = position
+        self.counts[self.size] = count
+        self.size += 1
+
+    def before(self, end: int) -> int:
+        """How many of the messages holding the term come before position ``end``."""
+        if self.size and self.positions[self.size - 1] < end:
+            return self.size
+        return int(self.positions[: self.size].searchsorted(end))
+
+
+class LexicalIndex:
+    """An append-only inverted index over a channel's messages, scored on any prefix.
+
+    ``max_share``: a term held by more than this share of the messages before ``end`` (and by
+    more than ``ALWAYS_SCORED`` of them) is left out of that query: its IDF is near zero, and its
+    postings are the longest to score. The cut depends on the prefix only.
+    """
+
+    def __init__(self, max_share: float = 0.02) -> None:
+        self.max_share = max_share
+        self._postings: dict[str, _Postings] = {}
+        self._lengths = np.zeros(256, dtype=np.float64)
+        self._cumulative = np.zeros(257, dtype=np.float64)  # total length of messages < p
+        self.size = 0
+
+    def add(self, position: int, text: str) -> None:
+        """Index the message at ``position``, which must be the next one."""
+        if position != self.size:
+            raise ValueError(f"lexical index: add at position {position}, expected {self.size}")
+        counted = Counter(terms(text))
+        if position + 1 >= len(self._lengths):
+            self._lengths = np.resize(self._lengths, 2 * len(self._lengths))
+            self._cumulative = np.resize(self._cumulative, 2 * len(self._cumulative) + 1)
+        length = float(sum(counted.values()))
+        self._lengths[position] = length
+        self._cumulative[position + 1] = self._cumulative[position] + length
+        for term, count in counted.items():
+            self._postings.setdefault(term, _Postings()).add(position, count)
+        self.size += 1
+
+    def matches(self, query: str, end: int, limit: int) -> list[WordMatch]:
+        """The ``limit`` messages before position ``end`` that BM25 ranks best for the words of
+        ``query``, with the statistics of those messages only; best first (ties: the more recent
+        first), each with a score > 0."""
+        end = min(end, self.size)
+        if end <= 0 or limit <= 0:
+            return []
+        mean_length = max(self._cumulative[end] / end, 1e-9)
+        weight_total = 0.0
+        scored: list[tuple[str, float, np.ndarray, np.ndarray]] = []
+        for term in sorted(set(terms(query))):  # a fixed order: the same sums in any process
+            postings = self._postings.get(term)
+            frequency = postings.before(end) if postings else 0
+            if frequency > max(ALWAYS_SCORED, self.max_share * end):
+                continue
+            if not frequency:  # a word no earlier message has: nothing can share it
+                continue
+            assert postings is not None
+            idf = math.log(1.0 + (end - frequency + 0.5) / (frequency + 0.5))
+            weight_total += idf
+            positions = postings.positions[:frequency]
+            counts = postings.counts[:frequency].astype(np.float64)
+            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._lengths[positions] / mean_length)
+            scored.append((term, idf, positions, idf * counts * (BM25_K1 + 1.0) / (counts + norm)))
+        if not scored:
+            return []
+        positions, inverse = np.unique(
+            np.concatenate([found for _, _, found, _ in scored]), return_inverse=True
+        )
+        scores = np.bincount(inverse, weights=np.concatenate([s for _, _, _, s in scored]))
+        # Best score first; ties go to the more recent message, so the order is total.
+        best = positions[np.lexsort((-positions, -scores))[:limit]]
+        best_scores = scores[np.searchsorted(positions, best)]
+        shared: list[list[tuple[float, str]]] = [[] for _ in best]
+        for term, idf, found, _ in scored:
+            for k in np.flatnonzero(np.isin(best, found)):
+                shared[k].append((idf, term))
+        return [
+            WordMatch(
+                position=int(position),
+                score=float(score),
+                share=sum(idf for idf, _ in words) / weight_total,
+                terms=tuple(term for _, term in sorted(words, key=lambda w: (-w[0], w[1]))[:5]),
+            )
+            for position, score, words in zip(best, best_scores, shared, strict=True)
+        ]

@@ -1,0 +1,96 @@
+"""Lexical recall: BM25 on the prefix, its invariant, Japanese terms, and the far slots."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from awai_engine.lexical import LexicalIndex, terms
+from bots.runtime import Runtime
+from tests.factories import utterance
+
+WORDS = ["deploy", "disk", "idempotency", "key", "420", "requests", "the", "a", "tanaka", "予算"]
+CHANNEL = "terminal:local:test"
+
+
+def index_of(texts: list[str]) -> LexicalIndex:
+    index = LexicalIndex()
+    for position, text in enumerate(texts):
+        index.add(position, text)
+    return index
+
+
+texts_strategy = st.lists(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join), min_size=1, max_size=40
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=texts_strategy, data=st.data())
+def test_later_messages_never_change_the_scores_of_an_earlier_search(
+    texts: list[str], data: st.DataObject
+) -> None:
+    end = data.draw(st.integers(0, len(texts)), label="searched before")
+    query = data.draw(st.sampled_from(texts), label="query")
+    assert index_of(texts).matches(query, end, 10) == index_of(texts[:end]).matches(query, end, 10)
+
+
+def test_a_rare_word_outranks_a_common_one_and_says_what_is_shared() -> None:
+    texts = [f"the deploy went fine {n}" for n in range(30)]
+    texts.insert(7, "we need an idempotency key on the upload")
+    best = index_of(texts).matches("which idempotency key did the deploy use", len(texts), 3)
+    assert best[0].position == 7
+    assert best[0].terms[0] == "idempotency"
+    assert 0 < best[0].share < 1
+    assert best[0].score > best[1].score
+
+
+def test_japanese_is_indexed_as_character_bigrams_next_to_english_words() -> None:
+    assert terms("田中さんの予算 API") == ["田中", "中さ", "さん", "んの", "の予", "予算", "api"]
+    index = index_of(["予算の心配です", "天気がいいですね", "release is on friday"])
+    assert index.matches("来月の予算は大丈夫？", 3, 3)[0].position == 0
+
+
+def test_numbers_and_case_are_matched_as_words() -> None:
+    assert terms("420 Requests per second, v1.2") == ["420", "requests", "per", "second", "v1", "2"]
+
+
+def test_a_far_message_sharing_rare_words_takes_a_far_slot_with_its_reason(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime(association={"far_items": 1, "far_distance": 20})
+    filler = [
+        "Lunch is at noon today.",
+        "Has anyone seen the blue mug?",
+        "The coffee machine is broken again.",
+        "Who is joining the Friday walk?",
+    ]
+    messages = [utterance("m000", "Our gateway caps uploads at 420 requests per second.", "bo")]
+    messages += [utterance(f"m{i:03d}", filler[i % 4], "cy", ts=i) for i in range(1, 60)]
+    messages.append(utterance("m060", "Is the 420 limit still there?", "al", ts=60))
+    runtime.engine.ingest(messages)
+    recalled = {
+        a.source.message_id: a for a in runtime.engine.context(CHANNEL, "m060").associations
+    }
+    item = recalled["m000"]
+    assert item.reach == "far"
+    assert item.distance == 59
+    assert "420" in item.shared_words
+    assert item.words_score is not None and item.words_score > 0
+    assert item.reason in {"meaning", "words"}
+    if item.reason == "words":  # recalled for its words: the bar it did not need is shown
+        assert item.similarity < item.threshold
+
+
+def test_without_far_slots_or_lexical_recall_nothing_is_recalled_by_words(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    for association in ({"far_items": 0}, {"far_items": 2, "far_distance": 5, "lexical": False}):
+        runtime = make_runtime(str(association), association=association)
+        runtime.engine.ingest(
+            [utterance(f"m{i:03d}", f"Ticket {i} mentions the 420 limit.", ts=i) for i in range(12)]
+        )
+        associations = runtime.engine.context(CHANNEL, "m011").associations
+        assert all(item.reason != "words" and not item.shared_words for item in associations)
