@@ -19,7 +19,7 @@ the mapped θ(d) is the line applied to MiniLM's θ(d) at every distance.
 What is mapped: only values the user has not set (a value set in the environment is used as
 written, on the configured model's own scale), and only when ``embedding.calibrate`` is on. MiniLM
 maps to itself, so it keeps whatever the settings' defaults are. The mapped fields are listed in
-:data:`SIMILARITY_FIELDS` (θ_0, θ_max, τ_rep, the schema recall threshold and the schema cohesion
+:data:`SIMILARITY_FIELDS` (θ_0, θ_max, the far floor, τ_rep, the schema recall threshold and the schema cohesion
 floor) and :data:`SLOPE_FIELDS` (λ). HDBSCAN's own settings (``min_cluster_size``, neighbour
 counts) are counts, and its cluster tree depends only on the order of distances, so they need no
 model's scale.
@@ -71,7 +71,7 @@ REFERENCE_QUANTILES = (
 # Settings sections → fields that hold a cosine similarity (mapped through the line). Every field
 # typed ``Similarity`` in the settings belongs here (a test checks it).
 SIMILARITY_FIELDS: dict[str, tuple[str, ...]] = {
-    "association": ("theta_0", "theta_max"),
+    "association": ("theta_0", "theta_max", "far_floor"),
     "activation": ("repeat_similarity",),
     "schemas": ("recall_threshold", "min_cohesion", "join_similarity"),
 }

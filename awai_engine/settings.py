@@ -98,6 +98,50 @@ class AssociationSettings(BaseModel):
         le=1_000_000,
         description="Addressing cues look back at most this many utterances (the same exchange).",
     )
+    far_items: int = Field(
+        0,
+        ge=0,
+        le=50,
+        description=(
+            "Slots of A kept for the far past (at least far_distance back), filled only by"
+            " thoughts that clear the far bar or share the message's rare words; unused slots go"
+            " to nearer meaning."
+        ),
+    )
+    far_distance: int = Field(
+        50, ge=1, le=1_000_000, description="Utterances back from which a thought is far."
+    )
+    far_z: float = Field(
+        3.0,
+        ge=0,
+        le=20,
+        description=(
+            "Far bar: a far thought must be this many standard deviations above the message's"
+            " mean similarity to the far past (a sample of it), i.e. among its closest few."
+        ),
+    )
+    far_floor: Similarity = Field(
+        0.3, ge=-1, le=1, description="The far bar never falls below this similarity."
+    )
+    lexical: bool = Field(
+        True,
+        description=(
+            "Recall far messages that share the message's rare words (BM25 with the statistics of"
+            " the earlier messages only), fused with recall by meaning."
+        ),
+    )
+    lexical_share: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description=(
+            "Share of the message's word weight (IDF of its words) an earlier message must hold"
+            " to be recalled by its words."
+        ),
+    )
+    lexical_pool: int = Field(
+        20, ge=1, le=1000, description="Best BM25 matches considered for the far slots."
+    )
 
     @model_validator(mode="after")
     def _ceiling_above_floor(self) -> AssociationSettings:

@@ -116,7 +116,7 @@ class Flow(Value):
         return (*ids, self.previous.message.message_id) if self.previous else ids
 
 
-RecallReason = Literal["meaning", "addressed", "addressed-speaker", "own"]
+RecallReason = Literal["meaning", "words", "addressed", "addressed-speaker", "own"]
 
 
 class Association(Value):
@@ -133,7 +133,12 @@ class Association(Value):
         ge=0, description="Utterances strictly between the source and the message."
     )
     similarity: float
-    threshold: float = Field(description="θ(distance) the similarity had to reach.")
+    threshold: float = Field(
+        description=(
+            "The similarity bar at its distance: θ(d) near, the far bar far (for an item recalled"
+            " by addressing or by words, the bar it did not have to reach)."
+        )
+    )
     activation: float = Field(description="ACT-R base-level activation B at the message.")
     occurrences: int = Field(
         ge=1, description="Earlier thoughts saying the same thing, itself included."
@@ -142,10 +147,25 @@ class Association(Value):
     reason: RecallReason = Field(
         "meaning",
         description=(
-            "Why it was recalled: close in meaning, or by addressing (the message addresses its"
-            " speaker; it addressed the message's speaker; it is the speaker's own)."
+            "Why it was recalled: close in meaning, sharing the message's rare words, or by"
+            " addressing (the message addresses its speaker; it addressed the message's speaker;"
+            " it is the speaker's own)."
         ),
     )
+    reach: Literal["near", "far"] = Field(
+        "near",
+        description=(
+            "Which budget it took: near (θ(d) is its bar) or far (a slot kept for the far past,"
+            " whose bar is relative to the message's similarities to that past)."
+        ),
+    )
+    words_score: float | None = Field(
+        None, description="BM25 of its message for the message's words, at the prefix."
+    )
+    words_share: float | None = Field(
+        None, description="Share of the message's word weight (IDF) its message holds."
+    )
+    shared_words: tuple[str, ...] = Field((), description="Words it shares, rarest first.")
 
     @property
     def margin(self) -> float:
