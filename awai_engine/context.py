@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
+from awai_engine.lexical import WordMatch
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, FlowSummary, FlowUtterance, RecallReason
 
 SIMILARITY_DECIMALS = 6
+FAR_SAMPLE = 512  # rows sampled to place the far bar (its mean and spread settle well before)
+RRF_K = 60  # reciprocal-rank fusion's usual constant (Cormack et al., SIGIR 2009)
 
 
 def threshold(distance: np.ndarray | float, settings: AssociationSettings) -> np.ndarray:
@@ -53,43 +57,52 @@ def recall(
     association: AssociationSettings,
     activation: ActivationSettings,
 ) -> tuple[Association, ...]:
-    """Earlier thoughts the message points to by addressing, then by meaning, outside the flow.
+    """Earlier thoughts the message points to by addressing, by meaning near and far, and by
+    the rare words it shares with the far past, outside the flow.
 
     Addressing cues come first (see :func:`cue_sources`): in a busy room, who a message is said to
-    is the strongest sign of what it answers. The remaining slots go by meaning: a thought is a
-    candidate when its best similarity to a cue thought reaches θ(d), ranked by margin s − θ(d).
-    At most one item per source message, at most ``A`` in all; every item carries its similarity,
-    θ(d) and activation whatever recalled it, and ``reason`` says what did.
+    is the strongest sign of what it answers. Then the far past gets its own ``far_items`` slots
+    (see :func:`_far`), so that a topic raised weeks ago can win one when it is truly the same
+    thing, instead of competing with the nearer lines under an absolute θ_max. The remaining
+    slots go by meaning: a thought is a candidate when its best similarity to a cue thought
+    reaches θ(d), ranked by margin s − θ(d). At most one item per source message, at most ``A``
+    in all; every item carries its similarity, the bar it cleared and its activation whatever
+    recalled it, and ``reason`` and ``reach`` say what did.
     """
     message = timeline.messages[position]
     prefix_rows = message.first_row
     if association.max_items == 0 or prefix_rows == 0:
         return ()
-    cues = timeline.vectors[timeline.rows_of(position)]
+    query_rows = np.asarray(timeline.rows_of(position))
+    cues = timeline.vectors[query_rows]
     flow_positions = {timeline.position_of[message_id] for message_id in flow.message_ids()}
     picks: list[_Pick] = []
     for source, reason in cue_sources(timeline, position, association):
         if source in flow_positions:
             continue
-        rows = np.asarray(timeline.rows_of(source))
-        similarity = timeline.vectors[rows] @ cues.T  # (source thoughts, cues)
-        thought, cue = np.unravel_index(int(similarity.argmax()), similarity.shape)
-        picks.append(_Pick(int(rows[thought]), int(cue), float(similarity[thought, cue]), reason))
+        picks.append(_best_thought(timeline, source, cues, reason))
         if len(picks) == association.max_items:
             break
-    taken = flow_positions | {int(timeline.row_positions[pick.row]) for pick in picks}
-    picks.extend(
-        _by_meaning(timeline, position, taken, association, association.max_items - len(picks))
-    )
+    room = association.max_items - len(picks)
+    if room:
+        rows, similarity = timeline.search(query_rows, prefix_rows)
+        taken = flow_positions | {pick.source for pick in picks}
+        far = _far(timeline, position, rows, similarity, taken, association, room)
+        taken |= {pick.source for pick in far}
+        near = _by_meaning(
+            timeline, position, rows, similarity, taken, association, room - len(far)
+        )
+        picks.extend([*near, *far])
     if not picks:
         return ()
 
-    rows = [pick.row for pick in picks]
-    activations, occurrences = base_level_activation(timeline, position, rows, activation)
+    rows_picked = [pick.row for pick in picks]
+    activations, occurrences = base_level_activation(timeline, position, rows_picked, activation)
     recalled = []
     for pick, b, count in zip(picks, activations, occurrences, strict=True):
-        source = timeline.messages[int(timeline.row_positions[pick.row])]
+        source = timeline.messages[pick.source]
         distance = position - source.ref.position - 1
+        bar = pick.bar if pick.bar is not None else float(threshold(distance, association))
         recalled.append(
             Association(
                 source=source.ref,
@@ -97,10 +110,14 @@ def recall(
                 cue_index=message.thoughts[pick.cue].index,
                 distance=distance,
                 similarity=round(pick.similarity, SIMILARITY_DECIMALS),
-                threshold=round(float(threshold(distance, association)), SIMILARITY_DECIMALS),
+                threshold=round(bar, SIMILARITY_DECIMALS),
                 activation=round(b, SIMILARITY_DECIMALS),
                 occurrences=count,
                 reason=pick.reason,
+                reach=pick.reach,
+                words_score=None if pick.words is None else round(pick.words.score, 4),
+                words_share=None if pick.words is None else round(pick.words.share, 4),
+                shared_words=() if pick.words is None else pick.words.terms,
             )
         )
     return tuple(recalled)
@@ -111,9 +128,40 @@ class _Pick:
     """One recalled thought before it becomes an :class:`Association`."""
 
     row: int
+    source: int  # position of the thought's message
     cue: int  # which thought of the message, as an index into its rows
     similarity: float
     reason: RecallReason
+    reach: Literal["near", "far"] = "near"
+    bar: float | None = None  # the similarity bar it cleared, when not θ(d)
+    words: WordMatch | None = None
+
+
+def _best_thought(
+    timeline: Timeline,
+    source: int,
+    cues: np.ndarray,
+    reason: RecallReason,
+    reach: Literal["near", "far"] = "near",
+    bars: np.ndarray | None = None,
+    words: WordMatch | None = None,
+) -> _Pick:
+    """The thought of message ``source`` closest to one of the cue thoughts, exactly (by margin
+    over each cue's bar when ``bars`` are given, and that bar is then the pick's)."""
+    rows = np.asarray(timeline.rows_of(source))
+    similarity = timeline.vectors[rows] @ cues.T  # (source thoughts, cues)
+    margin = similarity if bars is None else similarity - bars[None, :]
+    thought, cue = np.unravel_index(int(margin.argmax()), margin.shape)
+    return _Pick(
+        row=int(rows[thought]),
+        source=source,
+        cue=int(cue),
+        similarity=float(similarity[thought, cue]),
+        reason=reason,
+        reach=reach,
+        bar=None if bars is None else float(bars[cue]),
+        words=words,
+    )
 
 
 def cue_sources(
@@ -165,15 +213,18 @@ def cue_sources(
 def _by_meaning(
     timeline: Timeline,
     position: int,
+    rows: np.ndarray,
+    similarity: np.ndarray,
     taken: set[int],
     settings: AssociationSettings,
     room: int,
 ) -> list[_Pick]:
-    """Up to ``room`` thoughts with margin s − θ(d) ≥ 0, best first, one per source not taken."""
-    if room <= 0:
+    """Up to ``room`` thoughts with margin s − θ(d) ≥ 0, best first, one per source not taken.
+
+    ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message.
+    """
+    if room <= 0 or not len(rows):
         return []
-    message = timeline.messages[position]
-    rows, similarity = timeline.search(np.asarray(timeline.rows_of(position)), message.first_row)
     row_positions = timeline.row_positions[rows]
     distance = position - row_positions - 1
     margins = similarity - threshold(distance, settings)[:, None].astype(np.float32)
@@ -191,7 +242,76 @@ def _by_meaning(
             continue
         seen.add(source)
         cue = int(best_cue[candidate])
-        picks.append(_Pick(int(rows[candidate]), cue, float(similarity[candidate, cue]), "meaning"))
+        picks.append(
+            _Pick(int(rows[candidate]), source, cue, float(similarity[candidate, cue]), "meaning")
+        )
+        if len(picks) == room:
+            break
+    return picks
+
+
+def far_bar(
+    timeline: Timeline, cues: np.ndarray, far_end: int, settings: AssociationSettings
+) -> np.ndarray:
+    """The similarity each cue thought needs with a thought at least ``far_distance`` back:
+    μ + z·σ of its similarities to a fixed sample of the thoughts before position ``far_end``
+    (never below θ_max's floor ``far_floor``).
+
+    Why relative: how similar two unrelated lines look depends on the encoder, the language and
+    the message (a greeting resembles every greeting); "among the few closest things ever said"
+    means the same everywhere. The sample is every k-th row before ``far_end`` with k fixed by
+    ``far_end`` alone, so the bar is a function of the prefix.
+    """
+    end_row = timeline.messages[far_end].first_row
+    step = max(1, end_row // FAR_SAMPLE)
+    sample = timeline.vectors[0:end_row:step] @ cues.T  # (sampled rows, cues)
+    mean, spread = sample.mean(axis=0), sample.std(axis=0)
+    return np.maximum(mean + settings.far_z * spread, settings.far_floor)
+
+
+def _far(
+    timeline: Timeline,
+    position: int,
+    rows: np.ndarray,
+    similarity: np.ndarray,
+    taken: set[int],
+    settings: AssociationSettings,
+    room: int,
+) -> list[_Pick]:
+    """Up to ``far_items`` messages at least ``far_distance`` back that clear the far bar by
+    meaning (:func:`far_bar`) or share enough of the message's rare words (BM25 on the prefix,
+    :mod:`awai_engine.lexical`), ranked by the reciprocal-rank fusion of both rankings.
+
+    ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message.
+    """
+    room = min(room, settings.far_items)
+    far_end = position - settings.far_distance  # messages before it are far
+    if room <= 0 or far_end <= 0:
+        return []
+    cues = timeline.vectors[timeline.rows_of(position)]
+    bar = far_bar(timeline, cues, far_end, settings)
+    row_positions = timeline.row_positions[rows]
+    far_rows = np.flatnonzero(row_positions < far_end)
+    over = (similarity[far_rows] - bar[None, :]).max(axis=1)
+    cleared, cleared_over = far_rows[over >= 0], over[over >= 0]
+    dense: dict[int, int] = {}  # source → rank of its best thought
+    for candidate in cleared[np.lexsort((-cleared, -cleared_over))]:
+        dense.setdefault(int(row_positions[candidate]), len(dense))
+    lexical: dict[int, WordMatch] = {}
+    if settings.lexical:
+        text = timeline.messages[position].text
+        for match in timeline.lexicon.matches(text, far_end, settings.lexical_pool):
+            if match.share >= settings.lexical_share:
+                lexical[match.position] = match
+    fused = {source: 1.0 / (RRF_K + rank + 1) for source, rank in dense.items()}
+    for rank, source in enumerate(lexical):
+        fused[source] = fused.get(source, 0.0) + 1.0 / (RRF_K + rank + 1)
+    picks: list[_Pick] = []
+    for source in sorted(fused, key=lambda s: (-fused[s], -s)):
+        if source in taken:
+            continue
+        reason: RecallReason = "meaning" if source in dense else "words"
+        picks.append(_best_thought(timeline, source, cues, reason, "far", bar, lexical.get(source)))
         if len(picks) == room:
             break
     return picks

@@ -32,14 +32,22 @@ SENTENCES = [
     "Accessibility matters for the launch. We need labels.",
     "- first item\n- second item",
     "```\nretry(upload)\n```",
+    "The gateway caps uploads at 420 requests per second.",
+    "Is the 420 cap on uploads still there?",
+    "田中さんは予算を心配しています。",
 ]
 
 
 @pytest.fixture
 def two_stores(make_runtime: Callable[..., Runtime]) -> tuple[Runtime, Runtime]:
     """One store that sees everything and one that only ever sees prefixes; each example uses a
-    channel of its own in both (a data folder per example would cost seconds each)."""
-    return make_runtime("full"), make_runtime("prefix")
+    channel of its own in both (a data folder per example would cost seconds each).
+
+    The far past starts 3 messages back here, so that the far slots, their relative bar and
+    lexical recall (BM25, whose word statistics later messages must not change) run in every
+    example."""
+    far = {"far_items": 2, "far_distance": 3}
+    return make_runtime("full", association=far), make_runtime("prefix", association=far)
 
 
 message_strategy = st.tuples(
