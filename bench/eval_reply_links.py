@@ -47,7 +47,17 @@ from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime, open_runtime
 from bots.terminal.transcript import addressees
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "irc-disentangle"
+
+def shared_data() -> Path:
+    """``shared/data`` beside the project, or beside one of its parents (a git worktree)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents[1:]:
+        if (parent.parent / "shared" / "data").is_dir():
+            return parent.parent / "shared" / "data"
+    return here.parents[2] / "shared" / "data"
+
+
+DATA = shared_data() / "irc-disentangle"
 DEFAULT_FILES = (DATA / "ubuntu-dev.jsonl", DATA / "channel-two-dev.jsonl")
 DAY = 86_400.0
 
