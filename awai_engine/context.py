@@ -76,21 +76,27 @@ def recall(
     query_rows = np.asarray(timeline.rows_of(position))
     cues = timeline.vectors[query_rows]
     flow_positions = {timeline.position_of[message_id] for message_id in flow.message_ids()}
+    rows, similarity = timeline.search(query_rows, prefix_rows)
+    relative = near_bar(timeline, rows, similarity, prefix_rows, association)
     picks: list[_Pick] = []
     for source, reason in cue_sources(timeline, position, association):
         if source in flow_positions:
             continue
-        picks.append(_best_thought(timeline, source, cues, reason))
+        pick = _best_thought(timeline, source, cues, reason)
+        if reason in association.cues_on_topic:
+            bar = max(float(threshold(position - source - 1, association)), relative[pick.cue])
+            if pick.similarity < bar:
+                continue
+        picks.append(pick)
         if len(picks) == association.max_items:
             break
     room = association.max_items - len(picks)
     if room:
-        rows, similarity = timeline.search(query_rows, prefix_rows)
         taken = flow_positions | {pick.source for pick in picks}
         far = _far(timeline, position, rows, similarity, taken, association, room)
         taken |= {pick.source for pick in far}
         near = _by_meaning(
-            timeline, position, rows, similarity, taken, association, room - len(far)
+            timeline, position, rows, similarity, relative, taken, association, room - len(far)
         )
         picks.extend([*near, *far])
     if not picks:
@@ -215,19 +221,23 @@ def _by_meaning(
     position: int,
     rows: np.ndarray,
     similarity: np.ndarray,
+    relative: np.ndarray,
     taken: set[int],
     settings: AssociationSettings,
     room: int,
 ) -> list[_Pick]:
-    """Up to ``room`` thoughts with margin s − θ(d) ≥ 0, best first, one per source not taken.
+    """Up to ``room`` thoughts with margin s − max(θ(d), relative bar) ≥ 0, best first, one per
+    source not taken.
 
-    ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message.
+    ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message,
+    ``relative`` the :func:`near_bar` of each cue thought.
     """
     if room <= 0 or not len(rows):
         return []
     row_positions = timeline.row_positions[rows]
     distance = position - row_positions - 1
-    margins = similarity - threshold(distance, settings)[:, None].astype(np.float32)
+    bars = np.maximum(threshold(distance, settings)[:, None], relative[None, :])
+    margins = similarity - bars.astype(np.float32)
     best_cue = margins.argmax(axis=1)
     best_margin = margins[np.arange(len(rows)), best_cue]
     outside = ~np.isin(row_positions, np.fromiter(taken, dtype=np.int64, count=len(taken)))
@@ -242,12 +252,40 @@ def _by_meaning(
             continue
         seen.add(source)
         cue = int(best_cue[candidate])
+        bar = float(bars[candidate, cue])
         picks.append(
-            _Pick(int(rows[candidate]), source, cue, float(similarity[candidate, cue]), "meaning")
+            _Pick(
+                row=int(rows[candidate]),
+                source=source,
+                cue=cue,
+                similarity=float(similarity[candidate, cue]),
+                reason="meaning",
+                bar=bar if relative[cue] >= bar else None,  # None: θ(d) was the bar
+            )
         )
         if len(picks) == room:
             break
     return picks
+
+
+def near_bar(
+    timeline: Timeline,
+    rows: np.ndarray,
+    similarity: np.ndarray,
+    end_row: int,
+    settings: AssociationSettings,
+) -> np.ndarray:
+    """The similarity each cue thought needs near, besides θ(d): μ + z·σ of its similarities to
+    the ``recent_rows`` thoughts just before the message (``-inf`` with ``near_z`` unset).
+
+    Why: in a busy room most nearby lines belong to other conversations, and how alike two
+    unrelated lines look depends on the message (a short "thanks" resembles many lines). A
+    thought well above what the message shares with everything said just before is on topic.
+    """
+    if settings.near_z is None or not len(rows):
+        return np.full(similarity.shape[1], -np.inf)
+    recent = similarity[rows >= end_row - timeline.index.recent_rows]
+    return recent.mean(axis=0) + settings.near_z * recent.std(axis=0)
 
 
 def far_bar(
@@ -280,7 +318,10 @@ def _far(
 ) -> list[_Pick]:
     """Up to ``far_items`` messages at least ``far_distance`` back that clear the far bar by
     meaning (:func:`far_bar`) or share enough of the message's rare words (BM25 on the prefix,
-    :mod:`awai_engine.lexical`), ranked by the reciprocal-rank fusion of both rankings.
+    :mod:`awai_engine.lexical`), ranked by the reciprocal-rank fusion of both rankings. With
+    ``far_above_near``, a far thought must also be closer to its cue than every near thought
+    (outside the flow and the cues), and a far message's BM25 higher than every near one's: the
+    far past wins a slot only when it says more than the near past does.
 
     ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message.
     """
@@ -292,6 +333,12 @@ def _far(
     bar = far_bar(timeline, cues, far_end, settings)
     row_positions = timeline.row_positions[rows]
     far_rows = np.flatnonzero(row_positions < far_end)
+    taken_array = np.fromiter(taken, dtype=np.int64, count=len(taken))
+    if settings.far_above_near:
+        # The seed's "the further back, the closer": closer than anything the near past offers.
+        near = np.flatnonzero((row_positions >= far_end) & ~np.isin(row_positions, taken_array))
+        if len(near):
+            bar = np.maximum(bar, similarity[near].max(axis=0))
     over = (similarity[far_rows] - bar[None, :]).max(axis=1)
     cleared, cleared_over = far_rows[over >= 0], over[over >= 0]
     dense: dict[int, int] = {}  # source → rank of its best thought
@@ -299,9 +346,19 @@ def _far(
         dense.setdefault(int(row_positions[candidate]), len(dense))
     lexical: dict[int, WordMatch] = {}
     if settings.lexical:
-        text = timeline.messages[position].text
-        for match in timeline.lexicon.matches(text, far_end, settings.lexical_pool):
-            if match.share >= settings.lexical_share:
+        found = timeline.lexicon.matches(
+            timeline.messages[position].text, position, settings.lexical_pool
+        )
+        near_best = max(
+            (m.score for m in found if m.position >= far_end and m.position not in taken),
+            default=0.0,
+        )
+        for match in found:
+            if (
+                match.position < far_end
+                and match.share >= settings.lexical_share
+                and (not settings.far_above_near or match.score > near_best)
+            ):
                 lexical[match.position] = match
     fused = {source: 1.0 / (RRF_K + rank + 1) for source, rank in dense.items()}
     for rank, source in enumerate(lexical):

@@ -98,6 +98,22 @@ class AssociationSettings(BaseModel):
         le=1_000_000,
         description="Addressing cues look back at most this many utterances (the same exchange).",
     )
+    near_z: float | None = Field(
+        None,
+        ge=-5,
+        le=20,
+        description=(
+            "Near bar besides θ(d): a thought must be this many standard deviations above the"
+            " message's mean similarity to the thoughts just before it (None: θ(d) only)."
+        ),
+    )
+    cues_on_topic: tuple[Literal["addressed", "addressed-speaker", "own"], ...] = Field(
+        (),
+        description=(
+            "Addressing cues kept only when their thought clears the near bar (on topic); the"
+            " others are kept whatever they say."
+        ),
+    )
     far_items: int = Field(
         0,
         ge=0,
@@ -123,6 +139,13 @@ class AssociationSettings(BaseModel):
     far_floor: Similarity = Field(
         0.3, ge=-1, le=1, description="The far bar never falls below this similarity."
     )
+    far_above_near: bool = Field(
+        True,
+        description=(
+            "A far thought must be closer to the message than every near thought outside the"
+            " flow, and a far message's BM25 higher than every near one's."
+        ),
+    )
     lexical: bool = Field(
         True,
         description=(
@@ -140,7 +163,10 @@ class AssociationSettings(BaseModel):
         ),
     )
     lexical_pool: int = Field(
-        20, ge=1, le=1000, description="Best BM25 matches considered for the far slots."
+        50,
+        ge=1,
+        le=1000,
+        description="Best BM25 matches over the whole prefix considered for the far slots.",
     )
 
     @model_validator(mode="after")

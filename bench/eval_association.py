@@ -61,7 +61,6 @@ from bench.eval_reply_links import (
     GoldLink,
     load,
     shared_data,
-    with_overrides,
 )
 
 LOCOMO = shared_data() / "locomo"
@@ -436,9 +435,22 @@ def score_locomo(
 
 
 def parse_variant(text: str, base: Settings) -> tuple[str, Settings]:
+    """``NAME:section.field=value;...``; values are JSON where they parse (lists, numbers)."""
     name, _, assignments = text.partition(":")
-    overrides = [item for item in assignments.split(",") if item]
-    return name, with_overrides(base, overrides)
+    sections: dict[str, dict[str, object]] = {}
+    for item in filter(None, assignments.split(";")):
+        key, _, raw = item.partition("=")
+        section, _, field_name = key.partition(".")
+        try:
+            value: object = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        sections.setdefault(section, {})[field_name] = value
+    update = {}
+    for section, values in sections.items():
+        current = getattr(base, section)
+        update[section] = type(current).model_validate({**current.model_dump(), **values})
+    return name, base.model_copy(update=update)
 
 
 def check_invariant(channels: Sequence[IrcChannel], methods: dict[str, Method], count: int) -> int:
@@ -489,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--variant",
         action="append",
         default=[],
-        metavar="NAME:section.field=v,...",
+        metavar="NAME:section.field=v;...",
         help="an AWAI row with these settings (repeatable); the defaults are always a row",
     )
     parser.add_argument("--check-invariant", type=int, default=5, metavar="N")
