@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awai_engine.lexical import LexicalIndex, terms
+from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.factories import utterance
 
@@ -72,7 +73,8 @@ def test_a_far_message_sharing_rare_words_takes_a_far_slot_with_its_reason(
     messages.append(utterance("m060", "Is the 420 limit still there?", "al", ts=60))
     runtime.engine.ingest(messages)
     recalled = {
-        a.source.message_id: a for a in runtime.engine.context(CHANNEL, "m060").associations
+        a.source.message_id: a
+        for a in runtime.engine.context(CHANNEL, "m060", EVERYTHING).associations
     }
     item = recalled["m000"]
     assert item.reach == "far"
@@ -92,5 +94,5 @@ def test_without_far_slots_or_lexical_recall_nothing_is_recalled_by_words(
         runtime.engine.ingest(
             [utterance(f"m{i:03d}", f"Ticket {i} mentions the 420 limit.", ts=i) for i in range(12)]
         )
-        associations = runtime.engine.context(CHANNEL, "m011").associations
+        associations = runtime.engine.context(CHANNEL, "m011", EVERYTHING).associations
         assert all(item.reason != "words" and not item.shared_words for item in associations)
