@@ -13,10 +13,11 @@ def utterance(
     thread: str | None = None,
     channel: str = "terminal:local:test",
 ) -> Utterance:
-    """A test utterance; ``ts`` defaults to the number in the id so order follows the ids."""
+    """A test utterance; ``ts`` defaults to a time read from the id so order follows the ids:
+    a Slack ``ts`` ("1700000001.000100") is its own time, a Discord snowflake carries its time
+    in its high bits, and any other id counts as seconds (engines refuse times past 2100)."""
     if ts is None:
-        digits = "".join(char for char in message_id if char.isdigit())
-        ts = float(digits or 0)
+        ts = _time_of(message_id)
     return Utterance(
         channel=channel,
         message_id=message_id,
@@ -26,3 +27,17 @@ def utterance(
         ts=ts,
         thread_root=thread,
     )
+
+
+DISCORD_EPOCH_MS = 1_420_070_400_000
+LATEST_SECONDS = 4_102_444_800  # 2100-01-01
+
+
+def _time_of(message_id: str) -> float:
+    try:
+        seconds = float(message_id)
+    except ValueError:
+        seconds = float("".join(char for char in message_id if char.isdigit()) or 0)
+    if seconds < LATEST_SECONDS:
+        return seconds
+    return ((int(seconds) >> 22) + DISCORD_EPOCH_MS) / 1000  # a snowflake

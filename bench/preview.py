@@ -1,0 +1,175 @@
+"""Look at a reading as people see it: Slack's Block Kit and Discord's embed, as local HTML.
+
+    .venv/bin/python -m bench.preview --message m048 [--lang ja] [--details] [--out DIR]
+    chromium --headless --no-sandbox --disable-gpu --screenshot=DIR/slack.png DIR/slack.html
+
+Renders the offline reading of a message of a shipped sample with the real renderers
+(:func:`bots.slack.blocks.reading_message`, :func:`bots.discord.embeds.reading_embed`) into two
+HTML pages styled after each client, so a change to a reading can be looked at, not only
+asserted. It approximates the clients (mrkdwn, Markdown, date tokens); it is no Block Kit Builder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import re
+import tempfile
+import time
+from pathlib import Path
+
+from awai_engine.samples import SAMPLES
+from awai_engine.settings import Settings
+from awai_engine.visibility import EVERYTHING
+from bots.discord.embeds import reading_embed
+from bots.discord.keys import channel_key
+from bots.runtime import open_runtime
+from bots.slack.blocks import ReadingTarget, reading_message
+from bots.terminal.commands.common import load_and_ingest
+from bots.terminal.commands.demo import settings_for
+
+_SLACK_LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
+_SLACK_DATE = re.compile(r"<!date\^\d+\^[^|]*\|([^>]+)>")
+_USER = re.compile(r"<@(\w+)>")
+_MD_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
+_DISCORD_TIME = re.compile(r"&lt;t:(\d+):\w&gt;")
+
+PAGE = """<!doctype html><meta charset="utf-8"><style>
+body {{ font: 15px/1.46 -apple-system, 'Segoe UI', 'Noto Sans', 'Noto Sans CJK JP', sans-serif;
+  margin: 0; padding: 24px; width: 720px; background: {background}; color: {colour}; }}
+{style}
+</style><body>{body}</body>"""
+
+SLACK_STYLE = """
+.msg { border-left: 4px solid #1264a3; padding: 4px 12px; background: #fff; }
+.header { font-size: 18px; font-weight: 900; margin: 8px 0; }
+.section { margin: 6px 0; white-space: pre-wrap; }
+.context { color: #616061; font-size: 12px; margin: 4px 0; white-space: pre-wrap; }
+blockquote { border-left: 4px solid #ddd; margin: 2px 0; padding-left: 8px; color: #1d1c1d; }
+a { color: #1264a3; text-decoration: none; }
+.button { display: inline-block; border: 1px solid #bbb; border-radius: 4px; padding: 4px 12px;
+  margin-right: 8px; font-weight: 700; font-size: 13px; }
+.primary { background: #007a5a; color: #fff; border-color: #007a5a; }
+.ephemeral { color: #616061; font-size: 12px; margin-bottom: 6px; }
+"""
+
+DISCORD_STYLE = """
+.embed { background: #2b2d31; border-left: 4px solid #5865f2; border-radius: 4px; padding: 12px 16px; }
+.title { font-weight: 700; color: #00a8fc; margin-bottom: 8px; }
+.description, .value { white-space: pre-wrap; font-size: 14px; }
+.name { font-weight: 700; font-size: 14px; margin-top: 10px; }
+.footer { color: #b5bac1; font-size: 12px; margin-top: 12px; }
+blockquote { border-left: 4px solid #4e5058; margin: 2px 0; padding-left: 8px; }
+a { color: #00a8fc; text-decoration: none; }
+.ephemeral { color: #b5bac1; font-size: 12px; margin-bottom: 6px; }
+"""
+
+
+def slack_html(blocks: list[dict]) -> str:
+    """Block Kit blocks as HTML, as the Slack client shows a message."""
+    parts = ['<div class="ephemeral">Only visible to you</div><div class="msg">']
+    for block in blocks:
+        kind = block["type"]
+        if kind == "header":
+            parts.append(f'<div class="header">{html.escape(block["text"]["text"])}</div>')
+        elif kind == "section":
+            parts.append(f'<div class="section">{_mrkdwn(block["text"]["text"])}</div>')
+        elif kind == "context":
+            text = " ".join(element["text"] for element in block["elements"])
+            parts.append(f'<div class="context">{_mrkdwn(text)}</div>')
+        elif kind == "actions":
+            buttons = "".join(
+                f'<span class="button {element.get("style", "")}">'
+                f"{html.escape(element['text']['text'])}</span>"
+                for element in block["elements"]
+            )
+            parts.append(f"<div>{buttons}</div>")
+        elif kind == "divider":
+            parts.append("<hr>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _mrkdwn(text: str) -> str:
+    lines = []
+    for line in text.split("\n"):
+        quoted = line.startswith(("&gt;", ">"))
+        line = re.sub(r"^(?:&gt;|>) ?", "", line) if quoted else line
+        line = _SLACK_DATE.sub(r"\1", line)
+        line = _SLACK_LINK.sub(r'<a href="\1">\2</a>', line)
+        line = _USER.sub(r'<a href="#">@\1</a>', line)
+        line = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"<b>\1</b>", line)
+        line = re.sub(r"(?<![\w_])_([^_\n]+)_(?![\w_])", r"<i>\1</i>", line)
+        lines.append(f"<blockquote>{line}</blockquote>" if quoted else line)
+    return "\n".join(lines)
+
+
+def discord_html(embed: dict) -> str:
+    """An embed as HTML, as the Discord client shows it (dark theme)."""
+    parts = ['<div class="ephemeral">Only you can see this</div><div class="embed">']
+    parts.append(f'<div class="title">{html.escape(embed.get("title", ""))}</div>')
+    parts.append(f'<div class="description">{_markdown(embed.get("description", ""))}</div>')
+    for field in embed.get("fields", []):
+        parts.append(f'<div class="name">{_markdown(field["name"])}</div>')
+        parts.append(f'<div class="value">{_markdown(field["value"])}</div>')
+    parts.append(f'<div class="footer">{html.escape(embed["footer"]["text"])}</div></div>')
+    return "".join(parts)
+
+
+def _markdown(text: str) -> str:
+    lines = []
+    for line in html.escape(text, quote=False).split("\n"):
+        quoted = line.startswith("&gt; ")
+        line = line[5:] if quoted else line
+        line = _DISCORD_TIME.sub(lambda m: time.strftime("%d/%m/%Y", time.gmtime(int(m[1]))), line)
+        line = _MD_LINK.sub(r'<a href="\2">\1</a>', line)
+        line = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", line)
+        line = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"<i>\1</i>", line)
+        line = line.replace("\\", "")
+        lines.append(f"<blockquote>{line}</blockquote>" if quoted else line)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lang", choices=sorted(SAMPLES), default="en")
+    parser.add_argument("--message", help="A message id of the sample (default: its featured one).")
+    parser.add_argument("--details", action="store_true", help="The details view.")
+    parser.add_argument("--out", type=Path, default=Path("preview"))
+    args = parser.parse_args()
+    sample = SAMPLES[args.lang]
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as data:
+        runtime = open_runtime(settings_for(sample, Settings(data_dir=Path(data))))
+        try:
+            transcript = load_and_ingest(runtime, sample.path, sample.channel, quiet=True)
+            message_id = args.message or sample.featured_message
+            reading = runtime.engine.read(transcript.channel, message_id, EVERYTHING)
+        finally:
+            runtime.close()
+    slack = reading_message(
+        reading,
+        lambda message_id, _: f"https://example.slack.com/archives/C1/p{message_id}",
+        details=args.details,
+        target=ReadingTarget("C1", message_id),
+    )
+    # The sample lives in a terminal channel; Discord's links need a Discord channel key.
+    as_discord = reading.model_copy(
+        update={"context": reading.context.model_copy(update={"channel": channel_key(1, 2)})}
+    )
+    embed = reading_embed(as_discord, details=args.details).to_dict()
+    pages = {
+        "slack.html": PAGE.format(
+            background="#f8f8f8", colour="#1d1c1d", style=SLACK_STYLE, body=slack_html(slack.blocks)
+        ),
+        "discord.html": PAGE.format(
+            background="#313338", colour="#dbdee1", style=DISCORD_STYLE, body=discord_html(embed)
+        ),
+    }
+    for name, page in pages.items():
+        (args.out / name).write_text(page, encoding="utf-8")
+        print(args.out / name)
+
+
+if __name__ == "__main__":
+    main()

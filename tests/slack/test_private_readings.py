@@ -1,0 +1,176 @@
+"""A reading is private to the asker by default; *Share* posts it once per message; *Details*
+opens the numbers. Driven through Bolt with signed requests against the mock Slack Web API."""
+
+from __future__ import annotations
+
+import json
+
+from awai_engine.visibility import EVERYTHING
+from bots.slack import messages
+from bots.slack.blocks import DETAILS_ACTION, MAX_BLOCKS, SHARE_ACTION, ReadingTarget
+from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
+from tests.slack.mock_slack_api import BOT_USER_ID
+
+
+def _thread(slack: SlackHarness) -> list[dict]:
+    root = slack.seed([(ANN, "Should we move the launch to next week? The tests are flaky.")])[0]
+    replies = slack.seed(
+        [
+            (BEN, "The flaky tests are in the payment module, I can fix them by Wednesday."),
+            (CAT, "Works for me, as long as Ben fixes them by Wednesday."),
+        ],
+        thread_ts=root["ts"],
+    )
+    return [root, *replies]
+
+
+def _public_posts(slack: SlackHarness) -> list:
+    """Messages AWAI posted or changed where others can see them."""
+    return slack.api.calls_to("chat.postMessage") + slack.api.calls_to("chat.update")
+
+
+def _buttons(call) -> dict[str, str]:
+    blocks = call.params["blocks"]
+    blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+    actions = [block for block in blocks if block["type"] == "actions"]
+    assert len(actions) == 1
+    return {element["action_id"]: element["value"] for element in actions[0]["elements"]}
+
+
+def test_a_shortcut_reading_reaches_only_the_asker_in_the_thread_with_share_and_details(
+    slack: SlackHarness,
+):
+    root, _, cat = _thread(slack)
+
+    response = slack.send(slack.requests.shortcut(GENERAL, ANN, cat))
+    slack.settle()
+
+    assert response.status == 200 and response.body == ""
+    assert _public_posts(slack) == [], "nothing is posted for everyone, not even a placeholder"
+    (private,) = slack.api.calls_to("chat.postEphemeral")
+    assert private.params["user"] == ANN and private.params["thread_ts"] == root["ts"]
+    shown = slack.blocks_text(private)
+    assert "Agrees with" in shown and "as long as Ben fixes them" in shown
+    assert "similarity" not in shown, "numbers only in the details"
+    buttons = _buttons(private)
+    assert set(buttons) == {SHARE_ACTION, DETAILS_ACTION}
+    assert ReadingTarget.from_value(buttons[SHARE_ACTION]) == ReadingTarget(
+        GENERAL, cat["ts"], root["ts"]
+    )
+
+
+def test_four_people_reading_one_message_put_nothing_in_its_thread(slack: SlackHarness):
+    _, _, cat = _thread(slack)
+    slack.api.add_user("U4DEE", "Dee")
+    slack.api.channels[GENERAL].members.add("U4DEE")
+
+    for user in (ANN, BEN, CAT, "U4DEE"):
+        slack.send(slack.requests.shortcut(GENERAL, user, cat))
+    slack.settle()
+
+    assert _public_posts(slack) == []
+    assert sorted(c.params["user"] for c in slack.api.calls_to("chat.postEphemeral")) == sorted(
+        [ANN, BEN, CAT, "U4DEE"]
+    )
+
+
+def test_share_posts_the_reading_in_the_thread_once_and_a_second_share_links_to_it(
+    slack: SlackHarness,
+):
+    root, _, cat = _thread(slack)
+    slack.send(slack.requests.shortcut(GENERAL, ANN, cat))
+    slack.settle()
+    value = _buttons(slack.api.calls_to("chat.postEphemeral")[0])[SHARE_ACTION]
+
+    slack.send(slack.requests.action(GENERAL, ANN, SHARE_ACTION, value, root["ts"]))
+    slack.settle()
+    slack.send(slack.requests.action(GENERAL, BEN, SHARE_ACTION, value, root["ts"]))
+    slack.settle()
+
+    (posted,) = slack.api.calls_to("chat.postMessage")
+    assert posted.params["thread_ts"] == root["ts"]
+    shown = slack.blocks_text(posted)
+    assert f"Shared by <@{ANN}>" in shown
+    assert SHARE_ACTION not in shown, "a shared reading has no Share button"
+    (told,) = slack.responses_text()
+    assert told.startswith(messages.ALREADY_SHARED.split("{link}")[0])
+    assert slack.api.permalink(GENERAL, posted_ts(slack), root["ts"]) in told
+    shared = slack.runtime.posts.shared_reading(GENERAL_KEY, cat["ts"])
+    assert shared is not None and shared.post_id == posted_ts(slack)
+
+
+def posted_ts(slack: SlackHarness) -> str:
+    (posted,) = slack.api.calls_to("chat.postMessage")
+    message = next(
+        m
+        for m in slack.api.channels[GENERAL].messages
+        if m.get("bot_id") and m.get("thread_ts") == posted.params["thread_ts"]
+    )
+    return message["ts"]
+
+
+def test_details_open_a_modal_with_the_numbers_behind_each_connection(slack: SlackHarness):
+    root, _, cat = _thread(slack)
+    slack.send(slack.requests.shortcut(GENERAL, ANN, cat))
+    slack.settle()
+    value = _buttons(slack.api.calls_to("chat.postEphemeral")[0])[DETAILS_ACTION]
+
+    slack.send(slack.requests.action(GENERAL, ANN, DETAILS_ACTION, value, root["ts"]))
+    slack.settle()
+
+    (opened,) = slack.api.calls_to("views.open")
+    assert "Reading…" in json.dumps(opened.params, ensure_ascii=False), "opened at once"
+    (updated,) = slack.api.calls_to("views.update")
+    view = slack.api.views[updated.params["view_id"]]
+    shown = json.dumps(view, ensure_ascii=False)
+    reading = slack.runtime.engine.read(GENERAL_KEY, cat["ts"], EVERYTHING)
+    assert reading.context.associations
+    assert "similarity" in shown and "needed" in shown
+    assert _public_posts(slack) == []
+
+
+def test_a_button_pressed_by_someone_outside_the_channel_is_refused_privately(
+    slack: SlackHarness,
+):
+    secret = slack.seed([(BEN, "The acquisition closes on Friday.")], channel=SECRET)[0]
+    value = ReadingTarget(SECRET, secret["ts"]).value()
+
+    slack.send(slack.requests.action(SECRET, ANN, SHARE_ACTION, value))
+    slack.send(slack.requests.action(SECRET, ANN, DETAILS_ACTION, value))
+    slack.settle()
+
+    assert _public_posts(slack) == []
+    assert messages.NOT_A_MEMBER in slack.responses_text()
+    shown = json.dumps(slack.api.views, ensure_ascii=False)
+    assert "acquisition" not in shown and "acquisition" not in json.dumps(slack.responses_text())
+
+
+def test_a_refusal_or_a_failure_is_never_posted_for_everyone(slack: SlackHarness):
+    slack.send(
+        slack.requests.command(
+            "read https://awai-test.slack.com/archives/C1GENERAL/p1", GENERAL, ANN
+        )
+    )
+    slack.settle()
+
+    assert _public_posts(slack) == []
+    assert slack.responses_text(), "the person was told, privately"
+
+
+def test_a_long_private_reading_keeps_its_buttons_within_slacks_block_limit(
+    slack: SlackHarness,
+):
+    lines = [
+        (ANN if i % 2 else BEN, f"Point {i}: the payment retries double-charge people.")
+        for i in range(40)
+    ]
+    last = slack.seed(lines)[-1]
+
+    slack.send(slack.requests.shortcut(GENERAL, CAT, last))
+    slack.settle()
+
+    (private,) = slack.api.calls_to("chat.postEphemeral")
+    blocks = private.params["blocks"]
+    blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+    assert len(blocks) <= MAX_BLOCKS and blocks[-1]["type"] == "actions"
+    assert BOT_USER_ID in slack.api.channels[GENERAL].members
