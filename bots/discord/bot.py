@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 
 import discord
 from discord.ext import commands
@@ -128,7 +129,29 @@ async def sync_once(runtime: Runtime, token: str, guild_id: int | None = None) -
         return await sync_commands(bot, guild_id)
 
 
+async def clear_guild_commands(runtime: Runtime, token: str, guild_id: int) -> None:
+    """Remove the commands registered in one guild only: ``awai discord --clear-guild ID``.
+
+    Why: ``--sync --guild`` (quick, for trying AWAI out) and then a global ``--sync`` leave both
+    registrations in that server, so Discord shows every command twice. The global ones stay.
+    """
+    async with AwaiBot(runtime) as bot:
+        await bot.login(token)
+        guild = discord.Object(guild_id)
+        bot.tree.clear_commands(guild=guild)
+        await bot.tree.sync(guild=guild)
+
+
 async def serve(runtime: Runtime, token: str) -> None:
-    """Run the bot, and the scheduler in the same process, until stopped: ``awai discord``."""
+    """Run the bot, and the scheduler in the same process, until stopped: ``awai discord``.
+
+    SIGTERM (systemd, ``docker stop``) closes the bot as Ctrl-C does: the gateway connection and
+    the scheduler are closed, and the caller closes the store.
+    """
     async with AwaiBot(runtime, SchedulerService(runtime)) as bot:
-        await bot.start(token)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, lambda: loop.create_task(bot.close()))
+        try:
+            await bot.start(token)
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)

@@ -41,3 +41,19 @@ def test_guild_without_sync_is_refused(monkeypatch: pytest.MonkeyPatch, capsys, 
     monkeypatch.setenv("AWAI_DISCORD__TOKEN", "fake-token")
     assert main(["--data-dir", str(tmp_path), "discord", "--guild", "1"]) == 2
     assert "--guild goes with --sync" in capsys.readouterr().err
+
+
+def test_clear_guild_removes_the_commands_registered_in_that_server_only(
+    fake_discord: FakeDiscord,
+    runtime: Runtime,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+):
+    monkeypatch.setenv("AWAI_DISCORD__TOKEN", "fake-token")
+    monkeypatch.setattr("bots.terminal.commands.discord.open_runtime", lambda settings: runtime)
+    assert main(["discord", "--clear-guild", str(payloads.GUILD_ID)]) == 0
+
+    (cleared,) = fake_discord.calls("PUT", "/commands")
+    assert cleared.path.endswith(f"/guilds/{payloads.GUILD_ID}/commands")
+    assert cleared.body == []
+    assert f"server {payloads.GUILD_ID} only" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""``awai discord [--sync [--guild ID]]``: run the Discord bot, or register its commands once.
+"""``awai discord [--sync [--guild ID] | --clear-guild ID]``: run the bot, or manage its commands.
 
 Registering commands is its own step, run after installing or upgrading AWAI: Discord rate-limits
 it, so the bot never does it by itself on connect. See ``manifest/discord.md``.
@@ -12,7 +12,7 @@ import asyncio
 import discord
 
 from awai_engine.settings import Settings
-from bots.discord.bot import PORTAL_HINT, serve, sync_once
+from bots.discord.bot import PORTAL_HINT, clear_guild_commands, serve, sync_once
 from bots.runtime import open_runtime
 from bots.terminal.say import fail
 
@@ -32,12 +32,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ID",
         help="With --sync: register in this server only (at once; global takes up to an hour).",
     )
+    parser.add_argument(
+        "--clear-guild",
+        type=int,
+        metavar="ID",
+        help="Remove the commands registered in this server only (after --sync --guild, then a"
+        " global --sync, each command shows twice there), then exit.",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.guild is not None and not args.sync:
         fail("--guild goes with --sync.")
+        return 2
+    if args.clear_guild is not None and args.sync:
+        fail("--clear-guild is its own step: run it without --sync.")
         return 2
     if settings.discord.token is None:
         fail(
@@ -48,6 +58,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     token = settings.discord.token.get_secret_value()
     runtime = open_runtime(settings)
     try:
+        if args.clear_guild is not None:
+            asyncio.run(clear_guild_commands(runtime, token, args.clear_guild))
+            print(f"Removed AWAI's commands registered in server {args.clear_guild} only.")
+            return 0
         if args.sync:
             names = asyncio.run(sync_once(runtime, token, args.guild))
             where = f"server {args.guild}" if args.guild else "every server (may take an hour)"
