@@ -52,13 +52,15 @@ def language_backend(settings: Settings) -> LanguageBackend:
     return OfflineBackend(settings.limits)
 
 
-def open_runtime(settings: Settings, repair: bool = True) -> Runtime:
+def open_runtime(settings: Settings, repair: bool = True, read_only: bool = False) -> Runtime:
     """Build the runtime; first bring SQL and Chroma back into agreement after any crash.
 
     The start-up check costs a few counts per channel when nothing is wrong
     (:mod:`awai_engine.reconcile`); ``repair=False`` is for ``awai doctor``, which reports first.
+    ``read_only`` (no repair) is for commands that only look, so a read-only data folder works.
     """
-    store = AwaiStore.open(settings)
+    repair = repair and not read_only
+    store = AwaiStore.open(settings, read_only)
     embedder = Embedder(settings.embedding)
     settings = calibrated(settings, embedder)  # thresholds on the model's similarity scale
     if repair:

@@ -6,6 +6,8 @@ the variable, rather than fail on its first message with a driver's traceback.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 from awai_engine.settings import Settings
@@ -14,9 +16,17 @@ from storage.sql import Database
 from storage.vectors import ChromaVectors
 
 
-def open_backends(settings: Settings) -> tuple[Database, ChromaVectors]:
+def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database, ChromaVectors]:
     """The configured SQL database and Chroma (the embedded folder, or the server of
-    ``settings.chroma_url``), created if needed."""
+    ``settings.chroma_url``), created if needed.
+
+    ``read_only`` is for commands that only look (export, the doctor's report, schemas): a data
+    folder that cannot be written, such as a backup on read-only media, is then opened as it is,
+    the SQLite file immutable and Chroma from a temporary copy (embedded Chroma writes to its own
+    folder even to read).
+    """
+    if read_only and _frozen(settings):
+        return _open_frozen(settings)
     embedded = settings.chroma_url is None
     if settings.database_url is None or (embedded and settings.chroma_path is None):
         _check_writable(settings.data_dir)
@@ -43,6 +53,43 @@ def open_backends(settings: Settings) -> tuple[Database, ChromaVectors]:
             else f"Cannot open Chroma in {settings.resolved_chroma_path()}: {error}"
         ) from error
     return database, vectors
+
+
+def _frozen(settings: Settings) -> bool:
+    """Whether the data folder holds both stores and cannot be written."""
+    if settings.database_url is not None or settings.chroma_url is not None:
+        return False
+    folder = settings.data_dir
+    return folder.is_dir() and not _writable(folder)
+
+
+def _open_frozen(settings: Settings) -> tuple[Database, ChromaVectors]:
+    try:
+        database = Database(settings.resolved_database_url(), read_only=True)
+    except Exception as error:
+        raise StorageError(
+            f"Cannot read the database in the read-only folder {settings.data_dir}: {error}"
+        ) from error
+    copy = tempfile.TemporaryDirectory(prefix="awai-chroma-")
+    try:
+        shutil.copytree(settings.resolved_chroma_path(), Path(copy.name) / "chroma")
+        vectors = ChromaVectors.embedded(Path(copy.name) / "chroma")
+    except Exception as error:
+        database.dispose()
+        copy.cleanup()
+        raise StorageError(
+            f"Cannot read Chroma in the read-only folder {settings.resolved_chroma_path()}: {error}"
+        ) from error
+    vectors.snapshot = copy  # type: ignore[attr-defined]  # removed with the vectors, at exit
+    return database, vectors
+
+
+def _writable(path: Path) -> bool:
+    try:
+        _check_writable(path)
+    except StorageError:
+        return False
+    return True
 
 
 def _without_password(url: str) -> str:

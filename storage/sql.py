@@ -201,8 +201,11 @@ def check_database_url(url: str) -> None:
         ) from None
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, read_only: bool = False) -> Engine:
     """An engine with SQLite tuned for several threads: WAL, a busy timeout, foreign keys on.
+
+    ``read_only`` opens a SQLite file as immutable (a backup on read-only media: nothing may
+    write, not even the WAL index) and sets nothing that writes.
 
     pysqlite's own transaction handling is switched off (``isolation_level = None``) so that the
     ``begin`` event decides how each transaction starts: ``BEGIN IMMEDIATE`` by default, plain
@@ -210,6 +213,9 @@ def make_engine(url: str) -> Engine:
     """
     check_database_url(url)
     is_sqlite = url.startswith("sqlite")
+    if read_only and is_sqlite:
+        path = make_url(url).database
+        url = f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true"
     engine = create_engine(
         url,
         connect_args=(
@@ -226,8 +232,9 @@ def make_engine(url: str) -> Engine:
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
+            if not read_only:
+                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_SECONDS * 1000)}")
             cursor.execute("PRAGMA foreign_keys=ON")
             # A deleted row's bytes are overwritten with zeros, not left in a free page.
@@ -243,14 +250,26 @@ def make_engine(url: str) -> Engine:
 
 
 class Database:
-    """Sessions on one SQLAlchemy engine, its tables brought to the newest migration on open."""
+    """Sessions on one SQLAlchemy engine, its tables brought to the newest migration on open.
 
-    def __init__(self, url: str) -> None:
+    ``read_only``: nothing is migrated (a database at an older revision is refused) and only
+    :meth:`read` sessions can work.
+    """
+
+    def __init__(self, url: str, read_only: bool = False) -> None:
         from storage import migrations  # imports every model module, so it comes after Base
 
         self.url = url
-        self.engine = make_engine(url)
-        migrations.upgrade(self.engine)
+        self.engine = make_engine(url, read_only)
+        if not read_only:
+            migrations.upgrade(self.engine)
+        elif (at := migrations.current(self.engine)) != migrations.head():
+            self.engine.dispose()
+            raise RuntimeError(
+                f"the database is at revision {at or 'none'} and this AWAI needs"
+                f" {migrations.head()}; a read-only database cannot be upgraded: copy the data"
+                " folder somewhere writable first"
+            )
         self.is_sqlite = url.startswith("sqlite")
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         snapshot = (

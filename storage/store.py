@@ -89,10 +89,11 @@ class AwaiStore:
         self.erasures = Erasures(database, self._reembedder.compact, vectors.scrub)
 
     @classmethod
-    def open(cls, settings: Settings) -> AwaiStore:
+    def open(cls, settings: Settings, read_only: bool = False) -> AwaiStore:
         """Open (creating if needed) the configured SQL database and Chroma: the embedded folder,
-        or the Chroma server of ``settings.chroma_url``."""
-        database, vectors = open_backends(settings)
+        or the Chroma server of ``settings.chroma_url``. ``read_only``: for looking only, and then
+        a data folder that cannot be written opens too (see :func:`storage.opening.open_backends`)."""
+        database, vectors = open_backends(settings, read_only)
         return cls(database, vectors, settings.recall_index)
 
     def close(self) -> None:

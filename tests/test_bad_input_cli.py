@@ -299,3 +299,35 @@ def test_a_misspelled_embedding_model_fails_at_once_naming_the_models_there_are(
     assert "set HF_HUB_OFFLINE=0" in said
     monkeypatch.delenv("AWAI_EMBEDDING__MODEL")
     assert awai.export("kept") == before
+
+
+def test_a_read_only_data_folder_still_exports_reports_and_shows_schemas(
+    awai: Awai, tmp_path: Path
+) -> None:
+    before = awai.export("kept")
+    out = tmp_path / "from-read-only.jsonl"
+    folders = [awai.data, *(path for path in awai.data.rglob("*") if path.is_dir())]
+    for folder in folders:
+        folder.chmod(0o555)
+    try:
+        probe = awai.data / ".probe"
+        try:
+            probe.write_text("x")
+        except OSError:
+            pass
+        else:  # root ignores file modes; run as root, this was checked on a read-only mount
+            probe.unlink()
+            pytest.skip("file modes do not stop this user from writing")
+        code, said = awai("export", "kept", "--out", str(out))
+        assert code == 0, said
+        assert out.read_bytes() == before
+        code, said = awai("doctor")
+        assert code == 0 and "ok" in said, said
+        code, said = awai("schemas", "kept")
+        assert code == 0 and "Traceback" not in said, said
+        code, said = awai("ingest", str(write(tmp_path / "more.jsonl", GOOD)), "--channel", "x")
+        assert code == 2 and f"The data directory {awai.data} is not writable" in said
+    finally:
+        for folder in folders:
+            folder.chmod(0o755)
+    assert awai.export("kept") == before

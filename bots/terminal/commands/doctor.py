@@ -44,7 +44,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     channels = [channel_key(name) for name in args.channel] if args.channel else None
     console = plain_console()
     if not args.repair:
-        store = AwaiStore.open(settings)  # no embedding model needed just to look
+        # No embedding model needed just to look, nor a folder that can be written.
+        store = AwaiStore.open(settings, read_only=True)
         try:
             found = audit(store, channels)
         finally:

@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    store = AwaiStore.open(settings)
+    store = AwaiStore.open(settings, read_only=True)  # a backup on read-only media exports
     try:
         channel = channel_key(args.channel)
         if store.channel_info(channel) is None:

@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, read_only=True)
     try:
         channel = find_channel(runtime, args.channel)
         if channel is None:
