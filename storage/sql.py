@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import (
     Boolean,
@@ -204,8 +205,8 @@ def check_database_url(url: str) -> None:
 def make_engine(url: str, read_only: bool = False) -> Engine:
     """An engine with SQLite tuned for several threads: WAL, a busy timeout, foreign keys on.
 
-    ``read_only`` opens a SQLite file as immutable (a backup on read-only media: nothing may
-    write, not even the WAL index) and sets nothing that writes.
+    ``read_only`` opens a SQLite file read-only (a backup on read-only media, a full disk) and
+    sets nothing that writes.
 
     pysqlite's own transaction handling is switched off (``isolation_level = None``) so that the
     ``begin`` event decides how each transaction starts: ``BEGIN IMMEDIATE`` by default, plain
@@ -215,7 +216,9 @@ def make_engine(url: str, read_only: bool = False) -> Engine:
     is_sqlite = url.startswith("sqlite")
     if read_only and is_sqlite:
         path = make_url(url).database
-        url = f"sqlite:///file:{path}?mode=ro&immutable=1&uri=true"
+        # Without a WAL file there is nothing to replay: immutable needs no -shm file either.
+        immutable = "" if Path(f"{path}-wal").exists() else "&immutable=1"
+        url = f"sqlite:///file:{path}?mode=ro{immutable}&uri=true"
     engine = create_engine(
         url,
         connect_args=(
@@ -243,7 +246,8 @@ def make_engine(url: str, read_only: bool = False) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(connection):  # type: ignore[no-untyped-def]
-            mode = connection.get_execution_options().get("sqlite_begin", "IMMEDIATE")
+            default = "DEFERRED" if read_only else "IMMEDIATE"  # IMMEDIATE takes a write lock
+            mode = connection.get_execution_options().get("sqlite_begin", default)
             connection.exec_driver_sql(f"BEGIN {mode}")
 
     return engine

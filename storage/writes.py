@@ -113,7 +113,7 @@ class Writes:
                     ):
                         session.delete(row)
         except Exception:
-            log.exception("unfinished rows of %s stay for repair", channel)
+            log.warning("unfinished rows of %s stay for repair", channel, exc_info=False)
 
     def _write_rows(self, channel: str, items: Sequence[PreparedUtterance]) -> _WritePlan:
         """Step 1: rows written unsynced, in one transaction that also decides what to skip."""
