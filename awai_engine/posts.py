@@ -34,6 +34,13 @@ class Post(Value):
     place: str = Field(min_length=1)
     post_id: str = Field(min_length=1)
     part: str = Field("message", min_length=1)
+    subject: str | None = Field(
+        None,
+        description=(
+            "The stored message a shared reading reads (None for a digest): one shared reading"
+            " per message, so a second share links to the first."
+        ),
+    )
 
 
 class PostStore(Protocol):
@@ -49,6 +56,10 @@ class PostStore(Protocol):
 
     def forget(self, post: Post) -> None:
         """Drop a post's record (it was redacted, or it is gone from the platform)."""
+        ...
+
+    def shared_reading(self, channel: str, subject: str) -> Post | None:
+        """The post of the shared reading of message ``subject``, if one is on record."""
         ...
 
 
@@ -67,6 +78,10 @@ class PostRecord:
         sources = sorted(digest_sources(digest))
         for post in posts:
             self.store.record(post, sources)
+
+    def shared_reading(self, channel: str, message_id: str) -> Post | None:
+        """The reading of ``message_id`` already shared in ``channel`` (and not redacted)."""
+        return self.store.shared_reading(channel, message_id)
 
     def to_redact(self, channel: str | None = None) -> list[Post]:
         """Posts that quote a deleted or forgotten message, oldest first."""

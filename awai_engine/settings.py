@@ -597,10 +597,11 @@ class SlackSettings(BaseModel):
     )
     port: int = Field(3000, ge=1, le=65535, description="HTTP mode: the port to listen on.")
     reply_placement: Literal["thread", "ephemeral"] = Field(
-        "thread",
+        "ephemeral",
         description=(
-            "thread: readings are posted in the message's thread for everyone there. ephemeral:"
-            " only the person who asked sees them."
+            "ephemeral (the default): a reading reaches only the person who asked, with a Share"
+            " button that posts it in the thread, once per message. thread: every reading is"
+            " shared in the message's thread at once (still once per message)."
         ),
     )
     workspaces: Literal["single", "multi"] = Field(

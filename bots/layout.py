@@ -167,7 +167,7 @@ def headline_line(connection: Connection, words: dict[str, str]) -> Line:
         condition = shorten(connection.condition, QUOTED_EARLIER_CHARS)
         pieces.append(Plain(words["on_condition"].format(condition=condition)))
     pieces += [Quiet(" · "), *_distance(connection, words)]
-    return Line(tuple(pieces))
+    return Line(_merged(pieces))
 
 
 def _headline(reading: Reading, words: dict[str, str]) -> Section:
@@ -204,7 +204,7 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
             Quiet(" · "),
             *_distance(connection, words),
         ]
-        if connection.origin != "meaning":
+        if connection.origin not in ("meaning", "flow"):  # "just before" already says "flow"
             pieces.append(Quiet(f" · {words[f'reason:{connection.origin}']}"))
         if connection.condition:
             condition = shorten(connection.condition, QUOTED_EARLIER_CHARS)
@@ -333,6 +333,27 @@ def _distance(connection: Connection, words: dict[str, str]) -> list[Piece]:
         return [Quiet(words["just_before"])]
     earlier = words["messages_earlier"].format(n=connection.distance + 1)
     return [Quiet(earlier), Moment(connection.message.ts)]
+
+
+_EDGES = re.compile(r"^([\s·,:;、・]*)(.*?)([\s·,:;、・]*)$", re.DOTALL)
+
+
+def edges(text: str) -> tuple[str, str, str]:
+    """``text`` as (leading separators, words, trailing separators): emphasis marks must touch
+    words in Slack's mrkdwn and Discord's Markdown, so a renderer puts them around the middle."""
+    lead, core, tail = _EDGES.match(text).groups()  # type: ignore[union-attr]
+    return lead, core, tail
+
+
+def _merged(pieces: list[Piece]) -> tuple[Piece, ...]:
+    """Adjacent plain pieces as one, so a surface formats a phrase once, not word by word."""
+    merged: list[Piece] = []
+    for piece in pieces:
+        if isinstance(piece, Plain) and merged and isinstance(merged[-1], Plain):
+            merged[-1] = Plain(merged[-1].text + piece.text)
+        else:
+            merged.append(piece)
+    return tuple(merged)
 
 
 def _capitalised(text: str) -> str:

@@ -31,7 +31,10 @@ IN_BATCH = 500
 
 class PostRow(Base):
     __tablename__ = "awai_posts"
-    __table_args__ = (UniqueConstraint("place", "post_id", "part", name="uq_awai_post"),)
+    __table_args__ = (
+        UniqueConstraint("place", "post_id", "part", name="uq_awai_post"),
+        Index("ix_awai_posts_subject", "channel_id", "subject"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     channel_id: Mapped[int] = mapped_column(
@@ -41,6 +44,8 @@ class PostRow(Base):
     post_id: Mapped[str] = mapped_column(String(255))
     part: Mapped[str] = mapped_column(String(64))
     posted_at: Mapped[float] = mapped_column(Float)
+    subject: Mapped[str | None] = mapped_column(String(255), nullable=True, default=None)
+    """The message a shared reading reads (one shared reading per message); None for a digest."""
 
 
 class PostSourceRow(Base):
@@ -72,6 +77,7 @@ class SqlPostStore:
                     post_id=post.post_id,
                     part=post.part,
                     posted_at=time.time(),
+                    subject=post.subject,
                 )
                 session.add(row)
                 session.flush()
@@ -115,6 +121,21 @@ class SqlPostStore:
                     PostRow.part == post.part,
                 )
             )
+
+    def shared_reading(self, channel: str, subject: str) -> Post | None:
+        query = (
+            select(ChannelRow.key, PostRow.place, PostRow.post_id, PostRow.part, PostRow.subject)
+            .join(ChannelRow, ChannelRow.id == PostRow.channel_id)
+            .where(ChannelRow.key == channel, PostRow.subject == subject)
+            .order_by(PostRow.id)
+            .limit(1)
+        )
+        with self.db.read() as session:
+            row = session.execute(query).first()
+        if row is None:
+            return None
+        key, place, post_id, part, subject = row
+        return Post(channel=key, place=place, post_id=post_id, part=part, subject=subject)
 
     def count(self, channel: str) -> int:
         """Posts on record for a channel (for reports and tests)."""

@@ -37,7 +37,19 @@ from bots.discord.limits import (
 )
 from bots.discord.links import jump_url_of
 from bots.labels import labels_for
-from bots.layout import Line, Link, Moment, Plain, Quiet, Section, Strong, layout, moment_in_utc
+from bots.layout import (
+    Line,
+    Link,
+    Moment,
+    Plain,
+    Quiet,
+    Section,
+    Strong,
+    edges,
+    layout,
+    moment_in_utc,
+    plain_text,
+)
 
 QUOTE_LIMIT = 1000
 """The quoted message gets at most this much of the description: the reading matters more."""
@@ -63,7 +75,9 @@ def reading_embed(
     shown = layout(reading, language=language, details=details)
     channel = shown.channel
     title = cut(shown.title, TITLE_LIMIT)
-    footer = cut(f"{shown.footer} · {reading.backend}", FOOTER_LIMIT)
+    notes = shown.section("notes")
+    said = [plain_text(line) for line in notes.lines] if notes else []
+    footer = cut("\n".join([*said, f"{shown.footer} · {reading.backend}"]), FOOTER_LIMIT)
     lead = "\n\n".join(
         "\n".join(
             _markdown(line, channel, bold=section.kind == "headline" and i == 0)
@@ -75,7 +89,7 @@ def reading_embed(
     fields = [
         field
         for section in shown.sections
-        if section.kind not in ("headline", "meaning")
+        if section.kind not in ("headline", "meaning", "notes")
         for field in _fields(section, channel)
     ][:FIELD_COUNT_LIMIT]
     quote = _quote(shown.text)
@@ -131,18 +145,26 @@ def _markdown(line: Line, channel: str, bold: bool = False) -> str:
     for piece in line.pieces:
         match piece:
             case Strong(text):
-                out.append(f"**{escape_markdown(text)}**")
+                out.append(_wrapped(text, "**"))
             case Quiet(text):
-                out.append(f"*{escape_markdown(text)}*" if text.strip(" ·") else text)
+                out.append(_wrapped(text, "*"))
             case Link(ref, text):
                 out.append(f"[{_label(text)}]({jump_url_of(channel, ref)})")
             case Moment():
                 out.append(f"<t:{int(piece.ts)}:d>" if piece.utc() else "")
-            case Plain(text) if bold and text.strip():
-                out.append(f"**{escape_markdown(text)}**")
+            case Plain(text) if bold:
+                out.append(_wrapped(text, "**"))
             case Plain(text):
                 out.append(escape_markdown(text))
     return "".join(out)
+
+
+def _wrapped(text: str, mark: str) -> str:
+    """``text`` between Markdown ``mark``s, its edge spaces and separators outside them."""
+    lead, core, tail = edges(text)
+    if not core:
+        return escape_markdown(text)
+    return f"{lead}{mark}{escape_markdown(core)}{mark}{tail}"
 
 
 def _quoted(text: str) -> str:

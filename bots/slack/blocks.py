@@ -10,6 +10,7 @@ language model writes may be Markdown, so it is converted; what people wrote is 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,20 @@ from typing import Any
 from awai_engine.schemas.digest import Digest, DigestSchema, counted
 from awai_engine.text import shorten
 from awai_engine.values import MessageRef, Reading
-from bots.layout import Link, Moment, Piece, Plain, Quiet, Section, Strong, layout, plain_text
+from bots.labels import labels_for
+from bots.layout import (
+    Link,
+    Moment,
+    Piece,
+    Plain,
+    Quiet,
+    ReadingLayout,
+    Section,
+    Strong,
+    edges,
+    layout,
+    plain_text,
+)
 from bots.slack import mrkdwn
 
 MAX_BLOCKS = 50
@@ -46,16 +60,95 @@ def notice(text: str) -> SlackMessage:
     return SlackMessage(text=text, blocks=_fit(_sections(text)))
 
 
+SHARE_ACTION = "awai_share_reading"
+DETAILS_ACTION = "awai_reading_details"
+MAX_MODAL_BLOCKS = 100
+MAX_MODAL_TITLE_CHARS = 24
+
+
+@dataclass(frozen=True)
+class ReadingTarget:
+    """The message a reading's buttons act on, carried in each button's ``value``."""
+
+    channel_id: str
+    ts: str
+    thread_ts: str | None = None
+
+    def value(self) -> str:
+        return json.dumps({"c": self.channel_id, "ts": self.ts, "t": self.thread_ts})
+
+    @classmethod
+    def from_value(cls, value: str) -> ReadingTarget:
+        """The target a button named; ``ValueError`` for a value AWAI did not write."""
+        try:
+            data = json.loads(value)
+            return cls(channel_id=str(data["c"]), ts=str(data["ts"]), thread_ts=data.get("t"))
+        except (TypeError, KeyError, json.JSONDecodeError) as error:
+            raise ValueError(f"not an AWAI reading button: {value!r}") from error
+
+
 def reading_message(
     reading: Reading,
     permalink_of: PermalinkOf,
     extra_notes: tuple[str, ...] = (),
     details: bool = False,
     language: str | None = None,
+    target: ReadingTarget | None = None,
+    shared_by: str | None = None,
 ) -> SlackMessage:
     """The Block Kit message of one reading, laid out by :mod:`bots.layout`, each earlier message
-    cited by permalink. ``details`` adds the numbers (the Details modal shows them)."""
+    cited by permalink. ``details`` adds the numbers (the Details modal shows them); ``target``
+    adds the Share and Details buttons of a private reading; ``shared_by`` (a user id) says who
+    shared a reading posted for the channel."""
     shown = layout(reading, language=language, details=details)
+    blocks = _reading_blocks(shown, permalink_of, extra_notes)
+    if shared_by is not None:
+        words = labels_for(language or reading.language)
+        blocks.insert(1, _context(words["shared_by"].format(who=f"<@{shared_by}>")))
+    if target is not None:
+        blocks = [*_fit(blocks, MAX_BLOCKS - 1), _actions(shown, target)]
+    return SlackMessage(text=shorten(shown.plain_summary, MAX_FALLBACK_CHARS), blocks=_fit(blocks))
+
+
+def details_view(
+    reading: Reading, permalink_of: PermalinkOf, language: str | None = None
+) -> dict[str, Any]:
+    """The Details modal: the whole reading with the numbers behind every connection."""
+    shown = layout(reading, language=language, details=True)
+    blocks = _reading_blocks(shown, permalink_of, ())
+    return {
+        "type": "modal",
+        "title": {
+            "type": "plain_text",
+            "text": shorten(shown.words["details"], MAX_MODAL_TITLE_CHARS),
+        },
+        "close": {"type": "plain_text", "text": "OK"},
+        "blocks": _fit(blocks, MAX_MODAL_BLOCKS),
+    }
+
+
+def details_placeholder() -> dict[str, Any]:
+    """The Details modal while its reading is made (a modal must open within three seconds)."""
+    return _modal("Details", [_context("Reading… :hourglass_flowing_sand:")])
+
+
+def details_notice(text: str) -> dict[str, Any]:
+    """The Details modal when the reading cannot be shown: why, in one sentence."""
+    return _modal("Details", _sections(mrkdwn.escape(text)))
+
+
+def _modal(title: str, blocks: list[Block]) -> dict[str, Any]:
+    return {
+        "type": "modal",
+        "title": {"type": "plain_text", "text": shorten(title, MAX_MODAL_TITLE_CHARS)},
+        "close": {"type": "plain_text", "text": "OK"},
+        "blocks": _fit(blocks, MAX_MODAL_BLOCKS),
+    }
+
+
+def _reading_blocks(
+    shown: ReadingLayout, permalink_of: PermalinkOf, extra_notes: tuple[str, ...]
+) -> list[Block]:
     cite = _Citer(permalink_of)
     ref = shown.message
     blocks: list[Block] = [
@@ -67,7 +160,30 @@ def reading_message(
         blocks += _section_blocks(section, cite)
     blocks += [_context(mrkdwn.escape(note)) for note in extra_notes]
     blocks.append(_context(mrkdwn.escape(shown.footer)))
-    return SlackMessage(text=shorten(shown.plain_summary, MAX_FALLBACK_CHARS), blocks=_fit(blocks))
+    return blocks
+
+
+def _actions(shown: ReadingLayout, target: ReadingTarget) -> Block:
+    words = shown.words
+    value = target.value()
+    return {
+        "type": "actions",
+        "elements": [
+            {
+                "type": "button",
+                "action_id": SHARE_ACTION,
+                "text": {"type": "plain_text", "text": words["share"]},
+                "value": value,
+                "style": "primary",
+            },
+            {
+                "type": "button",
+                "action_id": DETAILS_ACTION,
+                "text": {"type": "plain_text", "text": words["details"]},
+                "value": value,
+            },
+        ],
+    }
 
 
 def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
@@ -80,10 +196,7 @@ def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
         return _sections(f"*{mrkdwn.escape(section.title or '')}*\n{body}")
     lines = []
     for line in section.lines:
-        text = _pieces(line.pieces, cite)
-        if section.kind == "headline" and not all(isinstance(p, Quiet) for p in line.pieces):
-            text = f"*{text}*"
-        lines.append(text)
+        lines.append(_pieces(line.pieces, cite, bold=section.kind == "headline"))
         if line.quote:
             lines.append(mrkdwn.quote(shorten(line.quote, CITED_TEXT_CHARS)))
     if section.title:
@@ -91,21 +204,31 @@ def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
     return _sections("\n".join(lines))
 
 
-def _pieces(pieces: tuple[Piece, ...], cite: _Citer) -> str:
+def _pieces(pieces: tuple[Piece, ...], cite: _Citer, bold: bool = False) -> str:
+    """Pieces as mrkdwn; ``bold`` makes plain words bold too (the headline)."""
     out = []
     for piece in pieces:
         match piece:
             case Strong(text):
-                out.append(f"*{mrkdwn.escape(text)}*")
+                out.append(_wrapped(text, "*"))
             case Quiet(text):
-                out.append(f"_{mrkdwn.escape(text)}_" if text.strip(" ·") else mrkdwn.escape(text))
+                out.append(_wrapped(text, "_"))
             case Link(ref, _):
                 out.append(cite.ref(ref))
             case Moment():
                 out.append(_moment(piece))
             case Plain(text):
-                out.append(mrkdwn.escape(text))
+                out.append(_wrapped(text, "*") if bold else mrkdwn.escape(text))
     return "".join(out)
+
+
+def _wrapped(text: str, mark: str) -> str:
+    """``text`` between mrkdwn ``mark``s, its edge spaces and separators left outside: Slack
+    only formats ``_words_`` whose marks touch a word."""
+    lead, core, tail = edges(text)
+    if not core:
+        return mrkdwn.escape(text)
+    return f"{mrkdwn.escape(lead)}{mark}{mrkdwn.escape(core)}{mark}{mrkdwn.escape(tail)}"
 
 
 def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
@@ -207,16 +330,17 @@ def _context(text: str) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": piece}]}
 
 
-def _fit(blocks: list[Block]) -> list[Block]:
-    """At most 50 blocks: the tail is left out, and the last block says how much."""
-    if len(blocks) <= MAX_BLOCKS:
+def _fit(blocks: list[Block], limit: int = MAX_BLOCKS) -> list[Block]:
+    """At most ``limit`` blocks (50 in a message, 100 in a modal): the tail is left out, and the
+    last block says how much."""
+    if len(blocks) <= limit:
         return blocks
-    kept = blocks[: MAX_BLOCKS - 1]
+    kept = blocks[: limit - 1]
     left_out = len(blocks) - len(kept)
     kept.append(
         _context(
-            f"Slack shows at most {MAX_BLOCKS} blocks in a message; {left_out} more parts of"
-            " this reading were left out."
+            f"Slack shows at most {limit} blocks here; {left_out} more parts of this reading"
+            " were left out."
         )
     )
     return kept

@@ -16,9 +16,15 @@ HELP = (
     "• `/awai backfill`: read this channel's history (resumes where it stopped).\n"
     "• `/awai help`: this text."
 )
-PLACEHOLDER = "Reading… :hourglass_flowing_sand:"
 READ_QUEUED = "Reading that message; the reading will appear in its thread."
-READ_QUEUED_EPHEMERAL = "Reading that message; the reading will appear here shortly."
+READ_QUEUED_EPHEMERAL = (
+    "Reading that message; the reading will appear here shortly, for you only. Its *Share in"
+    " thread* button posts it for everyone."
+)
+ALREADY_SHARED = "This message's reading is already shared in its thread: {link}"
+ALREADY_SHARING = (
+    "Someone is sharing this message's reading right now; it will appear in its thread."
+)
 ALREADY_READING = "AWAI is already reading that message for you; one reading is on its way."
 NOT_A_MEMBER = (
     "Sorry, you can only read messages of channels you are a member of, and you are not a"

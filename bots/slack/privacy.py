@@ -47,10 +47,14 @@ GONE_ERRORS = frozenset(
 """Slack's answers for a post that is no longer there to redact (nothing of it can be seen)."""
 
 
-def record_reading(runtime: Runtime, reading: Reading, channel_id: str, ts: str) -> None:
-    """A reading posted in a channel for everyone, on the record with what it quotes."""
+def record_reading(
+    runtime: Runtime, reading: Reading, channel_id: str, ts: str, subject: str
+) -> None:
+    """A reading of message ``subject`` posted in a channel for everyone, on the record with
+    what it quotes (and as that message's one shared reading)."""
     runtime.posts.reading(
-        reading, Post(channel=reading.context.channel, place=channel_id, post_id=ts)
+        reading,
+        Post(channel=reading.context.channel, place=channel_id, post_id=ts, subject=subject),
     )
 
 

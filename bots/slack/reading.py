@@ -2,9 +2,10 @@
 
 The shortcut, ``@AWAI read`` and ``/awai read`` all end here, after Slack has been acknowledged:
 check the person is a member of the message's channel, give one reading per person and message
-within a minute, post a "Reading…" placeholder in the message's thread (or privately), read, and
-replace the placeholder with the reading. Whatever goes wrong, the person gets a polite sentence
-and the app carries on.
+within a minute, and send it privately (ephemeral, in the message's thread) with two buttons:
+*Share in thread* posts it for everyone, once per message, saying who shared it; *Details* opens
+the numbers behind it. Nothing is posted for everyone until a person shares a finished reading,
+so a refusal or a failure is only ever seen by the person who asked.
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ from awai_engine.values import Reading
 from bots.runtime import Runtime
 from bots.slack import messages
 from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
-from bots.slack.blocks import SlackMessage, notice, reading_message
+from bots.slack.blocks import (
+    PermalinkOf,
+    ReadingTarget,
+    details_notice,
+    details_placeholder,
+    details_view,
+    reading_message,
+)
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import fetch_message
 from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
@@ -65,65 +73,20 @@ class UnreadableError(AwaiError):
     """The message cannot be read; ``str(error)`` is the polite reason."""
 
 
-class _Reply:
-    """Where the reading goes: a placeholder in the thread to update, or private messages."""
-
-    def __init__(self, client: WebClient, request: ReadingRequest, ephemeral: bool) -> None:
-        self.client, self.request, self.ephemeral = client, request, ephemeral
-        self.thread_ts = request.thread_ts or request.ts
-        self.placeholder_ts: str | None = None
-
-    def post_placeholder(self) -> None:
-        if self.ephemeral:
-            self._ephemeral(SlackMessage(text=messages.PLACEHOLDER))
-        else:
-            response = self.client.chat_postMessage(
-                channel=self.request.channel_id,
-                thread_ts=self.thread_ts,
-                text=messages.PLACEHOLDER,
-            )
-            self.placeholder_ts = response["ts"]
-
-    def finish(self, message: SlackMessage) -> None:
-        if self.placeholder_ts is None:
-            self._ephemeral(message)
-        else:
-            self.client.chat_update(
-                channel=self.request.channel_id,
-                ts=self.placeholder_ts,
-                text=message.text,
-                blocks=message.blocks,
-            )
-
-    def _ephemeral(self, message: SlackMessage) -> None:
-        self.client.chat_postEphemeral(
-            channel=self.request.channel_id,
-            user=self.request.user_id,
-            thread_ts=self.thread_ts,
-            text=message.text,
-            blocks=message.blocks or None,
-        )
-
-
 class Readings:
+    """Every reading route after the acknowledgement: private readings, shares and details."""
+
     def __init__(self, runtime: Runtime, directory: SlackDirectory) -> None:
         self.runtime = runtime
         self.directory = directory
         self.settings = runtime.settings.slack
 
     def deliver(self, request: ReadingRequest, client: WebClient, tell: Tell) -> None:
-        """Do everything after the acknowledgement; never raises."""
-        try:
-            check_member(client, request.channel_id, request.user_id)
-        except AccessRefusedError as refusal:
-            log.info(
-                "Refused %s the reading of %s in %s: %s",
-                request.user_id,
-                request.ts,
-                request.channel,
-                _reason(str(refusal)),
-            )
-            tell(str(refusal))
+        """Read a message for the person who asked: privately, with Share and Details buttons
+        (or, where the operator chose ``reply_placement = "thread"``, shared at once). Never
+        raises; every refusal and error is told privately, and nothing public is posted before
+        the reading exists."""
+        if not self._may_read(request, client, tell):
             return
         claim = f"slack:reading:{request.channel}:{request.ts}:{request.user_id}"
         if not self.runtime.store.claims.claim(claim, self.settings.duplicate_window_seconds):
@@ -135,60 +98,157 @@ class Readings:
             )
             tell(messages.ALREADY_READING)
             return
-        reply = _Reply(client, request, self.settings.reply_placement == "ephemeral")
-        try:
-            reply.post_placeholder()
-        except SlackApiError as error:
-            if error.response.get("error") in CANNOT_POST_ERRORS:
-                log.info(
-                    "Reading of %s in %s not posted: %s",
-                    request.ts,
-                    request.channel,
-                    error.response.get("error"),
-                )
-                tell(messages.CANNOT_POST)
-                return
-            raise
-        try:
-            message, reading = self._render(request, client)
-            reply.finish(message)
-        except Exception:
-            log.exception("Reading %s in %s failed", request.ts, request.channel)
-            reply.finish(notice(messages.FAILED))
+        if self.settings.reply_placement == "thread":
+            self._share(request, client, tell, shared_by=None)
             return
-        if reading is None:
+        read = self._reading(request, client, tell)
+        if read is None:
+            return
+        reading, notes = read
+        target = ReadingTarget(request.channel_id, request.ts, request.thread_ts)
+        message = reading_message(reading, self._permalinks(request, client), notes, target=target)
+        try:
+            client.chat_postEphemeral(
+                channel=request.channel_id,
+                user=request.user_id,
+                thread_ts=request.thread_ts or request.ts,
+                text=message.text,
+                blocks=message.blocks,
+            )
+        except SlackApiError as error:
             log.info(
-                "Reading of %s in %s for %s: unreadable, said so",
+                "Reading of %s in %s not delivered: %s",
                 request.ts,
                 request.channel,
-                request.user_id,
+                error.response.get("error"),
             )
+            tell(messages.CANNOT_POST)
             return
         log.info(
-            "Read %s in %s for %s (%s, %s)",
+            "Read %s in %s for %s (%s, private)",
             request.ts,
             request.channel,
             request.user_id,
             reading.backend,
-            "private" if reply.placeholder_ts is None else "in its thread",
         )
-        if reply.placeholder_ts is not None:  # posted for everyone
-            record_reading(self.runtime, reading, request.channel_id, reply.placeholder_ts)
 
-    def _render(
-        self, request: ReadingRequest, client: WebClient
-    ) -> tuple[SlackMessage, Reading | None]:
+    def share(self, request: ReadingRequest, client: WebClient, tell: Tell) -> None:
+        """Post a message's reading in its thread for everyone, once per message; never raises."""
+        if self._may_read(request, client, tell):
+            self._share(request, client, tell, shared_by=request.user_id)
+
+    def open_details(
+        self, client: WebClient, trigger_id: str, request: ReadingRequest
+    ) -> str | None:
+        """Open the Details modal at once (its trigger lives three seconds); its view id."""
         try:
-            reading, notes = self._read(request, client)
-        except UnreadableError as reason:
-            return notice(str(reason)), None
+            opened = client.views_open(trigger_id=trigger_id, view=details_placeholder())
+        except SlackApiError as error:
+            log.warning("Details of %s not opened: %s", request.ts, error.response.get("error"))
+            return None
+        return opened["view"]["id"]
 
+    def fill_details(
+        self, request: ReadingRequest, client: WebClient, view_id: str, tell: Tell
+    ) -> None:
+        """Fill the Details modal with the reading and its numbers; never raises."""
+        if not self._may_read(request, client, tell):
+            view = details_notice(messages.NOT_A_MEMBER)
+        else:
+            read = self._reading(request, client, tell=None)
+            if read is None:
+                view = details_notice(messages.FAILED)
+            else:
+                view = details_view(read[0], self._permalinks(request, client))
+        try:
+            client.views_update(view_id=view_id, view=view)
+        except SlackApiError as error:
+            log.warning("Details of %s not shown: %s", request.ts, error.response.get("error"))
+
+    def _share(
+        self, request: ReadingRequest, client: WebClient, tell: Tell, shared_by: str | None
+    ) -> None:
+        """One shared reading per message: a second share links to the first. A shared reading
+        holds only what everyone in the channel may see, and goes on the record of posts."""
+        existing = self.runtime.posts.shared_reading(request.channel, request.ts)
+        if existing is not None:
+            link = self.directory.permalink(
+                client,
+                request.team_id,
+                existing.place,
+                existing.post_id,
+                request.thread_ts or request.ts,
+            )
+            tell(messages.ALREADY_SHARED.format(link=link))
+            return
+        claim = f"slack:share:{request.channel}:{request.ts}"
+        if not self.runtime.store.claims.claim(claim, self.settings.duplicate_window_seconds):
+            tell(messages.ALREADY_SHARING)
+            return
+        read = self._reading(request, client, tell)
+        if read is None:
+            return
+        reading, notes = read
+        message = reading_message(
+            reading, self._permalinks(request, client), notes, shared_by=shared_by
+        )
+        try:
+            posted = client.chat_postMessage(
+                channel=request.channel_id,
+                thread_ts=request.thread_ts or request.ts,
+                text=message.text,
+                blocks=message.blocks,
+            )
+        except SlackApiError as error:
+            if error.response.get("error") in CANNOT_POST_ERRORS:
+                tell(messages.CANNOT_POST)
+                return
+            log.exception("Sharing the reading of %s failed", request.ts)
+            tell(messages.FAILED)
+            return
+        record_reading(self.runtime, reading, request.channel_id, posted["ts"], subject=request.ts)
+        log.info(
+            "Shared the reading of %s in %s (%s)", request.ts, request.channel, reading.backend
+        )
+
+    def _may_read(self, request: ReadingRequest, client: WebClient, tell: Tell) -> bool:
+        try:
+            check_member(client, request.channel_id, request.user_id)
+        except AccessRefusedError as refusal:
+            log.info(
+                "Refused %s the reading of %s in %s: %s",
+                request.user_id,
+                request.ts,
+                request.channel,
+                _reason(str(refusal)),
+            )
+            tell(str(refusal))
+            return False
+        return True
+
+    def _reading(
+        self, request: ReadingRequest, client: WebClient, tell: Tell | None
+    ) -> tuple[Reading, tuple[str, ...]] | None:
+        """The reading, or None when it cannot be had (the person was told why, privately)."""
+        try:
+            return self._read(request, client)
+        except UnreadableError as reason:
+            log.info("Reading of %s in %s: unreadable, said so", request.ts, request.channel)
+            if tell is not None:
+                tell(str(reason))
+        except Exception:
+            log.exception("Reading %s in %s failed", request.ts, request.channel)
+            if tell is not None:
+                tell(messages.FAILED)
+        return None
+
+    def _permalinks(self, request: ReadingRequest, client: WebClient) -> PermalinkOf:
         def permalink_of(message_id: str, thread_root: str | None) -> str:
             return self.directory.permalink(
                 client, request.team_id, request.channel_id, message_id, thread_root
             )
 
-        return reading_message(reading, permalink_of, notes), reading
+        return permalink_of
 
     def _read(self, request: ReadingRequest, client: WebClient) -> tuple[Reading, tuple[str, ...]]:
         """The reading; a message AWAI has not stored yet is fetched and stored first."""

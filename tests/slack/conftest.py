@@ -18,6 +18,7 @@ from slack_bolt import BoltRequest, BoltResponse
 from awai_engine.settings import SlackSettings
 from bots.runtime import Runtime
 from bots.slack.app import SlackBot, build_bot
+from bots.slack.blocks import SHARE_ACTION
 from bots.slack.ingest import channel_key, to_utterance
 from tests.slack.mock_slack_api import BOT_USER_ID, TEAM_ID, ApiCall, MockSlackApi
 from tests.slack.signed import SIGNING_SECRET, SlackRequests
@@ -78,6 +79,14 @@ class SlackHarness:
     def blocks_text(self, call: ApiCall) -> str:
         """Everything a posted or updated message shows, as one string."""
         return json.dumps(call.params.get("blocks") or [], ensure_ascii=False)
+
+    def readings(self) -> list[ApiCall]:
+        """The private readings AWAI sent (ephemeral messages with a reading's buttons)."""
+        return [
+            call
+            for call in self.api.calls_to("chat.postEphemeral")
+            if SHARE_ACTION in self.blocks_text(call)
+        ]
 
     def responses_text(self) -> list[str]:
         """What was answered privately through response_url."""

@@ -62,6 +62,8 @@ class MockSlackApi:
         # Where chat.getPermalink's links point: an Enterprise Grid's org host, say.
         self.permalink_base: str | None = None
         self.rotations = 0
+        self.views: dict[str, dict[str, Any]] = {}  # views.open / views.update, by view id
+        self._used_triggers: set[str] = set()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -328,7 +330,44 @@ class MockSlackApi:
         return {"ok": True, "channel": params["channel"], "ts": message["ts"]}
 
     def _chat_postEphemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        """As Slack: AWAI must be in the channel, the person too, and blocks at most 50."""
+        channel = self.channels.get(params.get("channel", ""))
+        if channel is None or BOT_USER_ID not in channel.members:
+            return {"ok": False, "error": "not_in_channel"}
+        if params.get("user") not in channel.members:
+            return {"ok": False, "error": "user_not_in_channel"}
+        if len(_decoded(params.get("blocks")) or []) > MESSAGE_BLOCKS:
+            return {"ok": False, "error": "invalid_blocks"}
         return {"ok": True, "message_ts": self.next_ts()}
+
+    def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        """As Slack: a ``trigger_id`` works once, within three seconds of the interaction, and a
+        modal has a title of at most 24 characters and at most 100 blocks."""
+        trigger = params.get("trigger_id", "")
+        issued = trigger_time(trigger)
+        if issued is None or trigger in self._used_triggers:
+            return {"ok": False, "error": "invalid_trigger_id"}
+        if time.time() - issued > TRIGGER_SECONDS:
+            return {"ok": False, "error": "expired_trigger_id"}
+        self._used_triggers.add(trigger)
+        view = _decoded(params.get("view"))
+        problem = _view_problem(view)
+        if problem:
+            return {"ok": False, "error": problem}
+        view_id = f"V{len(self.views) + 1:06d}"
+        self.views[view_id] = view
+        return {"ok": True, "view": {**view, "id": view_id}}
+
+    def _views_update(self, params: dict[str, Any]) -> dict[str, Any]:
+        view_id = params.get("view_id", "")
+        if view_id not in self.views:
+            return {"ok": False, "error": "not_found"}
+        view = _decoded(params.get("view"))
+        problem = _view_problem(view)
+        if problem:
+            return {"ok": False, "error": problem}
+        self.views[view_id] = view
+        return {"ok": True, "view": {**view, "id": view_id}}
 
     def _files_getUploadURLExternal(self, params: dict[str, Any]) -> dict[str, Any]:
         file_id = f"F{len(self.uploads) + 1:06d}"
@@ -448,3 +487,32 @@ def _window(messages: list[dict[str, Any]], params: dict[str, Any]) -> list[dict
         return latest is None or ts < float(latest) or (ts == float(latest) and inclusive)
 
     return [message for message in messages if inside(message)]
+
+
+MESSAGE_BLOCKS = 50
+VIEW_BLOCKS = 100
+VIEW_TITLE_CHARS = 24
+TRIGGER_SECONDS = 3.0
+"""Slack's trigger ids expire three seconds after the interaction that issued them."""
+
+
+def trigger_time(trigger: str) -> float | None:
+    """When a test's interaction issued ``trigger`` (``trigger-N-<epoch seconds>``)."""
+    try:
+        return float(trigger.rsplit("-", 1)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _decoded(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _view_problem(view: Any) -> str | None:
+    if not isinstance(view, dict) or view.get("type") != "modal":
+        return "invalid_arguments"
+    if len(view.get("title", {}).get("text", "")) > VIEW_TITLE_CHARS:
+        return "invalid_arguments"
+    if len(view.get("blocks") or []) > VIEW_BLOCKS:
+        return "invalid_arguments"
+    return None

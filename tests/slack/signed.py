@@ -59,7 +59,7 @@ class SlackRequests:
         payload = {
             "type": "message_action",
             "callback_id": "read_with_awai",
-            "trigger_id": f"trigger-{next(self._ids)}",
+            "trigger_id": self.trigger(),
             "action_ts": f"{time.time():.6f}",
             "team": {"id": TEAM_ID, "domain": "awai-test"},
             "user": {"id": user_id, "team_id": TEAM_ID},
@@ -81,9 +81,43 @@ class SlackRequests:
                 "command": "/awai",
                 "text": text,
                 "response_url": f"{self.response_url_base}/respond/{next(self._ids)}",
-                "trigger_id": f"trigger-{next(self._ids)}",
+                "trigger_id": self.trigger(),
             }
         )
+
+    def action_body(
+        self, channel_id: str, user_id: str, action_id: str, value: str, thread_ts: str | None
+    ) -> str:
+        """A button of an ephemeral message pressed (``block_actions``), as Slack sends it."""
+        payload = {
+            "type": "block_actions",
+            "trigger_id": self.trigger(),
+            "team": {"id": TEAM_ID, "domain": "awai-test"},
+            "user": {"id": user_id, "team_id": TEAM_ID},
+            "api_app_id": "AAWAI",
+            "container": {
+                "type": "message",
+                "is_ephemeral": True,
+                "channel_id": channel_id,
+                "thread_ts": thread_ts,
+            },
+            "channel": {"id": channel_id, "name": channel_id.lower()},
+            "response_url": f"{self.response_url_base}/respond/{next(self._ids)}",
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": action_id,
+                    "block_id": "b1",
+                    "value": value,
+                    "action_ts": f"{time.time():.6f}",
+                }
+            ],
+        }
+        return urlencode({"payload": json.dumps(payload)})
+
+    def trigger(self) -> str:
+        """A trigger id as Slack issues one: usable once, for three seconds."""
+        return f"trigger-{next(self._ids)}-{time.time():.3f}"
 
     # -- signed requests -----------------------------------------------------------------------
 
@@ -96,4 +130,16 @@ class SlackRequests:
 
     def command(self, text: str, channel_id: str, user_id: str, **signing: Any):
         body = self.command_body(text, channel_id, user_id)
+        return self.request(body, "application/x-www-form-urlencoded", **signing)
+
+    def action(
+        self,
+        channel_id: str,
+        user_id: str,
+        action_id: str,
+        value: str,
+        thread_ts: str | None = None,
+        **signing: Any,
+    ):
+        body = self.action_body(channel_id, user_id, action_id, value, thread_ts)
         return self.request(body, "application/x-www-form-urlencoded", **signing)

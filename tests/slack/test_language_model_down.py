@@ -58,7 +58,7 @@ def test_a_reading_while_the_language_model_is_unreachable_is_offline_and_says_s
         bot.close()
         runtime.close()
 
-    (updated,) = slack.api.calls_to("chat.update")
+    (updated,) = slack.readings()
     shown = slack.blocks_text(updated)
     assert updated.params["text"].startswith("Reading · Ben")
     assert "could not write this reading" in shown

@@ -110,22 +110,25 @@ def posted_ts(slack: SlackHarness) -> str:
 
 
 def test_details_open_a_modal_with_the_numbers_behind_each_connection(slack: SlackHarness):
-    root, _, cat = _thread(slack)
-    slack.send(slack.requests.shortcut(GENERAL, ANN, cat))
+    chatter = [(CAT, f"Lunch plan number {i}: the ramen place or the salad bar.") for i in range(8)]
+    lines = [(BEN, "The payment module tests time out on the build server."), *chatter]
+    lines.append((ANN, "The payment module tests timed out on the build server again today."))
+    last = slack.seed(lines)[-1]
+    slack.send(slack.requests.shortcut(GENERAL, ANN, last))
     slack.settle()
     value = _buttons(slack.api.calls_to("chat.postEphemeral")[0])[DETAILS_ACTION]
 
-    slack.send(slack.requests.action(GENERAL, ANN, DETAILS_ACTION, value, root["ts"]))
+    slack.send(slack.requests.action(GENERAL, ANN, DETAILS_ACTION, value))
     slack.settle()
 
     (opened,) = slack.api.calls_to("views.open")
     assert "Reading…" in json.dumps(opened.params, ensure_ascii=False), "opened at once"
     (updated,) = slack.api.calls_to("views.update")
-    view = slack.api.views[updated.params["view_id"]]
-    shown = json.dumps(view, ensure_ascii=False)
-    reading = slack.runtime.engine.read(GENERAL_KEY, cat["ts"], EVERYTHING)
-    assert reading.context.associations
-    assert "similarity" in shown and "needed" in shown
+    shown = json.dumps(slack.api.views[updated.params["view_id"]], ensure_ascii=False)
+    reading = slack.runtime.engine.read(GENERAL_KEY, last["ts"], EVERYTHING)
+    assert reading.context.associations, "the payment tests are recalled"
+    for item in reading.context.associations:
+        assert f"{item.similarity:.2f}" in shown and f"{item.threshold:.2f}" in shown
     assert _public_posts(slack) == []
 
 
@@ -146,15 +149,14 @@ def test_a_button_pressed_by_someone_outside_the_channel_is_refused_privately(
 
 
 def test_a_refusal_or_a_failure_is_never_posted_for_everyone(slack: SlackHarness):
-    slack.send(
-        slack.requests.command(
-            "read https://awai-test.slack.com/archives/C1GENERAL/p1", GENERAL, ANN
-        )
-    )
+    slack.seed([(ANN, "Something to read.")])
+    missing = "https://awai-test.slack.com/archives/C1GENERAL/p1700000099000100"
+
+    slack.send(slack.requests.command(f"read {missing}", GENERAL, ANN))
     slack.settle()
 
     assert _public_posts(slack) == []
-    assert slack.responses_text(), "the person was told, privately"
+    assert slack.responses_text() == [messages.NOT_FOUND], "the person was told, privately"
 
 
 def test_a_long_private_reading_keeps_its_buttons_within_slacks_block_limit(

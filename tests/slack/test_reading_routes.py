@@ -37,7 +37,7 @@ def _thread(slack: SlackHarness) -> list[dict]:
     return [root, *replies]
 
 
-def test_shortcut_in_a_thread_posts_a_placeholder_then_the_reading_in_that_thread(
+def test_shortcut_in_a_thread_gives_the_asker_the_reading_in_that_thread_citing_each_message(
     slack: SlackHarness,
 ):
     root, ben, cat = _thread(slack)
@@ -46,16 +46,10 @@ def test_shortcut_in_a_thread_posts_a_placeholder_then_the_reading_in_that_threa
     slack.settle()
 
     assert response.status == 200 and response.body == ""
-    posted, updated = slack.api.calls_to("chat.postMessage"), slack.api.calls_to("chat.update")
-    assert len(posted) == 1 and len(updated) == 1
-    assert posted[0].params["thread_ts"] == root["ts"]
-    assert posted[0].params["text"] == messages.PLACEHOLDER
-    placeholder_ts = slack.api.find(GENERAL, root["ts"]) and updated[0].params["ts"]
-    assert slack.api.find(GENERAL, placeholder_ts)["thread_ts"] == root["ts"]
-    assert slack.api.method_order().index("chat.postMessage") < slack.api.method_order().index(
-        "chat.update"
-    )
-    shown = slack.blocks_text(updated[0])
+    assert slack.api.calls_to("chat.postMessage") == slack.api.calls_to("chat.update") == []
+    (shown_to_ann,) = slack.readings()
+    assert (shown_to_ann.params["user"], shown_to_ann.params["thread_ts"]) == (ANN, root["ts"])
+    shown = slack.blocks_text(shown_to_ann)
     assert "Ben fixes them by Wednesday" in shown
     reading = slack.runtime.engine.read(GENERAL_KEY, cat["ts"], EVERYTHING)
     cited = {item.message.message_id for item in reading.context.flow.earlier}
@@ -67,7 +61,7 @@ def test_shortcut_in_a_thread_posts_a_placeholder_then_the_reading_in_that_threa
         thread = None if message_id == root["ts"] else root["ts"]
         link = permalink(slack.api.workspace_url, GENERAL, message_id, thread)
         assert link in shown, f"no permalink for cited message {message_id}"
-    assert _reads_speaker(updated[0].params["text"], "Cat")
+    assert _reads_speaker(shown_to_ann.params["text"], "Cat")
 
 
 def test_the_same_person_asking_twice_within_a_minute_gets_one_reading(slack: SlackHarness):
@@ -79,7 +73,7 @@ def test_the_same_person_asking_twice_within_a_minute_gets_one_reading(slack: Sl
     slack.send(slack.requests.shortcut(GENERAL, CAT, message))
     slack.settle()
 
-    assert len(slack.api.calls_to("chat.update")) == 2, "Ann once, Cat once"
+    assert [call.params["user"] for call in slack.readings()] == [ANN, CAT], "once each"
     assert slack.responses_text() == [messages.ALREADY_READING]
 
 
@@ -90,10 +84,9 @@ def test_mention_in_a_thread_reads_the_message_just_before_it(slack: SlackHarnes
     slack.send(slack.requests.event({**mention, "type": "app_mention", "channel": GENERAL}))
     slack.settle()
 
-    updated = slack.api.calls_to("chat.update")
-    assert len(updated) == 1
-    assert _reads_speaker(updated[0].params["text"], "Cat")
-    assert slack.api.calls_to("chat.postMessage")[0].params["thread_ts"] == root["ts"]
+    (reading,) = slack.readings()
+    assert _reads_speaker(reading.params["text"], "Cat")
+    assert (reading.params["user"], reading.params["thread_ts"]) == (BEN, root["ts"])
     assert mention["ts"] not in slack.stored_texts(), "a command to AWAI is not conversation"
     assert cat["ts"] in slack.stored_texts()
 
@@ -107,10 +100,10 @@ def test_slash_read_with_a_good_link_reads_in_the_linked_messages_thread(slack: 
     response = slack.send(slack.requests.command(f"read {link}", GENERAL, CAT))
     slack.settle()
 
-    assert _ack_text(response) == messages.READ_QUEUED
-    posted = slack.api.calls_to("chat.postMessage")[0]
-    assert (posted.params["channel"], posted.params["thread_ts"]) == (GENERAL, second["ts"])
-    shown = slack.blocks_text(slack.api.calls_to("chat.update")[0])
+    assert _ack_text(response) == messages.READ_QUEUED_EPHEMERAL
+    (reading,) = slack.readings()
+    assert (reading.params["channel"], reading.params["thread_ts"]) == (GENERAL, second["ts"])
+    shown = slack.blocks_text(reading)
     assert "cannot afford one this quarter" in shown
     assert slack.api.permalink(GENERAL, first["ts"]) in shown
 
@@ -155,9 +148,8 @@ def test_slash_read_of_another_workspace_or_a_deleted_message_says_so(slack: Sla
     )
     slack.settle()
 
-    assert slack.responses_text() == [messages.OTHER_WORKSPACE]
-    updated = slack.api.calls_to("chat.update")
-    assert len(updated) == 1 and updated[0].params["text"] == messages.NOT_FOUND
+    assert sorted(slack.responses_text()) == sorted([messages.OTHER_WORKSPACE, messages.NOT_FOUND])
+    assert slack.readings() == [] and slack.api.calls_to("chat.update") == []
 
 
 def test_a_message_from_before_awai_joined_is_fetched_read_and_flagged(slack: SlackHarness):
@@ -169,7 +161,8 @@ def test_a_message_from_before_awai_joined_is_fetched_read_and_flagged(slack: Sl
     slack.settle()
 
     assert slack.stored_texts() == {old["ts"]: "An old message AWAI never saw."}
-    shown = slack.blocks_text(slack.api.calls_to("chat.update")[0])
+    (reading,) = slack.readings()
+    shown = slack.blocks_text(reading)
     assert "An old message AWAI never saw." in shown
     assert "/awai backfill" in shown
 
@@ -181,34 +174,37 @@ def test_help_and_unknown_words_are_answered_in_the_acknowledgement(slack: Slack
     assert unknown.startswith("AWAI does not know `dance`")
 
 
-def test_when_slack_refuses_the_reading_the_placeholder_says_so_politely(slack: SlackHarness):
+def test_when_slack_refuses_the_private_reading_the_person_is_told_privately(
+    slack: SlackHarness,
+):
     message = slack.seed([(ANN, "Let us vote on Friday."), (BEN, "Friday is too late.")])[1]
-    slack.api.fail("chat.update", error="invalid_blocks")
+    slack.api.fail("chat.postEphemeral", error="invalid_blocks")
 
     slack.send(slack.requests.shortcut(GENERAL, ANN, message))
     slack.settle()
 
-    refused, apology = slack.api.calls_to("chat.update")
-    assert refused.params["ts"] == apology.params["ts"]
-    assert apology.params["text"] == messages.FAILED
+    assert slack.responses_text() == [messages.CANNOT_POST]
+    assert slack.api.calls_to("chat.postMessage") == slack.api.calls_to("chat.update") == []
 
 
-def test_ephemeral_placement_shows_the_reading_only_to_the_person_who_asked(
+def test_thread_placement_shares_each_reading_in_the_thread_once_with_no_placeholder(
     make_slack: Callable[..., SlackHarness],
 ):
-    slack = make_slack(reply_placement="ephemeral")
+    slack = make_slack(reply_placement="thread")
     root = slack.seed([(ANN, "Which vendor should we pick?")])[0]
     reply = slack.seed([(BEN, "The cheaper one, support matters less.")], thread_ts=root["ts"])[0]
 
     slack.send(slack.requests.shortcut(GENERAL, CAT, reply))
     slack.settle()
+    slack.send(slack.requests.shortcut(GENERAL, ANN, reply))
+    slack.settle()
 
-    placeholder, reading = slack.api.calls_to("chat.postEphemeral")
-    for call in (placeholder, reading):
-        assert (call.params["user"], call.params["thread_ts"]) == (CAT, root["ts"])
-    assert placeholder.params["text"] == messages.PLACEHOLDER
-    assert "support matters less" in slack.blocks_text(reading)
-    assert slack.api.calls_to("chat.postMessage") == []
+    (posted,) = slack.api.calls_to("chat.postMessage")
+    assert posted.params["thread_ts"] == root["ts"]
+    assert "support matters less" in slack.blocks_text(posted)
+    assert slack.api.calls_to("chat.update") == [] and slack.readings() == []
+    (told,) = slack.responses_text()
+    assert told.startswith(messages.ALREADY_SHARED.split("{link}")[0])
 
 
 def test_mention_right_after_a_reply_reads_that_reply_though_it_is_not_stored_yet(
@@ -222,15 +218,14 @@ def test_mention_right_after_a_reply_reads_that_reply_though_it_is_not_stored_ye
     slack.send(slack.requests.event({**mention, "type": "app_mention", "channel": GENERAL}))
 
     try:
-        _wait_until(lambda: slack.api.calls_to("chat.update"))
+        _wait_until(slack.readings)
     finally:
         gate.set()
     slack.settle()
 
-    updated = slack.api.calls_to("chat.update")
-    assert len(updated) == 1
-    assert _reads_speaker(updated[0].params["text"], "Ann")
-    assert "we launch as planned" in slack.blocks_text(updated[0])
+    (reading,) = slack.readings()
+    assert _reads_speaker(reading.params["text"], "Ann")
+    assert "we launch as planned" in slack.blocks_text(reading)
     assert reply["ts"] in slack.stored_texts()
 
 
@@ -243,9 +238,9 @@ def test_mention_at_the_top_level_reads_the_last_message_people_said_there(slack
     slack.send(slack.requests.event({**mention, "type": "app_mention", "channel": GENERAL}))
     slack.settle()
 
-    updated = slack.api.calls_to("chat.update")
-    assert _reads_speaker(updated[0].params["text"], "Cat")
-    assert slack.api.calls_to("chat.postMessage")[0].params["thread_ts"] == said["ts"]
+    (reading,) = slack.readings()
+    assert _reads_speaker(reading.params["text"], "Cat")
+    assert reading.params["thread_ts"] == said["ts"]
 
 
 def _wait_until(condition: Callable[[], object], seconds: float = 60.0) -> None:
@@ -263,7 +258,7 @@ def test_a_link_to_our_channel_under_another_host_is_ours_by_team_id(slack: Slac
     slack.settle()
 
     assert slack.responses_text() == []
-    assert len(slack.api.calls_to("chat.update")) == 2
+    assert len(slack.readings()) == 2
 
 
 def test_citations_are_slacks_own_permalinks_asked_once_per_message(slack: SlackHarness):
@@ -274,7 +269,7 @@ def test_citations_are_slacks_own_permalinks_asked_once_per_message(slack: Slack
         slack.send(slack.requests.shortcut(GENERAL, person, cat))
         slack.settle()
 
-    shown = [slack.blocks_text(call) for call in slack.api.calls_to("chat.update")]
+    shown = [slack.blocks_text(call) for call in slack.readings()]
     assert len(shown) == 2
     org_link = (
         f"https://awai-org.enterprise.slack.com/archives/{GENERAL}/p{ben['ts'].replace('.', '')}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from bots.slack.blocks import SHARE_ACTION, ReadingTarget
 from bots.slack.privacy import REMOVED_NOTICE
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
 from tests.slack.mock_slack_api import BOT_USER_ID
@@ -16,7 +17,8 @@ WORDS = "flakyzebra"
 
 
 def _reading_posted(slack: SlackHarness) -> tuple[dict, dict]:
-    """Ben's message, then Cat's answer read with the shortcut: a reading posted in the thread."""
+    """Ben's message, then Cat's answer read with the shortcut and shared with its Share button:
+    a reading posted in the thread for everyone."""
     ben, cat = slack.seed(
         [
             (BEN, f"The {WORDS} integration tests broke the build again."),
@@ -25,8 +27,17 @@ def _reading_posted(slack: SlackHarness) -> tuple[dict, dict]:
     )
     slack.send(slack.requests.shortcut(GENERAL, ANN, cat))
     slack.settle()
-    (posted,) = [c for c in slack.api.calls_to("chat.update") if WORDS in json.dumps(c.params)]
-    return ben, posted.params
+    (private,) = slack.readings()
+    share = ReadingTarget(GENERAL, cat["ts"]).value()
+    assert share in slack.blocks_text(private).replace('\\"', '"')
+    slack.send(slack.requests.action(GENERAL, ANN, SHARE_ACTION, share))
+    slack.settle()
+    (posted,) = [
+        m
+        for m in slack.api.channels[GENERAL].messages
+        if m.get("bot_id") and WORDS in json.dumps(m.get("blocks"))
+    ]
+    return ben, posted
 
 
 def test_deleting_a_quoted_message_redacts_the_shared_reading_that_quotes_it(
