@@ -64,6 +64,7 @@ class MockSlackApi:
         self.rotations = 0
         self.views: dict[str, dict[str, Any]] = {}  # views.open / views.update, by view id
         self._used_triggers: set[str] = set()
+        self.socket_mode_url: str | None = None  # what apps.connections.open hands out
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -207,6 +208,11 @@ class MockSlackApi:
             "user_id": BOT_USER_ID,
             "bot_id": BOT_ID,
         }
+
+    def _apps_connections_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.socket_mode_url is None:
+            return {"ok": False, "error": "not_allowed_token_type"}
+        return {"ok": True, "url": self.socket_mode_url}
 
     def _oauth_v2_access(self, params: dict[str, Any]) -> dict[str, Any]:
         """Token rotation: a refresh token buys a new bot token valid for 12 hours."""

@@ -11,11 +11,8 @@ from __future__ import annotations
 import argparse
 import logging
 import signal
-from collections.abc import Callable
 from types import FrameType
-from typing import Any
 
-from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.error import BoltError
 from slack_sdk.errors import SlackApiError, SlackClientError
 
@@ -26,6 +23,7 @@ from bots.slack.app import SlackBot, build_bot, check_startup
 from bots.slack.clients import web_client
 from bots.slack.http_server import EVENTS_PATH, SlackHttpServer
 from bots.slack.schedule import schedule_digests
+from bots.slack.socket_mode import socket_mode_handler
 from bots.terminal.say import fail, stderr
 
 log = logging.getLogger(__name__)
@@ -72,17 +70,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _catching_up_on_hello(bot: SlackBot) -> Callable[..., None]:
-    """Slack says ``hello`` on every (re)connection: catch up on what was said in between."""
-
-    def on_message(client: object, message: dict[str, Any], raw: str | None) -> None:
-        if message.get("type") == "hello":
-            log.info("Connected to Slack (Socket Mode); catching up")
-            bot.catch_up()
-
-    return on_message
-
-
 def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     """SIGTERM (systemd, docker stop) stops the app as Ctrl-C does: queued work finishes first."""
     raise SystemExit(0)
@@ -110,8 +97,7 @@ def _serve(bot: SlackBot, settings: Settings) -> None:
     slack = settings.slack
     if slack.mode == "socket":
         assert slack.app_token is not None, "checked by check_startup"
-        handler = SocketModeHandler(bot.app, slack.app_token.get_secret_value())
-        handler.client.message_listeners.append(_catching_up_on_hello(bot))
+        handler = socket_mode_handler(bot, slack.app_token.get_secret_value())
         stderr.print("AWAI is connected to Slack (Socket Mode). Ctrl-C stops it.")
         try:
             handler.start()
