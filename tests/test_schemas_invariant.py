@@ -4,8 +4,9 @@ change the reading of an earlier message.
 Each example plays one channel's life: some messages, maybe a re-clustering, more messages,
 maybe another, then a reading of message ``i``; then the rest of the messages, a re-clustering
 and maybe a digest, and the same reading again, which must be identical (schemas, their ids,
-versions, summaries and similarities included). Sentences come from a small vocabulary so the embedder's
-cache makes every ingest cheap after the first.
+versions, names, keyphrases, similarities and which thoughts come back to a schema included).
+Sentences come from a small vocabulary so the embedder's cache makes every ingest cheap after
+the first.
 """
 
 from __future__ import annotations
@@ -62,7 +63,13 @@ def test_reclustering_digests_and_later_messages_never_change_an_earlier_reading
     runtime = make_runtime(digest={"picture_width_px": 300, "row_height_px": 40})
     embedder.encode([*CHATTER, *itertools.chain(*FAVOURITES.values())])  # warm the cache
     channels = itertools.count()
-    seen = {"examples": 0, "with schemas": 0, "stored run": 0, "clustered on demand": 0}
+    seen = {
+        "examples": 0,
+        "with schemas": 0,
+        "stored run": 0,
+        "clustered on demand": 0,
+        "coming back to one": 0,
+    }
 
     @settings(
         max_examples=100,
@@ -101,9 +108,14 @@ def test_reclustering_digests_and_later_messages_never_change_an_earlier_reading
             seen["with schemas"] += 1
             stored = schemas.schemas(channel, said[position].speaker_id, message_id)[0].stored
             seen["stored run" if stored else "clustered on demand"] += 1
+            # Names, keyphrases and "comes back to it" are part of the reading compared above.
+            assert all(schema.summary and schema.keyphrases for schema in first.context.schemas)
+            if any(schema.returned_by for schema in first.context.schemas):
+                seen["coming back to one"] += 1
 
     one_channel()
     print(seen)
     # The property is not vacuous: schemas were recalled, from stored runs and from on-demand ones.
     assert seen["with schemas"] >= 10
     assert seen["stored run"] >= 2 and seen["clustered on demand"] >= 2
+    assert seen["coming back to one"] >= 5

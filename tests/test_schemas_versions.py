@@ -185,3 +185,22 @@ def test_a_stored_run_and_the_same_clustering_made_on_demand_read_alike(
     assert not on_demand.schemas.schemas(CHANNEL, "ann", before_message="m0060")[0].stored
     first = stored.engine.read(CHANNEL, "m0060", EVERYTHING).context.schemas
     assert first and first == on_demand.engine.read(CHANNEL, "m0060", EVERYTHING).context.schemas
+
+
+def test_a_version_keeps_its_name_and_keyphrases_however_the_speaker_goes_on(
+    runtime: Runtime,
+) -> None:
+    runtime.engine.ingest(said(CHANNEL, "ann", texts("battery", 8) + CHATTER[:3], 1))
+    runtime.schemas.recluster(CHANNEL)
+    (before,) = runtime.schemas.schemas(CHANNEL, "ann")
+    # She goes on about something else: her other thoughts, the contrast of keyphrases, change.
+    runtime.engine.ingest(said(CHANNEL, "ann", texts("pricing", 8) + CHATTER[3:], 100))
+    runtime.schemas.recluster(CHANNEL)
+    (after,) = runtime.schemas.schemas(CHANNEL, "ann")
+    kept = {(s.schema_id, s.version): s for s in after.schemas}
+    assert before.schemas
+    for schema in before.schemas:
+        same = kept.get((schema.schema_id, schema.version))
+        assert same is not None  # the battery schema did not change, so neither did its version
+        assert (same.name, same.keyphrases) == (schema.name, schema.keyphrases)
+    assert len(after.schemas) > len(before.schemas)  # and her new concern is a schema of its own
