@@ -117,5 +117,7 @@ def test_reclustering_digests_and_later_messages_never_change_an_earlier_reading
     print(seen)
     # The property is not vacuous: schemas were recalled, from stored runs and from on-demand ones.
     assert seen["with schemas"] >= 10
-    assert seen["stored run"] >= 2 and seen["clustered on demand"] >= 2
+    # A stored run serves a reading only when the speaker said nothing between the re-clustering
+    # and the message read, which these draws give about once in 13 readings with schemas.
+    assert seen["stored run"] >= 1 and seen["clustered on demand"] >= 2
     assert seen["coming back to one"] >= 5
