@@ -122,19 +122,27 @@ class ReadModel:
                     UtteranceRow.text,
                     UtteranceRow.summary,
                     UtteranceRow.addressees,
+                    UtteranceRow.extraction_fallback,
                 )
                 .where(UtteranceRow.channel_id == channel_row.id, UtteranceRow.synced.is_(True))
                 .order_by(UtteranceRow.ts, UtteranceRow.id)
             ).all()
             thoughts: dict[int, list[Thought]] = {}
             query = (
-                select(ThoughtRow.utterance_id, ThoughtRow.idx, ThoughtRow.text)
+                select(
+                    ThoughtRow.utterance_id,
+                    ThoughtRow.idx,
+                    ThoughtRow.text,
+                    UtteranceRow.extraction_fallback,
+                )
                 .join(UtteranceRow)
                 .where(UtteranceRow.channel_id == channel_row.id, UtteranceRow.synced.is_(True))
                 .order_by(ThoughtRow.utterance_id, ThoughtRow.idx)
             )
-            for utterance_id, idx, text in session.execute(query):
-                thoughts.setdefault(utterance_id, []).append(Thought(index=idx, text=text))
+            for utterance_id, idx, text, fallback in session.execute(query):
+                thoughts.setdefault(utterance_id, []).append(
+                    Thought(index=idx, text=text, fallback=fallback)
+                )
             collection, dimension = channel_row.collection, channel_row.dimension or 0
         stored = self.vectors.all_vectors(collection)
         timeline = Timeline(dimension=dimension, revision=revision, index=self.recall_index)

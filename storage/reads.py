@@ -61,6 +61,23 @@ class Reads:
                 found.update(tombstoned(session, row.id, batch))
         return found
 
+    def fallback_utterances(self, channel: str) -> list[Utterance]:
+        """Stored messages whose thoughts were made offline as a fallback, in channel order."""
+        with self.db.read() as session:
+            row = self.db.channel(session, channel)
+            if row is None:
+                return []
+            rows = session.scalars(
+                select(UtteranceRow)
+                .where(
+                    UtteranceRow.channel_id == row.id,
+                    UtteranceRow.extraction_fallback.is_(True),
+                    UtteranceRow.synced.is_(True),
+                )
+                .order_by(UtteranceRow.ts, UtteranceRow.id)
+            )
+            return [_utterance(channel, stored) for stored in rows]
+
     def utterances(self, channel: str) -> Iterator[Utterance]:
         """Every stored message of the channel in channel order, current text (for export)."""
         with self.db.read() as session:
@@ -72,14 +89,18 @@ class Reads:
                 .execution_options(yield_per=IN_BATCH)
             )
             for row in rows:
-                yield Utterance(
-                    channel=channel,
-                    message_id=row.message_id,
-                    speaker_id=row.speaker_id,
-                    speaker_name=row.speaker_name,
-                    text=row.text,
-                    ts=row.ts,
-                    thread_root=row.thread_root,
-                    addressees=row.addressee_names(),
-                    scope=row.scope,
-                )
+                yield _utterance(channel, row)
+
+
+def _utterance(channel: str, row: UtteranceRow) -> Utterance:
+    return Utterance(
+        channel=channel,
+        message_id=row.message_id,
+        speaker_id=row.speaker_id,
+        speaker_name=row.speaker_name,
+        text=row.text,
+        ts=row.ts,
+        thread_root=row.thread_root,
+        addressees=row.addressee_names(),
+        scope=row.scope,
+    )

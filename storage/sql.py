@@ -51,6 +51,7 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    false,
     select,
     text,
 )
@@ -107,6 +108,10 @@ class UtteranceRow(Base):
     summary: Mapped[str] = mapped_column(Text, default="")
     synced: Mapped[bool] = mapped_column(Boolean, default=False)
     edited_at: Mapped[float | None] = mapped_column(Float)
+    # Thoughts made offline because the language model did not answer: to be rewritten by it.
+    extraction_fallback: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
     # The platform's time of the stored text's last edit (None: the original): older never wins.
     edited_ts: Mapped[float | None] = mapped_column(Float)
 

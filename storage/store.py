@@ -133,6 +133,10 @@ class AwaiStore:
     def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
         return self._reads.deleted_ids(channel, message_ids)
 
+    def fallback_utterances(self, channel: str) -> list[Utterance]:
+        """Stored messages whose thoughts were made offline as a fallback, in channel order."""
+        return self._reads.fallback_utterances(channel)
+
     def utterances(self, channel: str) -> Iterator[Utterance]:
         """Every stored message of the channel in channel order, current text (for export)."""
         return self._reads.utterances(channel)

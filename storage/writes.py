@@ -43,6 +43,12 @@ class _WritePlan:
     replaced: list[str] = field(default_factory=list)
 
 
+def _improves(row: UtteranceRow, item: PreparedUtterance) -> bool:
+    """A model's extraction of a stored message whose thoughts were an offline fallback: a
+    re-extraction, written as an edit at the same position (the text stays, no version)."""
+    return row.extraction_fallback and not item.extraction.fallback
+
+
 class Writes:
     def __init__(
         self,
@@ -145,7 +151,7 @@ class Writes:
                     session.add(row)
                 elif utterance.is_older_than(row.edited_ts):
                     continue  # a late copy of an earlier version: a retry, an old history page
-                elif row.text == utterance.text and row.synced:
+                elif row.text == utterance.text and row.synced and not _improves(row, item):
                     continue  # redelivered, or saved meanwhile by another writer
                 else:
                     if row.text != utterance.text:  # an edit; else an interrupted write redone
@@ -164,6 +170,7 @@ class Writes:
                     row.edited_ts = utterance.edited_ts
                 row.addressees = json.dumps(list(utterance.addressees), ensure_ascii=False)
                 row.summary = item.extraction.summary
+                row.extraction_fallback = item.extraction.fallback
                 row.synced = False
                 row.thoughts.extend(
                     ThoughtRow(idx=thought.index, text=thought.text)
