@@ -100,6 +100,15 @@ class IngestReport(Value):
     notes: tuple[str, ...] = ()
 
 
+class ReextractReport(Value):
+    """One channel's re-extraction: messages whose thoughts were an offline fallback, and how
+    many the model rewrote (the rest stay marked for the next run)."""
+
+    channel: str
+    pending: int = 0
+    rewritten: int = 0
+
+
 class Engine:
     def __init__(
         self,
@@ -302,6 +311,28 @@ class Engine:
             row += count
         return prepared
 
+    def reextract(self, channel: str) -> ReextractReport:
+        """Thoughts made offline while the model did not answer, written again by the model.
+
+        Each is an edit at the same position: the message keeps its text and place, and is
+        extracted from itself and the utterances before it, as at ingest, so every reading of an
+        earlier message stays as it was. One the model still does not answer for stays marked.
+        """
+        if self.backend.offline:
+            return ReextractReport(channel=channel)
+        pending = self.store.fallback_utterances(channel)
+        if not pending:
+            return ReextractReport(channel=channel)
+        rewritten = [item for item in self.prepare(pending) if not item.extraction.fallback]
+        if rewritten:
+            self.store.save(channel, rewritten)
+        log.info("re-extraction of %s: %d of %d rewritten", channel, len(rewritten), len(pending))
+        return ReextractReport(channel=channel, pending=len(pending), rewritten=len(rewritten))
+
+    def reextract_all(self) -> list[ReextractReport]:
+        """:meth:`reextract` for every channel (what the scheduled job runs)."""
+        return [self.reextract(channel) for channel in self.store.channels()]
+
     def edit(self, utterance: Utterance) -> bool:
         """Replace a stored message's text (thoughts and vectors with it).
 
@@ -407,6 +438,12 @@ class Engine:
                 " assembled and writes no interpretation.",
                 *notes,
             )
+        elif _fallback_thoughts(context):
+            notes = (
+                *notes,
+                "Some thoughts shown here were split offline while the language model did not"
+                " answer; they are rewritten by the model when it answers again.",
+            )
         headline, connections = connect(context, interpretation)
         return Reading(
             context=context,
@@ -442,6 +479,13 @@ def _out_of_space(error: BaseException) -> OSError | None:
             return current
         current = current.__cause__ or current.__context__
     return None
+
+
+def _fallback_thoughts(context: ReadingContext) -> bool:
+    """Whether any thought the reading shows was an offline fallback."""
+    previous = context.flow.previous.thoughts if context.flow.previous else ()
+    shown = (*context.thoughts, *previous, *(item.thought for item in context.associations))
+    return any(thought.fallback for thought in shown)
 
 
 def _with_stances(

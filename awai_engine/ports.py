@@ -73,8 +73,13 @@ class Store(Protocol):
         """Ids among ``message_ids`` that were deleted: they must not come back."""
         ...
 
+    def fallback_utterances(self, channel: str) -> list[Utterance]:
+        """Stored messages whose thoughts are an offline fallback, in channel order."""
+        ...
+
     def save(self, channel: str, items: Sequence[PreparedUtterance]) -> None:
-        """Insert new utterances and replace edited ones (thoughts and vectors with them)."""
+        """Insert new utterances and replace edited ones (thoughts and vectors with them); a
+        model's extraction also replaces a stored fallback of the same text, in place."""
         ...
 
     def delete(self, channel: str, message_id: str) -> bool:

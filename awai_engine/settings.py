@@ -504,6 +504,15 @@ class LanguageModelSettings(BaseModel):
             " offline thoughts marked as fallbacks, and the batch is picked up by the next run."
         ),
     )
+    reextract_minutes: float = Field(
+        15.0,
+        gt=0,
+        le=10_080,
+        description=(
+            "How often the scheduler has the model rewrite thoughts made offline while it did not"
+            " answer (also: awai reextract)."
+        ),
+    )
     batch_dir: Path | None = Field(
         None,
         description=(

@@ -61,6 +61,13 @@ class Thought(Value):
 
     index: int = Field(ge=0)
     text: str = Field(min_length=1)
+    fallback: bool = Field(
+        False,
+        description=(
+            "Split offline because the language model did not answer; rewritten by the model"
+            " when it answers again."
+        ),
+    )
 
 
 class Extraction(Value):

@@ -231,7 +231,10 @@ class AnthropicBackend:
         log.warning("language model: %s extracted offline: %s", target.utterance.message_id, detail)
         extraction = self._offline.extract_one(target.utterance.text)
         note = f"Thoughts and summary were made offline: {why}."
-        return extraction.model_copy(update={"notes": (note, *extraction.notes), "fallback": True})
+        thoughts = tuple(t.model_copy(update={"fallback": True}) for t in extraction.thoughts)
+        return extraction.model_copy(
+            update={"thoughts": thoughts, "notes": (note, *extraction.notes), "fallback": True}
+        )
 
     def bounded(self, item: ExtractionAnswer) -> Extraction:
         """The model's thoughts held to the same limits as offline ones (length, then number)."""
