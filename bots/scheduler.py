@@ -1,4 +1,5 @@
-"""The background service: re-cluster channels with new thoughts, and post digests on schedules.
+"""The background service: re-cluster channels with new thoughts, have the language model rewrite
+thoughts it could not write while it was down, and post digests on schedules.
 
 APScheduler 3 with its jobs in the AWAI database as data (:class:`storage.job_store.DataJobStore`:
 JSON rows, no pickles, and a row can only name one of the job kinds below), so schedules survive
@@ -41,9 +42,14 @@ log = logging.getLogger(__name__)
 
 JOB_STORE = "awai"
 RECLUSTER_JOB = "awai-recluster"
+REEXTRACT_JOB = "awai-reextract"
 DigestPoster = Callable[[str, Digest], None]
 # The only functions a stored job may run, by the kind its row names.
-JOB_KINDS = {"recluster": f"{__name__}:recluster_job", "digest": f"{__name__}:digest_job"}
+JOB_KINDS = {
+    "recluster": f"{__name__}:recluster_job",
+    "reextract": f"{__name__}:reextract_job",
+    "digest": f"{__name__}:digest_job",
+}
 
 _services: dict[str, SchedulerService] = {}
 _services_guard = threading.Lock()
@@ -54,6 +60,20 @@ def recluster_job(service: str) -> None:
     running = _running(service)
     if running is not None and running.first_to_run(RECLUSTER_JOB):
         running.recluster_now()
+
+
+def reextract_job(service: str) -> None:
+    """Job: have the language model rewrite thoughts made offline while it did not answer."""
+    running = _running(service)
+    if running is not None and running.first_to_run(REEXTRACT_JOB):
+        for report in running.runtime.engine.reextract_all():
+            if report.pending:
+                log.info(
+                    "re-extraction of %s: %d of %d rewritten",
+                    report.channel,
+                    report.rewritten,
+                    report.pending,
+                )
 
 
 def digest_job(service: str, poster: str, channel: str) -> None:
@@ -110,6 +130,15 @@ class SchedulerService:
             name="re-cluster channels with new thoughts",
             **self._job_options,
         )
+        if not self.runtime.engine.backend.offline:
+            self.scheduler.add_job(
+                reextract_job,
+                IntervalTrigger(minutes=self.runtime.settings.llm.reextract_minutes),
+                id=REEXTRACT_JOB,
+                args=[self.name],
+                name="rewrite thoughts made offline with the language model",
+                **self._job_options,
+            )
         if not self.scheduler.running:
             self.scheduler.start(paused=paused)
 
