@@ -1,7 +1,7 @@
 """Thoughts made offline while the language model did not answer are marked, to be redone.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01
 
 A marked message is never kept as final: ``awai reextract`` and the scheduled re-extraction ask
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
