@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from awai_engine.values import CHANNEL_SCOPE, ReadingContext, Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
 from bots.runtime import Runtime
+from bots.terminal.transcript import read_transcript, transcript_line
 from tests.test_invariant import SENTENCES
 
 PRIVATE = ("p1", "p2")
@@ -111,3 +113,15 @@ def test_an_asker_who_may_read_every_scope_sees_the_whole_channel(runtime: Runti
     ) == runtime.engine.context("terminal:local:whole", last, EVERYTHING)
     assert not runtime.engine.view("terminal:local:whole", Scopes.channel("p1")).restricted
     assert runtime.engine.view("terminal:local:whole", Scopes.channel()).restricted
+
+
+def test_an_exported_channel_keeps_each_message_s_scope_when_imported(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    spec = [(SENTENCES[n], "ann", scope, False) for n, scope in enumerate(("channel", "p1"))]
+    runtime.engine.ingest(build(spec, "terminal:local:export"))
+    path = tmp_path / "export.jsonl"
+    lines = [transcript_line(u) for u in runtime.store.utterances("terminal:local:export")]
+    path.write_text("\n".join(lines) + "\n")
+    imported = read_transcript(path, "terminal:local:export", 1 << 20).utterances
+    assert [u.scope for u in imported] == ["channel", "p1"]

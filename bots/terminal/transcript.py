@@ -20,7 +20,7 @@ from pathlib import Path
 from awai_engine.admission import text_problem, ts_problem
 from awai_engine.errors import AwaiError
 from awai_engine.text import without_honorific
-from awai_engine.values import Utterance
+from awai_engine.values import CHANNEL_SCOPE, Utterance
 
 _MENTION = re.compile(r"@([\w.\-]+)")
 _ADDRESS = re.compile(r"^\s*([\w.\-]+)\s*[:,、，：]")
@@ -276,6 +276,7 @@ def _utterance(record: object, channel: str, last_ts: float, speakers: set[str])
         thread = str(thread)
     if thread is not None and (not isinstance(thread, str) or text_problem("thread", thread)):
         raise ValueError("'thread' must be the id (a string) of the thread's root message")
+    scope = _string(record, "scope", CHANNEL_SCOPE)  # who may see it; the channel by default
     return Utterance(
         channel=channel,
         message_id=message_id,
@@ -285,6 +286,7 @@ def _utterance(record: object, channel: str, last_ts: float, speakers: set[str])
         ts=ts,
         thread_root=thread if thread is not None and thread != message_id else None,
         addressees=addressees(text, speakers),
+        scope=scope.strip(),
     )
 
 
@@ -292,8 +294,9 @@ def transcript_line(utterance: Utterance) -> str:
     """One message as a transcript line that reads back as the same message.
 
     Keys always in one order, ``ts`` as epoch seconds (the shortest repr of a float reads back
-    exactly), non-ASCII kept as is, ``speaker_id`` only when it is not the name and ``thread`` only
-    on replies: the same channel always exports to the same bytes.
+    exactly), non-ASCII kept as is, ``speaker_id`` only when it is not the name, ``thread`` only
+    on replies and ``scope`` only when narrower than the channel's: the same channel always
+    exports to the same bytes.
     """
     speaker = utterance.speaker_name.strip() or utterance.speaker_id.strip()
     record: dict[str, object] = {"id": utterance.message_id, "speaker": speaker}
@@ -303,6 +306,8 @@ def transcript_line(utterance: Utterance) -> str:
     record["ts"] = utterance.ts
     if utterance.thread_root is not None:
         record["thread"] = utterance.thread_root
+    if utterance.scope != CHANNEL_SCOPE:  # a private thread's words stay private when imported
+        record["scope"] = utterance.scope
     return json.dumps(record, ensure_ascii=False)
 
 

@@ -34,6 +34,7 @@ class ChromaServer:
     """``chroma run`` (from the chromadb package in this virtualenv) on a loopback port."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         chroma = Path(sys.executable).with_name("chroma")
