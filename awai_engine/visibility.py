@@ -25,8 +25,9 @@ from awai_engine.values import CHANNEL_SCOPE, Value
 
 __all__ = ["CHANNEL_SCOPE", "EVERYTHING", "Scopes", "TimelineViews", "View"]
 
-VIEWS_PER_CHANNEL = 8
-"""Restricted views kept per channel (each copies the visible rows of the channel once)."""
+VIEWS_PER_CHANNEL = 4
+"""Restricted views kept per channel: each holds a copy of the visible rows (a private thread's
+members and everyone else are two views; more combinations are rebuilt when asked again)."""
 
 
 class Scopes(Value):
