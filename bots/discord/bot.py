@@ -17,6 +17,7 @@ from discord.ext import commands
 
 from bots.discord.cog import DIGEST_POSTER, AwaiCog
 from bots.discord.ingest import lacks_expected_text
+from bots.discord.share import DetailsButton, ShareButton
 from bots.runtime import Runtime
 from bots.scheduler import SchedulerService
 
@@ -96,6 +97,7 @@ class AwaiBot(commands.Bot):
         self.content_check.check_at_start(self)
         cog = AwaiCog(self, self.runtime)
         await self.add_cog(cog)
+        self.add_dynamic_items(ShareButton, DetailsButton)  # a private reading's buttons
         if self.scheduler is not None:
             self.scheduler.add_digest_poster(DIGEST_POSTER, cog.post_scheduled_digest)
             await cog.schedule_digests(self.scheduler)

@@ -41,6 +41,7 @@ from bots.discord.privacy import (
     purge_guild,
     redact_posts,
 )
+from bots.discord.share import reading_buttons
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -268,8 +269,12 @@ class AwaiCog(commands.Cog):
                 ephemeral=True,
             )
             return
+        buttons = reading_buttons(channel.id, link.message_id, reading.language)
         sent = await interaction.followup.send(
-            embed=reading_embed(reading), ephemeral=ephemeral, wait=True
+            embed=reading_embed(reading),
+            ephemeral=ephemeral,
+            wait=True,
+            **({"view": buttons} if ephemeral else {}),
         )
         if not ephemeral:  # a post everyone sees: on the record of what it quotes
             await asyncio.to_thread(self.runtime.posts.reading, reading, post_of(line.key, sent))
@@ -460,7 +465,9 @@ class AwaiCog(commands.Cog):
                 "digest of %s not posted: the channel is not a text channel here", digest.channel
             )
             return
-        embed, files = digest_message(digest, f"Preconceptions digest · {_channel_title(channel)}", refs)
+        embed, files = digest_message(
+            digest, f"Preconceptions digest · {_channel_title(channel)}", refs
+        )
         sent = await channel.send(embed=embed, files=files)
         await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(digest.channel, sent)])
 
