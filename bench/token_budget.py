@@ -78,7 +78,7 @@ def main() -> None:
             trimmed = recalled = 0
             for position in positions:
                 reading = engine.read(channel, f"m{position:07d}", EVERYTHING)
-                trimmed += any("token budget" in note for note in reading.notes)
+                trimmed += any("too large to send whole" in note for note in reading.notes)
                 recalled += len(reading.context.associations)
             requests = fake.calls(READING_TOOL)
             estimated = [

@@ -283,7 +283,7 @@ def test_an_over_budget_context_is_trimmed_before_sending_and_the_note_says_what
     assert estimate_tokens(request.user_text()) <= backend.allowance()
     assert backend.prefix_tokens + estimate_tokens(request.user_text()) <= budget
     assert filler not in request.user_text()
-    assert any("token budget" in note and "shortened" in note for note in reading.notes)
+    assert any("too large to send whole" in note and "shortened" in note for note in reading.notes)
     assert reading.interpretation is not None
 
 
@@ -368,3 +368,34 @@ def test_one_call_decides_the_reading_and_the_stances_with_schema_names_and_exam
         reading.usage is not None
         and reading.usage.input_tokens == llm.fake.usages[-1]["input_tokens"]
     )
+
+
+def test_a_slack_length_message_is_sent_with_its_whole_context_under_the_default_budget(llm):
+    runtime = llm()
+    channel = "terminal:local:ordinary"
+    paragraph = (
+        "Background sync wakes the phone every few minutes to refresh reminders, and on Android"
+        " the overnight battery report shows it at the top. We could batch the wake-ups, move"
+        " them behind the charging constraint, or drop the refresh entirely for users who have"
+        " not opened the app in a week. Each option changes what people see in the morning. "
+    )
+    said = [
+        utterance(
+            f"o{i}",
+            f"Note {i}: {paragraph * 2}".strip(),
+            ["ann", "bob", "cat"][i % 3],
+            channel=channel,
+        )
+        for i in range(1, 13)
+    ]
+    assert all(600 <= len(u.text) <= 1000 for u in said)  # ordinary Slack length
+    runtime.engine.ingest(said)
+    llm.fake.requests.clear()
+
+    reading = runtime.engine.read(channel, "o12", EVERYTHING)
+
+    text = llm.fake.calls(READING_TOOL)[-1].user_text()
+    assert not any("too large" in note for note in reading.notes)
+    assert reading.context.associations and reading.context.flow.earlier
+    assert all(f'speaker="{a.source.speaker_name}"' in text for a in reading.context.associations)
+    assert said[-1].text.replace("'", "&#x27;") in text  # the message itself, unshortened

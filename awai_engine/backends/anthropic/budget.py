@@ -1,13 +1,11 @@
-"""Keeping one reading's request within its token budget, least important context first.
+"""Keeping one reading's request within its token budget, least useful context first.
 
 The context model already bounds every part of a reading (flow ≤ C, association ≤ A, schemas ≤ R),
-but a long message or long recalled thoughts can still exceed what a reading may cost. Before
-sending, the request is estimated and, while it is over, trimmed in this order: the message's
-verbatim text beyond its opening (its thoughts, which carry the same meaning, stay), recalled
-thoughts not marked important (lowest margin first), the oldest flow summaries, important
-recalled thoughts, preconceptions (least similar first), the previous utterance's later thoughts,
-and last the message's own later thoughts. What was cut is said in one note, so the user knows
-what the model did not see.
+and the default budget carries all of it for messages of ordinary chat length. Only beyond that
+(a long message, long recalled thoughts) is the request trimmed, least useful first (see
+:func:`_trim_one`): what merely frames or restates the message goes before the recalled thoughts,
+which are the point of a reading. What was cut is said in one note, so the user knows what the
+model did not see.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from awai_engine.backends.anthropic.tokens import estimate_tokens
-from awai_engine.values import ReadingContext
+from awai_engine.values import Association, ReadingContext, RecalledSchema
 
 MIN_TEXT_CHARS = 200
 TEXT_CUT_RATIO = 0.7
@@ -51,35 +49,42 @@ def fit_to_budget(
 
 
 def _trim_one(context: ReadingContext, cut: Counter[str]) -> ReadingContext | None:
-    """The context with the least important remaining piece removed, counting it in ``cut``."""
-    if len(context.text) > MIN_TEXT_CHARS + 1:  # + 1: the "…" a cut text ends with
-        keep = max(MIN_TEXT_CHARS, int(len(context.text) * TEXT_CUT_RATIO))
-        cut["text"] = 1
-        return context.model_copy(update={"text": context.text[:keep].rstrip() + "…"})
-    plain = [item for item in context.associations if not item.important]
-    if plain:
-        drop = min(plain, key=lambda item: item.margin)
-        cut["recalled thought"] += 1
-        return context.model_copy(
-            update={"associations": tuple(a for a in context.associations if a is not drop)}
-        )
+    """The context with its least useful remaining piece removed, counting it in ``cut``.
+
+    Least useful first: a preconception's third and second member examples (its summary
+    stays), the oldest flow summaries, the message's verbatim text beyond its opening (its
+    thoughts carry the same meaning), recalled thoughts not marked important (lowest margin
+    first), preconceptions (least similar first), important recalled thoughts, the previous
+    utterance's later thoughts, and last the message's own later thoughts. Recalled thoughts, the
+    point of a reading, go only after everything that restates or merely frames the message.
+    """
+    with_examples = [schema for schema in context.schemas if len(schema.examples) > 1]
+    if with_examples:
+        most = max(with_examples, key=lambda schema: len(schema.examples))
+        cut["preconception example"] += 1
+        return _replace_schema(context, most, most.examples[:-1])
     flow = context.flow
     if flow.earlier:
         cut["earlier summary"] += 1
         return context.model_copy(
             update={"flow": flow.model_copy(update={"earlier": flow.earlier[1:]})}
         )
-    if context.associations:
-        drop = min(context.associations, key=lambda item: item.margin)
-        cut["recalled thought"] += 1
-        return context.model_copy(
-            update={"associations": tuple(a for a in context.associations if a is not drop)}
-        )
+    if len(context.text) > MIN_TEXT_CHARS + 1:  # + 1: the "…" a cut text ends with
+        keep = max(MIN_TEXT_CHARS, int(len(context.text) * TEXT_CUT_RATIO))
+        cut["text"] = 1
+        return context.model_copy(update={"text": context.text[:keep].rstrip() + "…"})
+    plain = [item for item in context.associations if not item.important]
+    if plain:
+        return _drop_association(context, min(plain, key=lambda item: item.margin), cut)
     if context.schemas:
         drop = min(context.schemas, key=lambda schema: schema.similarity)
         cut["preconception"] += 1
         return context.model_copy(
             update={"schemas": tuple(s for s in context.schemas if s is not drop)}
+        )
+    if context.associations:
+        return _drop_association(
+            context, min(context.associations, key=lambda item: item.margin), cut
         )
     if flow.previous and len(flow.previous.thoughts) > 1:
         cut["thought of the previous utterance"] += 1
@@ -91,6 +96,24 @@ def _trim_one(context: ReadingContext, cut: Counter[str]) -> ReadingContext | No
     return None
 
 
+def _drop_association(
+    context: ReadingContext, drop: Association, cut: Counter[str]
+) -> ReadingContext:
+    cut["recalled thought"] += 1
+    return context.model_copy(
+        update={"associations": tuple(a for a in context.associations if a is not drop)}
+    )
+
+
+def _replace_schema(
+    context: ReadingContext, schema: RecalledSchema, examples: tuple[str, ...]
+) -> ReadingContext:
+    replaced = schema.model_copy(update={"examples": examples})
+    return context.model_copy(
+        update={"schemas": tuple(replaced if s is schema else s for s in context.schemas)}
+    )
+
+
 def _note(cut: Counter[str]) -> str:
     parts = [
         f"{count} {kind}{'' if count == 1 else 's'}"
@@ -100,7 +123,7 @@ def _note(cut: Counter[str]) -> str:
     left_out = f"the language model was not shown {_join(parts)}" if parts else ""
     shortened = "the message's text was shortened (its thoughts were sent)" if cut["text"] else ""
     return (
-        "To keep this reading within its token budget (AWAI_LLM__READING_TOKEN_BUDGET), "
+        "This reading's context was too large to send whole, so "
         + "; ".join(part for part in (left_out, shortened) if part)
         + "."
     )
