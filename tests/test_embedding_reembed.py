@@ -93,7 +93,7 @@ def test_reembedding_gives_what_embedding_from_scratch_gives_and_ingest_works_ag
         fresh.engine.ingest(messages())
         for message_id in ("m02", "m05"):
             assert use.engine.context(CHANNEL, message_id, EVERYTHING) == fresh.engine.context(
-                CHANNEL, message_id
+                CHANNEL, message_id, EVERYTHING
             )
         use.engine.ingest(messages(["復元テストは水曜の夜にやります。"], start=6))
         assert "m00" in [
