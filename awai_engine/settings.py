@@ -386,6 +386,31 @@ class EmbeddingSettings(BaseModel):
     max_chars: int = Field(
         2000, ge=16, description="Text beyond this is not embedded (it is kept)."
     )
+    runtime: Literal["onnx", "torch"] = Field(
+        "onnx",
+        description=(
+            "How a sentence-transformers model runs: 'onnx' (ONNX Runtime and the model's own"
+            " tokenizer; no torch at run time, the ONNX file is exported once from the model's"
+            " weights into cache_dir) or 'torch' (sentence-transformers itself). Both make the"
+            " same vectors (cosine >= 0.999), so a channel may be read with either."
+        ),
+    )
+    threads: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description=(
+            "Threads of the ONNX runtime's forward pass; 0: the machine's cores, at most 4. 1"
+            " starts no thread pool (what a process that forks after encoding needs)."
+        ),
+    )
+    cache_dir: Path | None = Field(
+        None,
+        description=(
+            "Where models derived from the configured one (the ONNX export) are kept; default:"
+            " $XDG_CACHE_HOME/awai or ~/.cache/awai."
+        ),
+    )
     calibrate: bool = Field(
         True,
         description=(
@@ -403,6 +428,13 @@ class EmbeddingSettings(BaseModel):
                 " has its own model built in, so leave AWAI_EMBEDDING__MODEL unset"
             )
         return self
+
+    def resolved_cache_dir(self) -> Path:
+        """``cache_dir``, else the user's cache folder (shared by every data folder)."""
+        if self.cache_dir is not None:
+            return self.cache_dir
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        return Path(base) / "awai"
 
 
 class LimitsSettings(BaseModel):
