@@ -9,6 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -e '.[dev]'
+	$(VENV)/bin/python -m awai_engine.embedding_backends.onnx_export  # MiniLM for ONNX Runtime, once
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
