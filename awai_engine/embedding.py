@@ -34,7 +34,13 @@ class Embedder:
 
     def __init__(self, settings: EmbeddingSettings, cache_size: int = 20_000) -> None:
         self.settings = settings
-        self._encoder = load_encoder(settings.backend, settings.model)
+        self._encoder = load_encoder(
+            settings.backend,
+            settings.model,
+            settings.runtime,
+            settings.resolved_cache_dir(),
+            settings.threads,
+        )
         self.model_name: str = self._encoder.model_name
         self.dimension: int = int(self._encoder.dimension)
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()

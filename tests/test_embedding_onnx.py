@@ -1,0 +1,145 @@
+"""MiniLM on ONNX Runtime: the torch vectors without torch, from a file exported once.
+
+The tolerance the two runtimes share a model name under is a cosine of at least 0.999 per text
+(measured on real chat lines by ``bench/embedding_runtimes.py``; here on the shipped samples).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from awai_engine.calibration import reference_texts
+from awai_engine.embedding import Embedder, EmbeddingModelError
+from awai_engine.embedding_backends.onnx_export import _cache_path
+from awai_engine.embedding_backends.sentence_model import (
+    PACKAGED_MINILM,
+    model_directory,
+    read_sentence_model,
+)
+from awai_engine.samples import SAMPLES
+from awai_engine.settings import EmbeddingSettings
+
+TREE = Path(__file__).resolve().parents[1]
+HEAVY = ("torch", "transformers", "sentence_transformers")
+
+
+def sample_texts() -> list[str]:
+    texts = list(reference_texts())
+    for sample in SAMPLES.values():
+        for line in sample.path.read_text(encoding="utf-8").splitlines():
+            texts.append(json.loads(line)["text"])
+    return texts
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> Embedder:
+    return Embedder(EmbeddingSettings(runtime="torch"), cache_size=0)
+
+
+def test_the_default_runtime_is_onnx_and_keeps_minilms_name(embedder: Embedder) -> None:
+    assert embedder.settings.runtime == "onnx"
+    assert embedder.model_name == PACKAGED_MINILM
+    assert embedder.dimension == 384
+
+
+def test_onnx_vectors_match_the_torch_vectors_of_every_shipped_line(
+    embedder: Embedder, torch_embedder: Embedder
+) -> None:
+    texts = sample_texts()
+    onnx = embedder.encode_uncached(texts)
+    torch = torch_embedder.encode_uncached(texts)
+    cosine = np.sum(onnx * torch, axis=1)
+    assert len(texts) > 100
+    assert cosine.min() >= 0.999, texts[int(cosine.argmin())]
+    assert np.allclose(np.linalg.norm(onnx, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_text_padded_in_a_batch_gets_its_vector_alone(embedder: Embedder) -> None:
+    """Padding is masked out: the traced graph does not take a shortcut for unpadded batches."""
+    short = "ok, ship it"
+    long = " ".join(["the staging deploy failed again because the disk on the runner is full"] * 6)
+    alone = embedder.encode_uncached([short])[0]
+    padded = embedder.encode_uncached([long, short, "yes"])[1]
+    assert float(alone @ padded) >= 0.99999
+
+
+def test_texts_too_long_for_the_model_are_truncated_as_sentence_transformers_does(
+    embedder: Embedder, torch_embedder: Embedder
+) -> None:
+    text = " ".join(f"word{i}" for i in range(600))  # far beyond 256 tokens
+    cosine = float(embedder.encode_uncached([text])[0] @ torch_embedder.encode_uncached([text])[0])
+    assert cosine >= 0.999
+
+
+def test_the_onnx_runtime_imports_no_torch_transformers_or_sentence_transformers() -> None:
+    code = (
+        "import sys; from awai_engine.embedding import Embedder;"
+        "from awai_engine.settings import EmbeddingSettings;"
+        "Embedder(EmbeddingSettings()).encode(['good morning']);"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(TREE)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_awai_commands_start_without_the_platform_libraries() -> None:
+    code = (
+        "import sys; from bots.terminal import cli;"
+        "print([m for m in ('discord', 'slack_bolt', 'slack_sdk', 'apscheduler', *"
+        f"{HEAVY!r}) if m in sys.modules])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(TREE)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_cached_export_is_keyed_by_the_models_files(tmp_path: Path) -> None:
+    """A changed model file (an upgraded package) means a new export, never a stale one."""
+    source = model_directory(PACKAGED_MINILM)
+    copy = tmp_path / "minilm"
+    copy.mkdir()
+    for item in source.iterdir():
+        (copy / item.name).symlink_to(item)
+    (copy / "config.json").unlink()
+    shutil.copy(source / "config.json", copy / "config.json")
+    before = _cache_path(read_sentence_model(str(copy)), tmp_path / "cache")
+    assert before == _cache_path(read_sentence_model(str(copy)), tmp_path / "cache")
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 1e-6}))
+    after = _cache_path(read_sentence_model(str(copy)), tmp_path / "cache")
+    assert after != before
+    assert after.parent.parent == before.parent.parent == tmp_path / "cache" / "onnx"
+
+
+def test_a_model_the_onnx_runtime_cannot_reproduce_is_refused_naming_the_torch_runtime(
+    tmp_path: Path,
+) -> None:
+    source = model_directory(PACKAGED_MINILM)
+    copy = tmp_path / "with-dense"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("*.safetensors"))
+    modules = json.loads((copy / "modules.json").read_text())
+    modules.insert(
+        2, {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
+    )
+    (copy / "modules.json").write_text(json.dumps(modules))
+    with pytest.raises(EmbeddingModelError, match="AWAI_EMBEDDING__RUNTIME=torch"):
+        Embedder(EmbeddingSettings(model=str(copy), cache_dir=tmp_path / "cache"))
