@@ -9,10 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-import discord
-
 from awai_engine.settings import Settings
-from bots.discord.bot import PORTAL_HINT, clear_guild_commands, serve, sync_once
 from bots.runtime import open_runtime
 from bots.terminal.say import fail
 
@@ -43,6 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here: every `awai` command registers this module, and discord.py with aiohttp
+    # costs most of a second to import, which only this command should pay.
+    import discord
+
+    from bots.discord.bot import PORTAL_HINT, clear_guild_commands, serve, sync_once
+
     if args.guild is not None and not args.sync:
         fail("--guild goes with --sync.")
         return 2

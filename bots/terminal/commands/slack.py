@@ -12,19 +12,14 @@ import argparse
 import logging
 import signal
 from types import FrameType
-
-from slack_bolt.error import BoltError
-from slack_sdk.errors import SlackApiError, SlackClientError
+from typing import TYPE_CHECKING
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
-from bots.scheduler import SchedulerService
-from bots.slack.app import SlackBot, build_bot, check_startup
-from bots.slack.clients import web_client
-from bots.slack.http_server import EVENTS_PATH, SlackHttpServer
-from bots.slack.schedule import schedule_digests
-from bots.slack.socket_mode import socket_mode_handler
 from bots.terminal.say import fail, stderr
+
+if TYPE_CHECKING:
+    from bots.slack.app import SlackBot
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +37,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    # Imported here: every `awai` command registers this module, and Bolt, the Slack SDK and
+    # APScheduler cost a second to import, which only this command should pay.
+    from slack_bolt.error import BoltError
+    from slack_sdk.errors import SlackApiError, SlackClientError
+
+    from bots.scheduler import SchedulerService
+    from bots.slack.app import build_bot, check_startup
+    from bots.slack.schedule import schedule_digests
+
     slack = settings.slack
     check_startup(slack)
     try:
@@ -76,6 +80,8 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def _check(settings: Settings) -> int:
+    from bots.slack.clients import web_client
+
     slack = settings.slack
     if slack.workspaces == "multi":
         stderr.print(
@@ -94,6 +100,9 @@ def _check(settings: Settings) -> int:
 
 
 def _serve(bot: SlackBot, settings: Settings) -> None:
+    from bots.slack.http_server import EVENTS_PATH, SlackHttpServer
+    from bots.slack.socket_mode import socket_mode_handler
+
     slack = settings.slack
     if slack.mode == "socket":
         assert slack.app_token is not None, "checked by check_startup"
