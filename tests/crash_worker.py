@@ -31,13 +31,15 @@ VECTOR_METHODS = ("upsert", "delete_messages", "delete_thoughts_from", "delete_i
 
 
 def main() -> None:
-    import torch
+    # One encoder thread: a forked child inherits no thread pool, so none may exist. Set in the
+    # environment, so the workers' own settings name the same (already loaded) encoder.
+    os.environ["AWAI_EMBEDDING__THREADS"] = "1"
+    from awai_engine.settings import load_settings
 
-    torch.set_num_threads(1)
+    settings = load_settings(_env_file=None)
     from awai_engine.embedding import Embedder
-    from awai_engine.settings import EmbeddingSettings
 
-    Embedder(EmbeddingSettings()).encode_uncached(["warm the model up before forking"])
+    Embedder(settings.embedding).encode_uncached(["warm the model up before forking"])
     import chromadb.api.rust  # noqa: F401  (import what the workers use, once)
 
     import bots.runtime  # noqa: F401
