@@ -19,7 +19,15 @@ from awai_engine.ports import PreparedUtterance
 from awai_engine.samples import SAMPLES
 from awai_engine.values import Utterance
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "irc-disentangle"
+# ``shared/`` beside the checkout, or beside a folder of worktrees that holds it.
+SHARED_DATA = next(
+    (
+        parent / "shared" / "data" / "irc-disentangle"
+        for parent in Path(__file__).resolve().parents[1:4]
+        if (parent / "shared" / "data" / "irc-disentangle").is_dir()
+    ),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "irc-disentangle",
+)
 
 
 def chat_lines(limit: int | None = None) -> list[str]:
