@@ -437,6 +437,19 @@ class EmbeddingSettings(BaseModel):
         return Path(base) / "awai"
 
 
+class ReadModelSettings(BaseModel):
+    """The channels' read models a process keeps in memory (storage/read_model.py).
+
+    A cached channel costs about 1.7 KB per thought (its vector, texts and objects); past
+    ``max_mb`` the channels read least recently are dropped, and their next reading loads them
+    again.
+    """
+
+    max_mb: int = Field(
+        1024, ge=1, description="Memory for cached read models, in MiB; least recently read go."
+    )
+
+
 class LimitsSettings(BaseModel):
     """Bounds on input, enforced with clear messages; stored text is never truncated.
 
@@ -739,6 +752,7 @@ class Settings(BaseSettings):
     scheduler: SchedulerSettings = SchedulerSettings()
     digest: DigestSettings = DigestSettings()
     recall_index: RecallIndexSettings = RecallIndexSettings()
+    read_model: ReadModelSettings = ReadModelSettings()
     embedding: EmbeddingSettings = EmbeddingSettings()
     limits: LimitsSettings = LimitsSettings()
     llm: LanguageModelSettings = LanguageModelSettings()
