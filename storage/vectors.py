@@ -194,6 +194,18 @@ class ChromaVectors:
             found.update(zip(ids, embeddings, strict=True))
             offset += len(ids)
 
+    def vectors_of(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors of ``ids`` that exist, by id (what a read model catching up reads)."""
+        if not ids:
+            return {}
+        collection = self._collection(name)
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), PAGE):
+            page = collection.get(ids=list(ids[start : start + PAGE]), include=["embeddings"])
+            embeddings = np.asarray(page["embeddings"], dtype=np.float32)
+            found.update(zip(page["ids"], embeddings, strict=True))
+        return found
+
     def all_ids(self, name: str) -> list[str]:
         collection = self._collection(name)
         ids: list[str] = []
