@@ -1,28 +1,95 @@
-"""The cached read model: one :class:`~awai_engine.timeline.Timeline` per channel.
+"""The cached read model: one :class:`~awai_engine.timeline.Timeline` per channel, kept current.
 
 The cache is tagged with the channel's revision, a counter in SQL bumped by every change readers
-must see. A reader compares it (one cheap query) and rebuilds only when it moved; rebuilding reads
-the synced rows and the revision from one snapshot, then the vectors. A writer appends its new
-messages to the cached timeline in place only if the revision it bumped from is the one the cache
-holds (nothing else, not even another process, changed the channel in between); otherwise the
-cache is dropped and rebuilt on the next read.
+must see. A reader compares it (one cheap query); when it moved, the cache *catches up*: the rows
+added since (ids above the last one it holds, synced) are read with their vectors and appended,
+in the process that wrote them and in every other one, so a write never costs another process a
+rebuild of the whole channel. Only a change other than an append rebuilds: it is recognised by a
+fingerprint of the rows the cache already holds (how many are synced, the sum of their ids, how
+many were ever edited and the latest edit time) and the channel's collection (a re-embed), all
+read in the same snapshot as the new rows. A delete, an edit, a row of an earlier id synced late
+(a slower writer, a repair) or a new row earlier in channel order than the last cached one all
+change it, and the next read rebuilds (correct in every case; merely slower in the rare ones).
+
+Memory is bounded by ``read_model.max_mb``: the channels read least recently are dropped first
+(their next read rebuilds them), never the one being read.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
-from awai_engine.ports import PreparedUtterance
-from awai_engine.settings import RecallIndexSettings
+from awai_engine.settings import ReadModelSettings, RecallIndexSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought
 from storage.locks import ChannelLocks
 from storage.sql import ChannelRow, Database, ThoughtRow, UtteranceRow
 from storage.vectors import ChromaVectors, vector_id
+
+# Per message, beyond its texts and vectors: the Python objects of a TimelineMessage and its ref.
+_MESSAGE_OVERHEAD = 900
+Fingerprint = tuple[int, int, int, float, str]
+
+
+@dataclass
+class _Cached:
+    """A timeline and what catching it up needs: the last row id it holds and its fingerprint."""
+
+    timeline: Timeline
+    last_id: int
+    fingerprint: Fingerprint
+    text_bytes: int = 0
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated memory: the timeline's arrays, its texts, its message objects."""
+        timeline = self.timeline
+        arrays = sum(
+            array.nbytes
+            for array in (
+                timeline.vectors,
+                timeline.row_positions,
+                timeline.row_thought,
+                timeline.timestamps,
+            )
+        )
+        return arrays + self.text_bytes + _MESSAGE_OVERHEAD * len(timeline.messages)
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: int
+    message_id: str
+    speaker_id: str
+    speaker_name: str
+    ts: float
+    thread_root: str | None
+    scope: str
+    text: str
+    summary: str
+    addressees: str | None
+
+
+_ROW_COLUMNS = (
+    UtteranceRow.id,
+    UtteranceRow.message_id,
+    UtteranceRow.speaker_id,
+    UtteranceRow.speaker_name,
+    UtteranceRow.ts,
+    UtteranceRow.thread_root,
+    UtteranceRow.scope,
+    UtteranceRow.text,
+    UtteranceRow.summary,
+    UtteranceRow.addressees,
+)
 
 
 class ReadModel:
@@ -32,140 +99,193 @@ class ReadModel:
         vectors: ChromaVectors,
         locks: ChannelLocks,
         recall_index: RecallIndexSettings,
+        settings: ReadModelSettings | None = None,
     ) -> None:
         self.db = database
         self.vectors = vectors
         self.locks = locks
         self.recall_index = recall_index
-        self._timelines: dict[str, Timeline] = {}
+        self.settings = settings or ReadModelSettings()
+        self._cache: OrderedDict[str, _Cached] = OrderedDict()  # least recently read first
+        self._cache_guard = threading.Lock()
 
     def timeline(self, channel: str) -> Timeline:
-        """The channel's current timeline; readers take the lock only when it must be rebuilt."""
-        cached = self._timelines.get(channel)
-        if cached is not None and cached.revision == self._revision(channel):
-            return cached
+        """The channel's current timeline; readers take the lock only when it must change."""
+        revision = self._revision(channel)
+        cached = self._touch(channel)
+        if cached is not None and cached.timeline.revision == revision:
+            return cached.timeline
         with self.locks(channel):
-            cached = self._timelines.get(channel)
-            if cached is None or cached.revision != self._revision(channel):
+            cached = self._touch(channel)
+            if cached is None or not self._catch_up(channel, cached):
                 cached = self._build(channel)
-                self._timelines[channel] = cached
-            return cached
+            with self._cache_guard:
+                self._cache[channel] = cached
+                self._cache.move_to_end(channel)
+            self._evict(keep=channel)
+            return cached.timeline
 
     def forget(self, channel: str) -> None:
         """Drop the cached timeline; the next read rebuilds it from the stores."""
-        self._timelines.pop(channel, None)
+        with self._cache_guard:
+            self._cache.pop(channel, None)
 
-    def append_written(
-        self, channel: str, written: Sequence[PreparedUtterance], replaced: bool, prior: int
-    ) -> None:
-        """Append newest messages to the cached timeline in place; otherwise let it rebuild.
+    def cached_bytes(self) -> int:
+        """The estimated memory of every cached timeline (what ``max_mb`` bounds)."""
+        with self._cache_guard:
+            return sum(cached.nbytes for cached in self._cache.values())
 
-        ``prior`` is the revision the writer bumped from, ``replaced`` whether the write changed
-        messages already stored (an edit cannot be appended).
-        """
-        cached = self._timelines.get(channel)
-        appendable = (
-            cached is not None
-            and cached.revision == prior
-            and not replaced
-            and (not cached.messages or written[0].utterance.ts >= cached.messages[-1].ref.ts)
-        )
-        if not appendable or cached is None:
-            self.forget(channel)
-            return
-        try:
-            for item in written:
-                utterance = item.utterance
-                ref = MessageRef(
-                    message_id=utterance.message_id,
-                    speaker_id=utterance.speaker_id,
-                    speaker_name=utterance.speaker_name,
-                    ts=utterance.ts,
-                    position=len(cached.messages),
-                    thread_root=utterance.thread_root,
-                    scope=utterance.scope,
-                )
-                cached.append(
-                    ref,
-                    utterance.text,
-                    item.extraction.summary,
-                    item.extraction.thoughts,
-                    item.vectors,
-                    utterance.addressees,
-                )
-        except Exception:
-            self.forget(channel)
-            raise
-        cached.revision = prior + 1
+    def cached_channels(self) -> list[str]:
+        """Cached channels, least recently read first."""
+        with self._cache_guard:
+            return list(self._cache)
+
+    def _touch(self, channel: str) -> _Cached | None:
+        with self._cache_guard:
+            cached = self._cache.get(channel)
+            if cached is not None:
+                self._cache.move_to_end(channel)
+            return cached
+
+    def _evict(self, keep: str) -> None:
+        limit = self.settings.max_mb * 1024 * 1024
+        with self._cache_guard:
+            total = sum(cached.nbytes for cached in self._cache.values())
+            for channel in list(self._cache):
+                if total <= limit:
+                    break
+                if channel != keep:
+                    total -= self._cache.pop(channel).nbytes
 
     def _revision(self, channel: str) -> int:
         with self.db.read() as session:
             revision = session.scalar(select(ChannelRow.revision).where(ChannelRow.key == channel))
         return -1 if revision is None else revision
 
-    def _build(self, channel: str) -> Timeline:
+    def _catch_up(self, channel: str, cached: _Cached) -> bool:
+        """Append the rows added since ``cached`` was current; ``False`` if it must be rebuilt."""
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return False
+            fingerprint = _fingerprint(session, channel_row, cached.last_id)
+            if fingerprint != cached.fingerprint:
+                return False
+            rows, thoughts = _rows(session, channel_row.id, after=cached.last_id)
+            last_id = max((row.id for row in rows), default=cached.last_id)
+            new_fingerprint = _fingerprint(session, channel_row, last_id)
+            revision, collection = channel_row.revision, channel_row.collection
+        timeline = cached.timeline
+        if rows and timeline.messages and rows[0].ts < timeline.messages[-1].ref.ts:
+            return False  # earlier in channel order than what is cached: positions would move
+        ids = [vector_id(r.message_id, t.index) for r in rows for t in thoughts.get(r.id, ())]
+        cached.text_bytes += _fill(
+            timeline, rows, thoughts, self.vectors.vectors_of(collection, ids)
+        )
+        timeline.revision = revision
+        cached.last_id, cached.fingerprint = last_id, new_fingerprint
+        return True
+
+    def _build(self, channel: str) -> _Cached:
         """Read the synced rows and their revision from one snapshot, then their vectors."""
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
-                return Timeline(dimension=0, revision=-1)
+                return _Cached(Timeline(dimension=0, revision=-1), 0, (0, 0, 0, 0.0, ""))
             revision = channel_row.revision
-            rows = session.execute(
-                select(
-                    UtteranceRow.id,
-                    UtteranceRow.message_id,
-                    UtteranceRow.speaker_id,
-                    UtteranceRow.speaker_name,
-                    UtteranceRow.ts,
-                    UtteranceRow.thread_root,
-                    UtteranceRow.scope,
-                    UtteranceRow.text,
-                    UtteranceRow.summary,
-                    UtteranceRow.addressees,
-                    UtteranceRow.extraction_fallback,
-                )
-                .where(UtteranceRow.channel_id == channel_row.id, UtteranceRow.synced.is_(True))
-                .order_by(UtteranceRow.ts, UtteranceRow.id)
-            ).all()
-            thoughts: dict[int, list[Thought]] = {}
-            query = (
-                select(
-                    ThoughtRow.utterance_id,
-                    ThoughtRow.idx,
-                    ThoughtRow.text,
-                    UtteranceRow.extraction_fallback,
-                )
-                .join(UtteranceRow)
-                .where(UtteranceRow.channel_id == channel_row.id, UtteranceRow.synced.is_(True))
-                .order_by(ThoughtRow.utterance_id, ThoughtRow.idx)
-            )
-            for utterance_id, idx, text, fallback in session.execute(query):
-                thoughts.setdefault(utterance_id, []).append(
-                    Thought(index=idx, text=text, fallback=fallback)
-                )
+            rows, thoughts = _rows(session, channel_row.id, after=None)
+            last_id = max((row.id for row in rows), default=0)
+            fingerprint = _fingerprint(session, channel_row, last_id)
             collection, dimension = channel_row.collection, channel_row.dimension or 0
-        stored = self.vectors.all_vectors(collection)
         timeline = Timeline(dimension=dimension, revision=revision, index=self.recall_index)
-        for row in rows:
-            message_thoughts = tuple(thoughts.get(row.id, ()))
-            ids = [vector_id(row.message_id, thought.index) for thought in message_thoughts]
-            if not message_thoughts or any(i not in stored for i in ids):
-                continue  # vectors missing: invisible until reconciliation re-embeds it
-            ref = MessageRef(
-                message_id=row.message_id,
-                speaker_id=row.speaker_id,
-                speaker_name=row.speaker_name,
-                ts=row.ts,
-                position=len(timeline.messages),
-                thread_root=row.thread_root,
-                scope=row.scope,
-            )
-            timeline.append(
-                ref,
-                row.text,
-                row.summary,
-                message_thoughts,
-                np.vstack([stored[i] for i in ids]),
-                tuple(json.loads(row.addressees or "[]")),
-            )
-        return timeline
+        text_bytes = _fill(timeline, rows, thoughts, self.vectors.all_vectors(collection))
+        return _Cached(timeline, last_id, fingerprint, text_bytes)
+
+
+def _rows(
+    session: Session, channel_id: int, after: int | None
+) -> tuple[list[_Row], dict[int, list[Thought]]]:
+    """Synced rows in channel order (only ids above ``after`` if given), and their thoughts."""
+    condition = (UtteranceRow.channel_id == channel_id) & UtteranceRow.synced.is_(True)
+    if after is not None:
+        condition = condition & (UtteranceRow.id > after)
+    rows = [
+        _Row(*row)
+        for row in session.execute(
+            select(*_ROW_COLUMNS).where(condition).order_by(UtteranceRow.ts, UtteranceRow.id)
+        )
+    ]
+    thoughts: dict[int, list[Thought]] = {}
+    query = (
+        select(
+            ThoughtRow.utterance_id,
+            ThoughtRow.idx,
+            ThoughtRow.text,
+            UtteranceRow.extraction_fallback,
+        )
+        .join(UtteranceRow)
+        .where(condition)
+        .order_by(ThoughtRow.utterance_id, ThoughtRow.idx)
+    )
+    for utterance_id, idx, text, fallback in session.execute(query):
+        thoughts.setdefault(utterance_id, []).append(
+            Thought(index=idx, text=text, fallback=fallback)
+        )
+    return rows, thoughts
+
+
+def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> Fingerprint:
+    """What changes when any synced row up to ``last_id`` changes other than by being appended."""
+    count, id_sum, edited, latest_edit = session.execute(
+        select(
+            func.count(UtteranceRow.id),
+            func.coalesce(func.sum(UtteranceRow.id), 0),
+            func.count(UtteranceRow.edited_at),
+            func.coalesce(func.max(UtteranceRow.edited_at), 0.0),
+        ).where(
+            UtteranceRow.channel_id == channel_row.id,
+            UtteranceRow.synced.is_(True),
+            UtteranceRow.id <= last_id,
+        )
+    ).one()
+    return (int(count), int(id_sum), int(edited), float(latest_edit), channel_row.collection)
+
+
+def _fill(
+    timeline: Timeline,
+    rows: Sequence[_Row],
+    thoughts: dict[int, list[Thought]],
+    stored: dict[str, np.ndarray],
+) -> int:
+    """Append ``rows`` in order, skipping those whose vectors are missing (invisible until
+    reconciliation re-embeds them, as in a rebuild); returns the bytes of the texts appended."""
+    text_bytes = 0
+    for row in rows:
+        own = thoughts.get(row.id, [])
+        if not own or any(vector_id(row.message_id, t.index) not in stored for t in own):
+            continue
+        _append(timeline, row, own, stored)
+        text_bytes += len(row.text) + len(row.summary) + sum(len(t.text) + 80 for t in own)
+    return text_bytes
+
+
+def _append(
+    timeline: Timeline, row: _Row, thoughts: Sequence[Thought], stored: dict[str, np.ndarray]
+) -> None:
+    ref = MessageRef(
+        message_id=row.message_id,
+        speaker_id=row.speaker_id,
+        speaker_name=row.speaker_name,
+        ts=row.ts,
+        position=len(timeline.messages),
+        thread_root=row.thread_root,
+        scope=row.scope,
+    )
+    timeline.append(
+        ref,
+        row.text,
+        row.summary,
+        tuple(thoughts),
+        np.vstack([stored[vector_id(row.message_id, thought.index)] for thought in thoughts]),
+        tuple(json.loads(row.addressees or "[]")),
+    )

@@ -21,13 +21,12 @@ done again (a redelivered event, a second repair) ends in the same state.
 Threads: writers of one channel take turns on a per-channel lock held across the three steps
 (channels write in parallel); SQL transactions are short and never wait on Chroma (see
 :mod:`storage.sql` for how SQLite writers of several threads and processes are serialised).
-Readers take no lock unless the cached read model must be rebuilt. The cache is a
+Readers take no lock unless the cached read model must change. The cache is a
 :class:`~awai_engine.timeline.Timeline` tagged with the channel's revision, a counter in SQL bumped
 with ``revision = revision + 1`` by every change readers must see; an edit does not bump it until
-its vectors are written, so a message being edited stays readable (as it was) meanwhile. A writer
-appends its new messages to the cached timeline in place only if the revision it bumped from is
-the one the cache holds (nothing else, not even another process, changed the channel in between);
-otherwise the cache is dropped and rebuilt on the next read.
+its vectors are written, so a message being edited stays readable (as it was) meanwhile. When the
+revision moved, the next read appends the rows added since, whichever process wrote them, and
+rebuilds only after a change other than an append (see :mod:`storage.read_model`).
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ import numpy as np
 
 from awai_engine.ports import ChannelInfo, PreparedUtterance
 from awai_engine.reconcile import ChannelAudit, PendingMessage
-from awai_engine.settings import RecallIndexSettings, Settings
+from awai_engine.settings import ReadModelSettings, RecallIndexSettings, Settings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from storage.channels import Channels
@@ -69,6 +68,7 @@ class AwaiStore:
         database: Database,
         vectors: ChromaVectors,
         recall_index: RecallIndexSettings | None = None,
+        read_model: ReadModelSettings | None = None,
     ) -> None:
         self.db = database
         self.vectors = vectors
@@ -77,7 +77,7 @@ class AwaiStore:
         self.schemas = SqlSchemaStore(database)
         self.lock = ChannelLocks()
         self.read_model = ReadModel(
-            database, vectors, self.lock, recall_index or RecallIndexSettings()
+            database, vectors, self.lock, recall_index or RecallIndexSettings(), read_model
         )
         self._channels = Channels(database, vectors, self.lock, self.read_model)
         self._reads = Reads(database)
@@ -94,7 +94,7 @@ class AwaiStore:
         or the Chroma server of ``settings.chroma_url``. ``read_only``: for looking only, and then
         a data folder that cannot be written opens too (see :func:`storage.opening.open_backends`)."""
         database, vectors = open_backends(settings, read_only)
-        return cls(database, vectors, settings.recall_index)
+        return cls(database, vectors, settings.recall_index, settings.read_model)
 
     def close(self) -> None:
         self.db.dispose()

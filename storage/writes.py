@@ -97,8 +97,8 @@ class Writes:
                     ],
                 )
                 raise
-            prior = self._mark_synced(channel, [item.utterance.message_id for item in plan.written])
-            self.read_model.append_written(channel, plan.written, bool(plan.replaced), prior)
+            # Readers see the new rows from here on; read models append them at their next read.
+            self._mark_synced(channel, [item.utterance.message_id for item in plan.written])
 
     def _drop_unfinished_new(self, channel: str, message_ids: Sequence[str]) -> None:
         """After step 2 failed: the new rows of step 1 go, so a message Chroma refused is not
@@ -179,8 +179,8 @@ class Writes:
                 plan.written.append(item)
             return plan
 
-    def _mark_synced(self, channel: str, message_ids: Sequence[str]) -> int:
-        """Step 3: the rows become visible to readers; returns the revision bumped from."""
+    def _mark_synced(self, channel: str, message_ids: Sequence[str]) -> None:
+        """Step 3: the rows become visible to readers."""
         with self.db.session() as session:
             channel_id = channel_row(self.db, session, channel).id
             for batch in batches(message_ids):
@@ -192,7 +192,7 @@ class Writes:
                     )
                     .values(synced=True)
                 )
-            return bump_revision(session, channel_id) - 1
+            bump_revision(session, channel_id)
 
     def delete(self, channel: str, message_id: str) -> bool:
         """Remove a message from every store and keep it out; ``False`` if it was not there."""

@@ -1,0 +1,173 @@
+"""Cached read models catch up with rows written by any process and stay within their memory.
+
+A second :class:`AwaiStore` on the same data folder stands for another bot process: it shares the
+databases, not the cache. "Without a rebuild" is observed as the same timeline object extended in
+place (a rebuild makes a new one); "the same as a rebuild" compares with a store opened afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from awai_engine.timeline import Timeline
+from bots.runtime import Runtime
+from storage.store import AwaiStore
+from tests.factories import utterance
+
+CHANNEL = "terminal:local:test"
+LINES = (
+    "the staging deploy failed again",
+    "disk on the runner is full",
+    "I cleared the cache, retrying",
+    "lunch at noon?",
+    "green now, shipping the release",
+    "who owns the flaky login test",
+    "the battery drain is back on Pixel",
+    "ok",
+)
+
+
+@pytest.fixture
+def other_process(runtime: Runtime) -> Iterator[Callable[[], AwaiStore]]:
+    opened: list[AwaiStore] = []
+
+    def open_store() -> AwaiStore:
+        opened.append(AwaiStore.open(runtime.settings))
+        return opened[-1]
+
+    yield open_store
+    for store in opened:
+        store.close()
+
+
+def assert_same_timeline(ours: Timeline, theirs: Timeline) -> None:
+    assert [m.ref for m in ours.messages] == [m.ref for m in theirs.messages]
+    assert [(m.text, m.summary, m.thoughts, m.first_row) for m in ours.messages] == [
+        (m.text, m.summary, m.thoughts, m.first_row) for m in theirs.messages
+    ]
+    np.testing.assert_array_equal(ours.vectors, theirs.vectors)
+    np.testing.assert_array_equal(ours.row_positions, theirs.row_positions)
+    assert ours.revision == theirs.revision
+
+
+def test_another_process_appends_new_rows_to_its_timeline_instead_of_rebuilding(
+    runtime: Runtime, other_process: Callable[[], AwaiStore]
+) -> None:
+    runtime.engine.ingest([utterance(f"m{i}", LINES[i]) for i in range(1, 4)])
+    reader = other_process()
+    before = reader.timeline(CHANNEL)
+    assert len(before.messages) == 3
+
+    runtime.engine.ingest([utterance(f"m{i}", LINES[i]) for i in range(4, 7)])
+    after = reader.timeline(CHANNEL)
+
+    assert after is before  # extended in place: only the new rows were read
+    assert [m.message_id for m in after.messages] == ["m1", "m2", "m3", "m4", "m5", "m6"]
+    assert_same_timeline(after, other_process().timeline(CHANNEL))
+
+
+def test_the_writing_process_catches_up_on_its_own_rows_too(runtime: Runtime) -> None:
+    runtime.engine.ingest([utterance("m1", LINES[1])])
+    before = runtime.store.timeline(CHANNEL)
+    runtime.engine.ingest([utterance("m2", LINES[2])])
+    assert runtime.store.timeline(CHANNEL) is before
+    assert len(before.messages) == 2
+
+
+@pytest.mark.parametrize("change", ["edit", "delete", "earlier in channel order"])
+def test_a_change_other_than_an_append_rebuilds_the_other_processes_timeline(
+    change: str, runtime: Runtime, other_process: Callable[[], AwaiStore]
+) -> None:
+    runtime.engine.ingest([utterance(f"m{i}", LINES[i]) for i in range(2, 6)])
+    reader = other_process()
+    before = reader.timeline(CHANNEL)
+    if change == "edit":
+        runtime.engine.edit(utterance("m3", "the runner disk is fine, it was the cache"))
+    elif change == "delete":
+        runtime.engine.delete(CHANNEL, "m3")
+    else:
+        runtime.engine.ingest([utterance("m1", LINES[1])])  # ts 1: before every cached message
+    after = reader.timeline(CHANNEL)
+    assert after is not before
+    assert_same_timeline(after, other_process().timeline(CHANNEL))
+
+
+def test_the_least_recently_read_channels_are_dropped_past_the_memory_bound(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime(read_model={"max_mb": 1})
+    channels = [f"terminal:local:c{n}" for n in range(4)]
+    for channel in channels:
+        # About 0.3 MiB of text per channel: the bound holds about three.
+        runtime.engine.ingest(
+            [
+                utterance(f"m{i}", f"{LINES[i % len(LINES)]} {'x' * 6000}", channel=channel)
+                for i in range(1, 51)
+            ]
+        )
+    model = runtime.store.read_model
+    for channel in channels:
+        runtime.store.timeline(channel)
+        assert model.cached_bytes() <= 1024 * 1024 or model.cached_channels() == [channel]
+    assert model.cached_channels()[-1] == channels[-1]
+    assert channels[0] not in model.cached_channels()
+    runtime.store.timeline(channels[0])  # read again: loaded again, now the most recent
+    assert model.cached_channels()[-1] == channels[0]
+
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.integers(1, 3)),
+        st.tuples(st.just("edit"), st.integers(0, 50)),
+        st.tuples(st.just("delete"), st.integers(0, 50)),
+        st.tuples(st.just("read"), st.just(0)),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(operations=OPERATIONS)
+def test_a_timeline_kept_up_by_catching_up_equals_one_built_afresh(
+    operations: list[tuple[str, int]],
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """Whatever mix of appends, edits and deletes another process makes, a reader that caught
+    up holds exactly the timeline a newly started process builds."""
+    writer = make_runtime(f"catch-up-{len(operations)}-{hash(tuple(operations)) & 0xFFFF}")
+    reader = AwaiStore.open(writer.settings)
+    try:
+        stored: list[str] = []
+        next_id = 1
+        for name, value in operations:
+            if name == "append":
+                batch = [
+                    utterance(f"m{next_id + i}", LINES[(next_id + i) % len(LINES)])
+                    for i in range(value)
+                ]
+                writer.engine.ingest(batch)
+                stored += [u.message_id for u in batch]
+                next_id += value
+            elif name == "edit" and stored:
+                target = stored[value % len(stored)]
+                writer.engine.edit(utterance(target, f"edited {target}: {LINES[value % 8]}"))
+            elif name == "delete" and stored:
+                writer.engine.delete(CHANNEL, stored.pop(value % len(stored)))
+            if stored:
+                fresh = AwaiStore.open(writer.settings)
+                try:
+                    assert_same_timeline(reader.timeline(CHANNEL), fresh.timeline(CHANNEL))
+                finally:
+                    fresh.close()
+    finally:
+        reader.close()
