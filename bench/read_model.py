@@ -1,0 +1,126 @@
+"""Read models across processes: catching up against rebuilding, and the memory of many channels.
+
+Run: ``.venv/bin/python -m bench.read_model [--size 10000] [--channels 20] [--appends 5]``.
+Two stores open one data folder, as two bot processes share their databases but not their
+caches. Channels are real chat lines with their real vectors, cycled (``bench.corpus``).
+
+- *catch-up*: the writer appends ``--appends`` messages, then the reader's next reading of the
+  latest message is timed; against it, the same reading after the reader dropped its cache,
+  which is what every other process paid after any write before the read model caught up
+  (a rebuild). The two alternate, ``--rounds`` times.
+- *memory*: the reader holds ``--channels`` channels of ``--size`` messages; its resident memory
+  before and after loading them, against the estimate ``AWAI_READ_MODEL__MAX_MB`` bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from awai_engine.embedding import Embedder
+from awai_engine.settings import Settings
+from bench.corpus import chat_lines, synthetic_channel
+from storage.store import AwaiStore
+
+WRITE_BATCH = 1000
+
+
+def rss_mib() -> float:
+    """Resident memory now, from /proc (the peak from getrusage where /proc is missing)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--channels", type=int, default=20)
+    parser.add_argument("--appends", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=10)
+    args = parser.parse_args()
+    console = Console()
+    embedder = Embedder(Settings(_env_file=None).embedding)  # type: ignore[call-arg]
+    lines = chat_lines(12_000)
+    channels = [f"bench:local:c{n}" for n in range(args.channels)]
+    total = args.size + args.appends * args.rounds
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Settings(data_dir=Path(folder), _env_file=None)  # type: ignore[call-arg]
+        writer = AwaiStore.open(settings)
+        makers = {}
+        for channel in channels:
+            writer.ensure_channel(channel, embedder.model_name, embedder.dimension)
+            makers[channel] = synthetic_channel(channel, total, embedder, lines)
+            for start in track(
+                range(0, args.size, WRITE_BATCH), description=f"writing {channel}", console=console
+            ):
+                writer.save(channel, makers[channel](start, min(args.size, start + WRITE_BATCH)))
+
+        reader = AwaiStore.open(settings)
+        before = rss_mib()
+        started = time.perf_counter()
+        for channel in channels:
+            reader.timeline(channel)
+        load = time.perf_counter() - started
+        after = rss_mib()
+        estimate = reader.read_model.cached_bytes() / 2**20
+
+        channel, written = channels[0], args.size
+        catch_up: list[float] = []
+        rebuild: list[float] = []
+        for _ in range(args.rounds):
+            writer.save(channel, makers[channel](written, written + args.appends))
+            written += args.appends
+            started = time.perf_counter()
+            timeline = reader.timeline(channel)
+            catch_up.append(time.perf_counter() - started)
+            assert len(timeline.messages) == written
+            reader.read_model.forget(channel)
+            started = time.perf_counter()
+            reader.timeline(channel)
+            rebuild.append(time.perf_counter() - started)
+        reader.close()
+        writer.close()
+
+    table = Table(title=f"After {args.appends} messages written by another process, one run")
+    for column in ("next reading pays", "median ms", "p95 ms", "vs rebuild"):
+        table.add_column(column, justify="right")
+    anchor = statistics.median(rebuild)
+    for name, values in (
+        ("catch-up (new rows only)", catch_up),
+        ("rebuild (whole channel)", rebuild),
+    ):
+        ordered = sorted(values)
+        p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+        table.add_row(
+            name,
+            f"{statistics.median(values) * 1000:.1f}",
+            f"{p95 * 1000:.1f}",
+            f"{statistics.median(values) / anchor:.3f}",
+        )
+    console.print(table)
+    table = Table(title=f"A process holding {args.channels} channels of {args.size:,} messages")
+    for column in ("what", "value"):
+        table.add_column(column, justify="right")
+    table.add_row("resident memory before loading (MiB)", f"{before:,.0f}")
+    table.add_row("resident memory after loading (MiB)", f"{after:,.0f}")
+    table.add_row("growth (MiB)", f"{after - before:,.0f}")
+    table.add_row("estimate the bound counts (MiB)", f"{estimate:,.0f}")
+    table.add_row("loading them all (s)", f"{load:.1f}")
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
