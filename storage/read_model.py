@@ -6,7 +6,8 @@ added since (ids above the last one it holds, synced) are read with their vector
 in the process that wrote them and in every other one, so a write never costs another process a
 rebuild of the whole channel. Only a change other than an append rebuilds: it is recognised by a
 fingerprint of the rows the cache already holds (how many are synced, the sum of their ids, how
-many were ever edited and the latest edit time) and the channel's collection (a re-embed), all
+many were ever edited and the latest edit time, which message holds the last id: SQLite reuses
+the id of a deleted last row) and the channel's collection (a re-embed), all
 read in the same snapshot as the new rows. A delete, an edit, a row of an earlier id synced late
 (a slower writer, a repair) or a new row earlier in channel order than the last cached one all
 change it, and the next read rebuilds (correct in every case; merely slower in the rare ones).
@@ -36,7 +37,7 @@ from storage.vectors import ChromaVectors, vector_id
 
 # Per message, beyond its texts and vectors: the Python objects of a TimelineMessage and its ref.
 _MESSAGE_OVERHEAD = 900
-Fingerprint = tuple[int, int, int, float, str]
+Fingerprint = tuple[int, int, int, float, str, str | None]
 
 
 @dataclass
@@ -191,7 +192,7 @@ class ReadModel:
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
-                return _Cached(Timeline(dimension=0, revision=-1), 0, (0, 0, 0, 0.0, ""))
+                return _Cached(Timeline(dimension=0, revision=-1), 0, (0, 0, 0, 0.0, "", None))
             revision = channel_row.revision
             rows, thoughts = _rows(session, channel_row.id, after=None)
             last_id = max((row.id for row in rows), default=0)
@@ -248,7 +249,21 @@ def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> Fin
             UtteranceRow.id <= last_id,
         )
     ).one()
-    return (int(count), int(id_sum), int(edited), float(latest_edit), channel_row.collection)
+    # SQLite hands the id of a deleted last row to the next insert: the message at ``last_id``
+    # tells a reused id from the row the cache holds.
+    holder = session.scalar(
+        select(UtteranceRow.message_id).where(
+            UtteranceRow.channel_id == channel_row.id, UtteranceRow.id == last_id
+        )
+    )
+    return (
+        int(count),
+        int(id_sum),
+        int(edited),
+        float(latest_edit),
+        channel_row.collection,
+        holder,
+    )
 
 
 def _fill(
