@@ -6,8 +6,9 @@ added since (ids above the last one it holds, synced) are read with their vector
 in the process that wrote them and in every other one, so a write never costs another process a
 rebuild of the whole channel. Only a change other than an append rebuilds: it is recognised by a
 fingerprint of the rows the cache already holds (how many are synced, the sum of their ids, how
-many were ever edited and the latest edit time, which message holds the last id: SQLite reuses
-the id of a deleted last row) and the channel's collection (a re-embed), all
+many were ever edited and the latest edit time, how many hold offline fallback thoughts (a
+re-extraction rewrites them in place), which message holds the last id: SQLite reuses the id of
+a deleted last row) and the channel's collection (a re-embed), all
 read in the same snapshot as the new rows. A delete, an edit, a row of an earlier id synced late
 (a slower writer, a repair) or a new row earlier in channel order than the last cached one all
 change it, and the next read rebuilds (correct in every case; merely slower in the rare ones).
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import func, select
+from sqlalchemy import Integer, cast, func, select
 from sqlalchemy.orm import Session
 
 from awai_engine.settings import ReadModelSettings, RecallIndexSettings
@@ -37,7 +38,7 @@ from storage.vectors import ChromaVectors, vector_id
 
 # Per message, beyond its texts and vectors: the Python objects of a TimelineMessage and its ref.
 _MESSAGE_OVERHEAD = 900
-Fingerprint = tuple[int, int, int, float, str, str | None]
+Fingerprint = tuple[int, int, int, float, int, str, str | None]
 
 
 @dataclass
@@ -192,7 +193,7 @@ class ReadModel:
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
-                return _Cached(Timeline(dimension=0, revision=-1), 0, (0, 0, 0, 0.0, "", None))
+                return _Cached(Timeline(dimension=0, revision=-1), 0, (0, 0, 0, 0.0, 0, "", None))
             revision = channel_row.revision
             rows, thoughts = _rows(session, channel_row.id, after=None)
             last_id = max((row.id for row in rows), default=0)
@@ -237,12 +238,14 @@ def _rows(
 
 def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> Fingerprint:
     """What changes when any synced row up to ``last_id`` changes other than by being appended."""
-    count, id_sum, edited, latest_edit = session.execute(
+    count, id_sum, edited, latest_edit, fallbacks = session.execute(
         select(
             func.count(UtteranceRow.id),
             func.coalesce(func.sum(UtteranceRow.id), 0),
             func.count(UtteranceRow.edited_at),
             func.coalesce(func.max(UtteranceRow.edited_at), 0.0),
+            # Thoughts re-extracted in place (an offline fallback replaced) keep text and edits.
+            func.coalesce(func.sum(cast(UtteranceRow.extraction_fallback, Integer)), 0),
         ).where(
             UtteranceRow.channel_id == channel_row.id,
             UtteranceRow.synced.is_(True),
@@ -261,6 +264,7 @@ def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> Fin
         int(id_sum),
         int(edited),
         float(latest_edit),
+        int(fallbacks),
         channel_row.collection,
         holder,
     )

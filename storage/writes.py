@@ -97,8 +97,11 @@ class Writes:
                     ],
                 )
                 raise
-            # Readers see the new rows from here on; read models append them at their next read.
+            # Readers see the new rows from here on; read models append them at their next read
+            # (rows rewritten in place cannot be appended: this process rebuilds at once).
             self._mark_synced(channel, [item.utterance.message_id for item in plan.written])
+            if plan.replaced:
+                self.read_model.forget(channel)
 
     def _drop_unfinished_new(self, channel: str, message_ids: Sequence[str]) -> None:
         """After step 2 failed: the new rows of step 1 go, so a message Chroma refused is not

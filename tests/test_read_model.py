@@ -15,7 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.ports import PreparedUtterance
 from awai_engine.timeline import Timeline
+from awai_engine.values import Extraction, Thought, Utterance
 from bots.runtime import Runtime
 from storage.store import AwaiStore
 from tests.factories import utterance
@@ -44,6 +48,22 @@ def other_process(runtime: Runtime) -> Iterator[Callable[[], AwaiStore]]:
     yield open_store
     for store in opened:
         store.close()
+
+
+def prepared(
+    message: Utterance, extraction: Extraction, embedder: Embedder, fallback: bool = False
+) -> PreparedUtterance:
+    if fallback:
+        extraction = extraction.model_copy(
+            update={
+                "fallback": True,
+                "thoughts": tuple(
+                    t.model_copy(update={"fallback": True}) for t in extraction.thoughts
+                ),
+            }
+        )
+    vectors = embedder.encode([t.text for t in extraction.thoughts])
+    return PreparedUtterance(message, extraction, vectors)
 
 
 def assert_same_timeline(ours: Timeline, theirs: Timeline) -> None:
@@ -81,12 +101,22 @@ def test_the_writing_process_catches_up_on_its_own_rows_too(runtime: Runtime) ->
 
 
 @pytest.mark.parametrize(
-    "change", ["edit", "delete", "delete the last, then append", "earlier in channel order"]
+    "change",
+    [
+        "edit",
+        "delete",
+        "delete the last, then append",
+        "earlier in channel order",
+        "fallback thoughts re-extracted in place",
+    ],
 )
 def test_a_change_other_than_an_append_rebuilds_the_other_processes_timeline(
-    change: str, runtime: Runtime, other_process: Callable[[], AwaiStore]
+    change: str, runtime: Runtime, other_process: Callable[[], AwaiStore], embedder: Embedder
 ) -> None:
     runtime.engine.ingest([utterance(f"m{i}", LINES[i]) for i in range(2, 6)])
+    fallback = utterance("m6", "restore test wednesday? the backup job failed")
+    offline = OfflineBackend().extract_one(fallback.text)
+    runtime.store.save(CHANNEL, [prepared(fallback, offline, embedder, fallback=True)])
     reader = other_process()
     before = reader.timeline(CHANNEL)
     if change == "edit":
@@ -96,8 +126,17 @@ def test_a_change_other_than_an_append_rebuilds_the_other_processes_timeline(
     elif change == "delete the last, then append":  # SQLite gives the new row the freed id
         runtime.engine.delete(CHANNEL, "m5")
         runtime.engine.ingest([utterance("m6", LINES[6])])
-    else:
+    elif change == "earlier in channel order":
         runtime.engine.ingest([utterance("m1", LINES[1])])  # ts 1: before every cached message
+    else:  # the model answers again and splits the message its own way; text and place stay
+        rewritten = Extraction(
+            thoughts=(
+                Thought(index=0, text="is the restore test on wednesday"),
+                Thought(index=1, text="the backup job failed"),
+            ),
+            summary="restore test and a failed backup",
+        )
+        runtime.store.save(CHANNEL, [prepared(fallback, rewritten, embedder)])
     after = reader.timeline(CHANNEL)
     assert after is not before
     assert_same_timeline(after, other_process().timeline(CHANNEL))
