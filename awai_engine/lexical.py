@@ -164,16 +164,23 @@ class LexicalIndex:
         # Best score first; ties go to the more recent message, so the order is total.
         best = positions[np.lexsort((-positions, -scores))[:limit]]
         best_scores = scores[np.searchsorted(positions, best)]
-        shared: list[list[tuple[float, str]]] = [[] for _ in best]
-        for term, idf, found, _ in scored:
-            for k in np.flatnonzero(np.isin(best, found)):
-                shared[k].append((idf, term))
+        # Which query terms each best message holds: a binary search in each term's postings
+        # (sorted), rarest term first so the five kept are the rarest.
+        scored.sort(key=lambda item: (-item[1], item[0]))
+        shares = np.zeros(len(best))
+        holds = []
+        for _, idf, found, _ in scored:
+            at = np.minimum(np.searchsorted(found, best), len(found) - 1)
+            hit = found[at] == best
+            shares += idf * hit
+            holds.append(hit)
+        held = np.stack(holds, axis=1)  # (best messages, terms)
         return [
             WordMatch(
                 position=int(position),
                 score=float(score),
-                share=sum(idf for idf, _ in words) / weight_total,
-                terms=tuple(term for _, term in sorted(words, key=lambda w: (-w[0], w[1]))[:5]),
+                share=float(share / weight_total),
+                terms=tuple(scored[t][0] for t in np.flatnonzero(row)[:5]),
             )
-            for position, score, words in zip(best, best_scores, shared, strict=True)
+            for position, score, share, row in zip(best, best_scores, shares, held, strict=True)
         ]

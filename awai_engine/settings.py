@@ -45,13 +45,16 @@ class FlowSettings(BaseModel):
 
 
 class AssociationSettings(BaseModel):
-    """Recall of earlier thoughts outside the flow: by addressing first, then by meaning.
+    """Recall of earlier thoughts outside the flow: by addressing first, then far, then near.
 
     Meaning: θ(d) = min(θ_max, θ_0 + λ·ln(1 + d/d_0)), non-decreasing in distance d; thoughts
     with s ≥ θ(d) are ranked by margin s − θ(d). With the fitted defaults a thought a few lines
     back needs only to be loosely related, one a hundred lines back must be close (MiniLM scale;
     other models are mapped by ``awai_engine.calibration``). Addressing cues (``*_recent``) take
-    their slots first; all share the budget A.
+    their slots first; all share the budget A. The far past (``far_*``, at least
+    ``far_distance`` back) may take up to ``far_items`` slots when a thought there is among the
+    message's closest few and closer than the near past, or shares more of its rare words
+    (``lexical*``): docs/evaluation.md, "Association at every distance".
     """
 
     theta_0: Similarity = Field(
@@ -115,7 +118,7 @@ class AssociationSettings(BaseModel):
         ),
     )
     far_items: int = Field(
-        0,
+        5,
         ge=0,
         le=50,
         description=(

@@ -67,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     source = chat_lines()
     texts = [source[n % len(source)] for n in range(args.size)]
     cut = args.size // 10  # queries read messages in the first tenth of the channel
-    chosen = random.Random(7).sample(range(1, cut), args.queries)
+    worded = [p for p in range(1, cut) if terms(texts[p])]  # FTS5 refuses an empty query
+    chosen = random.Random(7).sample(worded, args.queries)
 
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE lines USING fts5(text, tokenize='unicode61')")

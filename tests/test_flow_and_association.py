@@ -140,7 +140,9 @@ def test_association_recalls_a_returning_topic_with_its_reasons(runtime: Runtime
 def test_the_same_similarity_is_recalled_near_but_not_far_when_the_threshold_rises(
     make_runtime: Callable[..., Runtime],
 ) -> None:
-    steep = {"theta_0": 0.3, "slope": 0.4, "d_0": 4.0, "theta_max": 0.95}
+    # θ(d) alone: no slot is kept for the far past, where a closer-than-the-near-past thought
+    # may win one (tests/test_lexical_recall.py).
+    steep = {"theta_0": 0.3, "slope": 0.4, "d_0": 4.0, "theta_max": 0.95, "far_items": 0}
     near = make_runtime("near", association=steep)
     returning_topic(near, gap=5)
     far = make_runtime("far", association=steep)
