@@ -16,6 +16,7 @@ import pytest
 from rich.console import Console
 
 from awai_engine.backends.anthropic.answers import ANSWER_MODELS, READING_TOOL, tool_definition
+from awai_engine.backends.anthropic.prompts import language_instruction
 from awai_engine.backends.anthropic.reading_request import References
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.embedding import Embedder
@@ -399,3 +400,20 @@ def test_a_slack_length_message_is_sent_with_its_whole_context_under_the_default
     assert reading.context.associations and reading.context.flow.earlier
     assert all(f'speaker="{a.source.speaker_name}"' in text for a in reading.context.associations)
     assert said[-1].text.replace("'", "&#x27;") in text  # the message itself, unshortened
+
+
+@pytest.mark.parametrize(
+    ("text", "named", "not_named"),
+    [
+        ("我们周五发布吧，测试已经通过了。", "Chinese", "Japanese"),
+        ("来週、検証環境で復元テストをやります。", "Japanese", "Chinese"),
+        ("다음 주에 복원 테스트를 합니다.", "Korean", "Japanese"),
+        ("¿Podemos lanzar el viernes? Las pruebas ya pasaron.", "the message itself", "English."),
+        ("Can we ship on Friday?", "the message itself", "Japanese"),
+    ],
+)
+def test_the_answer_language_follows_the_message_beyond_english_and_japanese(
+    text: str, named: str, not_named: str
+):
+    line = language_instruction(text)
+    assert named in line and not_named not in line

@@ -196,8 +196,7 @@ class AnthropicBackend:
         )
 
     def _extraction_request(self, target: ExtractionTarget) -> str:
-        language = detect_language(target.utterance.text)
-        return render_extraction_request(target.utterance, target.before, language)
+        return render_extraction_request(target.utterance, target.before)
 
     def _extract_one(self, target: ExtractionTarget) -> Extraction:
         asked = self._ask(
@@ -275,8 +274,7 @@ class AnthropicBackend:
             if kept and tokens > self.allowance():
                 break
             kept.append(thought)
-        language = detect_language(" ".join(kept))
-        request = render_schema_summary_request(speaker_name, kept, language)
+        request = render_schema_summary_request(speaker_name, kept)
         asked = self._ask(
             SCHEMA_SUMMARY_TOOL, request, SchemaSummaryAnswer, self.settings.max_tokens
         )
@@ -293,9 +291,7 @@ class AnthropicBackend:
     ) -> tuple[Interpretation | None, TokenUsage | None, tuple[str, ...]]:
         """The written reading, stances included, from the context alone, in its language."""
         language = detect_language(context.text)
-        fitted = fit_to_budget(
-            context, self.allowance(), lambda c: render_reading_request(c, language)
-        )
+        fitted = fit_to_budget(context, self.allowance(), render_reading_request)
         if fitted is None:
             log.warning(
                 "language model: the context of %s does not fit AWAI_LLM__READING_TOKEN_BUDGET",
@@ -310,7 +306,7 @@ class AnthropicBackend:
                 ),
             )
         notes = [fitted.note] if fitted.note else []
-        request = render_reading_request(fitted.context, language)
+        request = render_reading_request(fitted.context)
         try:
             asked = self._ask(READING_TOOL, request, ReadingAnswer, self.settings.max_tokens)
         except LanguageModelError as error:

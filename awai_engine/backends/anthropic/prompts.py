@@ -19,9 +19,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from awai_engine.backends.anthropic.answers import EXTRACT_TOOL, SCHEMA_SUMMARY_TOOL
+from awai_engine.backends.anthropic.language import answer_language
 from awai_engine.values import Utterance
-
-LANGUAGE_NAMES = {"en": "English", "ja": "Japanese (日本語)"}
 
 SYSTEM_PROMPT = """\
 You are AWAI's reader. AWAI reads one chat message in the context of what was said before it in \
@@ -59,6 +58,7 @@ cite only those references, exactly as given.
 - returns-to: brings back a topic the conversation had left.
 - shifts-away: moves the conversation off what was being discussed there.
 - builds-on: extends, refines or applies an idea from there.
+- relates-to: plainly connected, when none of the above says more.
 A thought with no real connection gets no link. Stances of a preconception toward the message: \
 supports (what the speaker says now is in line with it), opposes (goes against it), unrelated.
 
@@ -127,18 +127,17 @@ def when(ts: float) -> str:
     return datetime.fromtimestamp(ts, tz=UTC).strftime("%a %Y-%m-%d %H:%M UTC")
 
 
-def language_instruction(language: str) -> str:
-    """The line that names the answer's language; Japanese also gets it in Japanese."""
-    name = LANGUAGE_NAMES.get(language, LANGUAGE_NAMES["en"])
+def language_instruction(text: str) -> str:
+    """The line that names the answer's language: the language ``text`` is written in, named
+    when its script says which (Japanese also gets the line in Japanese)."""
+    code, name = answer_language(text)
     line = f"Write your answer in {name}."
-    if language == "ja":
+    if code == "ja":
         line += " 回答はすべて日本語で書いてください。"
     return line
 
 
-def render_extraction_request(
-    utterance: Utterance, before: Sequence[Utterance], language: str
-) -> str:
+def render_extraction_request(utterance: Utterance, before: Sequence[Utterance]) -> str:
     """One utterance to extract, after the earlier utterances of its line (context only)."""
     lines = []
     if before:
@@ -154,16 +153,16 @@ def render_extraction_request(
         f"{chat(utterance.text)}</extract>"
     )
     lines.append(f"Call {EXTRACT_TOOL} for the utterance in <extract>.")
-    lines.append(language_instruction(language))
+    lines.append(language_instruction(utterance.text))
     return "\n".join(lines)
 
 
-def render_schema_summary_request(speaker_name: str, thoughts: Sequence[str], language: str) -> str:
+def render_schema_summary_request(speaker_name: str, thoughts: Sequence[str]) -> str:
     return "\n".join(
         [
             f"Thoughts of {chat(speaker_name)}, most central first:",
             *(f"<thought>{chat(thought)}</thought>" for thought in thoughts),
             f"Call {SCHEMA_SUMMARY_TOOL}.",
-            language_instruction(language),
+            language_instruction(" ".join(thoughts)),
         ]
     )

@@ -54,7 +54,7 @@ class References:
         return next(ref for ref, real in self.schemas.items() if real == schema_id)
 
 
-def render_reading_request(context: ReadingContext, language: str) -> str:
+def render_reading_request(context: ReadingContext) -> str:
     """The context as tagged chat data, oldest first, then the call to make."""
     refs = References.of(context)
     message = context.message
@@ -109,7 +109,7 @@ def render_reading_request(context: ReadingContext, language: str) -> str:
             _schema(refs.schema_ref(schema.schema_id), schema) for schema in context.schemas
         )
     lines.append(f"Call {READING_TOOL} for M0.")
-    lines.append(language_instruction(language))
+    lines.append(language_instruction(context.text))
     return "\n".join(lines)
 
 
@@ -134,8 +134,10 @@ def _said(ref: str, speaker: str, ts: float, extra: dict[str, str], text: str) -
 
 
 def _schema(ref: str, schema: RecalledSchema) -> str:
+    """A preconception by its summary, what it is about and a few of its members' words."""
     examples = " / ".join(schema.examples) if schema.examples else schema.summary
+    about = f' about="{chat(", ".join(schema.keyphrases))}"' if schema.keyphrases else ""
     return (
-        f'<said ref="{ref}" size="{schema.size}" summary="{chat(schema.summary)}">'
+        f'<said ref="{ref}" size="{schema.size}" summary="{chat(schema.summary)}"{about}>'
         f"{chat(examples)}</said>"
     )
