@@ -44,7 +44,7 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from awai_engine.settings import Settings, SettingsError
+from awai_engine.settings import AnySettings, SettingsError
 from awai_engine.text import split_sentences
 
 log = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ def scale_for(encoder: Encoder) -> SimilarityScale:
     return scale
 
 
-def calibrated(settings: Settings, encoder: Encoder) -> Settings:
+def calibrated(settings: AnySettings, encoder: Encoder) -> AnySettings:
     """``settings`` with every similarity the user left unset on the encoder's scale."""
     if not settings.embedding.calibrate:
         return settings

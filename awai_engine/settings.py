@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -570,158 +570,12 @@ class LanguageModelSettings(BaseModel):
     )
 
 
-class DiscordSettings(BaseModel):
-    """The Discord bot (``awai discord``); see ``manifest/discord.md`` for where each value comes from."""
-
-    token: SecretStr | None = Field(
-        None, description="The bot token (Developer Portal → Bot → Reset Token)."
-    )
-    ephemeral_readings: bool = Field(
-        True,
-        description=(
-            "Readings, digests and refusals are shown only to the person who asked. Off: readings"
-            " and digests are posted in the channel for everyone who can see it."
-        ),
-    )
-    purge_on_guild_leave: bool = Field(
-        True, description="Delete a server's stored messages when the bot leaves or is removed."
-    )
-    owner_ids: tuple[int, ...] = Field(
-        (),
-        description=(
-            "Discord user ids (JSON list) who may run /awai backfill in any channel, besides"
-            " members allowed to manage messages there."
-        ),
-    )
-    backfill_page_size: int = Field(
-        100,
-        ge=1,
-        le=100,
-        description=(
-            "Messages per history request, each page stored before its cursor is saved (Discord"
-            " allows at most 100)."
-        ),
-    )
-    digest_schedule: dict[int, str] = Field(
-        {},
-        description=(
-            "Channel id → crontab in UTC (five fields), as JSON: the digest of that channel is"
-            ' posted there on that schedule, e.g. {"123456789012345678": "0 9 * * mon"}.'
-        ),
-    )
-
-    @model_validator(mode="after")
-    def _crontabs_have_five_fields(self) -> DiscordSettings:
-        for channel_id, crontab in self.digest_schedule.items():
-            if len(crontab.split()) != 5:
-                raise ValueError(
-                    f"discord.digest_schedule[{channel_id}] = {crontab!r} is not a crontab of five"
-                    " fields (minute hour day month weekday)"
-                )
-        return self
-
-
-class SlackSettings(BaseModel):
-    """The Slack app (``awai slack``); ``docs/slack.md`` says where each value comes from.
-
-    Single-workspace (the default) runs on one bot token. ``workspaces = "multi"`` installs the app
-    through Slack's OAuth flow instead, keeping each workspace's installation in AWAI's database.
-    Which values ``awai slack`` needs depends on the mode; it checks them at start.
-    """
-
-    mode: Literal["socket", "http"] = Field(
-        "socket",
-        description=(
-            "socket: Socket Mode over a websocket (needs app_token, no public URL). http: Slack"
-            " posts events to this process (needs signing_secret and a public URL)."
-        ),
-    )
-    bot_token: SecretStr | None = Field(
-        None, description="xoxb- token (OAuth & Permissions); single-workspace only."
-    )
-    app_token: SecretStr | None = Field(
-        None, description="xapp- token with connections:write (Basic Information); Socket Mode."
-    )
-    signing_secret: SecretStr | None = Field(
-        None, description="Signing secret (Basic Information); every HTTP request is verified."
-    )
-    host: str = Field(
-        "127.0.0.1",
-        description=(
-            "HTTP mode: the address to listen on; loopback behind the TLS proxy of"
-            " deploy/README.md (0.0.0.0 only where the proxy runs on another machine)."
-        ),
-    )
-    port: int = Field(3000, ge=1, le=65535, description="HTTP mode: the port to listen on.")
-    reply_placement: Literal["thread", "ephemeral"] = Field(
-        "ephemeral",
-        description=(
-            "ephemeral (the default): a reading reaches only the person who asked, with a Share"
-            " button that posts it in the thread, once per message. thread: every reading is"
-            " shared in the message's thread at once (still once per message)."
-        ),
-    )
-    workspaces: Literal["single", "multi"] = Field(
-        "single",
-        description="multi: install through OAuth into many workspaces (HTTP mode only).",
-    )
-    client_id: str | None = Field(None, description="OAuth client id (multi-workspace).")
-    client_secret: SecretStr | None = Field(
-        None, description="OAuth client secret (multi-workspace)."
-    )
-    api_base_url: str = Field(
-        "https://slack.com/api/", description="Slack Web API root (a proxy or a test server)."
-    )
-    digest_schedule: dict[str, str] = Field(
-        {},
-        description=(
-            "Channel id → crontab in UTC (five fields), as JSON: that channel's digest is posted"
-            ' there on that schedule, e.g. {"C0123456789": "0 9 * * mon"}.'
-        ),
-    )
-    backfill_on_join: bool = Field(
-        True, description="Read a channel's history when the bot is added to it."
-    )
-    backfill_page_size: int = Field(
-        200, ge=1, le=999, description="Messages per conversations.history page."
-    )
-    rate_limit_retries: int = Field(
-        5, ge=0, le=50, description="Retries of a rate-limited (429) call, honouring Retry-After."
-    )
-    reading_workers: int = Field(
-        4, ge=1, le=64, description="Readings, digests and backfills worked on at once."
-    )
-    duplicate_window_seconds: float = Field(
-        60.0,
-        ge=0,
-        le=3600,
-        description="The same person asking for the same message again within this gets one reading.",
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> SlackSettings:
-        if self.workspaces == "multi":
-            if self.mode != "http":
-                raise ValueError(
-                    "slack.workspaces=multi installs through OAuth pages served over HTTP;"
-                    " set AWAI_SLACK__MODE=http"
-                )
-            if not self.client_id or self.client_secret is None:
-                raise ValueError(
-                    "slack.workspaces=multi needs AWAI_SLACK__CLIENT_ID and"
-                    " AWAI_SLACK__CLIENT_SECRET"
-                )
-        for channel_id, crontab in self.digest_schedule.items():
-            if len(crontab.split()) != 5:
-                raise ValueError(
-                    f"slack.digest_schedule[{channel_id}] = {crontab!r} is not a crontab of five"
-                    " fields (minute hour day month weekday)"
-                )
-        return self
-
-
 class Settings(BaseSettings):
-    """The one settings object. Build it with :func:`load_settings` to get readable errors."""
+    """The engine's settings. Build it with :func:`load_settings` to get readable errors.
+
+    It names no platform: each adapter's own section is added by the composition root
+    (``bots.settings``), which subclasses this into the one object read from the same ``.env``.
+    """
 
     model_config = SettingsConfigDict(
         env_prefix="AWAI_",
@@ -759,8 +613,6 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     limits: LimitsSettings = LimitsSettings()
     llm: LanguageModelSettings = LanguageModelSettings()
-    discord: DiscordSettings = DiscordSettings()
-    slack: SlackSettings = SlackSettings()
 
     @model_validator(mode="after")
     def _language_model_defaults(self) -> Settings:
@@ -794,14 +646,23 @@ class Settings(BaseSettings):
         return url
 
 
+AnySettings = TypeVar("AnySettings", bound=Settings)
+
+
 class SettingsError(AwaiError):
     """Raised at start-up when a setting is invalid; the message names each bad variable."""
 
 
 def load_settings(**overrides: object) -> Settings:
     """Read settings from the environment and ``.env``, turning validation errors into one message."""
+    return validated(Settings, **overrides)
+
+
+def validated(model: type[AnySettings], **overrides: object) -> AnySettings:
+    """Build ``model`` (``Settings`` or a subclass adding sections) from the environment and
+    ``.env``; every invalid value is listed by its variable name in one :class:`SettingsError`."""
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return model(**overrides)  # type: ignore[arg-type]
     except ValidationError as error:
         lines = []
         for problem in error.errors():

@@ -16,12 +16,13 @@ from awai_engine.posts import PostRecord
 from awai_engine.reconcile import reconcile
 from awai_engine.schemas.service import ForgetReport, SchemaService
 from awai_engine.settings import Settings
+from bots.settings import BotSettings, composed
 from storage.store import AwaiStore
 
 
 @dataclass
 class Runtime:
-    settings: Settings
+    settings: BotSettings
     store: AwaiStore
     engine: Engine
     schemas: SchemaService = field(init=False)
@@ -62,7 +63,7 @@ def open_runtime(settings: Settings, repair: bool = True, read_only: bool = Fals
     repair = repair and not read_only
     store = AwaiStore.open(settings, read_only)
     embedder = Embedder(settings.embedding)
-    settings = calibrated(settings, embedder)  # thresholds on the model's similarity scale
+    settings = calibrated(composed(settings), embedder)  # thresholds on the model's similarity scale
     if repair:
         reconcile(store, embedder)
     engine = Engine(settings, store, embedder, language_backend(settings))

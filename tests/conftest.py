@@ -15,6 +15,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.settings import EmbeddingSettings, Settings
 from bots.runtime import Runtime
+from bots.settings import BotSettings
 from storage.store import AwaiStore
 
 
@@ -54,7 +55,7 @@ def make_runtime(
     opened: list[Runtime] = []
 
     def make(name: str = "data", **overrides: object) -> Runtime:
-        settings = Settings(  # type: ignore[call-arg]
+        settings = BotSettings(  # type: ignore[call-arg]
             data_dir=tmp_path / name, _env_file=None, **storage_overrides(name), **overrides
         )
         store = AwaiStore.open(settings)

@@ -15,7 +15,7 @@ from typing import Any
 from slack_bolt import App, BoltContext, BoltResponse
 from slack_sdk import WebClient
 
-from awai_engine.settings import SettingsError, SlackSettings
+from awai_engine.settings import SettingsError
 from bots.runtime import Runtime
 from bots.slack.backfill import Backfills
 from bots.slack.catchup import CatchUp
@@ -26,6 +26,7 @@ from bots.slack.installation import installs as make_installs
 from bots.slack.listeners import register
 from bots.slack.reading import Readings
 from bots.slack.services import SlackServices
+from bots.slack.settings import SlackSettings
 from bots.slack.teams import TeamKey, TeamRegistry
 from bots.slack.workers import Workers
 

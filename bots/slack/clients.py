@@ -12,8 +12,8 @@ from slack_bolt import BoltContext
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from awai_engine.settings import SlackSettings
 from bots.slack.installation import Installs
+from bots.slack.settings import SlackSettings
 from bots.slack.teams import TeamKey
 
 

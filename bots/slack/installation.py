@@ -22,7 +22,7 @@ from slack_sdk import WebClient
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 
-from awai_engine.settings import Settings
+from bots.settings import BotSettings
 from bots.slack.teams import TeamRegistry
 
 # The bot scopes of manifest/slack.yaml: what installing AWAI asks a workspace for.
@@ -50,7 +50,7 @@ class Installs:
     teams: TeamRegistry
 
 
-def installs(settings: Settings, client: WebClient) -> Installs:
+def installs(settings: BotSettings, client: WebClient) -> Installs:
     """Bolt OAuth settings and authorize whose stores live in AWAI's database.
 
     ``client`` (no token) is what token rotation calls ``oauth.v2.access`` with.

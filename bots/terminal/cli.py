@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from awai_engine.errors import AwaiError
-from awai_engine.settings import load_settings
+from bots.settings import load_settings
 from bots.terminal.commands import COMMANDS
 from bots.terminal.say import fail, warn
 

@@ -15,11 +15,11 @@ import pytest
 import torch
 from slack_bolt import BoltRequest, BoltResponse
 
-from awai_engine.settings import SlackSettings
 from bots.runtime import Runtime
 from bots.slack.app import SlackBot, build_bot
 from bots.slack.blocks import SHARE_ACTION
 from bots.slack.ingest import channel_key, to_utterance
+from bots.slack.settings import SlackSettings
 from tests.slack.mock_slack_api import BOT_USER_ID, TEAM_ID, ApiCall, MockSlackApi
 from tests.slack.signed import SIGNING_SECRET, SlackRequests
 

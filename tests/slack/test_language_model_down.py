@@ -7,9 +7,11 @@ from pathlib import Path
 
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
-from awai_engine.settings import LanguageModelSettings, Settings, SlackSettings
+from awai_engine.settings import LanguageModelSettings
 from bots.runtime import Runtime, language_backend
+from bots.settings import BotSettings
 from bots.slack.app import build_bot
+from bots.slack.settings import SlackSettings
 from storage.store import AwaiStore
 from tests.slack.conftest import ANN, BEN, GENERAL, SlackHarness
 from tests.slack.mock_slack_api import MockSlackApi
@@ -25,7 +27,7 @@ def _closed_port() -> int:
 def test_a_reading_while_the_language_model_is_unreachable_is_offline_and_says_so(
     tmp_path: Path, embedder: Embedder, slack_api: MockSlackApi
 ):
-    settings = Settings(
+    settings = BotSettings(
         data_dir=tmp_path / "data",
         _env_file=None,  # type: ignore[call-arg]
         llm=LanguageModelSettings(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from awai_engine.settings import Settings
 from bots.runtime import open_runtime
+from bots.settings import BotSettings
 from bots.terminal.say import fail
 
 
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace, settings: Settings) -> int:
+def run(args: argparse.Namespace, settings: BotSettings) -> int:
     # Imported here: every `awai` command registers this module, and discord.py with aiohttp
     # costs most of a second to import, which only this command should pay.
     import discord

@@ -14,8 +14,8 @@ import signal
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from awai_engine.settings import Settings
 from bots.runtime import open_runtime
+from bots.settings import BotSettings
 from bots.terminal.say import fail, stderr
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace, settings: Settings) -> int:
+def run(args: argparse.Namespace, settings: BotSettings) -> int:
     # Imported here: every `awai` command registers this module, and Bolt, the Slack SDK and
     # APScheduler cost a second to import, which only this command should pay.
     from slack_bolt.error import BoltError
@@ -79,7 +79,7 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(0)
 
 
-def _check(settings: Settings) -> int:
+def _check(settings: BotSettings) -> int:
     from bots.slack.clients import web_client
 
     slack = settings.slack
@@ -99,7 +99,7 @@ def _check(settings: Settings) -> int:
     return 0
 
 
-def _serve(bot: SlackBot, settings: Settings) -> None:
+def _serve(bot: SlackBot, settings: BotSettings) -> None:
     from bots.slack.http_server import EVENTS_PATH, SlackHttpServer
     from bots.slack.socket_mode import socket_mode_handler
 
