@@ -117,6 +117,7 @@ class Engine:
         embedder: Embedder,
         backend: LanguageBackend,
         schemas: SchemaRecall | None = None,
+        views: TimelineViews | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -124,7 +125,7 @@ class Engine:
         self.embedder = embedder
         self.backend = backend
         self.schemas = schemas
-        self.views = TimelineViews()
+        self.views = views or TimelineViews()  # shared with ``schemas`` when it recalls by view
 
     # -- writing -------------------------------------------------------------------------------
 

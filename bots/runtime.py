@@ -1,46 +1,108 @@
 """The composition root: settings → storage, embeddings, language backend → one engine.
 
-Every adapter (terminal, Slack, Discord) starts here, so they all share one way of being built.
+Every adapter (terminal, Slack, Discord) starts here, so they all share one way of being built,
+and reaches the engine and what is stored only through :class:`Runtime` (its bookkeeping
+operations are :class:`~bots.records.Records`'): no adapter holds the store or a database session.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.calibration import calibrated
 from awai_engine.embedding import Embedder
-from awai_engine.engine import Engine
+from awai_engine.engine import Engine, UnknownMessageError
 from awai_engine.ports import LanguageBackend
 from awai_engine.posts import PostRecord
-from awai_engine.reconcile import reconcile
+from awai_engine.reconcile import ReconcileReport, reconcile
 from awai_engine.schemas.service import ForgetReport, SchemaService
 from awai_engine.settings import Settings
+from awai_engine.values import Reading, Utterance
+from awai_engine.visibility import Scopes, TimelineViews
+from bots.records import Records
 from bots.settings import BotSettings, composed
 from storage.store import AwaiStore
 
 
-@dataclass
-class Runtime:
-    settings: BotSettings
-    store: AwaiStore
-    engine: Engine
-    schemas: SchemaService = field(init=False)
-    posts: PostRecord = field(init=False)
-    """Every poster records here which stored messages its post quotes (awai_engine.posts)."""
-    resumed: list[ForgetReport] = field(default_factory=list)
-    """Forgets a crash had interrupted, finished when this runtime was opened."""
+@dataclass(frozen=True)
+class StoredReading:
+    """A reading, and whether its message had to be fetched and stored first."""
 
-    def __post_init__(self) -> None:
-        # Every runtime, however assembled, recalls and re-clusters schemas through one service.
-        self.schemas = SchemaService(
-            self.settings, self.store, self.store.schemas, self.engine.backend, self.engine.views
+    reading: Reading
+    stored_now: bool
+
+
+class Runtime(Records):
+    """One running AWAI: settings, the engine, the schema service, and the records' door.
+
+    Close it (or use it as a context manager) to release the database.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: AwaiStore,
+        embedder: Embedder,
+        backend: LanguageBackend,
+    ) -> None:
+        super().__init__(store)
+        self.settings: BotSettings = composed(settings)
+        # The schema service before the engine: the engine recalls preconceptions through it,
+        # so it is whole from its first reading; both see the timeline through the same views.
+        views = TimelineViews()
+        self.schemas = SchemaService(self.settings, store, store.schemas, backend, views)
+        self.engine = Engine(
+            self.settings, store, embedder, backend, schemas=self.schemas, views=views
         )
-        self.engine.schemas = self.schemas
-        self.posts = PostRecord(self.store.posts)
+        self.posts = PostRecord(store.posts)
+        """Every poster records here which stored messages its post quotes (awai_engine.posts)."""
+        self.resumed: list[ForgetReport] = []
+        """Forgets a crash had interrupted, finished when this runtime was opened."""
 
-    def close(self) -> None:
-        self.store.close()
+    def __enter__(self) -> Runtime:
+        return self
+
+    def read_storing_first(
+        self,
+        channel: str,
+        message_id: str,
+        scopes: Scopes,
+        fetch: Callable[[], Utterance | None],
+    ) -> StoredReading:
+        """The reading of a message for an asker who may read ``scopes``; one not stored yet is
+        fetched with ``fetch`` (from the platform), stored, then read.
+
+        Raises :class:`~awai_engine.engine.UnknownMessageError` when ``fetch`` finds nothing
+        (``None``) or what it found is still not readable once stored.
+        """
+        try:
+            return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=False)
+        except UnknownMessageError:
+            pass
+        utterance = fetch()
+        if utterance is None:
+            raise UnknownMessageError(f"No message {message_id!r} in {channel!r} to read.")
+        self.engine.ingest([utterance])
+        return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=True)
+
+    def repair(self, channels: Sequence[str] | None = None) -> ReconcileReport:
+        """Compare every id of SQL and the vectors and repair what disagrees (``awai doctor``)."""
+        return reconcile(self._store, self.engine.embedder, channels, thorough=True)
+
+    def reembed(self, channel: str, progress: Callable[[int, int], None] | None = None) -> int:
+        """Re-embed the channel with the configured model; returns the thoughts embedded."""
+        embedder = self.engine.embedder
+        return self._store.reembed(
+            channel, embedder.model_name, embedder.dimension, embedder.encode, progress=progress
+        )
+
+    @property
+    def store(self) -> AwaiStore:
+        """The store itself, for tests and benchmarks that inspect it; adapters use the methods
+        (tests/test_layering.py checks that no module of ``bots/`` reaches for it)."""
+        return self._store
 
 
 def language_backend(settings: Settings) -> LanguageBackend:
@@ -62,12 +124,17 @@ def open_runtime(settings: Settings, repair: bool = True, read_only: bool = Fals
     """
     repair = repair and not read_only
     store = AwaiStore.open(settings, read_only)
-    embedder = Embedder(settings.embedding)
-    settings = calibrated(composed(settings), embedder)  # thresholds on the model's similarity scale
-    if repair:
-        reconcile(store, embedder)
-    engine = Engine(settings, store, embedder, language_backend(settings))
-    runtime = Runtime(settings=settings, store=store, engine=engine)
-    if repair:  # a forget or delete a crash interrupted is finished before anything else runs
-        runtime.resumed = runtime.schemas.resume_erasures()
-    return runtime
+    try:
+        embedder = Embedder(settings.embedding)
+        calibrated_settings = calibrated(composed(settings), embedder)  # the model's scale
+        if repair:
+            reconcile(store, embedder)
+        runtime = Runtime(
+            calibrated_settings, store, embedder, language_backend(calibrated_settings)
+        )
+        if repair:  # a forget or delete a crash interrupted is finished before anything else runs
+            runtime.resumed = runtime.schemas.resume_erasures()
+        return runtime
+    except BaseException:
+        store.close()
+        raise

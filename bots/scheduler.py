@@ -1,8 +1,9 @@
 """The background service: re-cluster channels with new thoughts, have the language model rewrite
 thoughts it could not write while it was down, and post digests on schedules.
 
-APScheduler 3 with its jobs in the AWAI database as data (:class:`storage.job_store.DataJobStore`:
-JSON rows, no pickles, and a row can only name one of the job kinds below), so schedules survive
+APScheduler 3 with its jobs in the AWAI database as data (``runtime.job_store``, a
+:class:`storage.job_store.DataJobStore`: JSON rows, no pickles, and a row can only name one of
+the job kinds below), so schedules survive
 restarts and writing the database does not let anyone run code in the bot processes. A stored job
 cannot carry the runtime or an adapter's callback: the jobs below are module-level functions that
 name a running :class:`SchedulerService` (and a digest poster) by string, and look it up in this
@@ -11,11 +12,11 @@ never two re-clusterings at once, and runs missed while stopped collapse into on
 
 Several bot processes share the job store, and each one's scheduler may fire the same run at the
 same moment (APScheduler 3 does not coordinate schedulers). So a firing first claims itself in the
-database (:class:`storage.state.Claims`, a row with a unique key) for half the job's period: one
-process re-clusters or posts the digest, the others skip that run.
+database (``runtime.claim``, a row with a unique key) for half the job's period: one process
+re-clusters or posts the digest, the others skip that run.
 
-The service calls the engine's entry points (``runtime.schemas``); it does not reach into storage
-except to share its database connection pool with the job store.
+The service calls the engine's entry points (``runtime.schemas``) and the runtime's door; it does
+not reach into storage.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from awai_engine.schemas.digest import Digest
 from awai_engine.schemas.service import ReclusterReport
 from awai_engine.visibility import Scopes
 from bots.runtime import Runtime
-from storage.job_store import DataJobStore
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class SchedulerService:
         self.name = name
         settings = runtime.settings.scheduler
         self.scheduler = scheduler or BackgroundScheduler(timezone=UTC)
-        self.scheduler.add_jobstore(DataJobStore(runtime.store.db, JOB_KINDS), alias=JOB_STORE)
+        self.scheduler.add_jobstore(runtime.job_store(JOB_KINDS), alias=JOB_STORE)
         self._job_options = {
             "jobstore": JOB_STORE,
             "replace_existing": True,
@@ -209,7 +209,7 @@ class SchedulerService:
         else:
             job = self.scheduler.get_job(job_id, jobstore=JOB_STORE)
             period = _period_seconds(job.trigger) if job is not None else 0.0
-        if self.runtime.store.claims.claim(f"scheduled:{job_id}", period / 2):
+        if self.runtime.claim(f"scheduled:{job_id}", period / 2):
             return True
         log.info("%s: this run was done by another process", job_id)
         return False

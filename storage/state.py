@@ -8,6 +8,7 @@ winner from the database's constraint, not from an in-process cache.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from sqlalchemy import Boolean, Float, Integer, String, Text, delete, select
 from sqlalchemy.exc import IntegrityError
@@ -33,15 +34,25 @@ class ClaimRow(Base):
     claimed_at: Mapped[float] = mapped_column(Float)
 
 
+@dataclass(frozen=True)
+class BackfillCursor:
+    """Where one backfill got to: the platform's cursor, messages fetched, whether it finished."""
+
+    cursor: str | None
+    fetched: int
+    done: bool
+
+
 class BackfillCursors:
     """Where a channel's history backfill got to, so it resumes after a restart."""
 
     def __init__(self, database: Database) -> None:
         self.db = database
 
-    def get(self, channel_key: str) -> BackfillCursorRow | None:
-        with self.db.session() as session:
-            return session.get(BackfillCursorRow, channel_key)
+    def get(self, channel_key: str) -> BackfillCursor | None:
+        with self.db.read() as session:
+            row = session.get(BackfillCursorRow, channel_key)
+            return None if row is None else BackfillCursor(row.cursor, row.fetched, row.done)
 
     def save(self, channel_key: str, cursor: str | None, fetched: int, done: bool = False) -> None:
         with self.db.session() as session:

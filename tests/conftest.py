@@ -12,7 +12,6 @@ import pytest
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
-from awai_engine.engine import Engine
 from awai_engine.settings import EmbeddingSettings, Settings
 from bots.runtime import Runtime
 from bots.settings import BotSettings
@@ -59,8 +58,7 @@ def make_runtime(
             data_dir=tmp_path / name, _env_file=None, **storage_overrides(name), **overrides
         )
         store = AwaiStore.open(settings)
-        engine = Engine(settings, store, embedder, OfflineBackend(settings.limits))
-        runtime = Runtime(settings=settings, store=store, engine=engine)
+        runtime = Runtime(settings, store, embedder, OfflineBackend(settings.limits))
         opened.append(runtime)
         return runtime
 

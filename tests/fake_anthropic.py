@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from awai_engine.embedding import Embedder
-from awai_engine.engine import Engine
 from awai_engine.settings import Settings
 from bots.runtime import Runtime, language_backend
 from storage.store import AwaiStore
@@ -522,8 +521,7 @@ class AnthropicRuntimes:
     ) -> Runtime:
         settings = self.settings(name, limits, **llm)
         store = AwaiStore.open(settings)
-        engine = Engine(settings, store, self.embedder, language_backend(settings))
-        runtime = Runtime(settings=settings, store=store, engine=engine)
+        runtime = Runtime(settings, store, self.embedder, language_backend(settings))
         self._opened.append(runtime)
         return runtime
 

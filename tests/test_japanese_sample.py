@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.calibration import KNOWN_SCALES, calibrated
 from awai_engine.embedding import Embedder
-from awai_engine.engine import Engine
 from awai_engine.samples import SAMPLES
 from awai_engine.settings import EmbeddingSettings, Settings
 from awai_engine.values import ReadingContext, Utterance
@@ -46,8 +45,7 @@ def runtime_on(path: Path, embedder: Embedder) -> Runtime:
     settings = Settings(data_dir=path, _env_file=None, embedding=embedder.settings)  # type: ignore[call-arg]
     settings = calibrated(settings, embedder)
     store = AwaiStore.open(settings)
-    engine = Engine(settings, store, embedder, OfflineBackend(settings.limits))
-    return Runtime(settings=settings, store=store, engine=engine)
+    return Runtime(settings, store, embedder, OfflineBackend(settings.limits))
 
 
 @pytest.fixture(scope="module")

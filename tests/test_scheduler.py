@@ -15,7 +15,6 @@ from sqlalchemy import inspect, select
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
-from awai_engine.engine import Engine
 from awai_engine.schemas.digest import Digest
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -95,11 +94,7 @@ def test_a_failing_channel_is_logged_and_the_others_are_reclustered(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     runtime = make_runtime()
-    broken = Runtime(
-        settings=runtime.settings,
-        store=runtime.store,
-        engine=Engine(runtime.settings, runtime.store, embedder, FailingSummaries("Boom")),
-    )
+    broken = Runtime(runtime.settings, runtime.store, embedder, FailingSummaries("Boom"))
     battery_talk(broken, "terminal:local:a-broken", speaker="boom")
     battery_talk(broken, "terminal:local:b-fine")
     service = SchedulerService(broken, BackgroundScheduler(timezone=UTC), name="failing")

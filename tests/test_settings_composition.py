@@ -2,21 +2,17 @@
 
 The engine's settings name no platform; the composition root (``bots.settings``) adds the Slack
 and Discord sections, and a user still writes one ``.env`` and gets one message for every bad
-value, whichever section it is in. The layering itself is checked on the source: nothing under
-``awai_engine/`` imports ``bots`` or ``storage``, and nothing under ``storage/`` imports ``bots``.
+value, whichever section it is in (that the engine imports no adapter: tests/test_layering.py).
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
 from awai_engine.settings import Settings, SettingsError
 from bots.settings import BotSettings, load_settings
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_one_env_file_configures_the_engine_and_both_adapters(tmp_path: Path) -> None:
@@ -57,26 +53,3 @@ def test_bad_values_of_every_section_are_named_in_one_message(tmp_path: Path) ->
 
 def test_the_engine_settings_name_no_platform() -> None:
     assert not {"slack", "discord"} & set(Settings.model_fields)
-
-
-def _imported_packages(folder: str) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for path in (ROOT / folder).rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            else:
-                continue
-            for name in names:
-                found.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
-    return found
-
-
-def test_the_engine_imports_neither_storage_nor_bots_and_storage_no_bots() -> None:
-    engine = _imported_packages("awai_engine")
-    assert "bots" not in engine and "storage" not in engine, engine.get(
-        "bots", engine.get("storage")
-    )
-    assert "bots" not in _imported_packages("storage")

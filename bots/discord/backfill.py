@@ -54,7 +54,7 @@ async def backfill(
     """Ingest the history of ``channel`` from its saved cursor to now, reporting after each page."""
     key = cursor_key(channel)
     line = line_of(channel)
-    saved = await asyncio.to_thread(runtime.store.cursors.get, key)
+    saved = await asyncio.to_thread(runtime.cursor, key)
     cursor = saved.cursor if saved else None
     progress = BackfillProgress(
         fetched=saved.fetched if saved else 0,
@@ -75,7 +75,7 @@ async def backfill(
         await report(progress)
         if len(page) < page_size:
             break
-    await asyncio.to_thread(runtime.store.cursors.save, key, cursor, progress.fetched, True)
+    await asyncio.to_thread(runtime.save_cursor, key, cursor, progress.fetched, True)
     progress = replace(progress, done=True)
     await report(progress)
     return progress
@@ -97,7 +97,7 @@ async def _store_page(
     report: IngestReport = await asyncio.to_thread(runtime.engine.ingest, utterances)
     cursor = str(page[-1].id)
     fetched = progress.fetched + len(page)
-    await asyncio.to_thread(runtime.store.cursors.save, key, cursor, fetched, False)
+    await asyncio.to_thread(runtime.save_cursor, key, cursor, fetched, False)
     if report.problems:
         log.info("backfill %s: %d message(s) not stored", key, len(report.problems))
     progress = replace(

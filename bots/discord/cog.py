@@ -179,7 +179,7 @@ class AwaiCog(commands.Cog):
             prefix = guild_prefix(guild_id)
             keys = [
                 key
-                for key in await asyncio.to_thread(self.runtime.store.channels)
+                for key in await asyncio.to_thread(self.runtime.channels)
                 if key.startswith(prefix)
             ]
 
@@ -281,9 +281,7 @@ class AwaiCog(commands.Cog):
 
     async def _first_request(self, user_id: int, line: Line, message_id: int) -> bool:
         key = f"discord:read:{user_id}:{line.key}:{message_id}"
-        return await asyncio.to_thread(
-            self.runtime.store.claims.claim, key, DUPLICATE_WINDOW_SECONDS
-        )
+        return await asyncio.to_thread(self.runtime.claim, key, DUPLICATE_WINDOW_SECONDS)
 
     # -- the other commands --------------------------------------------------------------------
 
@@ -398,18 +396,13 @@ class AwaiCog(commands.Cog):
 
     def _example_refs(self, key: str, digest: Digest) -> dict[str, MessageRef]:
         """Where each example of the digest was posted, for its jump link (blocking)."""
-        timeline = self.runtime.store.timeline(key)
         examples = {
             example.message_id
             for speaker in digest.speakers
             for schema in speaker.schemas
             for example in schema.examples
         }
-        return {
-            message_id: timeline.messages[timeline.position_of[message_id]].ref
-            for message_id in examples
-            if message_id in timeline.position_of
-        }
+        return self.runtime.message_refs(key, examples)
 
     # -- scheduled digests ---------------------------------------------------------------------
 
@@ -447,7 +440,7 @@ class AwaiCog(commands.Cog):
         if parsed is None:
             return
         claim = f"discord:scheduled-digest:{key}"
-        if not self.runtime.store.claims.claim(claim, SCHEDULED_DIGEST_WINDOW_SECONDS):
+        if not self.runtime.claim(claim, SCHEDULED_DIGEST_WINDOW_SECONDS):
             log.info("digest of %s already posted by another process", key)
             return
         refs = self._example_refs(key, digest)

@@ -78,11 +78,10 @@ class Backfills:
                 self._running.discard(request.channel)
 
     def _run(self, request: BackfillRequest, client: WebClient) -> str | None:
-        cursors = self.runtime.store.cursors
-        state = cursors.get(request.channel)
+        state = self.runtime.cursor(request.channel)
         if state is None or state.done:
             cursor, stored = None, 0
-            cursors.save(request.channel, None, 0, done=False)
+            self.runtime.save_cursor(request.channel, None, 0, done=False)
         else:
             cursor, stored = state.cursor, state.fetched
         try:
@@ -95,7 +94,7 @@ class Backfills:
                 page = history_page(client, request.channel_id, cursor, self.page_size)
                 stored += self._store_page(request, client, page)
                 cursor = page.next_cursor
-                cursors.save(request.channel, cursor, stored, done=cursor is None)
+                self.runtime.save_cursor(request.channel, cursor, stored, done=cursor is None)
                 if cursor is None:
                     break
                 log.info("Backfill of %s: %d message(s) so far", request.channel, stored)

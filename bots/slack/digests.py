@@ -28,12 +28,17 @@ class DigestPoster:
     def post(self, client: WebClient, team_id: str, digest: Digest) -> None:
         """Post ``digest`` in its own channel: the summary message, then the picture."""
         channel_id = channel_id_of(digest.channel)
-        timeline = self.runtime.store.timeline(digest.channel)
+        examples = {
+            example.message_id
+            for speaker in digest.speakers
+            for schema in speaker.schemas
+            for example in schema.examples
+        }
+        refs = self.runtime.message_refs(digest.channel, examples)
 
         def permalink_of(message_id: str, thread_root: str | None) -> str:
-            position = timeline.position_of.get(message_id)
-            if thread_root is None and position is not None:
-                thread_root = timeline.messages[position].ref.thread_root
+            if thread_root is None and message_id in refs:
+                thread_root = refs[message_id].thread_root
             return self.directory.permalink(client, team_id, channel_id, message_id, thread_root)
 
         message = digest_message(digest, permalink_of)

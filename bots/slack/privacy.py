@@ -26,11 +26,7 @@ log = logging.getLogger(__name__)
 def purge_workspace(runtime: Runtime, team_id: str) -> list[str]:
     """Drop every stored channel of one workspace; returns the channel keys removed."""
     prefix = workspace_prefix(team_id)
-    removed = [key for key in runtime.store.channels() if key.startswith(prefix)]
-    for key in removed:
-        runtime.store.drop_channel(key)
-        runtime.store.cursors.forget(key)
-    runtime.store.finish_erasures()
+    removed = runtime.purge_prefix(prefix)
     log.info("Purged %d channel(s) of workspace %s", len(removed), team_id)
     return removed
 
@@ -97,7 +93,5 @@ def purge_channel(runtime: Runtime, team_id: str, channel_id: str) -> None:
     """AWAI was removed from a channel: its messages, vectors, schemas and cursors go, and what
     the stores keep of them on disk, as when the workspace uninstalls AWAI."""
     key = channel_key(team_id, channel_id)
-    runtime.store.drop_channel(key)
-    runtime.store.cursors.forget(key)
-    runtime.store.finish_erasures()
+    runtime.purge_channel(key)
     log.info("Purged channel %s: AWAI was removed from it", key)

@@ -19,7 +19,7 @@ from slack_sdk.errors import SlackApiError
 
 from awai_engine.engine import UnknownMessageError
 from awai_engine.errors import AwaiError
-from awai_engine.values import Reading
+from awai_engine.values import Reading, Utterance
 from bots.runtime import Runtime
 from bots.slack import messages
 from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
@@ -89,7 +89,7 @@ class Readings:
         if not self._may_read(request, client, tell):
             return
         claim = f"slack:reading:{request.channel}:{request.ts}:{request.user_id}"
-        if not self.runtime.store.claims.claim(claim, self.settings.duplicate_window_seconds):
+        if not self.runtime.claim(claim, self.settings.duplicate_window_seconds):
             log.info(
                 "Reading of %s in %s for %s: already on its way",
                 request.ts,
@@ -252,31 +252,33 @@ class Readings:
 
     def _read(self, request: ReadingRequest, client: WebClient) -> tuple[Reading, tuple[str, ...]]:
         """The reading; a message AWAI has not stored yet is fetched and stored first."""
-        engine = self.runtime.engine
+
+        def fetch() -> Utterance:
+            message = request.message or fetch_message(
+                client, request.channel_id, request.ts, request.thread_ts
+            )
+            if message is None or message.get("ts") != request.ts:
+                raise UnreadableError(messages.NOT_FOUND)
+            if not is_spoken(message, request.bot_user_id):
+                raise UnreadableError(messages.NOT_SPOKEN)
+            utterance = to_utterance(
+                message,
+                request.team_id,
+                request.channel_id,
+                lambda user_id: self.directory.display_name(client, request.team_id, user_id),
+            )
+            if utterance is None:
+                raise UnreadableError(messages.NO_WORDS)
+            return utterance
+
         try:
-            return engine.read(request.channel, request.ts, MEMBER_SCOPES), ()
-        except UnknownMessageError:
-            pass
-        message = request.message or fetch_message(
-            client, request.channel_id, request.ts, request.thread_ts
-        )
-        if message is None or message.get("ts") != request.ts:
-            raise UnreadableError(messages.NOT_FOUND)
-        if not is_spoken(message, request.bot_user_id):
-            raise UnreadableError(messages.NOT_SPOKEN)
-        utterance = to_utterance(
-            message,
-            request.team_id,
-            request.channel_id,
-            lambda user_id: self.directory.display_name(client, request.team_id, user_id),
-        )
-        if utterance is None:
-            raise UnreadableError(messages.NO_WORDS)
-        engine.ingest([utterance])
-        try:
-            reading = engine.read(request.channel, request.ts, MEMBER_SCOPES)
+            found = self.runtime.read_storing_first(
+                request.channel, request.ts, MEMBER_SCOPES, fetch
+            )
         except UnknownMessageError:
             raise UnreadableError(messages.NOT_FOUND) from None
-        cursor = self.runtime.store.cursors.get(request.channel)
+        if not found.stored_now:
+            return found.reading, ()
+        cursor = self.runtime.cursor(request.channel)
         history_read = cursor is not None and cursor.done
-        return reading, () if history_read else (messages.HISTORY_MISSING,)
+        return found.reading, () if history_read else (messages.HISTORY_MISSING,)

@@ -53,7 +53,7 @@ def _configured(bot: SlackBot) -> dict[str, str]:
         assert client is not None, "single-workspace mode always has its client"
         team_id = client.auth_test()["team_id"]
         return {channel_key(team_id, cid): crontab for cid, crontab in schedule.items()}
-    stored = bot.services.runtime.store.channels()
+    stored = bot.services.runtime.channels()
     found: dict[str, str] = {}
     for channel_id, crontab in schedule.items():
         keys = [

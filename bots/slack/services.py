@@ -33,4 +33,4 @@ class SlackServices:
         """``True`` the first time an event id is seen; Slack's retries of it get ``False``."""
         if not event_id:
             return True
-        return self.runtime.store.claims.claim(f"slack:event:{event_id}", EVENT_DEDUPE_SECONDS)
+        return self.runtime.claim(f"slack:event:{event_id}", EVENT_DEDUPE_SECONDS)

@@ -14,7 +14,7 @@ from bots.terminal.transcript import channel_key
 def find_channel(runtime: Runtime, name: str) -> str | None:
     """The stored channel key for ``name``; ``None`` (after saying which exist) if there is none."""
     key = channel_key(name)
-    known = runtime.store.channels()
+    known = runtime.channels()
     if key in known:
         return key
     listed = ", ".join(known) or "none yet"

@@ -6,7 +6,6 @@ import socket
 from pathlib import Path
 
 from awai_engine.embedding import Embedder
-from awai_engine.engine import Engine
 from awai_engine.settings import LanguageModelSettings
 from bots.runtime import Runtime, language_backend
 from bots.settings import BotSettings
@@ -44,9 +43,7 @@ def test_a_reading_while_the_language_model_is_unreachable_is_offline_and_says_s
         ),
     )
     store = AwaiStore.open(settings)
-    runtime = Runtime(
-        settings, store, Engine(settings, store, embedder, language_backend(settings))
-    )
+    runtime = Runtime(settings, store, embedder, language_backend(settings))
     bot = build_bot(runtime)
     slack = SlackHarness(slack_api, bot, runtime, SlackRequests(slack_api.url))
     try:

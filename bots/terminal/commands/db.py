@@ -15,8 +15,8 @@ from sqlalchemy import make_url
 from awai_engine.settings import Settings
 from bots.terminal.say import plain_console
 from storage import migrations
+from storage.errors import StorageError
 from storage.sql import check_database_url, make_engine
-from storage.store import StorageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -13,12 +13,12 @@ import argparse
 from rich.table import Table
 from rich.text import Text
 
-from awai_engine.reconcile import ChannelReport, ReconcileReport, audit, reconcile
+from awai_engine.reconcile import ChannelReport, ReconcileReport
 from awai_engine.settings import Settings
+from bots.records import Records
 from bots.runtime import open_runtime
 from bots.terminal.say import plain_console, styled
 from bots.terminal.transcript import channel_key
-from storage.store import AwaiStore
 
 COLUMNS = (
     ("writes unfinished", "unfinished_writes"),
@@ -45,24 +45,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     console = plain_console()
     if not args.repair:
         # No embedding model needed just to look, nor a folder that can be written.
-        store = AwaiStore.open(settings, read_only=True)
-        try:
-            found = audit(store, channels)
-        finally:
-            store.close()
+        with Records.open(settings, read_only=True) as records:
+            found = records.audit(channels)
         console.print(report_table(found, "What awai doctor found"))
         if not found.clean:
             console.print(
                 Text.assemble("Run ", styled("awai doctor --repair", "bold"), " to repair it.")
             )
         return 0 if found.clean else 1
-    runtime = open_runtime(settings, repair=False)
-    try:
-        repaired = reconcile(runtime.store, runtime.engine.embedder, channels, thorough=True)
+    with open_runtime(settings, repair=False) as runtime:
+        repaired = runtime.repair(channels)
         resumed = runtime.schemas.resume_erasures()
-        after = audit(runtime.store, channels)
-    finally:
-        runtime.close()
+        after = runtime.audit(channels)
     console.print(report_table(repaired, "What awai doctor found and repaired"))
     for report in resumed:
         console.print(f"Finished forgetting {report.speaker_id} in {report.channel}.")

@@ -14,9 +14,10 @@ import os
 from pathlib import Path
 
 from awai_engine.settings import Settings
+from bots.records import Records
 from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import channel_key, transcript_line
-from storage.store import AwaiStore, StorageError
+from storage.errors import StorageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,15 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    store = AwaiStore.open(settings, read_only=True)  # a backup on read-only media exports
-    try:
+    with Records.open(settings, read_only=True) as records:  # a backup on read-only media exports
         channel = channel_key(args.channel)
-        if store.channel_info(channel) is None:
-            known = ", ".join(store.channels()) or "none yet"
+        if records.channel_info(channel) is None:
+            known = ", ".join(records.channels()) or "none yet"
             raise StorageError(f"No channel {channel!r} is stored (known: {known}).")
-        count, size = write_export(store, channel, args.out)
-    finally:
-        store.close()
+        count, size = write_export(records, channel, args.out)
     stderr.print(f"{channel}: {count} messages written to {args.out}")
     limit = settings.limits.max_transcript_bytes
     if size > limit:
@@ -48,13 +46,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def write_export(store: AwaiStore, channel: str, path: Path) -> tuple[int, int]:
+def write_export(records: Records, channel: str, path: Path) -> tuple[int, int]:
     """Write the channel to ``path`` atomically; returns the messages and bytes written."""
     partial = path.with_name(f".{path.name}.partial")
     count = 0
     try:
         with partial.open("w", encoding="utf-8", newline="\n") as handle:
-            for utterance in store.utterances(channel):
+            for utterance in records.utterances(channel):
                 handle.write(transcript_line(utterance) + "\n")
                 count += 1
             handle.flush()

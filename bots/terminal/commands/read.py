@@ -50,8 +50,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             else:
                 render_reading(reading, Console(), details=args.details)
             return 0
-        timeline = runtime.store.timeline(transcript.channel)
-        ids = [message.message_id for message in timeline.messages]
+        ids = runtime.message_ids(transcript.channel)
         for message_id in track(ids, description="Reading", console=stderr, transient=True):
             sys.stdout.write(
                 reading_json(engine.read(transcript.channel, message_id, Scopes.everything()))

@@ -29,11 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     runtime = open_runtime(settings)
     try:
-        store, embedder = runtime.store, runtime.engine.embedder
+        embedder = runtime.engine.embedder
         channel = channel_key(args.channel)
-        info = store.channel_info(channel)
+        info = runtime.channel_info(channel)
         if info is None:
-            known = ", ".join(store.channels()) or "none yet"
+            known = ", ".join(runtime.channels()) or "none yet"
             fail(f"no channel {channel!r} is stored (known: {known}).")
             return 2
         if (info.embedding_model, info.dimension) == (embedder.model_name, embedder.dimension):
@@ -43,11 +43,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             return 0
         with Progress(console=stderr, transient=True) as progress:
             task = progress.add_task(f"Re-embedding with {embedder.model_name}", total=None)
-            count = store.reembed(
+            count = runtime.reembed(
                 channel,
-                embedder.model_name,
-                embedder.dimension,
-                embedder.encode,
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
         stderr.print(

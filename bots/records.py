@@ -1,0 +1,134 @@
+"""What the adapters may do with what is stored, and nothing more: the door to storage.
+
+Adapters work on chat messages through the engine (:class:`~bots.runtime.Runtime`); besides that
+they need a few bookkeeping operations (a once-only claim, a backfill cursor, purging a workspace
+or server that removed the bot, where a stored message sits). They are the methods here, so
+no adapter holds the store or a database session, and the store can change behind them.
+:class:`Records` also stands alone for terminal commands that only look at storage (``awai
+doctor`` without ``--repair``, ``awai export``), which need no embedding model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+
+from awai_engine.ports import ChannelInfo
+from awai_engine.reconcile import ReconcileReport, audit
+from awai_engine.settings import Settings
+from awai_engine.values import MessageRef, Utterance
+from storage.job_store import DataJobStore
+from storage.state import BackfillCursor
+from storage.store import AwaiStore
+
+
+class Records:
+    def __init__(self, store: AwaiStore) -> None:
+        self._store = store
+
+    @classmethod
+    def open(cls, settings: Settings, read_only: bool = False) -> Records:
+        """Only the stores (no embedding model, no language backend); ``read_only`` for looking
+        only, so a data folder that cannot be written opens too."""
+        return cls(AwaiStore.open(settings, read_only))
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Records:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- once-only work across threads and processes -------------------------------------------
+
+    def claim(self, key: str, window_seconds: float) -> bool:
+        """``True`` for the first caller of ``key`` in the last ``window_seconds`` (of every
+        thread and process sharing the database), else ``False``."""
+        return self._store.claims.claim(key, window_seconds)
+
+    # -- channels ------------------------------------------------------------------------------
+
+    def channels(self) -> list[str]:
+        return self._store.channels()
+
+    def channel_info(self, channel: str) -> ChannelInfo | None:
+        return self._store.channel_info(channel)
+
+    def purge_channel(self, channel: str) -> None:
+        """Remove a channel's messages, vectors, schemas and backfill cursor from every store,
+        and what the stores keep of them on disk (the bot was removed, the channel deleted)."""
+        self._drop(channel)
+        self._store.finish_erasures()
+
+    def purge_prefix(self, prefix: str) -> list[str]:
+        """Purge every stored channel whose key starts with ``prefix`` (a workspace, a server);
+        returns their keys."""
+        removed = [key for key in self._store.channels() if key.startswith(prefix)]
+        for key in removed:
+            self._drop(key)
+        self._store.finish_erasures()
+        return removed
+
+    def _drop(self, channel: str) -> None:
+        self._store.drop_channel(channel)
+        self._store.cursors.forget(channel)
+
+    # -- backfill cursors ----------------------------------------------------------------------
+
+    def cursor(self, key: str) -> BackfillCursor | None:
+        return self._store.cursors.get(key)
+
+    def save_cursor(self, key: str, cursor: str | None, fetched: int, done: bool = False) -> None:
+        self._store.cursors.save(key, cursor, fetched, done)
+
+    def forget_cursor(self, key: str) -> None:
+        self._store.cursors.forget(key)
+
+    # -- where stored messages are -------------------------------------------------------------
+
+    def message_ids(self, channel: str) -> list[str]:
+        """The readable messages of the channel in channel order."""
+        return [message.message_id for message in self._store.timeline(channel).messages]
+
+    def message_refs(self, channel: str, message_ids: Iterable[str]) -> dict[str, MessageRef]:
+        """Where each of ``message_ids`` that is stored sits (speaker, time, thread)."""
+        timeline = self._store.timeline(channel)
+        return {
+            message_id: timeline.messages[timeline.position_of[message_id]].ref
+            for message_id in message_ids
+            if message_id in timeline.position_of
+        }
+
+    def message_ref(self, channel: str, message_id: str) -> MessageRef | None:
+        return self.message_refs(channel, [message_id]).get(message_id)
+
+    def line_ids(self, channel: str, thread_root: str) -> list[str]:
+        """The stored messages posted in one thread of the channel (the root not included)."""
+        timeline = self._store.timeline(channel)
+        return [
+            message.message_id
+            for message in timeline.messages
+            if message.ref.thread_root == thread_root
+        ]
+
+    def utterances(self, channel: str) -> Iterator[Utterance]:
+        """Every stored message of the channel in channel order, current text (for export)."""
+        return self._store.utterances(channel)
+
+    # -- upkeep --------------------------------------------------------------------------------
+
+    def audit(self, channels: Sequence[str] | None = None) -> ReconcileReport:
+        """What disagrees between the SQL record and the vectors, comparing every id."""
+        return audit(self._store, channels)
+
+    def job_store(self, functions: Mapping[str, str]) -> DataJobStore:
+        """The scheduler's job store, in the same database as everything else; ``functions``
+        maps each job kind a row may name to the function it runs."""
+        return DataJobStore(self._store.db, functions)

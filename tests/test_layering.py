@@ -1,0 +1,79 @@
+"""The layers, checked on the source: the engine imports neither storage nor the adapters,
+storage imports no adapter, and the adapters reach what is stored only through the runtime.
+
+``bots/runtime.py`` and ``bots/records.py`` are the door: every other module of ``bots/`` (the
+scheduler included) uses their operations, never the store, a database session or a storage
+module other than its errors. A test that fails here names the file and line to move.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOOR = {"bots/runtime.py", "bots/records.py"}
+STORAGE_ALLOWED = {"storage.errors"}  # what an adapter may import from storage: what it raises
+# ``awai db`` migrates the database's schema before any store may open it: storage's own tool.
+MIGRATIONS = {"bots/terminal/commands/db.py": {"storage", "storage.sql"}}
+
+
+def _modules(folder: str) -> list[tuple[str, ast.Module]]:
+    return [
+        (str(path.relative_to(ROOT)), ast.parse(path.read_text(encoding="utf-8")))
+        for path in sorted((ROOT / folder).rglob("*.py"))
+    ]
+
+
+def _imports(tree: ast.Module) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+    return found
+
+
+def test_the_engine_imports_neither_storage_nor_bots() -> None:
+    wrong = [
+        f"{path}:{line} imports {name}"
+        for path, tree in _modules("awai_engine")
+        for line, name in _imports(tree)
+        if name.split(".")[0] in {"storage", "bots"}
+    ]
+    assert not wrong, wrong
+
+
+def test_storage_imports_no_adapter() -> None:
+    wrong = [
+        f"{path}:{line} imports {name}"
+        for path, tree in _modules("storage")
+        for line, name in _imports(tree)
+        if name.split(".")[0] == "bots"
+    ]
+    assert not wrong, wrong
+
+
+def test_no_adapter_module_touches_the_store_or_a_database_session() -> None:
+    wrong = []
+    for path, tree in _modules("bots"):
+        if path in DOOR:
+            continue
+        allowed = STORAGE_ALLOWED | MIGRATIONS.get(path, set())
+        for line, name in _imports(tree):
+            if name.split(".")[0] == "storage" and name not in allowed:
+                wrong.append(f"{path}:{line} imports {name}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and (
+                node.attr in {"db", "session"} or (node.attr == "store" and _is_runtime(node.value))
+            ):
+                wrong.append(f"{path}:{node.lineno} uses .{node.attr}")
+    assert not wrong, wrong
+
+
+def _is_runtime(node: ast.expr) -> bool:
+    """``runtime`` or ``<anything>.runtime`` (Slack's own installation ``store`` is not ours)."""
+    return (isinstance(node, ast.Name) and node.id == "runtime") or (
+        isinstance(node, ast.Attribute) and node.attr == "runtime"
+    )
