@@ -15,7 +15,8 @@ import signal
 import discord
 from discord.ext import commands
 
-from bots.discord.cog import DIGEST_POSTER, AwaiCog
+from bots.discord.cog import AwaiCog
+from bots.discord.digests import DIGEST_POSTER
 from bots.discord.ingest import lacks_expected_text
 from bots.discord.share import DetailsButton, ShareButton
 from bots.runtime import Runtime

@@ -9,7 +9,7 @@ from typing import Any
 
 from awai_engine.schemas.digest import Digest
 from awai_engine.values import MessageRef
-from bots.discord.cog import DIGEST_POSTER
+from bots.discord.digests import DIGEST_POSTER
 from bots.discord.embeds import DIGEST_MARKDOWN, DIGEST_PICTURE, digest_message
 from bots.discord.keys import channel_key
 from bots.discord.limits import size

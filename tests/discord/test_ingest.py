@@ -117,7 +117,7 @@ async def test_an_edit_without_text_that_cannot_be_fetched_is_skipped_with_a_log
     data = payloads.message(SNOWFLAKES.next(), content="Kept as it was.")
     await harness.post(data)
     partial = {key: value for key, value in data.items() if key != "content"}
-    with caplog.at_level(logging.WARNING, logger="bots.discord.cog"):
+    with caplog.at_level(logging.WARNING, logger="bots.discord.sync"):
         await harness.cog.on_raw_message_edit(
             discord.RawMessageUpdateEvent(data=partial, message=harness.message(data))  # type: ignore[arg-type]
         )

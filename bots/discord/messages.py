@@ -1,0 +1,75 @@
+"""Everything AWAI says to Discord users outside a reading's embed, in one place so it reads as
+one voice (as ``bots/slack/messages.py`` does for Slack).
+
+Every refusal or failure a user can meet has a sentence here that says what happened and what to
+do. Sentences that carry numbers are functions.
+"""
+
+from __future__ import annotations
+
+SERVER_CHANNELS_ONLY = "AWAI reads server channels only."
+ALREADY_READING = (
+    "A reading of that message for you is already on its way (or was just posted); ask again in"
+    " a minute for a new one."
+)
+NOT_READ = (
+    "AWAI has not read that message: it may be older than AWAI in this channel (someone who can"
+    " manage messages can run `/awai backfill`), or have no words to read (images, stickers and"
+    " bots' messages are not read), or have been deleted."
+)
+
+BACKFILL_TEXT_CHANNELS_ONLY = "AWAI can read the history of text channels and threads only."
+BACKFILL_NOT_ALLOWED = "Backfill is for people who may manage messages in this channel."
+BACKFILL_NEEDS_HISTORY = "AWAI needs the “Read Message History” permission in this channel."
+BACKFILL_RUNNING = "A backfill of this channel is already running."
+BACKFILL_STARTING = "AWAI is reading this channel's earlier messages…"
+
+
+def backfill_cannot_post(error: str) -> str:
+    return f"AWAI cannot post its progress here ({error}); it needs the “Send Messages” permission."
+
+
+def backfill_started(status_url: str) -> str:
+    return f"Backfill started; progress is shown in {status_url}."
+
+
+def backfill_progress(fetched: int, added: int) -> str:
+    return f"AWAI is reading this channel's earlier messages… {fetched:,} so far ({added:,} new)."
+
+
+def backfill_done(fetched: int, added: int) -> str:
+    return (
+        f"AWAI has read this channel's history: {fetched:,} messages looked at, {added:,} new"
+        " stored."
+    )
+
+
+def backfill_stopped(error: str) -> str:
+    return (
+        f"AWAI stopped reading this channel's history ({error}). Run `/awai backfill` again to go"
+        " on from where it stopped."
+    )
+
+
+DIGEST_TEXT_CHANNELS_ONLY = "AWAI makes digests of text channels only."
+NOTHING_READ_HERE = "AWAI has not read anything in this channel yet."
+
+
+def digest_title(channel_title: str) -> str:
+    return f"Preconceptions digest · {channel_title}"
+
+
+FORGET_TEXT_CHANNELS_ONLY = "AWAI keeps data of text channels only."
+NOTHING_KEPT_HERE = "AWAI keeps nothing of this channel, so nothing of yours."
+
+
+def forgotten(messages: int, schema_versions: int) -> str:
+    return (
+        f"Done. AWAI removed {messages:,} of your messages in this channel (their thoughts and"
+        f" vectors with them) and {schema_versions:,} versions of your preconceptions made from"
+        " them; they will not be read again, even by a backfill. What you write here from now on"
+        " is read as before."
+    )
+
+
+FAILED = "Something went wrong on AWAI's side; it has been logged. Please try again later."

@@ -1,0 +1,87 @@
+"""A reading asked for on Discord, from the "Read with AWAI" menu or ``/awai read <link>``.
+
+The checks that can be made on what Discord sent with the command come first and are answered
+privately at once; the interaction is then acknowledged (``defer(thinking=True)``) and the slower
+work (resolving the channel, the asker's scopes, the reading itself) runs after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+import discord
+
+from awai_engine.engine import UnknownMessageError
+from bots.discord import access, messages
+from bots.discord.access import ReadRefused
+from bots.discord.embeds import reading_embed
+from bots.discord.interactions import acknowledge, refuse_now
+from bots.discord.keys import Line, line_of
+from bots.discord.links import MessageLink
+from bots.discord.privacy import post_of
+from bots.discord.share import reading_buttons
+from bots.runtime import Runtime
+
+if TYPE_CHECKING:
+    from bots.discord.bot import AwaiBot
+
+DUPLICATE_WINDOW_SECONDS = 60.0
+"""The same person asking for the same reading again within this window gets one reading."""
+
+
+class Readings:
+    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+        self.bot = bot
+        self.runtime = runtime
+
+    async def answer(self, interaction: discord.Interaction, link: MessageLink) -> None:
+        guild = interaction.guild
+        if guild is None:
+            await refuse_now(interaction, messages.SERVER_CHANNELS_ONLY)
+            return
+        channel_id = link.channel_id or interaction.channel_id
+        assert channel_id is not None  # a guild interaction always has a channel
+        ephemeral = self.runtime.settings.discord.ephemeral_readings
+        here = channel_id == interaction.channel_id
+        try:  # what can be checked on the command's own data, before acknowledging it
+            access.check_same_guild(link, guild.id)
+            access.check_shown_where_it_belongs(channel_id, interaction.channel_id, ephemeral)
+            if here:
+                access.check_may_read_here(interaction)
+        except ReadRefused as refusal:
+            await refuse_now(interaction, str(refusal))
+            return
+        if not await acknowledge(interaction, ephemeral):
+            return
+        try:
+            channel = await access.resolve_channel(self.bot, guild, channel_id)
+            if not here:
+                await access.check_may_read_there(interaction, channel)
+            line = line_of(channel)
+            stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
+            scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
+            if not await self._first_request(interaction.user.id, line, link.message_id):
+                raise ReadRefused(messages.ALREADY_READING)
+            reading = await asyncio.to_thread(
+                self.runtime.engine.read, line.key, str(link.message_id), scopes
+            )
+        except ReadRefused as refusal:
+            await interaction.followup.send(str(refusal), ephemeral=True)
+            return
+        except UnknownMessageError:
+            await interaction.followup.send(messages.NOT_READ, ephemeral=True)
+            return
+        buttons = reading_buttons(channel.id, link.message_id, reading.language)
+        sent = await interaction.followup.send(
+            embed=reading_embed(reading),
+            ephemeral=ephemeral,
+            wait=True,
+            **({"view": buttons} if ephemeral else {}),
+        )
+        if not ephemeral:  # a post everyone sees: on the record of what it quotes
+            await asyncio.to_thread(self.runtime.posts.reading, reading, post_of(line.key, sent))
+
+    async def _first_request(self, user_id: int, line: Line, message_id: int) -> bool:
+        key = f"discord:read:{user_id}:{line.key}:{message_id}"
+        return await asyncio.to_thread(self.runtime.claim, key, DUPLICATE_WINDOW_SECONDS)

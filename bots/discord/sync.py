@@ -1,0 +1,140 @@
+"""Keeping the store in step with Discord: new messages stored, edits and deletes applied, and a
+deleted thread, channel or a server AWAI left purged.
+
+Every engine call runs in a worker thread (``asyncio.to_thread``): embedding a message takes
+milliseconds to seconds, and the event loop must keep answering Discord's heartbeats meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+
+from bots.discord import access
+from bots.discord.access import ReadRefused
+from bots.discord.ingest import is_read, to_utterance
+from bots.discord.keys import channel_key, guild_prefix, line_of
+from bots.discord.privacy import (
+    correct_thread_scopes,
+    drop_channel,
+    drop_thread,
+    purge_guild,
+    redact_posts,
+)
+from bots.runtime import Runtime
+
+if TYPE_CHECKING:
+    from bots.discord.bot import AwaiBot
+
+log = logging.getLogger(__name__)
+
+
+class StoreSync:
+    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+        self.bot = bot
+        self.runtime = runtime
+
+    async def message(self, message: discord.Message) -> None:
+        """A new message: stored if it is one AWAI reads."""
+        if self.bot.content_check.observe(message) or not is_read(message):
+            return
+        channel = await self.resolve(message.guild, message.channel.id)
+        if channel is None:
+            return
+        utterance = to_utterance(message, line_of(channel))
+        if utterance is None:
+            return
+        report = await asyncio.to_thread(self.runtime.engine.ingest, [utterance])
+        for problem in report.problems:
+            log.info("message %s not stored: %s", problem.message_id, problem.reason)
+
+    async def edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        """An edit: the new text replaces the old; an edit that leaves no words forgets it."""
+        guild = self.bot.get_guild(payload.guild_id) if payload.guild_id else None
+        if guild is None:
+            return
+        channel = await self.resolve(guild, payload.channel_id)
+        if channel is None:
+            return
+        message = payload.message
+        if "content" not in payload.data:  # a partial update: ask Discord for the message
+            try:
+                message = await channel.fetch_message(payload.message_id)
+            except discord.HTTPException as error:
+                log.warning(
+                    "edit of message %s skipped: its text was not in the update and fetching"
+                    " it failed (%s)",
+                    payload.message_id,
+                    error,
+                )
+                return
+        if self.bot.content_check.observe(message) or not is_read(message):
+            return
+        line = line_of(channel)
+        utterance = to_utterance(message, line)
+        if utterance is None:  # the words were edited away: forget them
+            await asyncio.to_thread(self.runtime.engine.delete, line.key, str(message.id))
+            return
+        await asyncio.to_thread(self.runtime.engine.edit, utterance)
+
+    async def delete(self, guild_id: int, channel_id: int, message_ids: list[int]) -> None:
+        """Delete everywhere: in the message's channel, or in every channel of the guild when the
+        channel can no longer be resolved (a deleted thread): ids are unique across Discord.
+        AWAI's posts quoting them are redacted."""
+        guild = self.bot.get_guild(guild_id)
+        channel = await self.resolve(guild, channel_id) if guild else None
+        if channel is not None:
+            keys = [line_of(channel).key]
+        else:
+            prefix = guild_prefix(guild_id)
+            keys = [
+                key
+                for key in await asyncio.to_thread(self.runtime.channels)
+                if key.startswith(prefix)
+            ]
+
+        def delete_all() -> None:
+            for key in keys:
+                for message_id in message_ids:
+                    self.runtime.engine.delete(key, str(message_id))
+
+        await asyncio.to_thread(delete_all)
+        for key in keys:
+            await redact_posts(self.bot, self.runtime, key)
+
+    async def thread_deleted(self, payload: discord.RawThreadDeleteEvent) -> None:
+        """A deleted thread: its messages go, and AWAI's posts quoting them are redacted."""
+        await asyncio.to_thread(
+            drop_thread, self.runtime, payload.guild_id, payload.parent_id, payload.thread_id
+        )
+        await redact_posts(self.bot, self.runtime, channel_key(payload.guild_id, payload.parent_id))
+
+    async def guild_available(self, guild: discord.Guild) -> None:
+        """Messages of private threads stored before they carried their thread's scope get it."""
+        await correct_thread_scopes(self.bot, self.runtime, guild)
+
+    async def channel_deleted(self, channel: discord.abc.GuildChannel) -> None:
+        await asyncio.to_thread(drop_channel, self.runtime, channel.guild.id, channel.id)
+
+    async def guild_left(self, guild: discord.Guild) -> None:
+        """AWAI left or was removed from a server: its data goes, unless configured to stay."""
+        if not self.runtime.settings.discord.purge_on_guild_leave:
+            log.info(
+                "left guild %s; its data is kept (AWAI_DISCORD__PURGE_ON_GUILD_LEAVE)", guild.id
+            )
+            return
+        known = [channel.id for channel in guild.channels] + [thread.id for thread in guild.threads]
+        await asyncio.to_thread(purge_guild, self.runtime, guild.id, known)
+
+    async def resolve(self, guild: discord.Guild | None, channel_id: int) -> access.Readable | None:
+        """The channel or thread AWAI reads, or ``None`` (logged) when it cannot be resolved."""
+        if guild is None:
+            return None
+        try:
+            return await access.resolve_channel(self.bot, guild, channel_id)
+        except ReadRefused:
+            log.info("channel %s of guild %s cannot be resolved", channel_id, guild.id)
+            return None
