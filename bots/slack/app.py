@@ -20,6 +20,7 @@ from bots.runtime import Runtime
 from bots.slack.backfill import Backfills
 from bots.slack.catchup import CatchUp
 from bots.slack.clients import WorkspaceClients, web_client
+from bots.slack.delivery import FirstDeliveryOnly
 from bots.slack.digests import DigestPoster
 from bots.slack.directory import SlackDirectory
 from bots.slack.installation import installs as make_installs
@@ -107,6 +108,7 @@ def build_bot(runtime: Runtime) -> SlackBot:
         listener_executor=workers.listener_executor,
         process_before_response=False,
     )
+    app.use(FirstDeliveryOnly(runtime))  # after Bolt's own: signature, authorize, self events
     directory = SlackDirectory()
     installation_store = installs.store if installs else None
     backfills = Backfills(runtime, directory)

@@ -14,9 +14,6 @@ from bots.slack.directory import SlackDirectory
 from bots.slack.reading import Readings
 from bots.slack.workers import Workers
 
-EVENT_DEDUPE_SECONDS = 3600.0
-"""Slack redelivers an event for up to about half an hour; an hour covers every retry."""
-
 
 @dataclass
 class SlackServices:
@@ -28,9 +25,3 @@ class SlackServices:
     catchup: CatchUp
     digests: DigestPoster
     installation_store: InstallationStore | None = None
-
-    def first_delivery(self, event_id: str | None) -> bool:
-        """``True`` the first time an event id is seen; Slack's retries of it get ``False``."""
-        if not event_id:
-            return True
-        return self.runtime.claim(f"slack:event:{event_id}", EVENT_DEDUPE_SECONDS)

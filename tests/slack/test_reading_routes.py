@@ -91,6 +91,25 @@ def test_mention_in_a_thread_reads_the_message_just_before_it(slack: SlackHarnes
     assert cat["ts"] in slack.stored_texts()
 
 
+def test_a_redelivered_mention_is_acknowledged_and_goes_no_further(slack: SlackHarness):
+    """Slack's retries of an event stop in one Bolt middleware (bots.slack.delivery): no second
+    reading, and not even the "already reading" notice a second request would get."""
+    root, _, _ = _thread(slack)
+    mention = slack.api.add_message(GENERAL, BEN, f"<@{BOT_USER_ID}> read", thread_ts=root["ts"])
+    event = {**mention, "type": "app_mention", "channel": GENERAL}
+
+    first = slack.send(slack.requests.event(event, event_id="Ev-mention"))
+    slack.settle()
+    retries = [
+        slack.send(slack.requests.event(event, event_id="Ev-mention", retry=n)) for n in (1, 2)
+    ]
+    slack.settle()
+
+    assert [response.status for response in (first, *retries)] == [200, 200, 200]
+    assert len(slack.api.calls_to("chat.update")) == 1
+    assert not slack.api.calls_to("chat.postEphemeral")
+
+
 def test_slash_read_with_a_good_link_reads_in_the_linked_messages_thread(slack: SlackHarness):
     first, second = slack.seed(
         [(ANN, "I think we need a second designer."), (BEN, "We cannot afford one this quarter.")]

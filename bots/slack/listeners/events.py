@@ -2,8 +2,8 @@
 
 Bolt acknowledges events itself before these run. Each listener queues its work: messages, edits
 and deletes on the ordered queue (so they apply in Slack's order), the rest on the pool. Slack
-redelivers an event it thinks was lost (``X-Slack-Retry-Num``); the event id is claimed once in
-the database, so a redelivery changes nothing.
+redelivers an event it thinks was lost (``X-Slack-Retry-Num``); such a redelivery never reaches
+them (:mod:`bots.slack.delivery`), so it changes nothing.
 """
 
 from __future__ import annotations
@@ -34,53 +34,49 @@ Payload = dict[str, Any]
 
 def register(app: App, services: SlackServices) -> None:
     @app.event("message")
-    def on_message(body: Payload, event: Payload, context: BoltContext) -> None:
+    def on_message(event: Payload, context: BoltContext) -> None:
         team, client, bot = team_of(context), context.client, context.bot_user_id
         services.workers.in_order(
-            lambda: handle_message(services, body, event, team, client, bot), "message"
+            lambda: handle_message(services, event, team, client, bot), "message"
         )
 
     @app.event("app_mention")
-    def on_mention(body: Payload, event: Payload, context: BoltContext) -> None:
+    def on_mention(event: Payload, context: BoltContext) -> None:
         team, client, bot = team_of(context), context.client, context.bot_user_id
         services.workers.soon(
-            lambda: handle_mention(services, body, event, team, client, bot), "app_mention"
+            lambda: handle_mention(services, event, team, client, bot), "app_mention"
         )
 
     @app.event("member_joined_channel")
-    def on_member_joined(body: Payload, event: Payload, context: BoltContext) -> None:
+    def on_member_joined(event: Payload, context: BoltContext) -> None:
         joined_by_bot = event.get("user") == context.bot_user_id
         if not (joined_by_bot and services.runtime.settings.slack.backfill_on_join):
             return
         request = BackfillRequest(team_of(context), event["channel"], context.bot_user_id)
         client = context.client
-        if services.first_delivery(body.get("event_id")):
-            services.workers.soon(lambda: services.backfills.run(request, client), "backfill")
+        services.workers.soon(lambda: services.backfills.run(request, client), "backfill")
 
     @app.event("app_uninstalled")
-    def on_app_uninstalled(body: Payload, context: BoltContext) -> None:
+    def on_app_uninstalled(context: BoltContext) -> None:
         services.workers.in_order(
-            lambda: handle_uninstall(services, body, None, context), "app_uninstalled"
+            lambda: handle_uninstall(services, None, context), "app_uninstalled"
         )
 
     @app.event("tokens_revoked")
-    def on_tokens_revoked(body: Payload, event: Payload, context: BoltContext) -> None:
+    def on_tokens_revoked(event: Payload, context: BoltContext) -> None:
         services.workers.in_order(
-            lambda: handle_uninstall(services, body, event, context), "tokens_revoked"
+            lambda: handle_uninstall(services, event, context), "tokens_revoked"
         )
 
 
 def handle_message(
     services: SlackServices,
-    body: Payload,
     event: Payload,
     team: str,
     client: WebClient,
     bot_user_id: str | None,
 ) -> None:
     """A new, edited or deleted message: stored, replaced or removed everywhere."""
-    if not services.first_delivery(body.get("event_id")):
-        return
     engine = services.runtime.engine
     channel_id = event["channel"]
     subtype = event.get("subtype")
@@ -99,15 +95,12 @@ def handle_message(
 
 def handle_mention(
     services: SlackServices,
-    body: Payload,
     event: Payload,
     team: str,
     client: WebClient,
     bot_user_id: str | None,
 ) -> None:
     """``@AWAI read [link]``: read the linked message, or the one just before in this line."""
-    if not services.first_delivery(body.get("event_id")):
-        return
     channel_id, user_id = event["channel"], event["user"]
     thread_ts = event.get("thread_ts")
     tell = tell_ephemeral(client, channel_id, user_id, thread_ts)
@@ -185,12 +178,8 @@ def _store(
     services.runtime.engine.ingest(utterances)
 
 
-def handle_uninstall(
-    services: SlackServices, body: Payload, event: Payload | None, context: BoltContext
-) -> None:
+def handle_uninstall(services: SlackServices, event: Payload | None, context: BoltContext) -> None:
     """``app_uninstalled``, or ``tokens_revoked`` of the bot: the workspace's data is purged."""
-    if not services.first_delivery(body.get("event_id")):
-        return
     team = team_of(context)
     revocations = (
         TokenRevocationListeners(services.installation_store)

@@ -18,10 +18,8 @@ def register(app: App, services: SlackServices) -> None:
     """AWAI leaving a channel (removed by someone, or the channel left) purges it."""
 
     @app.event("member_left_channel")
-    def on_member_left(body: Payload, event: Payload, context: BoltContext) -> None:
-        if event.get("user") != context.bot_user_id or not services.first_delivery(
-            body.get("event_id")
-        ):
+    def on_member_left(event: Payload, context: BoltContext) -> None:
+        if event.get("user") != context.bot_user_id:
             return
         team = team_of(context)
         services.workers.in_order(
@@ -29,9 +27,7 @@ def register(app: App, services: SlackServices) -> None:
         )
 
     @app.event("channel_left")
-    def on_channel_left(body: Payload, event: Payload, context: BoltContext) -> None:
-        if not services.first_delivery(body.get("event_id")):
-            return
+    def on_channel_left(event: Payload, context: BoltContext) -> None:
         team = team_of(context)
         services.workers.in_order(
             lambda: purge_channel(services.runtime, team, event["channel"]), "channel purge"
