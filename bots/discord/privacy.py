@@ -95,9 +95,7 @@ async def correct_thread_scopes(
     """
     changed = 0
     prefix = guild_prefix(guild.id)
-    keys = [
-        key for key in await asyncio.to_thread(runtime.store.channels) if key.startswith(prefix)
-    ]
+    keys = [key for key in await asyncio.to_thread(runtime.channels) if key.startswith(prefix)]
     for key in keys:
         threads = await asyncio.to_thread(runtime.engine.thread_scopes, key)
         for thread_root, scopes in threads.items():
