@@ -118,6 +118,11 @@ class Records:
             if message.ref.thread_root == thread_root
         ]
 
+    def latest_ts(self, channel: str) -> float | None:
+        """When the channel's newest stored message was said; ``None`` when none is stored."""
+        timeline = self._store.timeline(channel)
+        return float(timeline.timestamps.max()) if timeline.messages else None
+
     def utterances(self, channel: str) -> Iterator[Utterance]:
         """Every stored message of the channel in channel order, current text (for export)."""
         return self._store.utterances(channel)

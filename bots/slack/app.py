@@ -63,7 +63,7 @@ class SlackBot:
         """Channel keys' workspace ids ("" for the bot token's one workspace)."""
         if self.services.installation_store is None:
             return [""]
-        keys = self.services.runtime.store.channels()
+        keys = self.services.runtime.channels()
         return sorted({key.split(":")[1] for key in keys if key.startswith("slack:")})
 
     def close(self) -> None:

@@ -56,11 +56,11 @@ class CatchUp:
             self._running.release()
 
     def _run(self, client: WebClient, team_id: str, bot_user_id: str | None) -> CaughtUp:
-        stored = set(self.runtime.store.channels())
+        stored = set(self.runtime.channels())
         channels = total = 0
         for channel_id in _member_channels(client):
             key = channel_key(team_id, channel_id)
-            cursor = self.runtime.store.cursors.get(key)
+            cursor = self.runtime.cursor(key)
             if cursor is not None and not cursor.done:
                 log.info("Resuming the interrupted backfill of %s", key)
                 self.backfills.run(BackfillRequest(team_id, channel_id, bot_user_id), client)
@@ -82,10 +82,9 @@ class CatchUp:
         self, client: WebClient, team_id: str, channel_id: str, bot_user_id: str | None
     ) -> int:
         key = channel_key(team_id, channel_id)
-        timeline = self.runtime.store.timeline(key)
-        if not timeline.messages:
+        since = self.runtime.latest_ts(key)
+        if since is None:
             return 0
-        since = float(timeline.timestamps.max())
         said: list[Message] = []
         for message in _history_since(client, channel_id, since - THREAD_HORIZON_SECONDS):
             if float(message["ts"]) > since:
