@@ -145,7 +145,7 @@ async def _share(
         )
         return
     claim = f"discord:share:{line.key}:{message_id}"
-    if not await asyncio.to_thread(runtime.store.claims.claim, claim, SHARE_SECONDS):
+    if not await asyncio.to_thread(runtime.claim, claim, SHARE_SECONDS):
         await interaction.followup.send(
             "Someone is sharing this message's reading right now.", ephemeral=True
         )

@@ -182,7 +182,7 @@ class Readings:
             tell(messages.ALREADY_SHARED.format(link=link))
             return
         claim = f"slack:share:{request.channel}:{request.ts}"
-        if not self.runtime.store.claims.claim(claim, self.settings.duplicate_window_seconds):
+        if not self.runtime.claim(claim, self.settings.duplicate_window_seconds):
             tell(messages.ALREADY_SHARING)
             return
         read = self._reading(request, client, tell)

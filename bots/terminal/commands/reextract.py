@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 return 2
             channels = [channel]
         else:
-            channels = runtime.store.channels()
+            channels = runtime.channels()
         reports = [runtime.engine.reextract(channel) for channel in channels]
     finally:
         runtime.close()
