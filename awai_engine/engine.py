@@ -223,7 +223,7 @@ class Engine:
             if len(utterances) == 1 or _out_of_space(error) is not None:
                 raise
             log.warning("storing %d messages together failed (%s)", len(utterances), error)
-        totals = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0}
+        totals = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0, "stale": 0}
         notes, problems, first_error = [], [], None
         for utterance in utterances:
             try:
