@@ -418,13 +418,9 @@ class Engine:
         # and a note says so.
         try:
             interpretation, usage, notes = self.backend.interpret(context)
-        except Exception:
+        except Exception:  # offline_reason "failed" says so to the reader; the log says why
             log.exception("the %s backend failed to read %s", self.backend.name, message_id)
-            interpretation, usage = None, None
-            notes = (
-                "The language model failed while writing this reading, so this is the offline"
-                " reading: the context AWAI assembled, without an interpretation.",
-            )
+            interpretation, usage, notes = None, None, ()
         if interpretation is not None and context.schemas:
             context, unjudged = _with_stances(context, interpretation)
             if unjudged:
@@ -433,13 +429,7 @@ class Engine:
                     f"The language model did not judge the stance of {unjudged} of the"
                     " speaker's preconceptions.",
                 )
-        if self.backend.offline:
-            notes = (
-                "Offline reading: no language model is configured, so AWAI shows the context it"
-                " assembled and writes no interpretation.",
-                *notes,
-            )
-        elif _fallback_thoughts(context):
+        if not self.backend.offline and _fallback_thoughts(context):
             notes = (
                 *notes,
                 "Some thoughts shown here were split offline while the language model did not"

@@ -313,18 +313,13 @@ def _details(reading: Reading, words: dict[str, str]) -> Section:
 
 
 def _notes(reading: Reading, words: dict[str, str]) -> Section:
-    """Why the reading is offline, in the reader's words, and what was cut.
-
-    A model's own failure note carries operator detail (status codes, settings); the log has it,
-    so an offline reading shows only its translated reason.
-    """
+    """Why the reading is offline, in the reader's words (``offline_reason``), then the notes:
+    what was cut, why the model gave no reading, which thoughts are offline fallbacks. Notes
+    carry no status codes or setting names; operators read those in the log."""
     lines = []
     if reading.offline_reason is not None:
         lines.append(Line((Quiet(words[f"offline:{reading.offline_reason}"]),)))
-    notes = list(reading.context.notes)
-    if reading.offline_reason is None:
-        notes += reading.notes
-    lines += [Line((Quiet(note),)) for note in notes]
+    lines += [Line((Quiet(note),)) for note in (*reading.context.notes, *reading.notes)]
     return Section("notes", None, tuple(lines))
 
 
