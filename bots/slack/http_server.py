@@ -95,6 +95,9 @@ class SlackHttpServer:
             channel_timeout=idle_timeout_seconds,
             cleanup_interval=min(CLEANUP_SECONDS, idle_timeout_seconds),
             max_request_body_size=MAX_BODY_BYTES,
+            # poll(), not select(): select() fails outright once the process holds a file
+            # descriptor numbered 1,024 or more (a busy bot: Chroma, database, Slack clients).
+            asyncore_use_poll=True,
             ident="awai",
         )
         self._thread: threading.Thread | None = None
