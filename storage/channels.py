@@ -12,26 +12,13 @@ from sqlalchemy import delete, select
 from awai_engine.embedding_backends import configuration_for
 from awai_engine.ports import ChannelInfo
 from storage.errors import EmbeddingMismatchError
-from storage.locks import ChannelLocks
+from storage.parts import StorePart
 from storage.queries import count_utterances
-from storage.read_model import ReadModel
-from storage.sql import ChannelRow, Database
-from storage.vectors import ChromaVectors, collection_name
+from storage.sql import ChannelRow
+from storage.vectors import collection_name
 
 
-class Channels:
-    def __init__(
-        self,
-        database: Database,
-        vectors: ChromaVectors,
-        locks: ChannelLocks,
-        read_model: ReadModel,
-    ) -> None:
-        self.db = database
-        self.vectors = vectors
-        self.locks = locks
-        self.read_model = read_model
-
+class Channels(StorePart):
     def ensure(self, channel: str, embedding_model: str, dimension: int) -> ChannelInfo:
         """Create the channel on first use; refuse a model that differs from the channel's own."""
         with self.db.read() as session:

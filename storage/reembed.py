@@ -15,32 +15,18 @@ from sqlalchemy import select
 
 from storage.batches import batches
 from storage.errors import StorageError
-from storage.locks import ChannelLocks
+from storage.parts import StorePart
 from storage.queries import bump_revision, channel_row
-from storage.read_model import ReadModel
-from storage.sql import Database, ThoughtRow, UtteranceRow
+from storage.sql import ThoughtRow, UtteranceRow
 from storage.vectors import (
     WRITE_BATCH,
-    ChromaVectors,
     collection_name,
     vector_id,
     vector_metadata,
 )
 
 
-class Reembedder:
-    def __init__(
-        self,
-        database: Database,
-        vectors: ChromaVectors,
-        locks: ChannelLocks,
-        read_model: ReadModel,
-    ) -> None:
-        self.db = database
-        self.vectors = vectors
-        self.locks = locks
-        self.read_model = read_model
-
+class Reembedder(StorePart):
     def reembed(
         self,
         channel: str,

@@ -15,7 +15,7 @@ from sqlalchemy import delete, func, select
 
 from awai_engine.reconcile import ChannelAudit, PendingMessage
 from storage.batches import batches
-from storage.locks import ChannelLocks
+from storage.parts import StorePart
 from storage.queries import (
     bump_revision,
     channel_row,
@@ -25,9 +25,8 @@ from storage.queries import (
     tombstoned,
     utterance_row,
 )
-from storage.read_model import ReadModel
-from storage.sql import Database, ThoughtRow, UtteranceRow
-from storage.vectors import ChromaVectors, vector_id, vector_metadata, vector_owner
+from storage.sql import ThoughtRow, UtteranceRow
+from storage.vectors import vector_id, vector_metadata, vector_owner
 
 
 @dataclass(frozen=True)
@@ -37,19 +36,7 @@ class _RowState:
     vector_ids: tuple[str, ...]
 
 
-class Repair:
-    def __init__(
-        self,
-        database: Database,
-        vectors: ChromaVectors,
-        locks: ChannelLocks,
-        read_model: ReadModel,
-    ) -> None:
-        self.db = database
-        self.vectors = vectors
-        self.locks = locks
-        self.read_model = read_model
-
+class Repair(StorePart):
     def audit(self, channel: str, thorough: bool) -> ChannelAudit:
         """What disagrees between SQL and Chroma; only counts unless ``thorough`` or they differ."""
         with self.db.read() as session:

@@ -19,17 +19,15 @@ from sqlalchemy import delete, select, update
 
 from awai_engine.ports import PreparedUtterance
 from storage.batches import batches
-from storage.locks import ChannelLocks
+from storage.parts import StorePart
 from storage.queries import bump_revision, channel_row, tombstoned, utterance_row
-from storage.read_model import ReadModel
 from storage.sql import (
-    Database,
     DeletedMessageRow,
     ThoughtRow,
     UtteranceRow,
     UtteranceVersionRow,
 )
-from storage.vectors import ChromaVectors, vector_id, vector_metadata
+from storage.vectors import vector_id, vector_metadata
 
 log = logging.getLogger(__name__)
 
@@ -49,19 +47,7 @@ def _improves(row: UtteranceRow, item: PreparedUtterance) -> bool:
     return row.extraction_fallback and not item.extraction.fallback
 
 
-class Writes:
-    def __init__(
-        self,
-        database: Database,
-        vectors: ChromaVectors,
-        locks: ChannelLocks,
-        read_model: ReadModel,
-    ) -> None:
-        self.db = database
-        self.vectors = vectors
-        self.locks = locks
-        self.read_model = read_model
-
+class Writes(StorePart):
     def save(self, channel: str, items: Sequence[PreparedUtterance]) -> None:
         """Store new and edited messages.
 
