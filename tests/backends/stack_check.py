@@ -13,6 +13,7 @@ and that the second request is told a reading is already on its way. Exit status
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -25,6 +26,7 @@ from sqlalchemy import func, select
 
 from awai_engine.settings import load_settings
 from bots.slack import messages
+from bots.slack.blocks import SHARE_ACTION, ReadingTarget
 from storage.sql import Database, UtteranceRow
 from tests.backends.servers import free_port
 from tests.slack.mock_slack_api import BOT_USER_ID, MockSlackApi
@@ -111,19 +113,42 @@ def _exercise(api: MockSlackApi, ports: list[int]) -> int:
     for port in (first, second):  # the same person asks twice; each request hits a process
         body = requests.shortcut_body(GENERAL, ANN, answer)
         _post(port, body, "application/x-www-form-urlencoded", requests)
-    _wait_for(lambda: len(api.calls_to("chat.update")) >= 1, "a reading posted")
+    _wait_for(lambda: len(_private_readings(api)) >= 1, "a reading delivered")
     time.sleep(QUIET_SECONDS)  # room for a second reading, if one were coming
-
-    readings = len(api.calls_to("chat.update"))
+    readings = len(_private_readings(api))
     refused = [r.get("text") for r in api.responses].count(messages.ALREADY_READING)
+
+    share = ReadingTarget(GENERAL, answer["ts"]).value()
+    for port in (first, second):  # Share pressed twice, each press reaching another process
+        body = requests.action_body(GENERAL, ANN, SHARE_ACTION, share, None)
+        _post(port, body, "application/x-www-form-urlencoded", requests)
+    _wait_for(lambda: len(api.calls_to("chat.postMessage")) >= 1, "a reading shared")
+    time.sleep(QUIET_SECONDS)
+    shared = len(api.calls_to("chat.postMessage"))
+    told = [r.get("text", "") for r in api.responses]
+    second_share = sum(
+        text == messages.ALREADY_SHARING or text.startswith(messages.ALREADY_SHARED[:40])
+        for text in told
+    )
     checks = {
         "each message stored once": _copies() == [1, 1],
-        "one reading posted": readings == 1,
+        "one private reading delivered": readings == 1,
         "the second request told a reading is on its way": refused == 1,
+        "one shared reading posted": shared == 1,
+        "the second share told it is shared": second_share == 1,
     }
     for name, held in checks.items():
         print(f"stack-check: {'ok  ' if held else 'FAIL'} {name}")
     return 0 if all(checks.values()) else 1
+
+
+def _private_readings(api: MockSlackApi) -> list:
+    """Readings sent to the asker alone: ephemeral messages carrying a reading's Share button."""
+    return [
+        call
+        for call in api.calls_to("chat.postEphemeral")
+        if SHARE_ACTION in json.dumps(call.params.get("blocks") or "")
+    ]
 
 
 def _wait_for(condition, what: str) -> None:  # type: ignore[no-untyped-def]
