@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from awai_engine.ports import ChannelInfo
 from awai_engine.reconcile import ReconcileReport, audit
 from awai_engine.settings import Settings
 from awai_engine.values import MessageRef, Utterance
-from storage.job_store import DataJobStore
 from storage.state import BackfillCursor
 from storage.store import AwaiStore
+
+if TYPE_CHECKING:
+    from storage.job_store import DataJobStore
 
 
 class Records:
@@ -136,4 +139,6 @@ class Records:
     def job_store(self, functions: Mapping[str, str]) -> DataJobStore:
         """The scheduler's job store, in the same database as everything else; ``functions``
         maps each job kind a row may name to the function it runs."""
+        from storage.job_store import DataJobStore  # APScheduler only where jobs run
+
         return DataJobStore(self._store.db, functions)

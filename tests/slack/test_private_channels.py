@@ -33,8 +33,13 @@ def _channels(slack: SlackHarness) -> tuple[dict, dict]:
 
 
 def _in_general(slack: SlackHarness) -> str:
-    """Everything AWAI posted or updated in #general, and every private answer, as text."""
-    calls = slack.api.calls_to("chat.postMessage") + slack.api.calls_to("chat.update")
+    """Everything AWAI posted, updated or showed privately in #general, and every private
+    answer, as text."""
+    calls = [
+        *slack.api.calls_to("chat.postMessage"),
+        *slack.api.calls_to("chat.update"),
+        *slack.api.calls_to("chat.postEphemeral"),
+    ]
     in_general = [call.params for call in calls if call.params.get("channel") == GENERAL]
     return json.dumps([in_general, slack.responses_text()], ensure_ascii=False)
 
@@ -66,10 +71,6 @@ def test_a_member_linking_it_from_general_gets_the_reading_in_the_private_channe
     slack.send(slack.requests.command("digest", GENERAL, BEN))
     slack.settle()
 
-    private = [
-        call.params
-        for call in slack.api.calls_to("chat.update")
-        if call.params["channel"] == SECRET
-    ]
-    assert WORD in json.dumps(private)  # the member's reading, in the private channel's thread
+    private = [call.params for call in slack.readings() if call.params["channel"] == SECRET]
+    assert WORD in json.dumps(private)  # the member's own reading, in the private channel
     assert WORD not in _in_general(slack)  # neither recalled nor digested into #general
