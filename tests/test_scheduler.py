@@ -76,7 +76,10 @@ def test_a_digest_job_in_the_sqlite_job_store_survives_a_restart_of_the_schedule
 
 
 class FailingSummaries(OfflineBackend):
-    """The offline backend, except that summarising any schema of ``speaker`` fails."""
+    """A model backend (it summarises schemas, as the offline one no longer does: offline names
+    are keyphrases) whose summary of any schema of ``speaker`` fails."""
+
+    offline = False
 
     def __init__(self, speaker: str) -> None:
         super().__init__()
