@@ -20,7 +20,6 @@ LABELS: dict[str, dict[str, str]] = {
         "details": "Details",
         "nothing_before": "Nothing was said before this message in its line.",
         "nothing_connects": "Nothing said earlier stands out as connected to it.",
-        "no_associations": "No earlier message was close enough in meaning.",
         "from_cues": "offline: from word cues, not understanding",
         "from_model": "written by the language model",
         "offline:not-configured": (
@@ -93,7 +92,6 @@ LABELS: dict[str, dict[str, str]] = {
         "details": "詳細",
         "nothing_before": "この流れでは、この発言より前の発言はありません。",
         "nothing_connects": "これより前の発言で、はっきりつながるものは見当たりません。",
-        "no_associations": "意味の十分に近い過去の発言はありませんでした。",
         "from_cues": "オフライン:言葉の手がかりによる判定で、理解ではありません",
         "from_model": "言語モデルによる読み",
         "offline:not-configured": (

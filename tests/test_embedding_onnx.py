@@ -86,14 +86,7 @@ def test_the_onnx_runtime_imports_no_torch_transformers_or_sentence_transformers
         "Embedder(EmbeddingSettings()).encode(['good morning']);"
         f"print([m for m in {HEAVY!r} if m in sys.modules])"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": str(TREE)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert result.stdout.strip() == "[]"
+    assert _printed_by_a_fresh_process(code) == "[]"
 
 
 def test_awai_commands_start_without_the_platform_libraries() -> None:
@@ -102,6 +95,11 @@ def test_awai_commands_start_without_the_platform_libraries() -> None:
         "print([m for m in ('discord', 'slack_bolt', 'slack_sdk', 'apscheduler', *"
         f"{HEAVY!r}) if m in sys.modules])"
     )
+    assert _printed_by_a_fresh_process(code) == "[]"
+
+
+def _printed_by_a_fresh_process(code: str) -> str:
+    """What ``code`` prints in a new interpreter on this tree: imports start from nothing."""
     result = subprocess.run(
         [sys.executable, "-c", code],
         env={**os.environ, "PYTHONPATH": str(TREE)},
@@ -109,7 +107,7 @@ def test_awai_commands_start_without_the_platform_libraries() -> None:
         text=True,
         check=True,
     )
-    assert result.stdout.strip() == "[]"
+    return result.stdout.strip()
 
 
 def test_the_cached_export_is_keyed_by_the_models_files(tmp_path: Path) -> None:
