@@ -22,7 +22,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.errors import AwaiError
 from awai_engine.extraction_window import extraction_targets
 from awai_engine.limits import cut_notes
-from awai_engine.ports import LanguageBackend, PreparedUtterance, Store
+from awai_engine.ports import ContextTooLargeError, LanguageBackend, PreparedUtterance, Store
 from awai_engine.settings import Settings
 from awai_engine.text import clean, detect_language
 from awai_engine.values import (
@@ -31,6 +31,7 @@ from awai_engine.values import (
     OfflineReason,
     Reading,
     ReadingContext,
+    ReadingNote,
     RecalledSchema,
     Utterance,
     Value,
@@ -416,25 +417,20 @@ class Engine:
         context = self.context(channel, message_id, scopes)
         # A language-model failure must never take an adapter down: it costs the interpretation,
         # and a note says so.
+        over_budget = False
         try:
             interpretation, usage, notes = self.backend.interpret(context)
+        except ContextTooLargeError:
+            interpretation, usage, notes, over_budget = None, None, (), True
         except Exception:  # offline_reason "failed" says so to the reader; the log says why
             log.exception("the %s backend failed to read %s", self.backend.name, message_id)
             interpretation, usage, notes = None, None, ()
         if interpretation is not None and context.schemas:
             context, unjudged = _with_stances(context, interpretation)
             if unjudged:
-                notes = (
-                    *notes,
-                    f"The language model did not judge the stance of {unjudged} of the"
-                    " speaker's preconceptions.",
-                )
+                notes = (*notes, ReadingNote(kind="stances-unjudged", count=unjudged))
         if not self.backend.offline and _fallback_thoughts(context):
-            notes = (
-                *notes,
-                "Some thoughts shown here were split offline while the language model did not"
-                " answer; they are rewritten by the model when it answers again.",
-            )
+            notes = (*notes, ReadingNote(kind="fallback-thoughts"))
         headline, connections = connect(context, interpretation)
         return Reading(
             context=context,
@@ -444,20 +440,23 @@ class Engine:
             language=detect_language(context.text),
             usage=usage,
             notes=notes,
-            offline_reason=_offline_reason(self.backend.offline, interpretation),
+            offline_reason=_offline_reason(self.backend.offline, interpretation, over_budget),
             headline=headline,
             connections=connections,
         )
 
 
 def _offline_reason(
-    backend_offline: bool, interpretation: Interpretation | None
+    backend_offline: bool, interpretation: Interpretation | None, over_budget: bool
 ) -> OfflineReason | None:
     """Why a reading has no interpretation, for renderers to say in the reader's language: no
-    model is configured, or the configured one gave no usable reading (its note says how)."""
+    model is configured, the context was too large to send, or the configured model gave no
+    usable reading (its note says how)."""
     if interpretation is not None:
         return None
-    return "not-configured" if backend_offline else "failed"
+    if backend_offline:
+        return "not-configured"
+    return "over-budget" if over_budget else "failed"
 
 
 def _out_of_space(error: BaseException) -> OSError | None:

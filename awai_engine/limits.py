@@ -12,24 +12,17 @@ from collections.abc import Sequence
 
 from awai_engine.settings import Settings
 from awai_engine.text import split_sentences
-from awai_engine.values import Thought
+from awai_engine.values import ReadingNote, Thought
 
 
-def cut_notes(thoughts: Sequence[Thought], settings: Settings) -> tuple[str, ...]:
+def cut_notes(thoughts: Sequence[Thought], settings: Settings) -> tuple[ReadingNote, ...]:
     """Notes for the thoughts only partly embedded, and for a message with more than it could hold."""
     notes = []
     width = settings.embedding.max_chars
-    long = [str(thought.index + 1) for thought in thoughts if len(thought.text) > width]
+    long = tuple(thought.index + 1 for thought in thoughts if len(thought.text) > width)
     if long:
-        which = f"thought {long[0]}" if len(long) == 1 else f"thoughts {', '.join(long)}"
-        notes.append(
-            f"Only the first {width:,} characters of {which} were used to find related thoughts"
-            " (AWAI_EMBEDDING__MAX_CHARS); the whole text is kept and shown."
-        )
+        notes.append(ReadingNote(kind="embedding-cut", count=width, thoughts=long))
     limit = settings.limits.max_thoughts_per_message
     if len(thoughts) >= limit and len(split_sentences(thoughts[-1].text)) > 1:
-        notes.append(
-            f"This message says more than the {limit} thoughts a message is read as"
-            " (AWAI_LIMITS__MAX_THOUGHTS_PER_MESSAGE): its last thought holds the rest."
-        )
+        notes.append(ReadingNote(kind="thoughts-merged", count=limit, thoughts=(limit,)))
     return tuple(notes)

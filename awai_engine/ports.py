@@ -12,11 +12,13 @@ from typing import Protocol
 
 import numpy as np
 
+from awai_engine.errors import AwaiError
 from awai_engine.timeline import Timeline
 from awai_engine.values import (
     Extraction,
     Interpretation,
     ReadingContext,
+    ReadingNote,
     TokenUsage,
     Utterance,
 )
@@ -99,6 +101,11 @@ class Store(Protocol):
         ...
 
 
+class ContextTooLargeError(AwaiError, ValueError):
+    """A reading's context does not fit the language model's budget even when trimmed: the
+    reading is offline, and says it was over budget (not that the model failed)."""
+
+
 class LanguageBackend(Protocol):
     """Writes language: thoughts and summaries at ingest, schema summaries, the reading.
 
@@ -122,8 +129,10 @@ class LanguageBackend(Protocol):
 
     def interpret(
         self, context: ReadingContext
-    ) -> tuple[Interpretation | None, TokenUsage | None, tuple[str, ...]]:
+    ) -> tuple[Interpretation | None, TokenUsage | None, tuple[ReadingNote, ...]]:
         """The written reading (or ``None`` offline), token usage, and notes for the user.
+
+        Raises :class:`ContextTooLargeError` when the context cannot be sent at all.
 
         The reading's ``schema_bearings`` are the stances of the recalled schemas: one call
         decides both, so the two cannot disagree."""

@@ -224,6 +224,67 @@ class CoThoughts(Value):
     others: tuple[Thought, ...]
 
 
+NoteKind = Literal[
+    "embedding-cut",
+    "thoughts-merged",
+    "context-trimmed",
+    "model-failed",
+    "model-malformed",
+    "links-dropped",
+    "stances-unjudged",
+    "fallback-thoughts",
+    "history-missing",
+]
+"""What a reading note is about; each surface words it in the reader's language."""
+
+TrimmedPart = Literal[
+    "recalled-thought",
+    "preconception",
+    "preconception-example",
+    "earlier-summary",
+    "previous-thought",
+    "own-thought",
+    "text",
+]
+"""A part of a reading's context that can be left out of a language-model request."""
+
+ModelFailure = Literal["unreachable", "refused", "busy", "unreadable", "paused"]
+"""Why the language model gave no answer, in words fit for every reader (no HTTP codes)."""
+
+
+class Trimmed(Value):
+    """How many of one part of the context the language model was not shown."""
+
+    part: TrimmedPart
+    count: int = Field(ge=1)
+
+
+class ReadingNote(Value):
+    """Something a reader should know about how the reading was made: a kind and its numbers.
+
+    Why structured, not English: the engine and the backends write notes, but only a surface
+    knows the reader's language (:mod:`bots.labels` words every kind in English and Japanese),
+    and ``--json`` keeps the numbers for tools. Setting names and HTTP codes never go here;
+    operators find those in the log.
+    """
+
+    kind: NoteKind
+    count: int | None = Field(
+        None,
+        description=(
+            "The number the note is about: characters embedded (embedding-cut), thoughts a"
+            " message holds (thoughts-merged), connections dropped, stances not judged."
+        ),
+    )
+    thoughts: tuple[int, ...] = Field(
+        (), description="1-based numbers of the message's thoughts the note is about."
+    )
+    trimmed: tuple[Trimmed, ...] = Field(
+        (), description="What the language model was not shown (context-trimmed)."
+    )
+    failure: ModelFailure | None = Field(None, description="Why the model failed (model-failed).")
+
+
 class ReadingContext(Value):
     """Everything the reading of one message may use: a pure function of what came before it."""
 
@@ -234,7 +295,7 @@ class ReadingContext(Value):
     flow: Flow
     associations: tuple[Association, ...] = ()
     schemas: tuple[RecalledSchema, ...] = ()
-    notes: tuple[str, ...] = Field(
+    notes: tuple[ReadingNote, ...] = Field(
         (), description="What was cut or could not be done, for the user."
     )
 
@@ -370,7 +431,7 @@ class Reading(Value):
     interpretation: Interpretation | None = None
     language: str = "en"
     usage: TokenUsage | None = None
-    notes: tuple[str, ...] = ()
+    notes: tuple[ReadingNote, ...] = ()
     offline_reason: OfflineReason | None = Field(
         None, description="Why there is no interpretation; None when a model wrote one."
     )

@@ -78,6 +78,69 @@ LABELS: dict[str, dict[str, str]] = {
         "relation-short:relates-to": "connects to",
         "shared_by": "Shared by {who}",
         "share": "Share in thread",
+        "note:embedding-cut": (
+            "Only the first {count} characters of {thoughts} were used to find related thoughts;"
+            " the whole text is kept and shown."
+        ),
+        "note:thoughts-merged": (
+            "This message says more than the {count} thoughts a message is read as: its last"
+            " thought holds the rest."
+        ),
+        "note:context-trimmed": (
+            "This reading's context was too large to send whole, so the language model was not"
+            " shown {parts}."
+        ),
+        "note:text-shortened": (
+            "The message's text was shortened for the language model (its thoughts were sent)."
+        ),
+        "note:model-failed": "Why: {failure}.",
+        "note:model-malformed": "The language model's answer was malformed twice.",
+        "note:links-dropped:one": (
+            "1 connection the model wrote was left out: it pointed outside the context it was"
+            " given."
+        ),
+        "note:links-dropped:other": (
+            "{count} connections the model wrote were left out: they pointed outside the context"
+            " it was given."
+        ),
+        "note:stances-unjudged": (
+            "The language model did not judge the stance of {count} of the speaker's"
+            " preconceptions."
+        ),
+        "note:fallback-thoughts": (
+            "Some thoughts shown here were split offline while the language model did not answer;"
+            " they are rewritten by the model when it answers again."
+        ),
+        "note:history-missing": (
+            "AWAI has not read this channel's history from before it joined, so earlier messages"
+            " may be missing from this context. `/awai backfill` reads it."
+        ),
+        "thought_numbers:one": "thought {n}",
+        "thought_numbers:other": "thoughts {n}",
+        "list_and": " and ",
+        "sentence_gap": " ",
+        "list_comma": ", ",
+        "part:recalled-thought:one": "1 recalled thought",
+        "part:recalled-thought:other": "{n} recalled thoughts",
+        "part:preconception:one": "1 preconception",
+        "part:preconception:other": "{n} preconceptions",
+        "part:preconception-example:one": "1 example of a preconception",
+        "part:preconception-example:other": "{n} examples of preconceptions",
+        "part:earlier-summary:one": "1 earlier summary",
+        "part:earlier-summary:other": "{n} earlier summaries",
+        "part:previous-thought:one": "1 thought of the message just before",
+        "part:previous-thought:other": "{n} thoughts of the message just before",
+        "part:own-thought:one": "1 of this message's own thoughts",
+        "part:own-thought:other": "{n} of this message's own thoughts",
+        "failure:unreachable": "the language model could not be reached",
+        "failure:refused": (
+            "the language model refused AWAI's request (the operator can see why in the log)"
+        ),
+        "failure:busy": "the language model is overloaded or rate-limited",
+        "failure:unreadable": "the language model's answer could not be read",
+        "failure:paused": (
+            "the language model failed repeatedly, so AWAI is not calling it for a while"
+        ),
         "backend": "backend",
         "tokens": "tokens",
     },
@@ -147,6 +210,49 @@ LABELS: dict[str, dict[str, str]] = {
         "relation-short:relates-to": "関連",
         "shared_by": "{who}さんが共有",
         "share": "スレッドで共有",
+        "note:embedding-cut": (
+            "{thoughts}は、関連する考えを探すのに最初の{count}文字だけを使いました"
+            "(全文は保存され、表示されています)。"
+        ),
+        "note:thoughts-merged": (
+            "この発言は、1件の発言として読める{count}個の考えを超えています。最後の考えに残りを"
+            "まとめています。"
+        ),
+        "note:context-trimmed": (
+            "文脈が大きすぎて全体を送れなかったため、言語モデルには{parts}を見せていません。"
+        ),
+        "note:text-shortened": "言語モデルには発言の本文を短くして送りました(考えは送っています)。",
+        "note:model-failed": "理由:{failure}。",
+        "note:model-malformed": "言語モデルの回答が2回続けて不正な形式でした。",
+        "note:links-dropped": (
+            "モデルが書いたつながりのうち{count}件は、渡した文脈の外を指していたため省きました。"
+        ),
+        "note:stances-unjudged": (
+            "言語モデルは、話者の思い込みのうち{count}件について立場を判定しませんでした。"
+        ),
+        "note:fallback-thoughts": (
+            "ここに示す考えの一部は、言語モデルが応答しなかった間にオフラインで分けたものです。"
+            "モデルが再び応答すると書き直されます。"
+        ),
+        "note:history-missing": (
+            "AWAIは参加前のこのチャンネルの履歴をまだ読んでいないため、以前の発言がこの文脈から"
+            "欠けているかもしれません。`/awai backfill` で読み込めます。"
+        ),
+        "thought_numbers": "思考{n}",
+        "list_and": "、",
+        "sentence_gap": "",
+        "list_comma": "、",
+        "part:recalled-thought": "思い出した考え{n}件",
+        "part:preconception": "思い込み{n}件",
+        "part:preconception-example": "思い込みの例{n}件",
+        "part:earlier-summary": "以前の要約{n}件",
+        "part:previous-thought": "直前の発言の考え{n}件",
+        "part:own-thought": "この発言自身の考え{n}件",
+        "failure:unreachable": "言語モデルに接続できませんでした",
+        "failure:refused": "言語モデルがAWAIの要求を断りました(理由は運用担当者がログで確認できます)",
+        "failure:busy": "言語モデルが混雑しているか、利用制限に達しています",
+        "failure:unreadable": "言語モデルの回答を読み取れませんでした",
+        "failure:paused": "言語モデルの失敗が続いたため、AWAIはしばらく呼び出しを止めています",
         "backend": "バックエンド",
         "tokens": "トークン",
     },
@@ -156,3 +262,10 @@ LABELS: dict[str, dict[str, str]] = {
 def labels_for(language: str) -> dict[str, str]:
     """The words of ``language`` (a BCP 47 tag or its first part), English when AWAI has none."""
     return LABELS.get(language.split("-")[0].lower(), LABELS["en"])
+
+
+def counted(words: dict[str, str], key: str, n: int) -> str:
+    """The phrase ``key`` for ``n`` things: ``key:one`` or ``key:other`` where the language
+    has plural forms (English), else ``key`` itself (Japanese has none)."""
+    form = f"{key}:{'one' if n == 1 else 'other'}"
+    return words.get(form) or words[key]

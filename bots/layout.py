@@ -20,6 +20,7 @@ from typing import Literal
 from awai_engine.text import shorten
 from awai_engine.values import Connection, MessageRef, Reading, ReadingContext
 from bots.labels import labels_for
+from bots.note_words import note_text
 
 UNTIMED = 86_400 * 365
 """Times below a year after the epoch mean a transcript without times: only the order is known."""
@@ -319,7 +320,9 @@ def _notes(reading: Reading, words: dict[str, str]) -> Section:
     lines = []
     if reading.offline_reason is not None:
         lines.append(Line((Quiet(words[f"offline:{reading.offline_reason}"]),)))
-    lines += [Line((Quiet(note),)) for note in (*reading.context.notes, *reading.notes)]
+    lines += [
+        Line((Quiet(note_text(note, words)),)) for note in (*reading.context.notes, *reading.notes)
+    ]
     return Section("notes", None, tuple(lines))
 
 

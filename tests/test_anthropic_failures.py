@@ -21,7 +21,10 @@ from rich.console import Console
 
 from awai_engine.backends.anthropic.answers import READING_TOOL
 from awai_engine.embedding import Embedder
+from awai_engine.values import ReadingNote
 from awai_engine.visibility import EVERYTHING
+from bots.labels import labels_for
+from bots.note_words import note_text
 from bots.terminal.render import render_reading
 from tests.factories import utterance
 from tests.fake_anthropic import (
@@ -92,14 +95,15 @@ def test_persistent_overload_gives_the_labelled_offline_reading(llm, caplog):
     assert reading.offline is True
     assert reading.interpretation is None
     assert reading.backend.startswith("anthropic:")
-    (note,) = reading.notes
-    assert "overloaded" in note and "offline reading" in note
+    assert reading.notes == (ReadingNote(kind="model-failed", failure="busy"),)
+    assert reading.offline_reason == "failed"
     assert "HTTP 529" in caplog.text and "3 attempt(s)" in caplog.text
     console = Console(record=True, width=160)
     render_reading(reading, console)
     shown = " ".join(console.export_text().split())
     assert "HTTP" not in shown and "AWAI_" not in shown
     assert "no language model is configured" not in shown
+    assert "overloaded or rate-limited" in shown
 
 
 def test_a_hang_past_the_timeout_is_retried_then_the_offline_reading_says_why(llm, caplog):
@@ -111,7 +115,7 @@ def test_a_hang_past_the_timeout_is_retried_then_the_offline_reading_says_why(ll
 
     assert len(llm.fake.calls(READING_TOOL)) == 2
     assert reading.interpretation is None
-    assert any("could not be reached" in note for note in reading.notes)
+    assert ReadingNote(kind="model-failed", failure="unreachable") in reading.notes
     assert "no answer within 0.5 s, 2 attempt(s)" in caplog.text
 
 
@@ -136,7 +140,7 @@ def test_a_retry_after_longer_than_allowed_is_not_waited_for(llm, caplog):
 
     assert len(llm.fake.calls(READING_TOOL)) == 1
     assert reading.interpretation is None
-    assert any("rate-limited" in note for note in reading.notes)
+    assert ReadingNote(kind="model-failed", failure="busy") in reading.notes
     assert "AWAI_LLM__MAX_RETRY_WAIT_SECONDS" in caplog.text
 
 
@@ -172,7 +176,7 @@ def test_a_schema_invalid_answer_twice_gives_the_offline_reading_with_a_note(llm
     assert result["content"][0]["is_error"] is True
     assert "meaning" in result["content"][0]["content"]
     assert reading.interpretation is None
-    assert any("malformed twice" in note for note in reading.notes)
+    assert ReadingNote(kind="model-malformed") in reading.notes
     assert "links.0" in caplog.text
     assert reading.usage is not None
 
@@ -200,7 +204,7 @@ def test_a_body_that_is_not_json_gives_the_offline_reading(llm):
     reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     assert reading.interpretation is None
-    assert any("could not be read" in note for note in reading.notes)
+    assert ReadingNote(kind="model-failed", failure="unreadable") in reading.notes
 
 
 def test_a_refused_key_fails_at_once_and_ingest_and_read_still_work(llm, caplog):
@@ -215,7 +219,8 @@ def test_a_refused_key_fails_at_once_and_ingest_and_read_still_work(llm, caplog)
     assert all("refused AWAI's request" in note for note in report.notes)
     assert reading.interpretation is None
     assert "AWAI_LLM__API_KEY" in caplog.text
-    assert not any("AWAI_" in note or "HTTP" in note for note in (*report.notes, *reading.notes))
+    worded = [note_text(note, labels_for("en")) for note in reading.notes]
+    assert not any("AWAI_" in note or "HTTP" in note for note in (*report.notes, *worded))
 
 
 def test_an_answer_cut_off_at_max_tokens_is_asked_again_with_a_larger_cap(llm):
@@ -247,7 +252,7 @@ def test_the_breaker_opens_after_repeated_failures_and_a_trial_call_closes_it(ll
 
     assert first.interpretation is None and second.interpretation is None
     assert llm.fake.posts == posts  # open: neither the reading nor the ingest called the API
-    assert any("not calling it for a while" in note for note in paused.notes)
+    assert ReadingNote(kind="model-failed", failure="paused") in paused.notes
     assert any("not calling it for a while" in note for note in report.notes)
     time.sleep(1.1)
     trial = runtime.engine.read(CHANNEL, "m3", EVERYTHING)

@@ -22,7 +22,7 @@ from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.settings import SettingsError
-from awai_engine.values import Association, RecalledSchema
+from awai_engine.values import Association, ReadingNote, RecalledSchema
 from awai_engine.visibility import EVERYTHING, View
 from bots.runtime import language_backend
 from bots.terminal.cli import main
@@ -194,7 +194,7 @@ def test_citations_use_short_references_mapped_back_and_unknown_ones_are_dropped
         (refs.messages["M1"], "builds-on")
     ]
     assert reading.interpretation.schema_bearings == ()
-    assert any("4 connections" in note for note in reading.notes)
+    assert ReadingNote(kind="links-dropped", count=4) in reading.notes
     shown = reading_json(reading)
     assert "M99" not in shown and "P9" not in shown
     assert "'M99'" in caplog.text and "'m7'" in caplog.text
@@ -284,7 +284,8 @@ def test_an_over_budget_context_is_trimmed_before_sending_and_the_note_says_what
     assert estimate_tokens(request.user_text()) <= backend.allowance()
     assert backend.prefix_tokens + estimate_tokens(request.user_text()) <= budget
     assert filler not in request.user_text()
-    assert any("too large to send whole" in note and "shortened" in note for note in reading.notes)
+    (trimmed,) = [note for note in reading.notes if note.kind == "context-trimmed"]
+    assert any(item.part == "text" for item in trimmed.trimmed)
     assert reading.interpretation is not None
 
 
@@ -364,7 +365,7 @@ def test_one_call_decides_the_reading_and_the_stances_with_schema_names_and_exam
     }
     assert reading.interpretation is not None
     assert [b.schema_id for b in reading.interpretation.schema_bearings] == ["s-stale-1234567890"]
-    assert any("did not judge the stance of 1" in note for note in reading.notes)
+    assert ReadingNote(kind="stances-unjudged", count=1) in reading.notes
     assert (
         reading.usage is not None
         and reading.usage.input_tokens == llm.fake.usages[-1]["input_tokens"]
@@ -396,7 +397,7 @@ def test_a_slack_length_message_is_sent_with_its_whole_context_under_the_default
     reading = runtime.engine.read(channel, "o12", EVERYTHING)
 
     text = llm.fake.calls(READING_TOOL)[-1].user_text()
-    assert not any("too large" in note for note in reading.notes)
+    assert not any(note.kind == "context-trimmed" for note in reading.notes)
     assert reading.context.associations and reading.context.flow.earlier
     assert all(f'speaker="{a.source.speaker_name}"' in text for a in reading.context.associations)
     assert said[-1].text.replace("'", "&#x27;") in text  # the message itself, unshortened

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from awai_engine.embedding import Embedder
+from awai_engine.values import ReadingNote
 from awai_engine.visibility import EVERYTHING
 from bots.scheduler import SchedulerService, reextract_job
 from bots.terminal.cli import main
@@ -63,14 +64,14 @@ def test_fallback_thoughts_are_marked_shown_and_rewritten_as_if_the_model_had_be
 
     assert report.added == 3
     assert all(thought.fallback for thought in during.context.thoughts)
-    assert any("split offline" in note for note in during.notes)
+    assert ReadingNote(kind="fallback-thoughts") in during.notes
     assert (redone.pending, redone.rewritten) == (3, 3)
     assert again.pending == 0
     assert _thoughts(outage) == _thoughts(always_up)
     assert not any(fallback for thoughts in _thoughts(outage).values() for _, fallback in thoughts)
     assert [m.message_id for m in outage.store.timeline(CHANNEL).messages] == ["m1", "m2", "m3"]
     after = outage.engine.read(CHANNEL, "m3", EVERYTHING)
-    assert not any("split offline" in note for note in after.notes)
+    assert ReadingNote(kind="fallback-thoughts") not in after.notes
 
 
 def test_a_message_the_model_still_cannot_extract_stays_marked_for_the_next_run(llm):

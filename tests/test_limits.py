@@ -7,7 +7,10 @@ from collections.abc import Callable
 
 import pytest
 
+from awai_engine.values import ReadingNote
 from awai_engine.visibility import EVERYTHING
+from bots.labels import labels_for
+from bots.note_words import note_text
 from bots.runtime import Runtime
 from tests.factories import utterance
 
@@ -22,10 +25,13 @@ def test_a_thought_longer_than_what_is_embedded_is_kept_whole_and_the_reading_sa
     runtime.engine.ingest([utterance("m1", "Short one."), utterance("m2", f"Fine. {long}")])
     context = runtime.engine.context(CHANNEL, "m2", EVERYTHING)
     assert context.text == f"Fine. {long}" and context.thoughts[1].text == long
-    assert context.notes == (
-        "Only the first 40 characters of thought 2 were used to find related thoughts"
-        " (AWAI_EMBEDDING__MAX_CHARS); the whole text is kept and shown.",
+    assert context.notes == (ReadingNote(kind="embedding-cut", count=40, thoughts=(2,)),)
+    (note,) = context.notes
+    assert note_text(note, labels_for("en")) == (
+        "Only the first 40 characters of thought 2 were used to find related thoughts;"
+        " the whole text is kept and shown."
     )
+    assert note_text(note, labels_for("ja")).startswith("思考2は、")
     assert runtime.engine.context(CHANNEL, "m1", EVERYTHING).notes == ()
 
 
@@ -38,7 +44,8 @@ def test_a_message_with_more_sentences_than_thoughts_says_its_last_thought_holds
     context = runtime.engine.context(CHANNEL, "m1", EVERYTHING)
     assert context.text == five and len(context.thoughts) == 3
     assert context.thoughts[-1].text == "Three is here. Four is here. Five is here."
-    assert any("AWAI_LIMITS__MAX_THOUGHTS_PER_MESSAGE" in note for note in context.notes)
+    assert context.notes == (ReadingNote(kind="thoughts-merged", count=3, thoughts=(3,)),)
+    assert "its last thought holds the rest" in note_text(context.notes[0], labels_for("en"))
     assert (
         runtime.engine.context(CHANNEL, "m2", EVERYTHING).notes == ()
     )  # exactly three: nothing cut

@@ -16,6 +16,7 @@ from awai_engine.values import (
     Extraction,
     Interpretation,
     ReadingContext,
+    ReadingNote,
     Thought,
     TokenUsage,
 )
@@ -62,5 +63,5 @@ class OfflineBackend:
 
     def interpret(
         self, context: ReadingContext
-    ) -> tuple[Interpretation | None, TokenUsage | None, tuple[str, ...]]:
+    ) -> tuple[Interpretation | None, TokenUsage | None, tuple[ReadingNote, ...]]:
         return None, None, ()

@@ -90,7 +90,6 @@ class ReadingTarget:
 def reading_message(
     reading: Reading,
     permalink_of: PermalinkOf,
-    extra_notes: tuple[str, ...] = (),
     details: bool = False,
     language: str | None = None,
     target: ReadingTarget | None = None,
@@ -101,7 +100,7 @@ def reading_message(
     adds the Share and Details buttons of a private reading; ``shared_by`` (a user id) says who
     shared a reading posted for the channel."""
     shown = layout(reading, language=language, details=details)
-    blocks = _reading_blocks(shown, permalink_of, extra_notes)
+    blocks = _reading_blocks(shown, permalink_of)
     if shared_by is not None:
         words = labels_for(language or reading.language)
         blocks.insert(1, _context(words["shared_by"].format(who=f"<@{shared_by}>")))
@@ -115,7 +114,7 @@ def details_view(
 ) -> dict[str, Any]:
     """The Details modal: the whole reading with the numbers behind every connection."""
     shown = layout(reading, language=language, details=True)
-    blocks = _reading_blocks(shown, permalink_of, ())
+    blocks = _reading_blocks(shown, permalink_of)
     return {
         "type": "modal",
         "title": {
@@ -146,9 +145,7 @@ def _modal(title: str, blocks: list[Block]) -> dict[str, Any]:
     }
 
 
-def _reading_blocks(
-    shown: ReadingLayout, permalink_of: PermalinkOf, extra_notes: tuple[str, ...]
-) -> list[Block]:
+def _reading_blocks(shown: ReadingLayout, permalink_of: PermalinkOf) -> list[Block]:
     cite = _Citer(permalink_of)
     ref = shown.message
     blocks: list[Block] = [
@@ -158,7 +155,6 @@ def _reading_blocks(
     blocks += _sections(mrkdwn.quote(shorten(shown.text, QUOTED_MESSAGE_CHARS)))
     for section in shown.sections:
         blocks += _section_blocks(section, cite)
-    blocks += [_context(mrkdwn.escape(note)) for note in extra_notes]
     blocks.append(_context(mrkdwn.escape(shown.footer)))
     return blocks
 

@@ -55,10 +55,6 @@ FAILED = (
     "Sorry, something went wrong while AWAI was reading this message. Nothing was lost; please"
     " try again in a minute."
 )
-HISTORY_MISSING = (
-    "AWAI has not read this channel's history from before it joined, so earlier messages may be"
-    " missing from this context. `/awai backfill` reads it."
-)
 UNKNOWN_COMMAND = "AWAI does not know `{command}`.\n\n" + HELP
 READ_NEEDS_LINK = "Give the message's link: `/awai read <link>` (use *Copy link* on the message)."
 DIGEST_QUEUED = "Making this channel's digest; it will be posted here shortly."

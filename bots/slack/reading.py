@@ -19,7 +19,7 @@ from slack_sdk.errors import SlackApiError
 
 from awai_engine.engine import UnknownMessageError
 from awai_engine.errors import AwaiError
-from awai_engine.values import Reading, Utterance
+from awai_engine.values import Reading, ReadingNote, Utterance
 from bots.runtime import Runtime
 from bots.slack import messages
 from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
@@ -101,12 +101,11 @@ class Readings:
         if self.settings.reply_placement == "thread":
             self._share(request, client, tell, shared_by=None)
             return
-        read = self._reading(request, client, tell)
-        if read is None:
+        reading = self._reading(request, client, tell)
+        if reading is None:
             return
-        reading, notes = read
         target = ReadingTarget(request.channel_id, request.ts, request.thread_ts)
-        message = reading_message(reading, self._permalinks(request, client), notes, target=target)
+        message = reading_message(reading, self._permalinks(request, client), target=target)
         try:
             client.chat_postEphemeral(
                 channel=request.channel_id,
@@ -155,11 +154,11 @@ class Readings:
         if not self._may_read(request, client, tell):
             view = details_notice(messages.NOT_A_MEMBER)
         else:
-            read = self._reading(request, client, tell=None)
-            if read is None:
+            reading = self._reading(request, client, tell=None)
+            if reading is None:
                 view = details_notice(messages.FAILED)
             else:
-                view = details_view(read[0], self._permalinks(request, client))
+                view = details_view(reading, self._permalinks(request, client))
         try:
             client.views_update(view_id=view_id, view=view)
         except SlackApiError as error:
@@ -185,13 +184,10 @@ class Readings:
         if not self.runtime.claim(claim, self.settings.duplicate_window_seconds):
             tell(messages.ALREADY_SHARING)
             return
-        read = self._reading(request, client, tell)
-        if read is None:
+        reading = self._reading(request, client, tell)
+        if reading is None:
             return
-        reading, notes = read
-        message = reading_message(
-            reading, self._permalinks(request, client), notes, shared_by=shared_by
-        )
+        message = reading_message(reading, self._permalinks(request, client), shared_by=shared_by)
         try:
             posted = client.chat_postMessage(
                 channel=request.channel_id,
@@ -228,7 +224,7 @@ class Readings:
 
     def _reading(
         self, request: ReadingRequest, client: WebClient, tell: Tell | None
-    ) -> tuple[Reading, tuple[str, ...]] | None:
+    ) -> Reading | None:
         """The reading, or None when it cannot be had (the person was told why, privately)."""
         try:
             return self._read(request, client)
@@ -250,8 +246,9 @@ class Readings:
 
         return permalink_of
 
-    def _read(self, request: ReadingRequest, client: WebClient) -> tuple[Reading, tuple[str, ...]]:
-        """The reading; a message AWAI has not stored yet is fetched and stored first."""
+    def _read(self, request: ReadingRequest, client: WebClient) -> Reading:
+        """The reading; a message AWAI has not stored yet is fetched and stored first, and then
+        the reading notes when the channel's history before AWAI joined is not read yet."""
 
         def fetch() -> Utterance:
             message = request.message or fetch_message(
@@ -278,7 +275,9 @@ class Readings:
         except UnknownMessageError:
             raise UnreadableError(messages.NOT_FOUND) from None
         if not found.stored_now:
-            return found.reading, ()
+            return found.reading
         cursor = self.runtime.cursor(request.channel)
-        history_read = cursor is not None and cursor.done
-        return found.reading, () if history_read else (messages.HISTORY_MISSING,)
+        if cursor is not None and cursor.done:
+            return found.reading
+        missing = ReadingNote(kind="history-missing")
+        return found.reading.model_copy(update={"notes": (*found.reading.notes, missing)})

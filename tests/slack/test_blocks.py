@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from awai_engine.values import Interpretation, Reading, ThoughtLink
+from awai_engine.values import Interpretation, Reading, ReadingNote, ThoughtLink
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.slack.blocks import (
@@ -49,7 +49,7 @@ def _very_long_reading(runtime: Runtime) -> Reading:
     interpretation = Interpretation(
         meaning="A **long** [meaning](https://example.com). " * 500, links=links
     )
-    notes = tuple(f"Note {i}: something the reader should know." for i in range(80))
+    notes = tuple(ReadingNote(kind="links-dropped", count=i + 2) for i in range(80))
     return reading.model_copy(
         update={
             "interpretation": interpretation,

@@ -47,13 +47,14 @@ from awai_engine.backends.anthropic.prompts import (
 from awai_engine.backends.anthropic.reading_request import References, render_reading_request
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.backends.offline import OfflineBackend
-from awai_engine.ports import ExtractionTarget
+from awai_engine.ports import ContextTooLargeError, ExtractionTarget
 from awai_engine.settings import LanguageModelSettings, LimitsSettings, SettingsError
 from awai_engine.text import detect_language, shorten
 from awai_engine.values import (
     Extraction,
     Interpretation,
     ReadingContext,
+    ReadingNote,
     SchemaBearing,
     Thought,
     ThoughtLink,
@@ -288,8 +289,12 @@ class AnthropicBackend:
 
     def interpret(
         self, context: ReadingContext
-    ) -> tuple[Interpretation | None, TokenUsage | None, tuple[str, ...]]:
-        """The written reading, stances included, from the context alone, in its language."""
+    ) -> tuple[Interpretation | None, TokenUsage | None, tuple[ReadingNote, ...]]:
+        """The written reading, stances included, from the context alone, in its language.
+
+        Raises :class:`ContextTooLargeError` when even the trimmed context does not fit the
+        budget: the engine then says the reading is offline because it was over budget.
+        """
         language = detect_language(context.text)
         fitted = fit_to_budget(context, self.allowance(), render_reading_request)
         if fitted is None:
@@ -297,13 +302,8 @@ class AnthropicBackend:
                 "language model: the context of %s does not fit AWAI_LLM__READING_TOKEN_BUDGET",
                 context.message.message_id,
             )
-            return (
-                None,
-                None,
-                (
-                    "This reading's context is too large for the language model even when trimmed,"
-                    " so this is the offline reading.",
-                ),
+            raise ContextTooLargeError(
+                f"the context of {context.message.message_id} does not fit the reading budget"
             )
         notes = [fitted.note] if fitted.note else []
         request = render_reading_request(fitted.context)
@@ -313,10 +313,7 @@ class AnthropicBackend:
             log.warning(
                 "language model: reading of %s failed: %s", context.message.message_id, error
             )
-            notes.append(
-                f"The reading was not written: {error.user_reason}. This is the offline reading:"
-                " the context AWAI assembled, without an interpretation."
-            )
+            notes.append(ReadingNote(kind="model-failed", failure=error.kind))
             return None, None, tuple(notes)
         if asked.value is None:
             log.warning(
@@ -324,18 +321,11 @@ class AnthropicBackend:
                 context.message.message_id,
                 asked.problem,
             )
-            notes.append(
-                "The language model's answer was malformed twice, so this is the offline reading:"
-                " the context AWAI assembled, without an interpretation."
-            )
+            notes.append(ReadingNote(kind="model-malformed"))
             return None, asked.usage, tuple(notes)
         interpretation, dropped = _interpretation(asked.value, fitted.context, language)
         if dropped:
-            notes.append(
-                f"{dropped} connection{'s' if dropped > 1 else ''} the model wrote"
-                f" {'were' if dropped > 1 else 'was'} left out: {'they' if dropped > 1 else 'it'}"
-                " pointed outside the context it was given."
-            )
+            notes.append(ReadingNote(kind="links-dropped", count=dropped))
         return interpretation, asked.usage, tuple(notes)
 
     # -- asking ----------------------------------------------------------------------------------

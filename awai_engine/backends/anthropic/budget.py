@@ -15,7 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from awai_engine.backends.anthropic.tokens import estimate_tokens
-from awai_engine.values import Association, ReadingContext, RecalledSchema
+from awai_engine.values import (
+    Association,
+    ReadingContext,
+    ReadingNote,
+    RecalledSchema,
+    Trimmed,
+    TrimmedPart,
+)
 
 MIN_TEXT_CHARS = 200
 TEXT_CUT_RATIO = 0.7
@@ -27,7 +34,7 @@ class FittedContext:
 
     context: ReadingContext
     tokens: int
-    note: str | None
+    note: ReadingNote | None
 
 
 def fit_to_budget(
@@ -37,7 +44,7 @@ def fit_to_budget(
 
     ``None`` when even the smallest request (one thought, a shortened text) does not fit.
     """
-    cut: Counter[str] = Counter()
+    cut: Counter[TrimmedPart] = Counter()
     tokens = estimate_tokens(render(context))
     while tokens > allowance:
         trimmed = _trim_one(context, cut)
@@ -48,7 +55,7 @@ def fit_to_budget(
     return FittedContext(context=context, tokens=tokens, note=_note(cut) if cut else None)
 
 
-def _trim_one(context: ReadingContext, cut: Counter[str]) -> ReadingContext | None:
+def _trim_one(context: ReadingContext, cut: Counter[TrimmedPart]) -> ReadingContext | None:
     """The context with its least useful remaining piece removed, counting it in ``cut``.
 
     Least useful first: a preconception's third and second member examples (its summary
@@ -61,11 +68,11 @@ def _trim_one(context: ReadingContext, cut: Counter[str]) -> ReadingContext | No
     with_examples = [schema for schema in context.schemas if len(schema.examples) > 1]
     if with_examples:
         most = max(with_examples, key=lambda schema: len(schema.examples))
-        cut["preconception example"] += 1
+        cut["preconception-example"] += 1
         return _replace_schema(context, most, most.examples[:-1])
     flow = context.flow
     if flow.earlier:
-        cut["earlier summary"] += 1
+        cut["earlier-summary"] += 1
         return context.model_copy(
             update={"flow": flow.model_copy(update={"earlier": flow.earlier[1:]})}
         )
@@ -87,19 +94,19 @@ def _trim_one(context: ReadingContext, cut: Counter[str]) -> ReadingContext | No
             context, min(context.associations, key=lambda item: item.margin), cut
         )
     if flow.previous and len(flow.previous.thoughts) > 1:
-        cut["thought of the previous utterance"] += 1
+        cut["previous-thought"] += 1
         previous = flow.previous.model_copy(update={"thoughts": flow.previous.thoughts[:-1]})
         return context.model_copy(update={"flow": flow.model_copy(update={"previous": previous})})
     if len(context.thoughts) > 1:
-        cut["thought of this message"] += 1
+        cut["own-thought"] += 1
         return context.model_copy(update={"thoughts": context.thoughts[:-1]})
     return None
 
 
 def _drop_association(
-    context: ReadingContext, drop: Association, cut: Counter[str]
+    context: ReadingContext, drop: Association, cut: Counter[TrimmedPart]
 ) -> ReadingContext:
-    cut["recalled thought"] += 1
+    cut["recalled-thought"] += 1
     return context.model_copy(
         update={"associations": tuple(a for a in context.associations if a is not drop)}
     )
@@ -114,20 +121,7 @@ def _replace_schema(
     )
 
 
-def _note(cut: Counter[str]) -> str:
-    parts = [
-        f"{count} {kind}{'' if count == 1 else 's'}"
-        for kind, count in cut.items()
-        if kind != "text"
-    ]
-    left_out = f"the language model was not shown {_join(parts)}" if parts else ""
-    shortened = "the message's text was shortened (its thoughts were sent)" if cut["text"] else ""
-    return (
-        "This reading's context was too large to send whole, so "
-        + "; ".join(part for part in (left_out, shortened) if part)
-        + "."
-    )
-
-
-def _join(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+def _note(cut: Counter[TrimmedPart]) -> ReadingNote:
+    """One note saying what the model was not shown, in the order it was cut."""
+    trimmed = tuple(Trimmed(part=part, count=count) for part, count in cut.items() if count)
+    return ReadingNote(kind="context-trimmed", trimmed=trimmed)

@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import anthropic
 
@@ -25,7 +25,7 @@ from awai_engine.backends.anthropic.breaker import shared_breaker
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.errors import AwaiError
 from awai_engine.settings import LanguageModelSettings
-from awai_engine.values import TokenUsage
+from awai_engine.values import ModelFailure, TokenUsage
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ REFUSALS = {
 }
 
 
-ErrorKind = Literal["unreachable", "refused", "busy", "unreadable", "paused"]
+ErrorKind = ModelFailure
 
 # What a person reading in Slack or Discord is told; the setting names and HTTP codes go to the log.
 USER_REASONS: dict[str, str] = {
