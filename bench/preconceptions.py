@@ -50,7 +50,15 @@ from bots.runtime import Runtime, open_runtime
 from bots.terminal.transcript import read_transcript
 
 LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "preconceptions"
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+# ``shared/`` beside the checkout, or beside the folder of worktrees that holds it.
+LOCOMO = next(
+    (
+        parent / "shared" / "data" / "locomo"
+        for parent in Path(__file__).resolve().parents[1:4]
+        if (parent / "shared" / "data" / "locomo").is_dir()
+    ),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo",
+)
 CHATTER = "chatter"
 UNLABELLED = ("work", CHATTER)
 MIN_LOCOMO_TOPIC = 4

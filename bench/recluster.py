@@ -2,6 +2,12 @@
 
 Run: ``.venv/bin/python -m bench.recluster [--sizes 200 1000 5000 20000] [--repeat 3]``.
 
+Against an older commit: ``git worktree add /tmp/base <commit>`` then ``.venv/bin/python -m
+bench.recluster --baseline /tmp/base --sizes 5000 20000 --repeat 5``. Each repeat runs the
+baseline's and this checkout's ``cluster_run`` in fresh processes (``bench/recluster_worker.py``)
+one after the other on the same saved vectors, alternating which goes first, so a busy machine
+slows both alike; the table gives each side's median and the median of the per-repeat ratios.
+
 What is measured is :func:`awai_engine.schemas.build.cluster_run`, the whole of a re-clustering
 but the SQL writes: HDBSCAN, the cohesion floor, ids inherited from the previous run (the same
 speaker at 90% of the thoughts) and centres. Vectors are synthetic, 384-d and unit length like
@@ -20,12 +26,17 @@ machine, so compare them with each other; the load average is printed with the t
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import tracemalloc
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import hdbscan
 import numpy as np
@@ -135,12 +146,77 @@ def measure(action: Callable[[], np.ndarray], repeat: int) -> tuple[float, float
     return statistics.median(times), peak, labels
 
 
+HERE = Path(__file__).resolve().parents[1]
+WORKER = Path(__file__).resolve().parent / "recluster_worker.py"
+
+
+def timed_in(tree: Path, vectors: Path) -> dict:
+    """One fresh process of ``tree``'s engine: seconds of one re-clustering and its schemas."""
+    done = subprocess.run(
+        [sys.executable, str(WORKER), str(tree), str(vectors), "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tree,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    if not found["engine"].startswith(str(tree)):
+        raise SystemExit(f"{tree}: the worker imported {found['engine']}")
+    return found
+
+
+def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
+    """Baseline against this checkout, interleaved in one run (see the top of this file)."""
+    table = Table(
+        "thoughts",
+        "baseline (s)",
+        "today (s)",
+        "today / baseline",
+        "ratio range",
+        "schemas base/today",
+        title=f"Re-clustering one speaker: {baseline} against {HERE}, {repeat} interleaved repeats",
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        for count in sizes:
+            path = Path(folder) / f"vectors-{count}.npy"
+            np.save(path, synthetic(count)[0])
+            base_times, today_times, ratios = [], [], []
+            schemas = ("", "")
+            for turn in range(repeat):
+                trees = (baseline, HERE) if turn % 2 == 0 else (HERE, baseline)
+                found = {tree: timed_in(tree, path) for tree in trees}
+                base, today = found[baseline], found[HERE]
+                base_times.append(base["seconds"][0])
+                today_times.append(today["seconds"][0])
+                ratios.append(today["seconds"][0] / base["seconds"][0])
+                schemas = (str(base["schemas"]), str(today["schemas"]))
+            table.add_row(
+                str(count),
+                f"{statistics.median(base_times):.2f}",
+                f"{statistics.median(today_times):.2f}",
+                f"{statistics.median(ratios):.2f}",
+                f"{min(ratios):.2f}–{max(ratios):.2f}",
+                "/".join(schemas),
+            )
+    console = Console(width=120)
+    console.print(table)
+    console.print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", highlight=False
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000, 5000, 20000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--baseline", type=Path, help="checkout of an older commit to time against, interleaved"
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=FutureWarning)  # sklearn, inside hdbscan
+    if args.baseline is not None:
+        compare(args.baseline.resolve(), args.sizes, args.repeat)
+        return
 
     table = Table(
         "thoughts",
