@@ -78,6 +78,7 @@ LABELS: dict[str, dict[str, str]] = {
         "relation-short:relates-to": "connects to",
         "shared_by": "Shared by {who}",
         "share": "Share in thread",
+        "see_shared": "See the shared reading",
         "note:embedding-cut": (
             "Only the first {count} characters of {thoughts} were used to find related thoughts;"
             " the whole text is kept and shown."
@@ -210,6 +211,7 @@ LABELS: dict[str, dict[str, str]] = {
         "relation-short:relates-to": "関連",
         "shared_by": "{who}さんが共有",
         "share": "スレッドで共有",
+        "see_shared": "共有された読みを見る",
         "note:embedding-cut": (
             "{thoughts}は、関連する考えを探すのに最初の{count}文字だけを使いました"
             "(全文は保存され、表示されています)。"

@@ -20,7 +20,7 @@ from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.keys import Line, line_of
 from bots.discord.links import MessageLink
 from bots.discord.privacy import post_of
-from bots.discord.share import reading_buttons
+from bots.discord.share import reading_buttons, shared_reading_url
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -72,7 +72,8 @@ class Readings:
         except UnknownMessageError:
             await interaction.followup.send(messages.NOT_READ, ephemeral=True)
             return
-        buttons = reading_buttons(channel.id, link.message_id, reading.language)
+        shared = await shared_reading_url(self.runtime, guild.id, line, link.message_id)
+        buttons = reading_buttons(channel.id, link.message_id, reading.language, shared)
         sent = await interaction.followup.send(
             embed=reading_embed(reading),
             ephemeral=ephemeral,

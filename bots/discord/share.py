@@ -30,12 +30,29 @@ SHARE_SECONDS = 60.0
 """Presses of Share on one message within this long are one share (a double click)."""
 
 
-def reading_buttons(channel_id: int, message_id: int, language: str) -> discord.ui.View:
-    """The view under a private reading of message ``message_id`` in ``channel_id``."""
+def reading_buttons(
+    channel_id: int, message_id: int, language: str, shared_url: str | None = None
+) -> discord.ui.View:
+    """The view under a private reading of message ``message_id`` in ``channel_id``: Share, or
+    a link to the message's one shared reading once someone shared it, and Details."""
     view = discord.ui.View(timeout=None)
-    view.add_item(ShareButton(channel_id, message_id, language))
+    if shared_url is None:
+        view.add_item(ShareButton(channel_id, message_id, language))
+    else:
+        label = "共有された読みを見る" if language == "ja" else "See the shared reading"
+        view.add_item(discord.ui.Button(label=label, url=shared_url))
     view.add_item(DetailsButton(channel_id, message_id, language))
     return view
+
+
+async def shared_reading_url(
+    runtime: Runtime, guild_id: int, line: Line, message_id: int
+) -> str | None:
+    """The jump link of the message's one shared reading; None while nobody shared it."""
+    existing = await asyncio.to_thread(runtime.posts.shared_reading, line.key, str(message_id))
+    if existing is None:
+        return None
+    return f"https://discord.com/channels/{guild_id}/{existing.place}/{existing.post_id}"
 
 
 class ShareButton(
@@ -44,7 +61,7 @@ class ShareButton(
 ):
     def __init__(self, channel_id: int, message_id: int, language: str = "en") -> None:
         self.channel_id, self.message_id = channel_id, message_id
-        label = "スレッドで共有" if language == "ja" else "Share"
+        label = "共有" if language == "ja" else "Share"
         super().__init__(
             discord.ui.Button(
                 label=label,
@@ -137,9 +154,8 @@ async def _share(
     message_id: int,
     scopes: Scopes,
 ) -> None:
-    existing = await asyncio.to_thread(runtime.posts.shared_reading, line.key, str(message_id))
-    if existing is not None:
-        url = f"https://discord.com/channels/{channel.guild.id}/{existing.place}/{existing.post_id}"
+    url = await shared_reading_url(runtime, channel.guild.id, line, message_id)
+    if url is not None:
         await interaction.followup.send(
             f"This message's reading is already shared: {url}", ephemeral=True
         )

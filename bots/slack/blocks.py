@@ -62,6 +62,7 @@ def notice(text: str) -> SlackMessage:
 
 SHARE_ACTION = "awai_share_reading"
 DETAILS_ACTION = "awai_reading_details"
+SHARED_LINK_ACTION = "awai_shared_reading_link"
 MAX_MODAL_BLOCKS = 100
 MAX_MODAL_TITLE_CHARS = 24
 
@@ -94,18 +95,20 @@ def reading_message(
     language: str | None = None,
     target: ReadingTarget | None = None,
     shared_by: str | None = None,
+    shared_at: str | None = None,
 ) -> SlackMessage:
     """The Block Kit message of one reading, laid out by :mod:`bots.layout`, each earlier message
     cited by permalink. ``details`` adds the numbers (the Details modal shows them); ``target``
     adds the Share and Details buttons of a private reading; ``shared_by`` (a user id) says who
-    shared a reading posted for the channel."""
+    shared a reading posted for the channel; ``shared_at`` (a permalink) replaces Share with a
+    link to the message's one shared reading when someone already shared it."""
     shown = layout(reading, language=language, details=details)
     blocks = _reading_blocks(shown, permalink_of)
     if shared_by is not None:
         words = labels_for(language or reading.language)
         blocks.insert(1, _context(words["shared_by"].format(who=f"<@{shared_by}>")))
     if target is not None:
-        blocks = [*_fit(blocks, MAX_BLOCKS - 1), _actions(shown, target)]
+        blocks = [*_fit(blocks, MAX_BLOCKS - 1), _actions(shown, target, shared_at)]
     return SlackMessage(text=shorten(shown.plain_summary, MAX_FALLBACK_CHARS), blocks=_fit(blocks))
 
 
@@ -159,19 +162,28 @@ def _reading_blocks(shown: ReadingLayout, permalink_of: PermalinkOf) -> list[Blo
     return blocks
 
 
-def _actions(shown: ReadingLayout, target: ReadingTarget) -> Block:
+def _actions(shown: ReadingLayout, target: ReadingTarget, shared_at: str | None) -> Block:
+    """Share (or, once shared, a link to the shared reading) and Details."""
     words = shown.words
     value = target.value()
+    share: Block = {
+        "type": "button",
+        "action_id": SHARE_ACTION,
+        "text": {"type": "plain_text", "text": words["share"]},
+        "value": value,
+        "style": "primary",
+    }
+    if shared_at is not None:
+        share = {
+            "type": "button",
+            "action_id": SHARED_LINK_ACTION,
+            "text": {"type": "plain_text", "text": words["see_shared"]},
+            "url": shared_at,
+        }
     return {
         "type": "actions",
         "elements": [
-            {
-                "type": "button",
-                "action_id": SHARE_ACTION,
-                "text": {"type": "plain_text", "text": words["share"]},
-                "value": value,
-                "style": "primary",
-            },
+            share,
             {
                 "type": "button",
                 "action_id": DETAILS_ACTION,

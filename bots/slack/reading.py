@@ -105,7 +105,12 @@ class Readings:
         if reading is None:
             return
         target = ReadingTarget(request.channel_id, request.ts, request.thread_ts)
-        message = reading_message(reading, self._permalinks(request, client), target=target)
+        message = reading_message(
+            reading,
+            self._permalinks(request, client),
+            target=target,
+            shared_at=self._shared_link(request, client),
+        )
         try:
             client.chat_postEphemeral(
                 channel=request.channel_id,
@@ -169,15 +174,8 @@ class Readings:
     ) -> None:
         """One shared reading per message: a second share links to the first. A shared reading
         holds only what everyone in the channel may see, and goes on the record of posts."""
-        existing = self.runtime.posts.shared_reading(request.channel, request.ts)
-        if existing is not None:
-            link = self.directory.permalink(
-                client,
-                request.team_id,
-                existing.place,
-                existing.post_id,
-                request.thread_ts or request.ts,
-            )
+        link = self._shared_link(request, client)
+        if link is not None:
             tell(messages.ALREADY_SHARED.format(link=link))
             return
         claim = f"slack:share:{request.channel}:{request.ts}"
@@ -237,6 +235,19 @@ class Readings:
             if tell is not None:
                 tell(messages.FAILED)
         return None
+
+    def _shared_link(self, request: ReadingRequest, client: WebClient) -> str | None:
+        """The permalink of the message's one shared reading, None while nobody shared it."""
+        existing = self.runtime.posts.shared_reading(request.channel, request.ts)
+        if existing is None:
+            return None
+        return self.directory.permalink(
+            client,
+            request.team_id,
+            existing.place,
+            existing.post_id,
+            request.thread_ts or request.ts,
+        )
 
     def _permalinks(self, request: ReadingRequest, client: WebClient) -> PermalinkOf:
         def permalink_of(message_id: str, thread_root: str | None) -> str:

@@ -39,7 +39,11 @@ async def _private_reading(harness: Harness) -> tuple[dict[str, Any], dict[str, 
 
 def _buttons(followup: dict[str, Any]) -> dict[str, str]:
     rows = followup.get("components") or []
-    return {button["label"]: button["custom_id"] for row in rows for button in row["components"]}
+    return {
+        button["label"]: button.get("custom_id") or button["url"]
+        for row in rows
+        for button in row["components"]
+    }
 
 
 async def _press(harness: Harness, followup: dict[str, Any], custom_id: str, person=payloads.ANN):
@@ -80,6 +84,30 @@ async def test_share_posts_once_as_a_reply_and_a_second_share_links_to_it(harnes
     told = [r.body.get("content", "") for r in harness.server.calls("POST", "/webhooks/")]
     assert told[-2].startswith("Shared: ") and "already shared" in told[-1]
     assert harness.runtime.posts.shared_reading(KEY, message["id"]) is not None
+
+
+async def test_someone_asking_after_a_share_gets_a_link_to_the_shared_reading_not_a_share(
+    harness: Harness,
+):
+    message, followup = await _private_reading(harness)
+    await _press(harness, followup, _buttons(followup)["Share"])
+    (posted,) = [r for r in harness.server.calls("POST", "/messages") if "/channels/" in r.path]
+
+    await harness.interact(payloads.interaction(data=payloads.message_menu(message), person=BOB))
+
+    later = harness.server.calls("POST", "/webhooks/")[-1].body
+    assert later["flags"] & EPHEMERAL
+    buttons = _buttons(later)
+    assert "Share" not in buttons, "a message has one shared reading"
+    shared = harness.runtime.posts.shared_reading(KEY, message["id"])
+    assert shared is not None
+    assert buttons["See the shared reading"] == (
+        f"https://discord.com/channels/{payloads.GUILD_ID}/{shared.place}/{shared.post_id}"
+    )
+    assert "Details" in buttons
+    assert (
+        len([r for r in harness.server.calls("POST", "/messages") if "/channels/" in r.path]) == 1
+    )
 
 
 async def test_details_answer_privately_with_the_numbers(harness: Harness):

@@ -7,7 +7,13 @@ import json
 
 from awai_engine.visibility import EVERYTHING
 from bots.slack import messages
-from bots.slack.blocks import DETAILS_ACTION, MAX_BLOCKS, SHARE_ACTION, ReadingTarget
+from bots.slack.blocks import (
+    DETAILS_ACTION,
+    MAX_BLOCKS,
+    SHARE_ACTION,
+    SHARED_LINK_ACTION,
+    ReadingTarget,
+)
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
 from tests.slack.mock_slack_api import BOT_USER_ID
 
@@ -34,7 +40,10 @@ def _buttons(call) -> dict[str, str]:
     blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
     actions = [block for block in blocks if block["type"] == "actions"]
     assert len(actions) == 1
-    return {element["action_id"]: element["value"] for element in actions[0]["elements"]}
+    return {
+        element["action_id"]: element.get("value") or element["url"]
+        for element in actions[0]["elements"]
+    }
 
 
 def test_a_shortcut_reading_reaches_only_the_asker_in_the_thread_with_share_and_details(
@@ -97,6 +106,30 @@ def test_share_posts_the_reading_in_the_thread_once_and_a_second_share_links_to_
     assert slack.api.permalink(GENERAL, posted_ts(slack), root["ts"]) in told
     shared = slack.runtime.posts.shared_reading(GENERAL_KEY, cat["ts"])
     assert shared is not None and shared.post_id == posted_ts(slack)
+
+
+def test_someone_asking_after_a_share_gets_a_private_reading_that_links_to_the_shared_one(
+    slack: SlackHarness,
+):
+    root, _, cat = _thread(slack)
+    slack.send(slack.requests.shortcut(GENERAL, ANN, cat))
+    slack.settle()
+    value = _buttons(slack.api.calls_to("chat.postEphemeral")[0])[SHARE_ACTION]
+    slack.send(slack.requests.action(GENERAL, ANN, SHARE_ACTION, value, root["ts"]))
+    slack.settle()
+
+    slack.send(slack.requests.shortcut(GENERAL, BEN, cat))
+    slack.settle()
+
+    later = slack.api.calls_to("chat.postEphemeral")[-1]
+    assert later.params["user"] == BEN
+    buttons = _buttons(later)
+    assert SHARE_ACTION not in buttons, "a message has one shared reading"
+    assert buttons[SHARED_LINK_ACTION] == slack.api.permalink(GENERAL, posted_ts(slack), root["ts"])
+    assert DETAILS_ACTION in buttons
+    assert len(slack.api.calls_to("chat.postMessage")) == 1, "nothing more is posted"
+    pressed = slack.send(slack.requests.action(GENERAL, BEN, SHARED_LINK_ACTION, "", root["ts"]))
+    assert pressed.status == 200, "the link's click is acknowledged"
 
 
 def posted_ts(slack: SlackHarness) -> str:

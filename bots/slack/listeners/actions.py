@@ -15,7 +15,7 @@ from typing import Any
 from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 
-from bots.slack.blocks import DETAILS_ACTION, SHARE_ACTION, ReadingTarget
+from bots.slack.blocks import DETAILS_ACTION, SHARE_ACTION, SHARED_LINK_ACTION, ReadingTarget
 from bots.slack.listeners.common import team_of, tell_by_response_url
 from bots.slack.reading import ReadingRequest
 from bots.slack.services import SlackServices
@@ -35,6 +35,12 @@ def register(app: App, services: SlackServices) -> None:
         services.workers.soon(
             lambda: services.readings.share(request, client, tell), "share_reading"
         )
+
+    @app.action(SHARED_LINK_ACTION)
+    def on_shared_link(ack: Ack) -> None:
+        """A link button opens the shared reading in the person's Slack; Slack still sends the
+        click here, and an unacknowledged click shows the person a warning."""
+        ack()
 
     @app.action(DETAILS_ACTION)
     def on_details(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond) -> None:
