@@ -194,6 +194,17 @@ _RETURNS = (
     "keep coming back",
     "once again",
     "re-raise",
+    # asking how something raised earlier turned out
+    "any update on",
+    "any updates on",
+    "any news on",
+    "what happened with",
+    "whatever happened to",
+    "following up on",
+    "follow up on",
+    "どうなりました",
+    "どうなった",
+    "その後",
     "また",
     "再び",
     "改めて",
@@ -267,7 +278,8 @@ def _first_clause(text: str) -> str:
 
 
 def says_returns(text: str) -> bool:
-    """The message says it goes back to something ("again", "is back", "coming back to")."""
+    """The message says it goes back to something ("again", "is back", "coming back to"), or
+    asks how something raised earlier turned out ("any update on", "どうなりましたか")."""
     lowered = text.lower()
     return any(
         re.search(rf"(?<![a-z]){re.escape(phrase)}{_WORD_END}", lowered) for phrase in _RETURNS

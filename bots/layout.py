@@ -198,9 +198,11 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
     for connection in reading.connections:
         if headline is not None and connection.message.message_id == headline.message.message_id:
             continue  # the headline already says it, with the same words
-        pieces: list[Piece] = [
-            Strong(_capitalised(words[f"relation-short:{connection.relation}"])),
-            Plain(" "),
+        pieces: list[Piece] = []
+        if connection.relation != "relates-to":  # a plain connection needs no verb on each line
+            verb = _capitalised(words[f"relation-short:{connection.relation}"])
+            pieces += [Strong(verb), Plain(" ")]
+        pieces += [
             Link(connection.message, connection.message.speaker_name),
             Quiet(" · "),
             *_distance(connection, words),

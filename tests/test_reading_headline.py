@@ -171,6 +171,28 @@ def test_coming_back_to_a_far_strong_recall_returns_to_it() -> None:
     assert {c.message.message_id: c.relation for c in connections}["r45"] == "relates-to"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Any update on the double-charge problem?",
+        "What happened with the payment retries that double-charged people?",
+        "ところで、二重請求の件はどうなりましたか？",
+    ],
+)
+def test_asking_how_a_far_strong_recall_turned_out_returns_to_it(text: str) -> None:
+    context = _context(
+        text,
+        previous=("dev", "The office wifi is down again."),
+        recalled=(("priya", "Payment retries double-charge customers under load.", 5, 0.8),),
+    )
+    headline, _ = connect(context)
+    assert headline.connection is not None
+    assert (headline.connection.relation, headline.connection.message.message_id) == (
+        "returns-to",
+        "r5",
+    )
+
+
 def test_a_weak_match_is_not_made_a_headline() -> None:
     context = _context("How many users?", recalled=(("dev", "I'm in.", 10, 0.32),))
     headline, connections = connect(context)

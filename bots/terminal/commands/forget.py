@@ -18,7 +18,7 @@ from bots.terminal.say import fail, stderr
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "forget", help="Remove one speaker's messages and schemas from a channel, for good."
+        "forget", help="Remove one speaker's messages and preconceptions from a channel, for good."
     )
     parser.add_argument("channel", help="The channel name or key.")
     parser.add_argument("--speaker", required=True, help="Display name or id of the speaker.")

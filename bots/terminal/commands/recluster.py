@@ -18,7 +18,7 @@ from bots.terminal.say import plain_console, styled
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "recluster", help="Re-cluster speakers' schemas (channels with new thoughts, or one)."
+        "recluster", help="Find speakers' preconceptions again (channels with new thoughts, or one)."
     )
     parser.add_argument("channel", nargs="?", help="One channel name or key (default: all).")
     parser.add_argument(
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         else:
             console.print(
                 f"{report.channel}: {report.speakers} speakers, {report.runs_stored} runs stored,"
-                f" {report.new_versions} new schema versions, {report.removed_versions} removed"
+                f" {report.new_versions} new preconception versions, {report.removed_versions} removed"
                 " (deleted messages)."
             )
     return 1 if any(report.error for report in reports) else 0
