@@ -21,7 +21,8 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "digest", help="Write a digest of a channel's preconceptions (Markdown and PNG) to a folder."
+        "digest",
+        help="Write a digest of a channel's preconceptions (Markdown and PNG) to a folder.",
     )
     parser.add_argument("channel", help="The channel name or key.")
     parser.add_argument("--out", type=Path, required=True, help="Folder to write into.")

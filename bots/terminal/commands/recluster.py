@@ -18,7 +18,8 @@ from bots.terminal.say import plain_console, styled
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "recluster", help="Find speakers' preconceptions again (channels with new thoughts, or one)."
+        "recluster",
+        help="Find speakers' preconceptions again (channels with new thoughts, or one).",
     )
     parser.add_argument("channel", nargs="?", help="One channel name or key (default: all).")
     parser.add_argument(
