@@ -142,9 +142,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as data:
         runtime = open_runtime(settings_for(sample, Settings(data_dir=Path(data))))
         try:
-            transcript = load_and_ingest(runtime, sample.path, sample.channel, quiet=True)
+            ingested = load_and_ingest(runtime, sample.path, sample.channel, quiet=True)
             message_id = args.message or sample.featured_message
-            reading = runtime.engine.read(transcript.channel, message_id, EVERYTHING)
+            reading = runtime.engine.read(ingested.transcript.channel, message_id, EVERYTHING)
         finally:
             runtime.close()
     slack = reading_message(
