@@ -77,6 +77,26 @@ class _Level:
         return found
 
 
+@dataclass(frozen=True)
+class LevelState:
+    """One level as persisted: its centroids and the rows of each cell, concatenated."""
+
+    fitted_rows: int
+    centroids: np.ndarray
+    child_start: np.ndarray | None
+    cell_sizes: np.ndarray
+    rows: np.ndarray
+
+
+@dataclass(frozen=True)
+class CellState:
+    """A :class:`CellIndex` as persisted (see :meth:`CellIndex.state`)."""
+
+    filed: int
+    row_cells: np.ndarray
+    levels: tuple[LevelState, ...]
+
+
 class CellIndex:
     """Where to look, before a given row, for the thoughts nearest to a stored thought."""
 
@@ -85,6 +105,48 @@ class CellIndex:
         self.levels: list[_Level] = []
         self.row_cells = np.empty((0, 0), dtype=np.int32)  # (row, level) → cell
         self.filed = 0
+
+    def state(self) -> CellState:
+        """What persisting the index needs: each level, and the rows filed so far."""
+        return CellState(
+            filed=self.filed,
+            row_cells=self.row_cells[: self.filed],
+            levels=tuple(
+                LevelState(
+                    fitted_rows=level.fitted_rows,
+                    centroids=level.centroids,
+                    child_start=level.child_start,
+                    cell_sizes=level.cell_sizes,
+                    rows=np.concatenate(
+                        [
+                            rows[:size]
+                            for rows, size in zip(level.cell_rows, level.cell_sizes, strict=True)
+                        ]
+                    )
+                    if len(level.cell_rows)
+                    else np.empty(0, dtype=np.int64),
+                )
+                for level in self.levels
+            ),
+        )
+
+    @classmethod
+    def restored(cls, settings: RecallIndexSettings, state: CellState) -> CellIndex:
+        """The index :meth:`state` described; filing more rows into it grows copies, never the
+        arrays it was given (each cell's rows are a full view, so the next one is a new array)."""
+        index = cls(settings)
+        index.filed = state.filed
+        index.row_cells = state.row_cells
+        for saved in state.levels:
+            level = _Level(saved.fitted_rows, saved.centroids, saved.child_start)
+            ends = np.cumsum(saved.cell_sizes)
+            level.cell_rows = [
+                rows if len(rows) else np.empty(4, dtype=np.int64)
+                for rows in (np.split(saved.rows, ends[:-1]) if len(ends) else [])
+            ]
+            level.cell_sizes = np.array(saved.cell_sizes, dtype=np.int64)
+            index.levels.append(level)
+        return index
 
     def add(self, vectors: np.ndarray, rows: int) -> None:
         """Take rows ``[filed, rows)`` of the channel's ``vectors`` in, fitting a new level

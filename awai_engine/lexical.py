@@ -101,6 +101,18 @@ class _Postings:
         return int(self.positions[: self.size].searchsorted(end))
 
 
+@dataclass(frozen=True)
+class LexicalState:
+    """A :class:`LexicalIndex` as persisted (see :meth:`LexicalIndex.state`)."""
+
+    max_share: float
+    terms: list[str]
+    sizes: np.ndarray
+    positions: np.ndarray
+    counts: np.ndarray
+    lengths: np.ndarray
+
+
 class LexicalIndex:
     """An append-only inverted index over a channel's messages, scored on any prefix.
 
@@ -130,6 +142,39 @@ class LexicalIndex:
         for term, count in counted.items():
             self._postings.setdefault(term, _Postings()).add(position, count)
         self.size += 1
+
+    def state(self) -> LexicalState:
+        """What persisting the index needs: every term's postings, concatenated in term order."""
+        postings = list(self._postings.values())
+        sizes = np.array([p.size for p in postings], dtype=np.int64)
+        empty_i, empty_f = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        return LexicalState(
+            max_share=self.max_share,
+            terms=list(self._postings),
+            sizes=sizes,
+            positions=np.concatenate([p.positions[: p.size] for p in postings] or [empty_i]),
+            counts=np.concatenate([p.counts[: p.size] for p in postings] or [empty_f]),
+            lengths=self._lengths[: self.size],
+        )
+
+    @classmethod
+    def restored(cls, state: LexicalState) -> LexicalIndex:
+        """The index :meth:`state` described; each term's postings are a full view, so adding
+        to one grows a copy and never writes into the arrays given."""
+        index = cls(state.max_share)
+        ends = np.cumsum(state.sizes)
+        starts = ends - state.sizes
+        for term, start, end in zip(state.terms, starts.tolist(), ends.tolist(), strict=True):
+            index._postings[term] = _Postings(
+                state.positions[start:end], state.counts[start:end], end - start
+            )
+        size = len(state.lengths)
+        index._lengths = np.zeros(max(256, size + 1), dtype=np.float64)
+        index._lengths[:size] = state.lengths
+        index._cumulative = np.zeros(len(index._lengths) + 1, dtype=np.float64)
+        index._cumulative[1 : size + 1] = np.cumsum(state.lengths)
+        index.size = size
+        return index
 
     def matches(self, query: str, end: int, limit: int) -> list[WordMatch]:
         """The ``limit`` messages before position ``end`` that BM25 ranks best for the words of

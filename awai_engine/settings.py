@@ -451,6 +451,18 @@ class ReadModelSettings(BaseModel):
     max_mb: int = Field(
         1024, ge=1, description="Memory for cached read models, in MiB; least recently read go."
     )
+    persist: bool = Field(
+        True, description="Keep read models on disk next to the data (off: rebuilt at each start)."
+    )
+    persist_every: int = Field(
+        500,
+        ge=1,
+        description=(
+            "A channel's read model is written next to the data (data_dir/read-models) once this"
+            " many of its messages are not in the file yet; a start loads it and reads only the"
+            " rows added since. Smaller channels are simply rebuilt."
+        ),
+    )
 
 
 class LimitsSettings(BaseModel):

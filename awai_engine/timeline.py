@@ -12,7 +12,9 @@ one.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any, overload
 
 import numpy as np
 
@@ -42,6 +44,133 @@ class TimelineMessage:
         return self.ref.thread_root is not None and self.ref.thread_root != self.ref.message_id
 
 
+@dataclass(frozen=True)
+class MessageColumns:
+    """A channel's messages as columns (what a persisted read model holds), by position.
+
+    Building a hundred thousand frozen values takes longer than reading them from disk, and a
+    reading looks at a few dozen messages: :class:`MessageList` builds each on first use.
+    """
+
+    message_ids: list[str]
+    speaker_ids: list[str]
+    speaker_names: list[str]
+    ts: np.ndarray
+    thread_roots: list[str | None]
+    scopes: list[str]
+    texts: list[str]
+    summaries: list[str]
+    addressees: list[list[str]]
+    thought_texts: list[list[str]]
+    thought_indexes: list[list[int]]
+    fallbacks: list[bool]
+    first_rows: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.message_ids)
+
+    def message(self, position: int) -> TimelineMessage:
+        fallback = self.fallbacks[position]
+        return TimelineMessage(
+            ref=MessageRef(
+                message_id=self.message_ids[position],
+                speaker_id=self.speaker_ids[position],
+                speaker_name=self.speaker_names[position],
+                ts=float(self.ts[position]),
+                position=position,
+                thread_root=self.thread_roots[position],
+                scope=self.scopes[position],
+            ),
+            text=self.texts[position],
+            summary=self.summaries[position],
+            thoughts=tuple(
+                Thought(index=index, text=text, fallback=fallback)
+                for index, text in zip(
+                    self.thought_indexes[position], self.thought_texts[position], strict=True
+                )
+            ),
+            first_row=int(self.first_rows[position]),
+            addressees=tuple(self.addressees[position]),
+        )
+
+
+class MessageList(Sequence[TimelineMessage]):
+    """A timeline's messages by position; those restored from columns are built when first read."""
+
+    def __init__(self, columns: MessageColumns | None = None) -> None:
+        self._columns = columns
+        self._items: list[TimelineMessage | None] = [None] * len(columns) if columns else []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> TimelineMessage: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TimelineMessage]: ...
+
+    def __getitem__(self, index: int | slice) -> TimelineMessage | list[TimelineMessage]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self._items)))]
+        if index < 0:
+            index += len(self._items)
+        if not 0 <= index < len(self._items):
+            raise IndexError("timeline position out of range")
+        return self._at(index)
+
+    def __iter__(self) -> Iterator[TimelineMessage]:
+        return (self._at(i) for i in range(len(self._items)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def append(self, message: TimelineMessage) -> None:
+        self._items.append(message)
+
+    def columns(self) -> MessageColumns:
+        """Every message as columns, building none: the restored ones are the columns they came
+        from, and those appended since were built when appended."""
+        source = self._columns
+        tail = [message for message in self._items[len(source) if source else 0 :]]
+        assert all(message is not None for message in tail)
+        added: list[TimelineMessage] = tail  # type: ignore[assignment]
+
+        def column(name: str, value: Callable[[TimelineMessage], Any]) -> list[Any]:
+            return (list(getattr(source, name)) if source else []) + [value(m) for m in added]
+
+        def array(name: str, value: Callable[[TimelineMessage], Any], dtype: type) -> np.ndarray:
+            head = getattr(source, name) if source else np.empty(0, dtype=dtype)
+            return np.concatenate([head, np.array([value(m) for m in added], dtype=dtype)])
+
+        return MessageColumns(
+            message_ids=column("message_ids", lambda m: m.message_id),
+            speaker_ids=column("speaker_ids", lambda m: m.ref.speaker_id),
+            speaker_names=column("speaker_names", lambda m: m.ref.speaker_name),
+            ts=array("ts", lambda m: m.ref.ts, np.float64),
+            thread_roots=column("thread_roots", lambda m: m.ref.thread_root),
+            scopes=column("scopes", lambda m: m.ref.scope),
+            texts=column("texts", lambda m: m.text),
+            summaries=column("summaries", lambda m: m.summary),
+            addressees=column("addressees", lambda m: list(m.addressees)),
+            thought_texts=column("thought_texts", lambda m: [t.text for t in m.thoughts]),
+            thought_indexes=column("thought_indexes", lambda m: [t.index for t in m.thoughts]),
+            fallbacks=column("fallbacks", lambda m: any(t.fallback for t in m.thoughts)),
+            first_rows=array("first_rows", lambda m: m.first_row, np.int64),
+        )
+
+    def _at(self, position: int) -> TimelineMessage:
+        message = self._items[position]
+        if message is None:
+            assert self._columns is not None
+            message = self._items[position] = self._columns.message(position)
+        return message
+
+
 @dataclass
 class Timeline:
     """Append-only view of a channel; a change other than an append builds a new one.
@@ -53,7 +182,12 @@ class Timeline:
     dimension: int
     revision: int = 0
     index: RecallIndexSettings = field(default_factory=RecallIndexSettings)
-    messages: list[TimelineMessage] = field(default_factory=list)
+    messages: MessageList = field(default_factory=MessageList)
+    # Columns of every message by position, kept beside ``messages`` so that passes over the
+    # whole channel (who spoke, which scopes) need not build each message.
+    speaker_ids: list[str] = field(default_factory=list)
+    speaker_names: list[str] = field(default_factory=list)
+    scopes: list[str] = field(default_factory=list)
     position_of: dict[str, int] = field(default_factory=dict)
     top_level: list[int] = field(default_factory=list)
     threads: dict[str, list[int]] = field(default_factory=dict)
@@ -113,6 +247,9 @@ class Timeline:
         self._ts[position] = ref.ts
         message = TimelineMessage(ref, text, summary, thoughts, self.rows, addressees)
         self.messages.append(message)
+        self.speaker_ids.append(ref.speaker_id)
+        self.speaker_names.append(ref.speaker_name)
+        self.scopes.append(ref.scope)
         self.position_of[ref.message_id] = position
         if message.is_reply:
             self.threads.setdefault(ref.thread_root or "", []).append(position)
@@ -155,9 +292,54 @@ class Timeline:
         )
         return np.concatenate([older, np.arange(recent, end_row)]), similarity
 
+    @classmethod
+    def restored(
+        cls,
+        revision: int,
+        index: RecallIndexSettings,
+        columns: MessageColumns,
+        vectors: np.ndarray,
+        row_positions: np.ndarray,
+        row_thought: np.ndarray,
+        cells: CellIndex,
+        lexicon: LexicalIndex,
+    ) -> Timeline:
+        """A timeline from its persisted parts, equal to the one appending every message builds.
+
+        ``vectors`` may be a read-only memory map: the first append copies it (see
+        :meth:`_reserve`), so the file is never written through it.
+        """
+        timeline = cls(dimension=vectors.shape[1], revision=revision, index=index)
+        count = len(columns)
+        timeline.messages = MessageList(columns)
+        timeline.speaker_ids = list(columns.speaker_ids)
+        timeline.speaker_names = list(columns.speaker_names)
+        timeline.scopes = list(columns.scopes)
+        timeline.position_of = dict(zip(columns.message_ids, range(count), strict=True))
+        for position, (message_id, root) in enumerate(
+            zip(columns.message_ids, columns.thread_roots, strict=True)
+        ):
+            if root is not None and root != message_id:
+                timeline.threads.setdefault(root, []).append(position)
+            else:
+                timeline.top_level.append(position)
+        timeline._vectors = vectors
+        timeline._row_positions = row_positions
+        timeline._row_thought = row_thought
+        timeline._ts = np.array(columns.ts, dtype=np.float64)
+        timeline.rows = len(vectors)
+        timeline._cells = cells
+        timeline.lexicon = lexicon
+        return timeline
+
+    @property
+    def cells(self) -> CellIndex:
+        return self._cells
+
     def _reserve(self, rows: int, messages: int) -> None:
         if rows > len(self._vectors):
-            capacity = max(rows, 2 * len(self._vectors), 256)
+            # Grown by a quarter, not doubled: a large channel's vectors are most of its memory.
+            capacity = max(rows, len(self._vectors) + len(self._vectors) // 4, 256)
             grown = np.empty((capacity, self.dimension), dtype=np.float32)
             grown[: self.rows] = self._vectors[: self.rows]
             positions = np.empty(capacity, dtype=np.int64)
@@ -166,7 +348,7 @@ class Timeline:
             thought[: self.rows] = self._row_thought[: self.rows]
             self._vectors, self._row_positions, self._row_thought = grown, positions, thought
         if messages > len(self._ts):
-            ts = np.empty(max(messages, 2 * len(self._ts), 256), dtype=np.float64)
+            ts = np.empty(max(messages, len(self._ts) + len(self._ts) // 4, 256), np.float64)
             ts[: len(self.messages)] = self._ts[: len(self.messages)]
             self._ts = ts
 

@@ -114,7 +114,7 @@ class TimelineViews:
                 base, seen, found = timeline, 0, frozenset()
             count = len(timeline.messages)
             if seen < count:
-                found = found | {message.ref.scope for message in timeline.messages[seen:count]}
+                found = found | set(timeline.scopes[seen:count])
             self._scopes[channel] = (base, count, found)
             return found
 

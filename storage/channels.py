@@ -71,4 +71,4 @@ class Channels(StorePart):
                 collection = row.collection
                 session.execute(delete(ChannelRow).where(ChannelRow.id == row.id))
             self.vectors.drop(collection)
-            self.read_model.forget(channel)
+            self.read_model.discard(channel)

@@ -58,7 +58,8 @@ class Erasures:
     """Records removals in progress and finishes them: vectors rewritten, files scrubbed.
 
     ``compact`` rewrites one channel's vectors (a no-op for a channel that is gone); ``scrub``
-    removes what the vector store keeps of dropped data on disk.
+    removes what the vector store keeps of dropped data on disk; ``discard_read_model`` shreds
+    the channel's persisted read model (:mod:`storage.read_model_files`).
     """
 
     def __init__(
@@ -66,10 +67,12 @@ class Erasures:
         database: Database,
         compact: Callable[[str], object],
         scrub_vectors: Callable[[], None],
+        discard_read_model: Callable[[str], None],
     ) -> None:
         self.db = database
         self._compact = compact
         self._scrub_vectors = scrub_vectors
+        self._discard_read_model = discard_read_model
 
     def begin(self, channel: str, speaker_id: str | None = None) -> None:
         """Record a removal before it starts (a speaker's forget, or a deleted message)."""
@@ -112,6 +115,7 @@ class Erasures:
             return 0
         for channel in due:
             self._compact(channel)
+            self._discard_read_model(channel)  # its file on disk, if a crash left one
         self._scrub_vectors()
         speakers = {
             item.speaker_id for item in self.pending() if item.speaker_id and item.channel in due

@@ -13,6 +13,12 @@ read in the same snapshot as the new rows. A delete, an edit, a row of an earlie
 (a slower writer, a repair) or a new row earlier in channel order than the last cached one all
 change it, and the next read rebuilds (correct in every case; merely slower in the rare ones).
 
+Persisted (:mod:`storage.read_model_files`): a process that has no timeline of a channel loads
+the one on disk and catches it up like a cached one, so a start reads only the rows added since
+the file was written (validated by the same fingerprint: a stale file is shredded and the
+channel rebuilt). The file is rewritten once ``read_model.persist_every`` messages are not in it,
+and shredded by every removal (:meth:`ReadModel.discard`).
+
 Memory is bounded by ``read_model.max_mb``: the channels read least recently are dropped first
 (their next read rebuilds them), never the one being read.
 """
@@ -24,6 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from sqlalchemy import Integer, cast, func, select
@@ -33,12 +40,12 @@ from awai_engine.settings import ReadModelSettings, RecallIndexSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought
 from storage.locks import ChannelLocks
+from storage.read_model_files import ReadModelFiles, Snapshot
 from storage.sql import ChannelRow, Database, ThoughtRow, UtteranceRow
 from storage.vectors import ChromaVectors, vector_id
 
 # Per message, beyond its texts and vectors: the Python objects of a TimelineMessage and its ref.
 _MESSAGE_OVERHEAD = 900
-Fingerprint = tuple[int, int, int, float, int, str, str | None]
 
 
 @dataclass
@@ -47,8 +54,9 @@ class _Cached:
 
     timeline: Timeline
     last_id: int
-    fingerprint: Fingerprint
+    fingerprint: str
     text_bytes: int = 0
+    persisted: int = 0  # messages in the channel's file on disk (0: none written)
 
     @property
     def nbytes(self) -> int:
@@ -102,8 +110,12 @@ class ReadModel:
         locks: ChannelLocks,
         recall_index: RecallIndexSettings,
         settings: ReadModelSettings | None = None,
+        folder: Path | None = None,
+        writable: bool = True,
     ) -> None:
+        """``folder``: where read models persist (none: only in memory)."""
         self.db = database
+        self.files = ReadModelFiles(folder, writable) if folder is not None else None
         self.vectors = vectors
         self.locks = locks
         self.recall_index = recall_index
@@ -118,9 +130,12 @@ class ReadModel:
         if cached is not None and cached.timeline.revision == revision:
             return cached.timeline
         with self.locks(channel):
-            cached = self._touch(channel)
+            cached = self._touch(channel) or self._load(channel)
             if cached is None or not self._catch_up(channel, cached):
+                if cached is not None and self.files is not None:
+                    self.files.shred(channel)  # stale: it may hold what was removed since
                 cached = self._build(channel)
+            self._persist(channel, cached)
             with self._cache_guard:
                 self._cache[channel] = cached
                 self._cache.move_to_end(channel)
@@ -131,6 +146,42 @@ class ReadModel:
         """Drop the cached timeline; the next read rebuilds it from the stores."""
         with self._cache_guard:
             self._cache.pop(channel, None)
+
+    def discard(self, channel: str) -> None:
+        """After a removal: drop the cached timeline and shred the channel's file, so no
+        removed message stays on disk (the next read rebuilds both)."""
+        self.forget(channel)
+        if self.files is not None:
+            self.files.shred(channel)
+
+    def _load(self, channel: str) -> _Cached | None:
+        """The channel's persisted timeline, not yet checked against SQL (catching up does)."""
+        if self.files is None:
+            return None
+        snapshot = self.files.load(channel, self.recall_index)
+        if snapshot is None:
+            return None
+        count = len(snapshot.timeline.messages)
+        return _Cached(
+            snapshot.timeline, snapshot.last_id, snapshot.fingerprint, snapshot.text_bytes, count
+        )
+
+    def _persist(self, channel: str, cached: _Cached) -> None:
+        """Write the timeline to disk once ``persist_every`` of its messages are not there."""
+        count = len(cached.timeline.messages)
+        if self.files is None or count - cached.persisted < self.settings.persist_every:
+            return
+        snapshot = Snapshot(cached.timeline, cached.last_id, cached.fingerprint, cached.text_bytes)
+
+        def still_current() -> bool:
+            with self.db.read() as session:
+                row = self.db.channel(session, channel)
+                return row is not None and (
+                    _fingerprint(session, row, cached.last_id) == cached.fingerprint
+                )
+
+        if self.files.save(channel, snapshot, still_current):
+            cached.persisted = count
 
     def cached_bytes(self) -> int:
         """The estimated memory of every cached timeline (what ``max_mb`` bounds)."""
@@ -193,7 +244,7 @@ class ReadModel:
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
-                return _Cached(Timeline(dimension=0, revision=-1), 0, (0, 0, 0, 0.0, 0, "", None))
+                return _Cached(Timeline(dimension=0, revision=-1), 0, "")
             revision = channel_row.revision
             rows, thoughts = _rows(session, channel_row.id, after=None)
             last_id = max((row.id for row in rows), default=0)
@@ -236,22 +287,35 @@ def _rows(
     return rows, thoughts
 
 
-def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> Fingerprint:
+def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str:
     """What changes when any synced row up to ``last_id`` changes other than by being appended."""
-    count, id_sum, edited, latest_edit, fallbacks = session.execute(
+    mine = (
+        (UtteranceRow.channel_id == channel_row.id)
+        & UtteranceRow.synced.is_(True)
+        & (UtteranceRow.id <= last_id)
+    )
+    edited, latest_edit, fallbacks = session.execute(
         select(
-            func.count(UtteranceRow.id),
-            func.coalesce(func.sum(UtteranceRow.id), 0),
             func.count(UtteranceRow.edited_at),
             func.coalesce(func.max(UtteranceRow.edited_at), 0.0),
             # Thoughts re-extracted in place (an offline fallback replaced) keep text and edits.
             func.coalesce(func.sum(cast(UtteranceRow.extraction_fallback, Integer)), 0),
-        ).where(
-            UtteranceRow.channel_id == channel_row.id,
-            UtteranceRow.synced.is_(True),
-            UtteranceRow.id <= last_id,
-        )
+        ).where(mine)
     ).one()
+    # Per scope, how many rows and the sum of their ids: a row deleted, synced late or moved to
+    # another scope (a thread made private) changes it, in whichever process did it.
+    scopes = sorted(
+        (scope, int(count), int(id_sum))
+        for scope, count, id_sum in session.execute(
+            select(
+                UtteranceRow.scope,
+                func.count(UtteranceRow.id),
+                func.coalesce(func.sum(UtteranceRow.id), 0),
+            )
+            .where(mine)
+            .group_by(UtteranceRow.scope)
+        )
+    )
     # SQLite hands the id of a deleted last row to the next insert: the message at ``last_id``
     # tells a reused id from the row the cache holds.
     holder = session.scalar(
@@ -259,14 +323,8 @@ def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> Fin
             UtteranceRow.channel_id == channel_row.id, UtteranceRow.id == last_id
         )
     )
-    return (
-        int(count),
-        int(id_sum),
-        int(edited),
-        float(latest_edit),
-        int(fallbacks),
-        channel_row.collection,
-        holder,
+    return json.dumps(
+        [scopes, int(edited), float(latest_edit), int(fallbacks), channel_row.collection, holder]
     )
 
 

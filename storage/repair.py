@@ -207,5 +207,5 @@ class Repair(StorePart):
                     bump_revision(session, channel_id)
                 collection = row_of_channel.collection
             self.vectors.delete_messages(collection, doomed)
-            self.read_model.forget(channel)
+            self.read_model.discard(channel)
             return len(doomed)

@@ -2,7 +2,7 @@
 
 :class:`AwaiStore` is a facade over parts with one job each: :mod:`storage.channels`,
 :mod:`storage.reads` (what ingest and export read), :mod:`storage.writes` (saves and deletes),
-:mod:`storage.read_model` (the cached timelines), :mod:`storage.repair` (the store's side of
+:mod:`storage.read_model` (the cached timelines, persisted by :mod:`storage.read_model_files`), :mod:`storage.repair` (the store's side of
 reconciliation) and :mod:`storage.reembed`. They share one database, one Chroma, one set of
 per-channel locks (:mod:`storage.locks`) and one read model; this module says how they fit.
 
@@ -32,6 +32,7 @@ rebuilds only after a change other than an append (see :mod:`storage.read_model`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -69,7 +70,10 @@ class AwaiStore:
         vectors: ChromaVectors,
         recall_index: RecallIndexSettings | None = None,
         read_model: ReadModelSettings | None = None,
+        read_model_dir: Path | None = None,
+        writable: bool = True,
     ) -> None:
+        """``read_model_dir``: where channels' read models persist (none: memory only)."""
         self.db = database
         self.vectors = vectors
         self.cursors = BackfillCursors(database)
@@ -77,7 +81,13 @@ class AwaiStore:
         self.schemas = SqlSchemaStore(database)
         self.lock = ChannelLocks()
         self.read_model = ReadModel(
-            database, vectors, self.lock, recall_index or RecallIndexSettings(), read_model
+            database,
+            vectors,
+            self.lock,
+            recall_index or RecallIndexSettings(),
+            read_model,
+            read_model_dir,
+            writable,
         )
         self._channels = Channels(database, vectors, self.lock, self.read_model)
         self._reads = Reads(database)
@@ -86,7 +96,9 @@ class AwaiStore:
         self._reembedder = Reembedder(database, vectors, self.lock, self.read_model)
         self.posts = SqlPostStore(database)
         self._scopes = ThreadScopes(database, self.lock, self.read_model)
-        self.erasures = Erasures(database, self._reembedder.compact, vectors.scrub)
+        self.erasures = Erasures(
+            database, self._reembedder.compact, vectors.scrub, self.read_model.discard
+        )
 
     @classmethod
     def open(cls, settings: Settings, read_only: bool = False) -> AwaiStore:
@@ -94,7 +106,15 @@ class AwaiStore:
         or the Chroma server of ``settings.chroma_url``. ``read_only``: for looking only, and then
         a data folder that cannot be written opens too (see :func:`storage.opening.open_backends`)."""
         database, vectors = open_backends(settings, read_only)
-        return cls(database, vectors, settings.recall_index, settings.read_model)
+        folder = settings.data_dir / "read-models" if settings.read_model.persist else None
+        return cls(
+            database,
+            vectors,
+            settings.recall_index,
+            settings.read_model,
+            folder,
+            writable=not read_only,  # a command that only looks writes no file
+        )
 
     def close(self) -> None:
         self.db.dispose()

@@ -200,7 +200,7 @@ class Writes(StorePart):
                 collection = row_of_channel.collection
             # After the commit: a crash here leaves orphan vectors, which reconciliation removes.
             self.vectors.delete_messages(collection, [message_id])
-            self.read_model.forget(channel)
+            self.read_model.discard(channel)
         return row is not None
 
     def delete_speaker(self, channel: str, speaker_id: str) -> list[str]:
@@ -232,5 +232,5 @@ class Writes(StorePart):
                 collection = row_of_channel.collection
             for batch in batches(ids):
                 self.vectors.delete_messages(collection, batch)
-            self.read_model.forget(channel)
+            self.read_model.discard(channel)
         return ids

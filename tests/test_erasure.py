@@ -2,7 +2,7 @@
 
 The speaker's words and id are distinctive strings; after ``awai forget`` (or a delete and the
 erasure that follows it) no file of the data folder (the AWAI SQLite database and its
-write-ahead log, Chroma's SQLite and index folders) holds either, in any of the encodings a
+write-ahead log, Chroma's SQLite and index folders, the persisted read models) holds either, in any of the encodings a
 store could use. A forget interrupted at its worst point (the messages gone, the schemas left) is
 finished by the next start, and forgetting the same person again completes too.
 """
@@ -20,6 +20,8 @@ from bots.runtime import Runtime, open_runtime
 from bots.terminal.cli import main
 
 CHANNEL = "terminal:local:erasure"
+# Every reading writes the channel's read model to disk, so the scans cover its files too.
+PERSISTED = {"read_model": {"persist_every": 1}}
 WORDS = "quixotrylbeam"
 SPEAKER = "spk-zq9x7wv"
 NAME = "Vellamo"
@@ -74,6 +76,7 @@ def filled(runtime: Runtime) -> None:
     runtime.schemas.recluster(CHANNEL, force=True)
     runtime.schemas.digest(CHANNEL, EVERYTHING)  # a digest snapshot names the speaker too
     runtime.engine.read(CHANNEL, "m7", EVERYTHING)
+    assert hits(runtime.settings.data_dir / "read-models", WORDS, SPEAKER)  # persisted
     # The speaker asked for a reading too: the once-a-minute claim names them.
     assert runtime.store.claims.claim(f"slack:reading:{CHANNEL}:m1:{SPEAKER}", 60)
 
@@ -81,7 +84,7 @@ def filled(runtime: Runtime) -> None:
 def test_awai_forget_leaves_none_of_the_speakers_words_or_id_in_any_file(
     make_runtime: Callable[..., Runtime],
 ) -> None:
-    runtime = make_runtime()
+    runtime = make_runtime(**PERSISTED)
     data_dir = runtime.settings.data_dir
     filled(runtime)
     assert hits(data_dir, WORDS, SPEAKER)  # the scan finds them while they are stored
@@ -106,8 +109,10 @@ def test_awai_forget_leaves_none_of_the_speakers_words_or_id_in_any_file(
 def test_a_deleted_message_leaves_no_bytes_once_its_erasure_is_finished(
     make_runtime: Callable[..., Runtime],
 ) -> None:
-    runtime = make_runtime()
+    runtime = make_runtime(**PERSISTED)
     runtime.engine.ingest(conversation())
+    runtime.engine.read(CHANNEL, "m7", EVERYTHING)
+    assert hits(runtime.settings.data_dir / "read-models", WORDS)  # persisted
     runtime.engine.delete(CHANNEL, "m0")  # the first mention of the words... and the others:
     for message_id in ("m2", "m4", "m6"):
         runtime.engine.delete(CHANNEL, message_id)
@@ -120,7 +125,7 @@ def test_a_deleted_message_leaves_no_bytes_once_its_erasure_is_finished(
 def test_a_forget_interrupted_after_the_messages_went_is_finished_by_the_next_start(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runtime = make_runtime()
+    runtime = make_runtime(**PERSISTED)
     data_dir = runtime.settings.data_dir
     filled(runtime)
 
@@ -143,7 +148,7 @@ def test_a_forget_interrupted_after_the_messages_went_is_finished_by_the_next_st
 def test_doctor_repair_finishes_an_interrupted_forget(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runtime = make_runtime()
+    runtime = make_runtime(**PERSISTED)
     data_dir = runtime.settings.data_dir
     filled(runtime)
     monkeypatch.setattr(runtime.store, "finish_erasures", lambda channels=None: 0)

@@ -64,11 +64,13 @@ class SpeakerRows:
             count = len(self.timeline.messages)
             if count == self._seen:
                 return
-            for message in self.timeline.messages[self._seen : count]:
-                speaker = message.ref.speaker_id
-                self._names[speaker] = message.ref.speaker_name
+            # From the timeline's columns: a pass over the channel builds no message.
+            timeline = self.timeline
+            starts = timeline.row_positions.searchsorted(np.arange(self._seen, count + 1))
+            for offset, speaker in enumerate(timeline.speaker_ids[self._seen : count]):
+                self._names[speaker] = timeline.speaker_names[self._seen + offset]
                 self._rows.setdefault(speaker, []).extend(
-                    range(message.first_row, message.first_row + len(message.thoughts))
+                    range(int(starts[offset]), int(starts[offset + 1]))
                 )
             self._seen = count
             for speaker, said in self._said_by.items():

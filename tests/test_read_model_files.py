@@ -1,0 +1,293 @@
+"""A channel's read model persisted next to the data: loaded at start, never trusted over SQL.
+
+Each test drives the real store (SQLite, embedded Chroma, MiniLM) with ``persist_every`` 1 (every
+read that changed the timeline writes it) and a small cell tree, so a few dozen messages grow
+several levels. "A fresh rebuild" is a store opened with persistence off on the same folder.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.engine import UnknownMessageError
+from awai_engine.timeline import Timeline
+from awai_engine.values import Utterance
+from awai_engine.visibility import EVERYTHING, Scopes
+from bots.runtime import Runtime
+from storage.store import AwaiStore
+from tests.factories import utterance
+from tests.test_erasure import hits
+from tests.test_read_model import LINES, assert_same_timeline
+
+CHANNEL = "terminal:local:test"
+SMALL_INDEX = {"exact_rows": 16, "cells": 2, "split": 2, "probes": 2, "occurrence_probes": 1}
+PERSISTED = {"read_model": {"persist_every": 1}, "recall_index": SMALL_INDEX}
+PRIVATE = "private-thread:t"
+FOLDERS = itertools.count()
+
+
+def persisted_runtime(make_runtime: Callable[..., Runtime], name: str = "data") -> Runtime:
+    return make_runtime(name, **PERSISTED)
+
+
+def rebuilt(runtime: Runtime) -> AwaiStore:
+    """A store on the same folder that builds every timeline from SQL and Chroma."""
+    return AwaiStore.open(runtime.settings.model_copy(update={"read_model": _no_files(runtime)}))
+
+
+def _no_files(runtime: Runtime):  # type: ignore[no-untyped-def]
+    return runtime.settings.read_model.model_copy(update={"persist": False})
+
+
+def snapshot_folder(runtime: Runtime) -> Path:
+    (folder,) = [p for p in (runtime.settings.data_dir / "read-models").iterdir() if p.is_dir()]
+    return folder
+
+
+def generation(runtime: Runtime) -> Path:
+    folder = snapshot_folder(runtime)
+    return folder / json.loads((folder / "current.json").read_text())["generation"]
+
+
+def lines(first: int, count: int, speaker: str = "ann") -> list[Utterance]:
+    return [
+        utterance(f"m{i}", f"{LINES[i % len(LINES)]} #{i}", speaker=("ann", "bo")[i % 2])
+        for i in range(first, first + count)
+    ]
+
+
+def assert_same_cells(ours: Timeline, theirs: Timeline) -> None:
+    mine, other = ours.cells.state(), theirs.cells.state()
+    assert mine.filed == other.filed
+    np.testing.assert_array_equal(mine.row_cells, other.row_cells)
+    assert len(mine.levels) == len(other.levels) >= 2  # the small index grew a tree
+    for a, b in zip(mine.levels, other.levels, strict=True):
+        np.testing.assert_array_equal(a.centroids, b.centroids)
+        np.testing.assert_array_equal(a.rows, b.rows)
+        np.testing.assert_array_equal(a.cell_sizes, b.cell_sizes)
+    assert ours.lexicon.state().terms == theirs.lexicon.state().terms
+
+
+def test_a_started_process_loads_the_file_and_reads_only_the_rows_added_since(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 40))
+    writer.store.timeline(CHANNEL)  # written to disk
+    writer.engine.ingest(lines(41, 3))  # after the file: to be caught up from SQL
+
+    started = AwaiStore.open(writer.settings)
+    asked: list[list[str]] = []
+    monkeypatch.setattr(started.vectors, "all_vectors", lambda collection: pytest.fail("rebuilt"))
+    original = started.vectors.vectors_of
+    monkeypatch.setattr(
+        started.vectors, "vectors_of", lambda c, ids: asked.append(list(ids)) or original(c, ids)
+    )
+    try:
+        loaded = started.timeline(CHANNEL)
+        # Only the new messages' vectors were read.
+        assert {vector.split("#")[0] for batch in asked for vector in batch} == {
+            "m41",
+            "m42",
+            "m43",
+        }
+        reference = rebuilt(writer)
+        assert_same_timeline(loaded, reference.timeline(CHANNEL))
+        assert_same_cells(loaded, reference.timeline(CHANNEL))
+        reference.close()
+    finally:
+        started.close()
+
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.integers(1, 6)),
+        st.tuples(st.just("append private"), st.integers(1, 3)),
+        st.tuples(st.just("edit"), st.integers(0, 80)),
+        st.tuples(st.just("delete"), st.integers(0, 80)),
+        st.tuples(st.just("make the thread public"), st.just(0)),
+        st.tuples(st.just("read"), st.integers(0, 1)),
+        st.tuples(st.just("restart"), st.integers(0, 1)),
+    ),
+    min_size=2,
+    max_size=8,
+)
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(operations=OPERATIONS)
+def test_reading_from_a_persisted_model_equals_reading_from_a_fresh_rebuild(
+    operations: list[tuple[str, int]], make_runtime: Callable[..., Runtime]
+) -> None:
+    """Two processes write, read and restart in any order; whatever file is on disk, a started
+    process reads every message (for everyone, and for an asker outside the private thread)
+    exactly as a process that rebuilt the channel from SQL and Chroma."""
+    name = f"persisted-{next(FOLDERS)}"
+    processes = [persisted_runtime(make_runtime, name), persisted_runtime(make_runtime, name)]
+    processes[0].engine.ingest(lines(1, 12))
+    stored = [f"m{i}" for i in range(1, 13)]
+    next_id = 13
+    for step, (operation, value) in enumerate(operations):
+        runtime = processes[step % 2]
+        if operation in ("append", "append private"):
+            batch = lines(next_id, value)
+            if operation == "append private":
+                batch = [
+                    u.model_copy(update={"scope": PRIVATE, "thread_root": "m1"}) for u in batch
+                ]
+            runtime.engine.ingest(batch)
+            stored += [u.message_id for u in batch]
+            next_id += value
+        elif operation == "edit" and stored:
+            target = stored[value % len(stored)]
+            runtime.engine.edit(utterance(target, f"edited {target}: {LINES[value % 8]}"))
+        elif operation == "delete" and len(stored) > 1:
+            runtime.engine.delete(CHANNEL, stored.pop(value % len(stored)))
+        elif operation == "make the thread public":
+            runtime.store.rescope_thread(CHANNEL, "m1", "channel")
+        elif operation == "read":
+            runtime.engine.context(CHANNEL, stored[-1], EVERYTHING)
+        elif operation == "restart":
+            processes[value] = persisted_runtime(make_runtime, name)
+    started = persisted_runtime(make_runtime, name)
+    reference = Runtime(
+        started.settings, rebuilt(started), started.engine.embedder, OfflineBackend()
+    )
+    try:
+        assert_same_timeline(started.store.timeline(CHANNEL), reference.store.timeline(CHANNEL))
+        for asker in (EVERYTHING, Scopes.channel()):
+            view = reference.engine.views.view(CHANNEL, reference.store.timeline(CHANNEL), asker)
+            visible = [m.message_id for m in view.timeline.messages]
+            for message_id in visible[-6:]:
+                ours = started.engine.context(CHANNEL, message_id, asker)
+                theirs = reference.engine.context(CHANNEL, message_id, asker)
+                assert ours == theirs
+    finally:
+        reference.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "vectors cut short",
+        "a byte of the texts changed",
+        "a cell level missing",
+        "the pointer torn",
+        "the pointer names a folder that is gone",
+    ],
+)
+def test_a_torn_or_damaged_file_is_detected_and_the_channel_rebuilt(
+    damage: str, make_runtime: Callable[..., Runtime]
+) -> None:
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 40))
+    writer.store.timeline(CHANNEL)
+    parts = generation(writer)
+    if damage == "vectors cut short":
+        vectors = parts / "vectors.npy"
+        vectors.write_bytes(vectors.read_bytes()[:-100])
+    elif damage == "a byte of the texts changed":
+        strings = parts / "strings.json"
+        data = bytearray(strings.read_bytes())
+        at = data.index(b"staging")
+        data[at] = ord("S")
+        strings.write_bytes(bytes(data))
+    elif damage == "a cell level missing":
+        (parts / "level1_rows.npy").unlink()
+    elif damage == "the pointer torn":
+        pointer = snapshot_folder(writer) / "current.json"
+        pointer.write_bytes(pointer.read_bytes()[:40])
+    else:
+        shutil.rmtree(parts)
+
+    started = AwaiStore.open(writer.settings)
+    reference = rebuilt(writer)
+    try:
+        assert_same_timeline(started.timeline(CHANNEL), reference.timeline(CHANNEL))
+        assert generation(writer) != parts  # the damaged one is gone, a new one written
+        assert not parts.exists()
+    finally:
+        started.close()
+        reference.close()
+
+
+def test_a_removal_shreds_the_file_at_once_and_a_stale_copy_is_never_read(
+    make_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    """A delete removes the file with the message (before the erasure is even finished); a file
+    from before the delete (a process that crashed while writing, a restored backup) fails the
+    check against SQL, is shredded, and the channel rebuilt without the message."""
+    writer = persisted_runtime(make_runtime)
+    secret = utterance("m50", "the zyxwvutq password is hunter2")
+    writer.engine.ingest([*lines(1, 20), secret])
+    writer.store.timeline(CHANNEL)
+    copy = tmp_path / "before-the-delete"
+    shutil.copytree(snapshot_folder(writer), copy)
+    assert hits(snapshot_folder(writer), "zyxwvutq")
+
+    other = persisted_runtime(make_runtime)  # another process on the same folder deletes it
+    other.engine.delete(CHANNEL, "m50")
+    assert hits(writer.settings.data_dir / "read-models", "zyxwvutq") == []
+
+    folder = snapshot_folder(writer)
+    shutil.rmtree(folder)
+    shutil.copytree(copy, folder)  # the stale file is back
+    started = AwaiStore.open(writer.settings)
+    try:
+        assert "m50" not in started.timeline(CHANNEL).position_of
+        assert hits(writer.settings.data_dir / "read-models", "zyxwvutq") == []
+    finally:
+        started.close()
+
+
+def test_a_thread_made_private_in_another_process_is_private_in_a_loaded_model(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(
+        [
+            *lines(1, 12),
+            *[utterance(f"m{i}", f"the staging deploy thread {i}", thread="m1") for i in (20, 21)],
+            utterance("m30", "back to the staging deploy thread"),
+        ]
+    )
+    writer.store.timeline(CHANNEL)  # the file says the thread is public
+    persisted_runtime(make_runtime).store.rescope_thread(CHANNEL, "m1", PRIVATE)
+
+    started = persisted_runtime(make_runtime)
+    timeline = started.store.timeline(CHANNEL)
+    assert [timeline.scopes[timeline.position_of[m]] for m in ("m20", "m21")] == [PRIVATE] * 2
+    member = started.engine.context(CHANNEL, "m30", Scopes.channel(PRIVATE))
+    assert {a.source.message_id for a in member.associations} & {"m20", "m21"}
+    outsider = started.engine.context(CHANNEL, "m30", Scopes.channel())
+    assert {a.source.message_id for a in outsider.associations}.isdisjoint({"m20", "m21"})
+    with pytest.raises(UnknownMessageError):
+        started.engine.context(CHANNEL, "m21", Scopes.channel())
+
+
+def test_a_read_only_data_folder_reads_its_file_without_writing(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 20))
+    writer.store.timeline(CHANNEL)
+    writer.engine.ingest(lines(21, 2))
+    before = sorted(p.name for p in snapshot_folder(writer).rglob("*"))
+    looking = AwaiStore.open(writer.settings, read_only=True)  # export, doctor, schemas
+    try:
+        assert len(looking.timeline(CHANNEL).messages) == 22
+    finally:
+        looking.close()
+    assert sorted(p.name for p in snapshot_folder(writer).rglob("*")) == before
