@@ -56,6 +56,10 @@ class Records:
         thread and process sharing the database), else ``False``."""
         return self._store.claims.claim(key, window_seconds)
 
+    def release(self, key: str) -> None:
+        """Give a claim up early: the work it guarded failed, and asking again should retry it."""
+        self._store.claims.release(key)
+
     # -- channels ------------------------------------------------------------------------------
 
     def channels(self) -> list[str]:

@@ -91,6 +91,11 @@ class Claims:
         except IntegrityError:
             return False
 
+    def release(self, key: str) -> None:
+        """Give up a claim before its window ends (the work it guarded failed), so a retry runs."""
+        with self.db.session() as session:
+            session.execute(delete(ClaimRow).where(ClaimRow.key == key))
+
     def held(self, key: str) -> bool:
         with self.db.session() as session:
             return session.scalar(select(ClaimRow.key).where(ClaimRow.key == key)) is not None
