@@ -8,6 +8,7 @@ discord.py objects by discord.py itself, and interactions go through the bot's c
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -73,11 +74,22 @@ class Harness:
         for data in datas:
             await self.cog.on_message(self.message(data))
 
-    async def interact(self, data: dict[str, Any]) -> discord.Interaction:
-        """An interaction through the command tree, as discord.py handles INTERACTION_CREATE."""
-        interaction = discord.Interaction(data=data, state=self.bot._connection)  # type: ignore[arg-type]
-        await self.bot.tree._call(interaction)
-        return interaction
+    async def interact(self, data: dict[str, Any]) -> None:
+        """An INTERACTION_CREATE from the gateway, through discord.py's own parser and dispatch
+        (the command tree's invoker task, or the view store for a button), awaited to its end.
+
+        The fake server learns of the interaction at the same moment, so its token's 3-second
+        and 15-minute clocks start now (on the fake's clock, which moves only when a test moves
+        it)."""
+        self.server.open_interaction(data)
+        before = asyncio.all_tasks()
+        self.bot._connection.parse_interaction_create(data)  # type: ignore[arg-type]
+        started = asyncio.all_tasks() - before  # the dispatch's tasks, created synchronously
+        if started:
+            done, pending = await asyncio.wait(started, timeout=120)
+            assert not pending, "an interaction was still being handled after two minutes"
+            for task in done:
+                task.result()  # an exception that escaped discord.py's own handling
 
     def stored(self, key: str = KEY) -> dict[str, str]:
         """Stored message id → text, in channel order."""

@@ -2,9 +2,12 @@
 
 discord.py builds every REST URL from ``discord.http.Route.BASE`` (interaction callbacks and
 follow-ups included), so pointing that at this server lets the real client, its HTTP layer and
-its webhook adapter run unchanged with no network. The server keeps channels and their messages
-(history is paged as Discord pages it: newest first within a page, ``after``/``before``/``limit``),
-and records every request so tests can see what the bot sent.
+its webhook adapter run unchanged with no network. The server keeps the bot's guild, its channels
+and threads and their messages (history is paged as Discord pages it: newest first within a page,
+``after``/``before``/``limit``), records every request, and records what each person would
+*see* (:attr:`FakeDiscord.delivered`): a follow-up's effective visibility, not the flags it asked
+for. What it enforces, and what it does not, is in ``tests/discord/README.md``; the rules
+themselves are in :mod:`tests.discord.fake_rules`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,25 @@ from typing import Any
 from aiohttp import web
 
 from tests.discord import payloads
+from tests.discord.fake_rules import (
+    EPHEMERAL,
+    MISSING_ACCESS,
+    MISSING_PERMISSIONS,
+    UNKNOWN_CHANNEL,
+    UNKNOWN_INTERACTION,
+    UNKNOWN_MESSAGE,
+    UNKNOWN_WEBHOOK,
+    Clock,
+    InteractionState,
+    Refusal,
+    body_refusal,
+)
+
+VIEW_CHANNEL = 1 << 10
+SEND_MESSAGES = 1 << 11
+MANAGE_THREADS = 1 << 34
+READ_MESSAGE_HISTORY = 1 << 16
+THREAD_TYPES = {10, 11, 12}
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -25,6 +47,10 @@ def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(
         body=json.dumps(data).encode(), status=status, headers={"Content-Type": "application/json"}
     )
+
+
+def _refused(refusal: Refusal) -> web.Response:
+    return _json(refusal.body(), status=refusal.status)
 
 
 @dataclass
@@ -36,6 +62,21 @@ class Recorded:
     files: list[tuple[str, bytes]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Delivered:
+    """A message as people see it: where, to whom (``ephemeral``: only ``user_id``), and what."""
+
+    message_id: int
+    channel_id: int
+    ephemeral: bool
+    user_id: int | None
+    content: str
+    embeds: list[dict[str, Any]]
+    route: str
+    """``response`` (the interaction's callback), ``followup`` or ``channel`` (a plain post)."""
+    reference: int | None = None
+
+
 RECORDED = web.RequestKey("recorded", Recorded)
 
 
@@ -44,9 +85,18 @@ class FakeDiscord:
 
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.delivered: list[Delivered] = []
+        self.clock = Clock()
+        self.interactions: dict[str, InteractionState] = {}
+        self.guild_ids = {payloads.GUILD_ID}
+        """The guilds the bot is in; channels of any other guild answer 403 Missing Access."""
         self.channels: dict[int, dict[str, Any]] = {}
         self.messages: dict[int, list[dict[str, Any]]] = {}
         self.thread_members: dict[int, set[int]] = {}
+        self.bot_permissions: dict[int, int] = {}
+        """The bot's permissions per channel, where they differ from ``DEFAULT_BOT_PERMISSIONS``."""
+        self.rate_limits: dict[str, int] = {}
+        """Path fragment → how many more requests to it answer 429 first (Retry-After 0.01 s)."""
         self.application_flags = payloads.MESSAGE_CONTENT_FLAGS
         self.hold_history_from: int | None = None
         """History requests from this number on (1-based) wait until :meth:`release` is called."""
@@ -57,6 +107,11 @@ class FakeDiscord:
         self._thread: threading.Thread | None = None
         self._next_id = payloads.SNOWFLAKES.next()
         self.port = 0
+        guild = payloads.guild()
+        for channel in (*guild["channels"], *guild["threads"]):
+            self.channels[int(channel["id"])] = {**channel, "guild_id": guild["id"]}
+
+    DEFAULT_BOT_PERMISSIONS = payloads.VIEW_AND_HISTORY
 
     # -- control from tests --------------------------------------------------------------------
 
@@ -89,8 +144,26 @@ class FakeDiscord:
         self.channels[int(channel["id"])] = channel
         self.messages.setdefault(int(channel["id"]), []).extend(messages)
 
+    def open_interaction(self, data: dict[str, Any]) -> None:
+        """Discord created this interaction now: its token is valid from this moment."""
+        person = (data.get("member") or {}).get("user") or data.get("user") or {}
+        self.interactions[data["token"]] = InteractionState(
+            token=data["token"],
+            created=self.clock.now(),
+            channel_id=int(data["channel_id"]),
+            user_id=int(person.get("id", 0)),
+        )
+
     def calls(self, method: str, path_part: str) -> list[Recorded]:
         return [r for r in self.requests if r.method == method and path_part in r.path]
+
+    def public(self) -> list[Delivered]:
+        """What everyone in a channel sees."""
+        return [message for message in self.delivered if not message.ephemeral]
+
+    def private(self, user_id: int) -> list[Delivered]:
+        """What only ``user_id`` sees."""
+        return [m for m in self.delivered if m.ephemeral and m.user_id == user_id]
 
     # -- the server ----------------------------------------------------------------------------
 
@@ -98,21 +171,31 @@ class FakeDiscord:
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
         self._released = asyncio.Event()
-        app = web.Application(middlewares=[self._record])
+        app = web.Application(middlewares=[self._record, self._rate_limit])
+        api = "/api/v10"
         routes = [
-            web.get("/api/v10/users/@me", self._me),
-            web.get("/api/v10/oauth2/applications/@me", self._application),
-            web.post("/api/v10/interactions/{id}/{token}/callback", self._callback),
-            web.post("/api/v10/webhooks/{app}/{token}", self._followup),
-            web.patch("/api/v10/webhooks/{app}/{token}/messages/{message}", self._edit_followup),
-            web.get("/api/v10/channels/{channel}", self._channel),
-            web.get("/api/v10/channels/{channel}/messages", self._history),
-            web.get("/api/v10/channels/{channel}/messages/{message}", self._message),
-            web.post("/api/v10/channels/{channel}/messages", self._send),
-            web.patch("/api/v10/channels/{channel}/messages/{message}", self._edit),
-            web.get("/api/v10/channels/{channel}/thread-members/{user}", self._thread_member),
-            web.put("/api/v10/applications/{app}/commands", self._sync),
-            web.put("/api/v10/applications/{app}/guilds/{guild}/commands", self._sync),
+            web.get(f"{api}/users/@me", self._me),
+            web.get(f"{api}/oauth2/applications/@me", self._application),
+            web.post(f"{api}/interactions/{{id}}/{{token}}/callback", self._callback),
+            web.post(f"{api}/webhooks/{{app}}/{{token}}", self._followup),
+            web.patch(
+                f"{api}/webhooks/{{app}}/{{token}}/messages/{{message}}", self._edit_followup
+            ),
+            web.get(f"{api}/guilds/{{guild}}/threads/active", self._active_threads),
+            web.get(f"{api}/channels/{{channel}}", self._channel),
+            web.get(f"{api}/channels/{{channel}}/messages", self._history),
+            web.get(f"{api}/channels/{{channel}}/messages/{{message}}", self._message),
+            web.post(f"{api}/channels/{{channel}}/messages", self._send),
+            web.patch(f"{api}/channels/{{channel}}/messages/{{message}}", self._edit),
+            web.get(f"{api}/channels/{{channel}}/thread-members/{{user}}", self._thread_member),
+            web.get(f"{api}/channels/{{channel}}/threads/archived/public", self._archived_public),
+            web.get(f"{api}/channels/{{channel}}/threads/archived/private", self._archived_private),
+            web.get(
+                f"{api}/channels/{{channel}}/users/@me/threads/archived/private",
+                self._archived_joined,
+            ),
+            web.put(f"{api}/applications/{{app}}/commands", self._sync),
+            web.put(f"{api}/applications/{{app}}/guilds/{{guild}}/commands", self._sync),
         ]
         app.add_routes(routes)
         self._runner = web.AppRunner(app)
@@ -147,13 +230,50 @@ class FakeDiscord:
         request[RECORDED] = recorded
         return await handler(request)
 
+    @web.middleware
+    async def _rate_limit(self, request: web.Request, handler):  # type: ignore[no-untyped-def]
+        for fragment, left in self.rate_limits.items():
+            if left > 0 and fragment in request.path:
+                self.rate_limits[fragment] = left - 1
+                return web.Response(
+                    body=json.dumps(
+                        {
+                            "message": "You are being rate limited.",
+                            "retry_after": 0.01,
+                            "global": False,
+                        }
+                    ).encode(),
+                    status=429,
+                    headers={
+                        "Content-Type": "application/json",
+                        "Retry-After": "0.01",
+                        "X-RateLimit-Scope": "user",
+                    },
+                )
+        return await handler(request)
+
     def _new_id(self) -> int:
         self._next_id = payloads.SNOWFLAKES.next()
         return self._next_id
 
-    @staticmethod
-    def _error(status: int, code: int, message: str) -> web.Response:
-        return _json({"code": code, "message": message}, status=status)
+    # -- who may see what ----------------------------------------------------------------------
+
+    def _access(self, channel_id: int, needs: int = VIEW_CHANNEL) -> Refusal | None:
+        """403 for a channel of a guild the bot is not in, or one it may not view (50001), or
+        lacking a permission the request needs (50013); 404 for a channel that does not exist."""
+        channel = self.channels.get(channel_id)
+        if channel is None:
+            return Refusal(404, UNKNOWN_CHANNEL, "Unknown Channel")
+        if int(channel.get("guild_id") or 0) not in self.guild_ids:
+            return Refusal(403, MISSING_ACCESS, "Missing Access")
+        granted = self.bot_permissions.get(channel_id, self.DEFAULT_BOT_PERMISSIONS)
+        if not granted & VIEW_CHANNEL:
+            return Refusal(403, MISSING_ACCESS, "Missing Access")
+        if needs & ~granted:
+            return Refusal(403, MISSING_PERMISSIONS, "Missing Permissions")
+        return None
+
+    # -- routes --------------------------------------------------------------------------------
 
     async def _me(self, request: web.Request) -> web.Response:
         return _json(payloads.BOT_USER)
@@ -163,35 +283,71 @@ class FakeDiscord:
 
     async def _callback(self, request: web.Request) -> web.Response:
         body = request[RECORDED].body or {}
-        flags = (body.get("data") or {}).get("flags", 0)
+        state = self.interactions.get(request.match_info["token"])
+        if state is None:
+            return _refused(Refusal(404, UNKNOWN_INTERACTION, "Unknown interaction"))
+        kind = int(body.get("type", 0))
+        data = body.get("data") or {}
+        flags = int(data.get("flags", 0))
+        if kind in (4, 7):
+            refusal = body_refusal(data, creating=kind == 4, files=len(request[RECORDED].files))
+            if refusal is not None:
+                return _refused(refusal)
+        refusal = state.respond(self.clock.now(), kind, flags)
+        if refusal is not None:
+            return _refused(refusal)
+        if kind == 4:
+            self._deliver(state.channel_id, data, "response", bool(flags & EPHEMERAL), state)
         interaction = {
             "id": request.match_info["id"],
             "type": 2,
-            "response_message_loading": body.get("type") == 5,
-            "response_message_ephemeral": bool(flags & 64),
+            "response_message_loading": kind == 5,
+            "response_message_ephemeral": bool(flags & EPHEMERAL),
         }
         return _json({"interaction": interaction})
 
     async def _followup(self, request: web.Request) -> web.Response:
-        body = request[RECORDED].body or {}
-        return _json(self._message_payload(payloads.CHANNEL_ID, body))
+        recorded = request[RECORDED]
+        body = recorded.body if isinstance(recorded.body, dict) else {}
+        state = self.interactions.get(request.match_info["token"])
+        if state is None:
+            return _refused(Refusal(404, UNKNOWN_WEBHOOK, "Unknown Webhook"))
+        refusal = state.follow_up(self.clock.now()) or body_refusal(
+            body, creating=True, files=len(recorded.files)
+        )
+        if refusal is not None:
+            return _refused(refusal)
+        ephemeral = state.follow_up_visibility(int(body.get("flags", 0)))
+        payload = self._deliver(state.channel_id, body, "followup", ephemeral, state)
+        return _json(payload)
 
     async def _edit_followup(self, request: web.Request) -> web.Response:
         body = request[RECORDED].body or {}
-        return _json(self._message_payload(payloads.CHANNEL_ID, body))
+        state = self.interactions.get(request.match_info["token"])
+        if state is None:
+            return _refused(Refusal(404, UNKNOWN_WEBHOOK, "Unknown Webhook"))
+        refusal = state.follow_up(self.clock.now()) or body_refusal(body, creating=False)
+        if refusal is not None:
+            return _refused(refusal)
+        return _json(self._message_payload(state.channel_id, body))
 
     async def _channel(self, request: web.Request) -> web.Response:
-        channel = self.channels.get(int(request.match_info["channel"]))
-        if channel is None:
-            return self._error(404, 10003, "Unknown Channel")
-        return _json(channel)
+        channel_id = int(request.match_info["channel"])
+        refusal = self._access(channel_id)
+        if refusal is not None:
+            return _refused(refusal)
+        return _json(self.channels[channel_id])
 
     async def _history(self, request: web.Request) -> web.Response:
+        channel_id = int(request.match_info["channel"])
+        refusal = self._access(channel_id, READ_MESSAGE_HISTORY)
+        if refusal is not None:
+            return _refused(refusal)
         self.history_requests += 1
         if self.hold_history_from is not None and self.history_requests >= self.hold_history_from:
             assert self._released is not None
             await self._released.wait()
-        messages = self.messages.get(int(request.match_info["channel"]), [])
+        messages = self.messages.get(channel_id, [])
         limit = int(request.query.get("limit", 50))
         ordered = sorted(messages, key=lambda message: int(message["id"]))
         if "after" in request.query:
@@ -204,20 +360,32 @@ class FakeDiscord:
 
     async def _message(self, request: web.Request) -> web.Response:
         channel_id = int(request.match_info["channel"])
+        refusal = self._access(channel_id, READ_MESSAGE_HISTORY)
+        if refusal is not None:
+            return _refused(refusal)
         message_id = request.match_info["message"]
         for message in self.messages.get(channel_id, []):
             if message["id"] == message_id:
                 return _json(message)
-        return self._error(404, 10008, "Unknown Message")
+        return _refused(Refusal(404, UNKNOWN_MESSAGE, "Unknown Message"))
 
     async def _send(self, request: web.Request) -> web.Response:
-        body = request[RECORDED].body or {}
+        recorded = request[RECORDED]
+        body = recorded.body if isinstance(recorded.body, dict) else {}
         channel_id = int(request.match_info["channel"])
-        return _json(self._message_payload(channel_id, body))
+        refusal = self._access(channel_id, SEND_MESSAGES) or body_refusal(
+            body, creating=True, files=len(recorded.files)
+        )
+        if refusal is not None:
+            return _refused(refusal)
+        return _json(self._deliver(channel_id, body, "channel", False, None))
 
     async def _edit(self, request: web.Request) -> web.Response:
         body = request[RECORDED].body or {}
         channel_id = int(request.match_info["channel"])
+        refusal = self._access(channel_id) or body_refusal(body, creating=False)
+        if refusal is not None:
+            return _refused(refusal)
         payload = self._message_payload(channel_id, body)
         payload["id"] = request.match_info["message"]
         return _json(payload)
@@ -226,7 +394,7 @@ class FakeDiscord:
         thread_id = int(request.match_info["channel"])
         user_id = int(request.match_info["user"])
         if user_id not in self.thread_members.get(thread_id, set()):
-            return self._error(404, 10007, "Unknown Member")
+            return _refused(Refusal(404, 10007, "Unknown Member"))
         return _json(
             {
                 "id": str(thread_id),
@@ -235,6 +403,55 @@ class FakeDiscord:
                 "flags": 0,
             }
         )
+
+    def _threads(self, parent: int | None, guild: int | None, archived: bool, private: bool | None):  # type: ignore[no-untyped-def]
+        found = [
+            channel
+            for channel in self.channels.values()
+            if channel.get("type") in THREAD_TYPES
+            and (parent is None or int(channel["parent_id"]) == parent)
+            and (guild is None or int(channel["guild_id"]) == guild)
+            and bool(channel["thread_metadata"]["archived"]) == archived
+            and (private is None or (channel["type"] == 12) == private)
+        ]
+        return sorted(found, key=lambda channel: -int(channel["id"]))
+
+    async def _active_threads(self, request: web.Request) -> web.Response:
+        guild_id = int(request.match_info["guild"])
+        if guild_id not in self.guild_ids:
+            return _refused(Refusal(403, MISSING_ACCESS, "Missing Access"))
+        threads = [
+            thread
+            for thread in self._threads(None, guild_id, archived=False, private=None)
+            if self._access(int(thread["parent_id"])) is None
+        ]
+        return _json({"threads": threads, "members": []})
+
+    def _archived(
+        self, request: web.Request, private: bool, needs: int, joined: bool
+    ) -> web.Response:
+        parent = int(request.match_info["channel"])
+        refusal = self._access(parent, needs)
+        if refusal is not None:
+            return _refused(refusal)
+        threads = self._threads(parent, None, archived=True, private=private)
+        if joined:
+            bot = int(payloads.BOT_USER["id"])
+            threads = [t for t in threads if bot in self.thread_members.get(int(t["id"]), set())]
+        before = request.query.get("before")
+        if before:
+            threads = [t for t in threads if t["thread_metadata"]["archive_timestamp"] < before]
+        limit = int(request.query.get("limit", 50))
+        return _json({"threads": threads[:limit], "members": [], "has_more": len(threads) > limit})
+
+    async def _archived_public(self, request: web.Request) -> web.Response:
+        return self._archived(request, False, READ_MESSAGE_HISTORY, joined=False)
+
+    async def _archived_private(self, request: web.Request) -> web.Response:
+        return self._archived(request, True, READ_MESSAGE_HISTORY | MANAGE_THREADS, joined=False)
+
+    async def _archived_joined(self, request: web.Request) -> web.Response:
+        return self._archived(request, True, READ_MESSAGE_HISTORY, joined=True)
 
     async def _sync(self, request: web.Request) -> web.Response:
         body = request[RECORDED].body or []
@@ -253,11 +470,40 @@ class FakeDiscord:
             ]
         )
 
-    def _message_payload(self, channel_id: int, body: dict[str, Any]) -> dict[str, Any]:
-        return payloads.message(
+    def _deliver(
+        self,
+        channel_id: int,
+        body: dict[str, Any],
+        route: str,
+        ephemeral: bool,
+        state: InteractionState | None,
+    ) -> dict[str, Any]:
+        payload = self._message_payload(channel_id, body, ephemeral)
+        reference = (body.get("message_reference") or {}).get("message_id")
+        self.delivered.append(
+            Delivered(
+                message_id=int(payload["id"]),
+                channel_id=channel_id,
+                ephemeral=ephemeral,
+                user_id=state.user_id if state else None,
+                content=body.get("content") or "",
+                embeds=body.get("embeds") or [],
+                route=route,
+                reference=int(reference) if reference else None,
+            )
+        )
+        return payload
+
+    def _message_payload(
+        self, channel_id: int, body: dict[str, Any], ephemeral: bool = False
+    ) -> dict[str, Any]:
+        payload = payloads.message(
             self._new_id(),
             channel_id=channel_id,
             author=payloads.BOT_USER,
             content=body.get("content") or "",
             embeds=body.get("embeds") or [],
         )
+        payload["flags"] = EPHEMERAL if ephemeral else 0
+        payload["components"] = body.get("components") or []
+        return payload
