@@ -48,7 +48,7 @@ class Backfills:
         if running is not None and not running.done():
             await refuse_now(interaction, messages.BACKFILL_RUNNING)
             return
-        if not await acknowledge(interaction, ephemeral=True):
+        if not await acknowledge(interaction):
             return
         try:
             status = await channel.send(messages.BACKFILL_STARTING)

@@ -18,6 +18,7 @@ from discord.ext import commands
 from bots.discord.cog import AwaiCog
 from bots.discord.digests import DIGEST_POSTER
 from bots.discord.ingest import lacks_expected_text
+from bots.discord.interactions import AwaiTree
 from bots.discord.share import DetailsButton, ShareButton
 from bots.runtime import Runtime
 from bots.scheduler import SchedulerService
@@ -86,6 +87,7 @@ class AwaiBot(commands.Bot):
     def __init__(self, runtime: Runtime, scheduler: SchedulerService | None = None) -> None:
         super().__init__(
             command_prefix=commands.when_mentioned,
+            tree_cls=AwaiTree,
             intents=intents(),
             help_command=None,
             allowed_mentions=discord.AllowedMentions.none(),

@@ -24,7 +24,7 @@ from bots.discord.backfill import BackfillProgress
 from bots.discord.backfills import Backfills
 from bots.discord.digests import Digests
 from bots.discord.embeds import help_embed
-from bots.discord.interactions import refuse_now, report_failure
+from bots.discord.interactions import refuse_now
 from bots.discord.links import MalformedLinkError, MessageLink, parse_message_link
 from bots.discord.readings import Readings
 from bots.discord.sync import StoreSync
@@ -137,11 +137,6 @@ class AwaiCog(commands.Cog):
     @awai.command(name="help", description="What AWAI does, its commands, and what it cannot see.")
     async def help(self, interaction: discord.Interaction) -> None:
         await interaction.response.send_message(embed=help_embed(READ_MENU_NAME), ephemeral=True)
-
-    async def cog_app_command_error(
-        self, interaction: discord.Interaction, error: app_commands.AppCommandError
-    ) -> None:
-        await report_failure(interaction, error)
 
     # -- for the bot and the scheduler ---------------------------------------------------------
 

@@ -1,5 +1,7 @@
 """Digests on Discord: ``/awai digest`` on demand, and the ones ``discord.digest_schedule`` posts.
 
+The command is acknowledged privately in every mode, so a refusal is only ever seen by the asker;
+a digest for everyone (``discord.ephemeral_readings`` off) is posted in the channel on its own.
 A digest shown only to the asker is one person's look, so it is not recorded: the next shared
 digest still reports its changes from the last shared one. A digest posted for everyone goes on
 the record of AWAI's posts with the messages it quotes, so a later delete or forget redacts it.
@@ -56,7 +58,7 @@ class Digests:
             await refuse_now(interaction, str(refusal))
             return
         ephemeral = self.runtime.settings.discord.ephemeral_readings
-        if not await acknowledge(interaction, ephemeral):
+        if not await acknowledge(interaction):  # privately, whatever the mode: see interactions
             return
         key = line_of(channel).key
         try:
@@ -71,11 +73,12 @@ class Digests:
         except UnknownChannelError:
             await interaction.followup.send(messages.NOTHING_READ_HERE, ephemeral=True)
             return
-        sent = await interaction.followup.send(
-            embed=embed, files=files, ephemeral=ephemeral, wait=True
-        )
-        if not ephemeral:
-            await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(key, sent)])
+        if ephemeral:
+            await interaction.followup.send(embed=embed, files=files, ephemeral=True)
+            return
+        sent = await channel.send(embed=embed, files=files)  # for everyone: on the record
+        await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(key, sent)])
+        await interaction.followup.send(messages.digest_posted(sent.jump_url), ephemeral=True)
 
     def _digest_message(
         self, key: str, title: str, record: bool, scopes: Scopes

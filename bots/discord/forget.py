@@ -29,7 +29,7 @@ async def forget_me(bot: AwaiBot, runtime: Runtime, interaction: discord.Interac
     if not isinstance(channel, History):
         await refuse_now(interaction, messages.FORGET_TEXT_CHANNELS_ONLY)
         return
-    if not await acknowledge(interaction, ephemeral=True):
+    if not await acknowledge(interaction):
         return
     key = line_of(channel).key
     try:

@@ -55,6 +55,10 @@ DIGEST_TEXT_CHANNELS_ONLY = "AWAI makes digests of text channels only."
 NOTHING_READ_HERE = "AWAI has not read anything in this channel yet."
 
 
+def digest_posted(url: str) -> str:
+    return f"The digest is posted for everyone here: {url}"
+
+
 def digest_title(channel_title: str) -> str:
     return f"Preconceptions digest · {channel_title}"
 
@@ -72,4 +76,21 @@ def forgotten(messages: int, schema_versions: int) -> str:
     )
 
 
-FAILED = "Something went wrong on AWAI's side; it has been logged. Please try again later."
+FAILED = (
+    "Sorry, AWAI could not finish that: something went wrong on its side (it has been noted for"
+    " whoever runs AWAI). Please try again in a minute."
+)
+NOT_ALLOWED_HERE = "You cannot use that AWAI command here."
+COMMANDS_OUT_OF_DATE = (
+    "That AWAI command is out of date in this server; ask whoever runs AWAI to update its"
+    " commands."
+)
+
+
+def bot_missing(permissions: list[str]) -> str:
+    names = ", ".join(name.replace("_", " ").title() for name in permissions)
+    return f"AWAI needs these permissions here first: {names}."
+
+
+def cooldown(seconds: float) -> str:
+    return f"Please wait {seconds:.0f} seconds before asking again."

@@ -1,8 +1,14 @@
 """A reading asked for on Discord, from the "Read with AWAI" menu or ``/awai read <link>``.
 
 The checks that can be made on what Discord sent with the command come first and are answered
-privately at once; the interaction is then acknowledged (``defer(thinking=True)``) and the slower
-work (resolving the channel, the asker's scopes, the reading itself) runs after it.
+privately at once; the interaction is then acknowledged privately (``defer(thinking=True,
+ephemeral=True)``) and the slower work (resolving the channel, the asker's scopes, the reading
+itself) runs after it. So a refusal or an error is only ever seen by the asker: with readings
+public (``discord.ephemeral_readings`` off), the reading itself is posted in the channel as a
+reply to the message (once per message, as a shared reading), and the asker is told where.
+
+Asking again for the same reading within a minute is answered once; a reading that fails gives
+its claim back, so asking again right away retries it.
 """
 
 from __future__ import annotations
@@ -13,14 +19,14 @@ from typing import TYPE_CHECKING
 import discord
 
 from awai_engine.engine import UnknownMessageError
+from awai_engine.visibility import Scopes
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.embeds import reading_embed
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.keys import Line, line_of
 from bots.discord.links import MessageLink
-from bots.discord.privacy import post_of
-from bots.discord.share import reading_buttons, shared_reading_url
+from bots.discord.share import reading_buttons, share_reading, shared_reading_url
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -52,7 +58,7 @@ class Readings:
         except ReadRefused as refusal:
             await refuse_now(interaction, str(refusal))
             return
-        if not await acknowledge(interaction, ephemeral):
+        if not await acknowledge(interaction):
             return
         try:
             channel = await access.resolve_channel(self.bot, guild, channel_id)
@@ -61,28 +67,43 @@ class Readings:
             line = line_of(channel)
             stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
             scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
-            if not await self._first_request(interaction.user.id, line, link.message_id):
-                raise ReadRefused(messages.ALREADY_READING)
-            reading = await asyncio.to_thread(
-                self.runtime.engine.read, line.key, str(link.message_id), scopes
-            )
+            if not ephemeral:
+                await share_reading(
+                    interaction, self.runtime, channel, line, link.message_id, scopes
+                )
+                return
+            await self._read_privately(interaction, channel, line, link.message_id, scopes)
         except ReadRefused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
-            return
         except UnknownMessageError:
             await interaction.followup.send(messages.NOT_READ, ephemeral=True)
-            return
-        shared = await shared_reading_url(self.runtime, guild.id, line, link.message_id)
-        buttons = reading_buttons(channel.id, link.message_id, reading.language, shared)
-        sent = await interaction.followup.send(
-            embed=reading_embed(reading),
-            ephemeral=ephemeral,
-            wait=True,
-            **({"view": buttons} if ephemeral else {}),
-        )
-        if not ephemeral:  # a post everyone sees: on the record of what it quotes
-            await asyncio.to_thread(self.runtime.posts.reading, reading, post_of(line.key, sent))
 
-    async def _first_request(self, user_id: int, line: Line, message_id: int) -> bool:
-        key = f"discord:read:{user_id}:{line.key}:{message_id}"
-        return await asyncio.to_thread(self.runtime.claim, key, DUPLICATE_WINDOW_SECONDS)
+    async def _read_privately(
+        self,
+        interaction: discord.Interaction,
+        channel: access.Readable,
+        line: Line,
+        message_id: int,
+        scopes: Scopes,
+    ) -> None:
+        """The reading, to the asker only, with its Share and Details buttons; once a minute per
+        asker and message, the claim given back when the reading or its sending fails."""
+        claim = _claim_key(interaction.user.id, line, message_id)
+        if not await asyncio.to_thread(self.runtime.claim, claim, DUPLICATE_WINDOW_SECONDS):
+            raise ReadRefused(messages.ALREADY_READING)
+        try:
+            reading = await asyncio.to_thread(
+                self.runtime.engine.read, line.key, str(message_id), scopes
+            )
+            shared = await shared_reading_url(self.runtime, channel.guild.id, line, message_id)
+            buttons = reading_buttons(channel.id, message_id, reading.language, shared)
+            await interaction.followup.send(
+                embed=reading_embed(reading), ephemeral=True, view=buttons
+            )
+        except BaseException:
+            await asyncio.to_thread(self.runtime.release, claim)
+            raise
+
+
+def _claim_key(user_id: int, line: Line, message_id: int) -> str:
+    return f"discord:read:{user_id}:{line.key}:{message_id}"

@@ -124,7 +124,7 @@ async def _runtime_action(
             raise ReadRefused("AWAI could not check your permissions in that channel.")
         scopes = await access.readable_scopes(interaction.client, guild, member, stored)
         if share:
-            await _share(interaction, runtime, channel, line, message_id, scopes)
+            await share_reading(interaction, runtime, channel, line, message_id, scopes)
         else:
             reading = await asyncio.to_thread(
                 runtime.engine.read, line.key, str(message_id), scopes
@@ -146,7 +146,7 @@ async def _runtime_action(
         )
 
 
-async def _share(
+async def share_reading(
     interaction: discord.Interaction,
     runtime: Runtime,
     channel: access.Readable,
@@ -154,6 +154,9 @@ async def _share(
     message_id: int,
     scopes: Scopes,
 ) -> None:
+    """Post the reading of ``message_id`` in ``channel`` for everyone, once per message, and tell
+    the (privately acknowledged) asker where it is. Share presses and, when readings are public
+    (``discord.ephemeral_readings`` off), every reading go through here."""
     url = await shared_reading_url(runtime, channel.guild.id, line, message_id)
     if url is not None:
         await interaction.followup.send(
@@ -167,15 +170,19 @@ async def _share(
         )
         return
     public = scopes & access.audience_of(channel)  # only what everyone there may read
-    reading = await asyncio.to_thread(runtime.engine.read, line.key, str(message_id), public)
-    sent = await channel.send(
-        content=f"Shared by {interaction.user.mention}",
-        embed=reading_embed(reading),
-        reference=discord.MessageReference(
-            message_id=message_id, channel_id=channel.id, fail_if_not_exists=False
-        ),
-        allowed_mentions=discord.AllowedMentions.none(),
-    )
+    try:
+        reading = await asyncio.to_thread(runtime.engine.read, line.key, str(message_id), public)
+        sent = await channel.send(
+            content=f"Shared by {interaction.user.mention}",
+            embed=reading_embed(reading),
+            reference=discord.MessageReference(
+                message_id=message_id, channel_id=channel.id, fail_if_not_exists=False
+            ),
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+    except BaseException:  # nothing was shared: asking again must try again
+        await asyncio.to_thread(runtime.release, claim)
+        raise
     post = Post(
         channel=line.key, place=str(sent.channel.id), post_id=str(sent.id), subject=str(message_id)
     )

@@ -190,14 +190,20 @@ async def test_asking_twice_for_the_same_reading_gives_one_reading(harness: Harn
     assert "already on its way" in followups[1]["content"]
 
 
-async def test_public_readings_are_posted_for_the_channel(start_bot):
+async def test_public_readings_are_posted_for_the_channel_as_a_reply_and_the_asker_told_privately(
+    start_bot,
+):
     harness = await start_bot(discord={"ephemeral_readings": False})
     datas = await _conversation(harness)
     await harness.interact(payloads.interaction(data=payloads.message_menu(datas[-1])))
-    callbacks, followups = _answers(harness)
-    assert not (callbacks[0].get("data") or {}).get("flags", 0) & EPHEMERAL
-    assert not followups[0].get("flags", 0) & EPHEMERAL
-    assert followups[0]["embeds"]
+    callbacks, _ = _answers(harness)
+    assert [c["type"] for c in callbacks] == [DEFERRED]
+    assert callbacks[0]["data"]["flags"] & EPHEMERAL  # acknowledged privately even so
+    (posted,) = harness.server.public()
+    assert posted.route == "channel" and posted.reference == int(datas[-1]["id"])
+    assert "The announcement can wait" in posted.embeds[0]["description"]
+    (told,) = harness.server.private(payloads.ANN_ID)
+    assert str(posted.message_id) in told.content and not told.embeds
 
 
 async def test_the_menu_is_on_the_tree_while_the_cog_is_loaded(harness: Harness):
