@@ -85,6 +85,12 @@ async def check_may_read_there(interaction: discord.Interaction, channel: Readab
     member = interaction.user
     if not isinstance(member, discord.Member):
         raise ReadRefused("AWAI could not check your permissions in that channel.")
+    await check_member_may_read(member, channel)
+
+
+async def check_member_may_read(member: discord.Member, channel: Readable) -> None:
+    """Refuse unless ``member`` can read the history of ``channel`` (and, for a private thread,
+    is in it or may manage threads), by Discord's own permissions."""
     permissions = channel.permissions_for(member)
     if not may_read_history(permissions):
         raise ReadRefused(_NO_HISTORY)

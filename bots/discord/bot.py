@@ -19,6 +19,7 @@ from bots.discord.cog import AwaiCog
 from bots.discord.digests import DIGEST_POSTER
 from bots.discord.ingest import lacks_expected_text
 from bots.discord.interactions import AwaiTree
+from bots.discord.mentions import answer_command_error
 from bots.discord.share import DetailsButton, ShareButton
 from bots.runtime import Runtime
 from bots.scheduler import SchedulerService
@@ -105,6 +106,12 @@ class AwaiBot(commands.Bot):
             self.scheduler.add_digest_poster(DIGEST_POSTER, cog.post_scheduled_digest)
             await cog.schedule_digests(self.scheduler)
             self.scheduler.start()
+
+    async def on_command_error(
+        self, context: commands.Context[AwaiBot], exception: commands.CommandError, /
+    ) -> None:
+        """``@AWAI …`` that is no command, or failed: answered (never a traceback on stderr)."""
+        await answer_command_error(context, exception)
 
     async def close(self) -> None:
         if self.scheduler is not None:

@@ -26,6 +26,7 @@ from bots.discord.digests import Digests
 from bots.discord.embeds import help_embed
 from bots.discord.interactions import refuse_now
 from bots.discord.links import MalformedLinkError, MessageLink, parse_message_link
+from bots.discord.mentions import MentionReadings
 from bots.discord.readings import Readings
 from bots.discord.sync import StoreSync
 from bots.runtime import Runtime
@@ -49,6 +50,7 @@ class AwaiCog(commands.Cog):
         self.runtime = runtime
         self.sync = StoreSync(bot, runtime)
         self.readings = Readings(bot, runtime)
+        self.mentions = MentionReadings(bot, runtime)
         self.digests = Digests(bot, runtime)
         self.backfills = Backfills(runtime)
         self.read_menu = app_commands.ContextMenu(
@@ -121,6 +123,14 @@ class AwaiCog(commands.Cog):
             await refuse_now(interaction, str(error))
             return
         await self.readings.answer(interaction, link)
+
+    @commands.command(name="read")
+    @commands.guild_only()
+    async def read_mention(
+        self, ctx: commands.Context[AwaiBot], *, link: str | None = None
+    ) -> None:
+        """``@AWAI read [link]``: a reading asked for in a plain message (see mentions)."""
+        await self.mentions.read(ctx, link)
 
     @awai.command(name="backfill", description="Read this channel's earlier messages into AWAI.")
     async def backfill_command(self, interaction: discord.Interaction) -> None:

@@ -207,7 +207,8 @@ def help_embed(menu_name: str) -> discord.Embed:
         name="Read a message",
         value=(
             f"Right-click (or long-press) a message → Apps → **{menu_name}**, or"
-            " `/awai read message:<link or id>`."
+            " `/awai read message:<link or id>`, or reply to it with `@AWAI read` (that reading"
+            " comes as a direct message)."
         ),
         inline=False,
     )

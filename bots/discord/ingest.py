@@ -2,7 +2,9 @@
 
 Read: what people write in guild channels and threads (plain messages and replies). Not read:
 bots and webhooks (AWAI's own posts included), system messages (joins, pins, thread notices),
-direct messages, and messages that carry no words (an image alone, a sticker, a forward).
+direct messages, messages that carry no words (an image alone, a sticker, a forward), and
+commands to AWAI (a message that starts by mentioning it, such as ``@AWAI read``): they are
+said to AWAI, not to the room, as on Slack.
 """
 
 from __future__ import annotations
@@ -23,7 +25,16 @@ def is_read(message: discord.Message) -> bool:
         and not message.author.bot
         and message.webhook_id is None
         and message.type in READ_TYPES
+        and not addressed_to_awai(message)
     )
+
+
+def addressed_to_awai(message: discord.Message) -> bool:
+    """A command to AWAI: the message starts with a mention of the bot (``@AWAI read``)."""
+    me = message.guild.me if message.guild is not None else None
+    if me is None:
+        return False
+    return message.content.lstrip().startswith((f"<@{me.id}>", f"<@!{me.id}>"))
 
 
 def mention_names(message: discord.Message) -> MentionNames:

@@ -18,6 +18,30 @@ NOT_READ = (
     " bots' messages are not read), or have been deleted."
 )
 
+NOTHING_BEFORE = "There is no message before yours here for AWAI to read."
+CANNOT_SEE_HERE = "AWAI cannot read the message history here; it needs “Read Message History”."
+DMS_CLOSED = (
+    "AWAI sends readings asked for with @AWAI read as a direct message, and yours are closed to"
+    " it. Use **Read with AWAI** on the message instead (right-click or long-press → Apps): that"
+    " reading is shown only to you."
+)
+MENTION_HELP = (
+    "To read a message: reply to it with `@AWAI read`, or send `@AWAI read` right after it (or"
+    " `@AWAI read <message link>`); the reading comes as a direct message. **Read with AWAI** on"
+    " the message (Apps) shows it only to you here. `/awai help` says more."
+)
+
+
+def reading_by_dm(url: str) -> str:
+    return f"Your reading of {url}, as you asked with @AWAI read:"
+
+
+def shared_already(url: str | None) -> str:
+    if url is None:
+        return "Someone is sharing this message's reading right now."
+    return f"This message's reading is already shared: {url}"
+
+
 BACKFILL_TEXT_CHANNELS_ONLY = "AWAI can read the history of text channels and threads only."
 BACKFILL_NOT_ALLOWED = "Backfill is for people who may manage messages in this channel."
 BACKFILL_NEEDS_HISTORY = "AWAI needs the “Read Message History” permission in this channel."
@@ -82,8 +106,7 @@ FAILED = (
 )
 NOT_ALLOWED_HERE = "You cannot use that AWAI command here."
 COMMANDS_OUT_OF_DATE = (
-    "That AWAI command is out of date in this server; ask whoever runs AWAI to update its"
-    " commands."
+    "That AWAI command is out of date in this server; ask whoever runs AWAI to update its commands."
 )
 
 

@@ -88,7 +88,7 @@ class Readings:
     ) -> None:
         """The reading, to the asker only, with its Share and Details buttons; once a minute per
         asker and message, the claim given back when the reading or its sending fails."""
-        claim = _claim_key(interaction.user.id, line, message_id)
+        claim = claim_key(interaction.user.id, line, message_id)
         if not await asyncio.to_thread(self.runtime.claim, claim, DUPLICATE_WINDOW_SECONDS):
             raise ReadRefused(messages.ALREADY_READING)
         try:
@@ -105,5 +105,6 @@ class Readings:
             raise
 
 
-def _claim_key(user_id: int, line: Line, message_id: int) -> str:
+def claim_key(user_id: int, line: Line, message_id: int) -> str:
+    """One reading per asker and message a minute, by every route (menu, slash, mention)."""
     return f"discord:read:{user_id}:{line.key}:{message_id}"

@@ -15,8 +15,9 @@ class DiscordSettings(BaseModel):
     ephemeral_readings: bool = Field(
         True,
         description=(
-            "Readings, digests and refusals are shown only to the person who asked. Off: readings"
-            " and digests are posted in the channel for everyone who can see it."
+            "Readings and digests are shown only to the person who asked. Off: a reading is posted"
+            " in the channel as a reply to its message (once per message) and a digest in the"
+            " channel, for everyone who can see it. Refusals and errors are private either way."
         ),
     )
     purge_on_guild_leave: bool = Field(

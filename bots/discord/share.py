@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from dataclasses import dataclass
 
 import discord
 
@@ -157,23 +158,47 @@ async def share_reading(
     """Post the reading of ``message_id`` in ``channel`` for everyone, once per message, and tell
     the (privately acknowledged) asker where it is. Share presses and, when readings are public
     (``discord.ephemeral_readings`` off), every reading go through here."""
+    shared = await publish_reading(runtime, channel, line, message_id, scopes, interaction.user)
+    if shared.busy:
+        text = "Someone is sharing this message's reading right now."
+    elif shared.earlier:
+        text = f"This message's reading is already shared: {shared.url}"
+    else:
+        text = f"Shared: {shared.url}"
+    await interaction.followup.send(text, ephemeral=True)
+
+
+@dataclass(frozen=True)
+class Shared:
+    """Where a message's one shared reading is: just posted, posted earlier, or being posted by
+    someone else right now (``busy``, no url yet)."""
+
+    url: str | None
+    earlier: bool = False
+    busy: bool = False
+
+
+async def publish_reading(
+    runtime: Runtime,
+    channel: access.Readable,
+    line: Line,
+    message_id: int,
+    scopes: Scopes,
+    shared_by: discord.abc.User,
+) -> Shared:
+    """The message's one shared reading, posted now as a reply to it unless it already is; with
+    only what everyone in ``channel`` may read of ``scopes``. A failure gives the claim back."""
     url = await shared_reading_url(runtime, channel.guild.id, line, message_id)
     if url is not None:
-        await interaction.followup.send(
-            f"This message's reading is already shared: {url}", ephemeral=True
-        )
-        return
+        return Shared(url, earlier=True)
     claim = f"discord:share:{line.key}:{message_id}"
     if not await asyncio.to_thread(runtime.claim, claim, SHARE_SECONDS):
-        await interaction.followup.send(
-            "Someone is sharing this message's reading right now.", ephemeral=True
-        )
-        return
+        return Shared(None, busy=True)
     public = scopes & access.audience_of(channel)  # only what everyone there may read
     try:
         reading = await asyncio.to_thread(runtime.engine.read, line.key, str(message_id), public)
         sent = await channel.send(
-            content=f"Shared by {interaction.user.mention}",
+            content=f"Shared by {shared_by.mention}",
             embed=reading_embed(reading),
             reference=discord.MessageReference(
                 message_id=message_id, channel_id=channel.id, fail_if_not_exists=False
@@ -187,4 +212,4 @@ async def share_reading(
         channel=line.key, place=str(sent.channel.id), post_id=str(sent.id), subject=str(message_id)
     )
     await asyncio.to_thread(runtime.posts.reading, reading, post)
-    await interaction.followup.send(f"Shared: {sent.jump_url}", ephemeral=True)
+    return Shared(sent.jump_url)

@@ -74,6 +74,24 @@ class Harness:
         for data in datas:
             await self.cog.on_message(self.message(data))
 
+    async def say(self, data: dict[str, Any]) -> None:
+        """A MESSAGE_CREATE from the gateway through discord.py's own parser: every listener
+        and the command processing it dispatches (``@AWAI read``), awaited to their end."""
+        await self._dispatched(lambda: self.bot._connection.parse_message_create(data))  # type: ignore[arg-type]
+
+    async def _dispatched(self, parse: Callable[[], None]) -> None:
+        """Run ``parse`` and wait for what discord.py dispatches from it, and for the events
+        those handlers dispatch in turn (``command_error``, say). Tasks the bot starts on its own
+        (a backfill) are not waited for: tests wait for them where they mean to."""
+        seen = asyncio.all_tasks()
+        parse()
+        while started := {t for t in asyncio.all_tasks() - seen if _dispatch_task(t)}:
+            seen |= started
+            done, pending = await asyncio.wait(started, timeout=120)
+            assert not pending, "an event was still being handled after two minutes"
+            for task in done:
+                task.result()  # an exception that escaped discord.py's own handling
+
     async def interact(self, data: dict[str, Any]) -> None:
         """An INTERACTION_CREATE from the gateway, through discord.py's own parser and dispatch
         (the command tree's invoker task, or the view store for a button), awaited to its end.
@@ -82,14 +100,7 @@ class Harness:
         and 15-minute clocks start now (on the fake's clock, which moves only when a test moves
         it)."""
         self.server.open_interaction(data)
-        before = asyncio.all_tasks()
-        self.bot._connection.parse_interaction_create(data)  # type: ignore[arg-type]
-        started = asyncio.all_tasks() - before  # the dispatch's tasks, created synchronously
-        if started:
-            done, pending = await asyncio.wait(started, timeout=120)
-            assert not pending, "an interaction was still being handled after two minutes"
-            for task in done:
-                task.result()  # an exception that escaped discord.py's own handling
+        await self._dispatched(lambda: self.bot._connection.parse_interaction_create(data))  # type: ignore[arg-type]
 
     def stored(self, key: str = KEY) -> dict[str, str]:
         """Stored message id → text, in channel order."""
@@ -112,6 +123,14 @@ class Harness:
             )
             for message in self.runtime.store.timeline(key).messages
         ]
+
+
+DISPATCH_TASKS = ("discord.py: ", "CommandTree-invoker", "discord-ui-")
+"""How discord.py names the tasks it runs handlers in: events, app commands, components."""
+
+
+def _dispatch_task(task: asyncio.Task[Any]) -> bool:
+    return task.get_name().startswith(DISPATCH_TASKS)
 
 
 @pytest.fixture

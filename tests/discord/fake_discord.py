@@ -22,6 +22,7 @@ from aiohttp import web
 
 from tests.discord import payloads
 from tests.discord.fake_rules import (
+    CANNOT_DM,
     EPHEMERAL,
     MISSING_ACCESS,
     MISSING_PERMISSIONS,
@@ -73,7 +74,8 @@ class Delivered:
     content: str
     embeds: list[dict[str, Any]]
     route: str
-    """``response`` (the interaction's callback), ``followup`` or ``channel`` (a plain post)."""
+    """``response`` (the interaction's callback), ``followup``, ``channel`` (a plain post) or
+    ``dm`` (a direct message: ``ephemeral`` in the sense that only ``user_id`` sees it)."""
     reference: int | None = None
 
 
@@ -95,6 +97,10 @@ class FakeDiscord:
         self.thread_members: dict[int, set[int]] = {}
         self.bot_permissions: dict[int, int] = {}
         """The bot's permissions per channel, where they differ from ``DEFAULT_BOT_PERMISSIONS``."""
+        self.direct_messages: dict[int, int] = {}
+        """DM channel id → the person it is with (opened by ``POST /users/@me/channels``)."""
+        self.dms_closed: set[int] = set()
+        """People who accept no direct messages from the bot (50007 Cannot send messages)."""
         self.rate_limits: dict[str, int] = {}
         """Path fragment → how many more requests to it answer 429 first (Retry-After 0.01 s)."""
         self.application_flags = payloads.MESSAGE_CONTENT_FLAGS
@@ -181,11 +187,13 @@ class FakeDiscord:
             web.patch(
                 f"{api}/webhooks/{{app}}/{{token}}/messages/{{message}}", self._edit_followup
             ),
+            web.post(f"{api}/users/@me/channels", self._open_dm),
             web.get(f"{api}/guilds/{{guild}}/threads/active", self._active_threads),
             web.get(f"{api}/channels/{{channel}}", self._channel),
             web.get(f"{api}/channels/{{channel}}/messages", self._history),
             web.get(f"{api}/channels/{{channel}}/messages/{{message}}", self._message),
             web.post(f"{api}/channels/{{channel}}/messages", self._send),
+            web.post(f"{api}/channels/{{channel}}/typing", self._typing),
             web.patch(f"{api}/channels/{{channel}}/messages/{{message}}", self._edit),
             web.get(f"{api}/channels/{{channel}}/thread-members/{{user}}", self._thread_member),
             web.get(f"{api}/channels/{{channel}}/threads/archived/public", self._archived_public),
@@ -369,16 +377,58 @@ class FakeDiscord:
                 return _json(message)
         return _refused(Refusal(404, UNKNOWN_MESSAGE, "Unknown Message"))
 
+    async def _typing(self, request: web.Request) -> web.Response:
+        refusal = self._access(int(request.match_info["channel"]), SEND_MESSAGES)
+        return _refused(refusal) if refusal else web.Response(status=204)
+
+    async def _open_dm(self, request: web.Request) -> web.Response:
+        body = request[RECORDED].body or {}
+        assert isinstance(body, dict)
+        person = int(body["recipient_id"])
+        channel_id = next(
+            (dm for dm, with_whom in self.direct_messages.items() if with_whom == person), None
+        )
+        if channel_id is None:
+            channel_id = self._new_id()
+            self.direct_messages[channel_id] = person
+        recipient = payloads.PEOPLE.get(person) or payloads.user(person, f"user{person}")
+        return _json({"id": str(channel_id), "type": 1, "recipients": [recipient]})
+
     async def _send(self, request: web.Request) -> web.Response:
         recorded = request[RECORDED]
         body = recorded.body if isinstance(recorded.body, dict) else {}
         channel_id = int(request.match_info["channel"])
+        if channel_id in self.direct_messages:
+            return self._send_direct(channel_id, body, len(recorded.files))
         refusal = self._access(channel_id, SEND_MESSAGES) or body_refusal(
             body, creating=True, files=len(recorded.files)
         )
         if refusal is not None:
             return _refused(refusal)
         return _json(self._deliver(channel_id, body, "channel", False, None))
+
+    def _send_direct(self, channel_id: int, body: dict[str, Any], files: int) -> web.Response:
+        person = self.direct_messages[channel_id]
+        if person in self.dms_closed:
+            return _refused(Refusal(403, CANNOT_DM, "Cannot send messages to this user"))
+        refusal = body_refusal(body, creating=True, files=files)
+        if refusal is not None:
+            return _refused(refusal)
+        payload = self._message_payload(channel_id, body)
+        payload.pop("guild_id", None)
+        payload.pop("member", None)
+        self.delivered.append(
+            Delivered(
+                message_id=int(payload["id"]),
+                channel_id=channel_id,
+                ephemeral=True,  # only the person it is with sees a direct message
+                user_id=person,
+                content=body.get("content") or "",
+                embeds=body.get("embeds") or [],
+                route="dm",
+            )
+        )
+        return _json(payload)
 
     async def _edit(self, request: web.Request) -> web.Response:
         body = request[RECORDED].body or {}

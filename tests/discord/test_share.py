@@ -84,7 +84,9 @@ async def test_someone_asking_after_a_share_gets_a_link_to_the_shared_reading_no
 ):
     message, followup = await _private_reading(harness)
     await _press(harness, followup, _buttons(followup)["Share"])
-    (_shared_post,) = [r for r in harness.server.calls("POST", "/messages") if "/channels/" in r.path]
+    (_shared_post,) = [
+        r for r in harness.server.calls("POST", "/messages") if "/channels/" in r.path
+    ]
 
     await harness.interact(payloads.interaction(data=payloads.message_menu(message), person=BOB))
 
