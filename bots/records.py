@@ -125,6 +125,16 @@ class Records:
             if message.ref.thread_root == thread_root
         ]
 
+    def newest_per_line(self, channel: str) -> dict[str | None, int]:
+        """The newest stored message id of each line of the channel: of each thread (by its
+        root) and of the channel itself (``None``); for platforms whose ids grow with time."""
+        newest: dict[str | None, int] = {}
+        for message in self._store.timeline(channel).messages:
+            if message.message_id.isdigit():
+                line = message.ref.thread_root
+                newest[line] = max(newest.get(line, 0), int(message.message_id))
+        return newest
+
     def latest_ts(self, channel: str) -> float | None:
         """When the channel's newest stored message was said; ``None`` when none is stored."""
         timeline = self._store.timeline(channel)
