@@ -5,6 +5,8 @@ of ``PAGE_SIZE``. A page is ingested, then its cursor saved, so a crash between 
 the page is fetched again, and ingest is idempotent: nothing is lost and nothing is stored twice.
 The cursor is kept per Discord channel or thread (threads have their own history) in the
 database, so a restart, or the next ``/awai backfill``, goes on from where the last one stopped.
+Catching up after downtime (:mod:`bots.discord.catchup`) reads the same way from the newest
+stored message, with a cursor of its own.
 """
 
 from __future__ import annotations
@@ -52,16 +54,32 @@ async def backfill(
     channel: History, runtime: Runtime, report: ProgressReport, page_size: int = PAGE_SIZE
 ) -> BackfillProgress:
     """Ingest the history of ``channel`` from its saved cursor to now, reporting after each page."""
-    key = cursor_key(channel)
-    line = line_of(channel)
+    return await read_history(channel, runtime, report, cursor_key(channel), None, page_size)
+
+
+async def read_history(
+    channel: History,
+    runtime: Runtime,
+    report: ProgressReport,
+    key: str,
+    start_after: int | None,
+    page_size: int = PAGE_SIZE,
+) -> BackfillProgress:
+    """Ingest ``channel``'s messages after its cursor ``key`` (an unfinished one), else after
+    ``start_after`` (``None``: from the beginning), oldest first, page by page, each page stored
+    before the cursor moves past it; rate limits are honoured by discord.py's HTTP client."""
     saved = await asyncio.to_thread(runtime.cursor, key)
-    cursor = saved.cursor if saved else None
+    reached = saved.cursor if saved is not None else None
+    cursor: str | None
+    if saved is not None and reached is not None and (start_after is None or not saved.done):
+        cursor, resumed = reached, True
+    elif start_after is not None:
+        cursor, resumed = str(max(start_after, int(reached or 0))), False
+    else:
+        cursor, resumed = None, False
+    line = line_of(channel)
     progress = BackfillProgress(
-        fetched=saved.fetched if saved else 0,
-        added=0,
-        refused=0,
-        done=False,
-        resumed=cursor is not None,
+        fetched=saved.fetched if saved else 0, added=0, refused=0, done=False, resumed=resumed
     )
     while True:
         after = discord.Object(int(cursor)) if cursor else None

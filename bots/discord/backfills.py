@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import replace
 
 import discord
 
 from bots.discord import access, messages
 from bots.discord.backfill import BackfillProgress, History, backfill
 from bots.discord.interactions import acknowledge, refuse_now
+from bots.discord.threads import active_threads, threads_of
 from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -65,14 +67,42 @@ class Backfills:
         return self._running.get(channel_id)
 
     async def _run(self, channel: History, status: discord.Message) -> BackfillProgress | None:
+        """The channel's history, then each of its threads' (active, archived public, archived
+        private where the bot may list them), each with its own cursor, so a second run resumes
+        every one where it stopped; one status message counts them all."""
         reporter = StatusReporter(status)
         page_size = self.runtime.settings.discord.backfill_page_size
         try:
-            return await backfill(channel, self.runtime, reporter.update, page_size)
+            total = await backfill(channel, self.runtime, reporter.partial, page_size)
+            if isinstance(channel, discord.TextChannel):
+                active = await active_threads(channel.guild)
+                async for thread in threads_of(channel, active, archived_since=None):
+                    before = total
+                    progress = await backfill(
+                        thread,
+                        self.runtime,
+                        lambda p, before=before: reporter.partial(combined(before, p)),
+                        page_size,
+                    )
+                    total = combined(total, progress)
+                    reporter.threads += 1
+            await reporter.update(total)
+            return total
         except discord.HTTPException as error:
             log.warning("backfill of %s stopped: %s", channel.id, error)
             await reporter.say(messages.backfill_stopped(error.text or str(error)))
             return None
+
+
+def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProgress:
+    """The progress of two histories read one after the other (a channel, then a thread)."""
+    return BackfillProgress(
+        fetched=earlier.fetched + later.fetched,
+        added=earlier.added + later.added,
+        refused=earlier.refused + later.refused,
+        done=later.done,
+        resumed=earlier.resumed or later.resumed,
+    )
 
 
 class StatusReporter:
@@ -81,6 +111,11 @@ class StatusReporter:
     def __init__(self, status: discord.Message) -> None:
         self.status = status
         self.last_edit = float("-inf")
+        self.threads = 0
+
+    async def partial(self, progress: BackfillProgress) -> None:
+        """Progress of one part (the channel, or one thread): never the final word."""
+        await self.update(replace(progress, done=False))
 
     async def update(self, progress: BackfillProgress) -> None:
         now = time.monotonic()
@@ -88,7 +123,7 @@ class StatusReporter:
             return
         self.last_edit = now
         if progress.done:
-            text = messages.backfill_done(progress.fetched, progress.added)
+            text = messages.backfill_done(progress.fetched, progress.added, self.threads)
         else:
             text = messages.backfill_progress(progress.fetched, progress.added)
         await self.say(text)

@@ -22,6 +22,7 @@ from awai_engine.schemas.digest import Digest
 from bots.discord import forget
 from bots.discord.backfill import BackfillProgress
 from bots.discord.backfills import Backfills
+from bots.discord.catchup import CatchUp
 from bots.discord.digests import Digests
 from bots.discord.embeds import help_embed
 from bots.discord.interactions import refuse_now
@@ -53,6 +54,7 @@ class AwaiCog(commands.Cog):
         self.mentions = MentionReadings(bot, runtime)
         self.digests = Digests(bot, runtime)
         self.backfills = Backfills(runtime)
+        self.catch_up = CatchUp(bot, runtime)
         self.read_menu = app_commands.ContextMenu(
             name=READ_MENU_NAME,
             callback=self.read_with_awai,
@@ -94,6 +96,12 @@ class AwaiCog(commands.Cog):
     @commands.Cog.listener()
     async def on_guild_available(self, guild: discord.Guild) -> None:
         await self.sync.guild_available(guild)
+        self.catch_up.start(guild)
+
+    @commands.Cog.listener()
+    async def on_resumed(self) -> None:
+        for guild in self.bot.guilds:
+            self.catch_up.start(guild)
 
     @commands.Cog.listener()
     async def on_guild_channel_delete(self, channel: discord.abc.GuildChannel) -> None:

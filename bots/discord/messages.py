@@ -61,10 +61,11 @@ def backfill_progress(fetched: int, added: int) -> str:
     return f"AWAI is reading this channel's earlier messages… {fetched:,} so far ({added:,} new)."
 
 
-def backfill_done(fetched: int, added: int) -> str:
+def backfill_done(fetched: int, added: int, threads: int = 0) -> str:
+    where = f" and {threads:,} of its threads" if threads else ""
     return (
-        f"AWAI has read this channel's history: {fetched:,} messages looked at, {added:,} new"
-        " stored."
+        f"AWAI has read this channel's history{where}: {fetched:,} messages looked at,"
+        f" {added:,} new stored."
     )
 
 

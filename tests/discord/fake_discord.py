@@ -255,6 +255,7 @@ class FakeDiscord:
                     headers={
                         "Content-Type": "application/json",
                         "Retry-After": "0.01",
+                        "Via": "1.1 google",  # without it discord.py takes a 429 for a ban
                         "X-RateLimit-Scope": "user",
                     },
                 )
@@ -489,8 +490,12 @@ class FakeDiscord:
             bot = int(payloads.BOT_USER["id"])
             threads = [t for t in threads if bot in self.thread_members.get(int(t["id"]), set())]
         before = request.query.get("before")
-        if before:
+        if before and joined:  # the joined list pages by thread id, newest first
+            threads = [t for t in threads if int(t["id"]) < int(before)]
+        elif before:
             threads = [t for t in threads if t["thread_metadata"]["archive_timestamp"] < before]
+        if not joined:
+            threads.sort(key=lambda t: t["thread_metadata"]["archive_timestamp"], reverse=True)
         limit = int(request.query.get("limit", 50))
         return _json({"threads": threads[:limit], "members": [], "has_more": len(threads) > limit})
 
@@ -554,6 +559,7 @@ class FakeDiscord:
             content=body.get("content") or "",
             embeds=body.get("embeds") or [],
         )
+        payload.pop("member", None)  # REST answers carry no member (the gateway's events do)
         payload["flags"] = EPHEMERAL if ephemeral else 0
         payload["components"] = body.get("components") or []
         return payload
