@@ -12,6 +12,8 @@ closed, a short reply in the channel says so and points to **Read with AWAI**, w
 the message. With readings public (``discord.ephemeral_readings`` off), the reading is the
 message's one shared reading, posted as a reply to it, with only what everyone there may read.
 The same person asking for the same reading within a minute gets one; a failure gives that back.
+Nothing shows in the channel while AWAI works (no typing indicator): the asker is waiting for a
+direct message, and the channel need not learn that someone asked.
 """
 
 from __future__ import annotations
@@ -61,25 +63,24 @@ class MentionReadings:
             return
         ephemeral = self.runtime.settings.discord.ephemeral_readings
         try:
-            async with ctx.typing():
-                target, before = await self._target(ctx.message, argument, guild)
-                channel = await access.resolve_channel(self.bot, guild, target.channel.id)
-                await access.check_member_may_read(asker, channel)
-                if not ephemeral:
-                    access.check_shown_where_it_belongs(channel.id, here.id, ephemeral)
-                line = line_of(channel)
-                await self._store(line, before)
-                stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
-                scopes = await access.readable_scopes(self.bot, guild, asker, stored)
-                if ephemeral:
-                    await self._send_privately(ctx.message, asker, line, target, scopes)
-                else:
-                    await self._store(line, [target])
-                    shared = await publish_reading(
-                        self.runtime, channel, line, target.id, scopes, asker
-                    )
-                    if shared.earlier or shared.busy:
-                        await _reply(ctx.message, messages.shared_already(shared.url))
+            target, before = await self._target(ctx.message, argument, guild)
+            channel = await access.resolve_channel(self.bot, guild, target.channel.id)
+            await access.check_member_may_read(asker, channel)
+            if not ephemeral:
+                access.check_shown_where_it_belongs(channel.id, here.id, ephemeral)
+            line = line_of(channel)
+            await self._store(line, before)
+            stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
+            scopes = await access.readable_scopes(self.bot, guild, asker, stored)
+            if ephemeral:
+                await self._send_privately(ctx.message, asker, line, target, scopes)
+            else:
+                await self._store(line, [target])
+                shared = await publish_reading(
+                    self.runtime, channel, line, target.id, scopes, asker
+                )
+                if shared.earlier or shared.busy:
+                    await _reply(ctx.message, messages.shared_already(shared.url))
         except ReadRefused as refusal:
             await self._tell(ctx.message, asker, str(refusal), ephemeral)
         except UnknownMessageError:

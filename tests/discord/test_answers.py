@@ -195,3 +195,23 @@ async def test_every_command_is_acknowledged_within_discords_three_seconds_howev
     answers = harness.server.private(payloads.MOD_ID)
     assert answers, "the asker was never answered"
     assert not any("could not finish" in answer.content for answer in answers)
+
+
+async def test_a_reading_slower_than_the_tokens_15_minutes_is_logged_and_may_be_asked_again(
+    harness: Harness, caplog
+):
+    datas = await _conversation(harness)
+    read, clock = harness.runtime.engine.read, harness.server.clock
+
+    def slow_read(*args: Any, **kwargs: Any) -> Any:
+        clock.advance(15 * 60 + 1)  # the interaction's token expires meanwhile
+        return read(*args, **kwargs)
+
+    harness.runtime.engine.read = slow_read  # type: ignore[method-assign]
+    await harness.interact(payloads.interaction(data=_menu(datas)))
+
+    assert harness.server.private(payloads.ANN_ID) == []  # nobody left to tell on Discord
+    assert "could not tell the asker" in caplog.text
+    harness.runtime.engine.read = read  # type: ignore[method-assign]
+    await harness.interact(payloads.interaction(data=_menu(datas)))
+    assert harness.server.private(payloads.ANN_ID)[0].embeds  # the claim was given back
