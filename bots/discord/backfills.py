@@ -92,6 +92,10 @@ class Backfills:
             log.warning("backfill of %s stopped: %s", channel.id, error)
             await reporter.say(messages.backfill_stopped(error.text or str(error)))
             return None
+        except Exception:  # the status must not promise progress that stopped
+            log.exception("backfill of %s failed", channel.id)
+            await reporter.say(messages.backfill_stopped(messages.BACKFILL_FAILED))
+            return None
 
 
 def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProgress:

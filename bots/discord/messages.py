@@ -47,6 +47,7 @@ BACKFILL_NOT_ALLOWED = "Backfill is for people who may manage messages in this c
 BACKFILL_NEEDS_HISTORY = "AWAI needs the “Read Message History” permission in this channel."
 BACKFILL_RUNNING = "A backfill of this channel is already running."
 BACKFILL_STARTING = "AWAI is reading this channel's earlier messages…"
+BACKFILL_FAILED = "something went wrong on AWAI's side"
 
 
 def backfill_cannot_post(error: str) -> str:

@@ -139,3 +139,26 @@ async def test_an_owner_may_backfill_without_managing_messages(start_bot):
     assert task is not None
     progress = await asyncio.wait_for(task, 60)
     assert progress is not None and progress.added == 2
+
+
+async def test_a_backfill_that_fails_says_so_in_its_status_and_the_next_one_goes_on(
+    harness: Harness,
+):
+    history = _history(12)
+    harness.server.add_channel(payloads.text_channel(payloads.CHANNEL_ID, "general"), history)
+    ingest = harness.runtime.engine.ingest
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    harness.runtime.engine.ingest = full_disk  # type: ignore[method-assign]
+
+    assert await _run(harness) is None
+    status = [r.body["content"] for r in harness.server.calls("PATCH", "/messages/")]
+    assert "stopped" in status[-1] and "run `/awai backfill` again" in status[-1].lower()
+    assert "disk full" not in status[-1]
+
+    harness.runtime.engine.ingest = ingest  # type: ignore[method-assign]
+    progress = await _run(harness)
+    assert progress is not None and progress.done
+    assert len(harness.stored()) == len([m for m in history if not m["author"].get("bot")])
