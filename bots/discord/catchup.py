@@ -77,6 +77,9 @@ class CatchUp:
             except discord.HTTPException as error:
                 log.warning("Catch-up of #%s (%s) stopped: %s", channel.name, channel.id, error)
                 continue
+            except Exception:  # one channel's failure must not stop the others' catch-up
+                log.exception("Catch-up of #%s (%s) failed", channel.name, channel.id)
+                continue
             lines += counted.lines
             added += counted.added
         log.info(

@@ -215,3 +215,20 @@ async def test_a_reading_slower_than_the_tokens_15_minutes_is_logged_and_may_be_
     harness.runtime.engine.read = read  # type: ignore[method-assign]
     await harness.interact(payloads.interaction(data=_menu(datas)))
     assert harness.server.private(payloads.ANN_ID)[0].embeds  # the claim was given back
+
+
+async def test_a_link_naming_a_channel_of_a_server_awai_is_not_in_is_refused_privately(
+    harness: Harness,
+):
+    elsewhere = payloads.text_channel(SNOWFLAKES.next(), "elsewhere")
+    elsewhere["guild_id"] = str(payloads.OTHER_GUILD_ID)
+    harness.server.add_channel(elsewhere)  # Discord answers 403 Missing Access for it
+    forged = (
+        f"https://discord.com/channels/{payloads.GUILD_ID}/{elsewhere['id']}/{SNOWFLAKES.next()}"
+    )
+
+    await harness.interact(payloads.interaction(data=payloads.slash("read", message=forged)))
+
+    (refusal,) = harness.server.private(payloads.ANN_ID)
+    assert "cannot see that channel" in refusal.content
+    assert harness.server.public() == []
