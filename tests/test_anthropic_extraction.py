@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from awai_engine.backends.anthropic.answers import EXTRACT_TOOL, SCHEMA_SUMMARY_TOOL
+from awai_engine.backends.anthropic.answers import EXTRACT_TASK, SCHEMA_SUMMARY_TASK
 from awai_engine.backends.anthropic.client import LanguageModelError
 from awai_engine.embedding import Embedder
 from awai_engine.values import Utterance
@@ -31,7 +32,7 @@ from tests.fake_anthropic import (
     Reply,
     canned_answer,
     server_error,
-    tool_use,
+    structured,
 )
 
 CHANNEL = "terminal:local:test"
@@ -46,12 +47,12 @@ def llm(tmp_path: Path, embedder: Embedder) -> Iterator[AnthropicRuntimes]:
 def whole_request_answer(request: Received) -> Reply:
     """An extraction that depends on every byte of the request (context included): any later
     message that reached the request would change the stored thoughts."""
-    if request.tool != EXTRACT_TOOL:
+    if request.task != EXTRACT_TASK:
         return canned_answer(request)
     digest = hashlib.sha256(request.user_text().encode()).hexdigest()[:12]
-    (block,) = canned_answer(request).body["content"]  # type: ignore[index]
-    thoughts = [f"{thought} [{digest}]" for thought in block["input"]["thoughts"]]
-    return tool_use(EXTRACT_TOOL, {"thoughts": thoughts, "summary": f"summary {digest}"})
+    *_, block = canned_answer(request).body["content"]  # type: ignore[index]
+    thoughts = [f"{thought} [{digest}]" for thought in json.loads(block["text"])["thoughts"]]
+    return structured({"thoughts": thoughts, "summary": f"summary {digest}"})
 
 
 def _stored(runtime, channel: str = CHANNEL) -> dict[str, tuple[tuple[str, ...], str]]:
@@ -75,7 +76,7 @@ def test_each_message_is_extracted_alone_with_only_earlier_utterances_of_its_lin
     assert report.added == 6 and report.notes == ()
     requests = {
         call.user_text().split("<extract ")[1].split("</extract>")[0]: call.user_text()
-        for call in llm.fake.calls(EXTRACT_TOOL)
+        for call in llm.fake.calls(EXTRACT_TASK)
     }
     assert len(requests) == 6
     by_text = {u.text: next(r for k, r in requests.items() if u.text in k) for u in said}
@@ -155,9 +156,9 @@ def test_the_shared_prefix_is_long_enough_to_cache_and_is_read_from_the_cache(ll
 
     runtime.engine.ingest([utterance("m1", "Cache it."), utterance("m2", "Five minutes.", "bob")])
 
-    first, second = llm.fake.calls(EXTRACT_TOOL)
+    first, second = llm.fake.calls(EXTRACT_TASK)
     assert first.body["system"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert first.body["tools"] == second.body["tools"]
+    assert first.body["output_config"] == second.body["output_config"]
     assert first.body["system"] == second.body["system"]
     usages = llm.fake.usages
     assert usages[0]["cache_creation_input_tokens"] > 0
@@ -168,20 +169,21 @@ def test_the_shared_prefix_is_long_enough_to_cache_and_is_read_from_the_cache(ll
 def test_a_malformed_answer_is_repaired_once_then_extracted_offline_as_a_fallback(llm):
     runtime = llm()
     llm.fake.script(
-        tool_use(EXTRACT_TOOL, {"thoughts": [], "summary": "Nothing?"}),
-        tool_use(EXTRACT_TOOL, {"thoughts": ["Five minutes."], "summary": "5 min."}),
-        tool_use(EXTRACT_TOOL, {"thoughts": "one"}),
-        tool_use(EXTRACT_TOOL, {"summary": "still no thoughts"}),
+        structured({"thoughts": [], "summary": "Nothing?"}),
+        structured({"thoughts": ["Five minutes."], "summary": "5 min."}),
+        structured({"thoughts": "one"}),
+        structured({"summary": "still no thoughts"}),
     )
 
     report = runtime.engine.ingest(
         [utterance("m1", "Five minutes is enough."), utterance("m2", "Agreed. Ship it.", "bob")]
     )
 
-    calls = llm.fake.calls(EXTRACT_TOOL)
+    calls = llm.fake.calls(EXTRACT_TASK)
     assert len(calls) == 4
-    tool_result = calls[1].body["messages"][2]["content"][0]
-    assert tool_result["is_error"] is True and "thoughts" in tool_result["content"]
+    said, asked = calls[1].body["messages"][1:]
+    assert said["role"] == "assistant" and '"thoughts": []' in said["content"][0]["text"]
+    assert "thoughts" in asked["content"]  # what was wrong is named
     assert _stored(runtime)["m1"] == (("Five minutes.",), "5 min.")
     assert _stored(runtime)["m2"][0] == ("Agreed.", "Ship it.")  # offline: its sentences
     (note,) = report.notes
@@ -208,7 +210,7 @@ def test_after_one_message_gets_no_answer_the_rest_are_extracted_offline_at_once
 def test_too_many_or_too_long_thoughts_are_held_to_the_limits(llm):
     runtime = llm(limits={"max_thoughts_per_message": 3, "max_thought_chars": 20})
     answer = {"thoughts": ["a" * 45, "b", "c", "d"], "summary": "Many thoughts."}
-    llm.fake.script(tool_use(EXTRACT_TOOL, answer))
+    llm.fake.script(structured(answer))
 
     report = runtime.engine.ingest([utterance("m1", "A long one. And more.")])
 
@@ -237,7 +239,7 @@ def test_a_schema_summary_is_written_by_the_model_and_a_failure_raises_not_a_fal
         backend.summarise_schema("Ann", thoughts)  # the caller must not memoise a makeshift one
 
     assert written == "A canned preconception."
-    (request, _) = llm.fake.calls(SCHEMA_SUMMARY_TOOL)
+    (request, _) = llm.fake.calls(SCHEMA_SUMMARY_TASK)
     assert "Thoughts of Ann" in request.user_text()
 
 
@@ -265,7 +267,7 @@ def test_a_backfill_goes_through_one_message_batch_with_the_same_thoughts_as_liv
     assert report.added == 4 and report.notes == ()
     assert len(batch.requests) == 4
     assert batched_posts == 1 + 2 + 1  # create, two polls, results: no live message call
-    assert all(params["tools"] and params["tool_choice"] for _, params in batch.requests)
+    assert all(params["output_config"]["format"] for _, params in batch.requests)
     assert _stored(backfill) == _stored(live)
 
 
@@ -290,12 +292,12 @@ def test_a_request_the_batch_could_not_serve_is_a_fallback_and_a_malformed_one_i
     runtime = llm(**_batch_settings())
     llm.fake.script(
         server_error(),  # m1: errored inside the batch
-        tool_use(EXTRACT_TOOL, {"thoughts": []}),  # m2: malformed, asked again live
+        structured({"thoughts": []}),  # m2: malformed, asked again live
     )
     said = [utterance(f"m{i}", f"Point {i}. Detail {i}.") for i in range(1, 4)]
 
     prepared = runtime.engine.prepare(said)
 
     assert [item.extraction.fallback for item in prepared] == [True, False, False]
-    assert len(llm.fake.calls(EXTRACT_TOOL)) == 4  # three in the batch, one live repeat
+    assert len(llm.fake.calls(EXTRACT_TASK)) == 4  # three in the batch, one live repeat
     assert "did not answer" in prepared[0].extraction.notes[0]

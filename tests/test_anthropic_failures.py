@@ -2,7 +2,7 @@
 
 What it proves: 429 (its retry-after honoured), 500 and 529 are retried; a hang past the timeout
 is retried and then gives the labelled offline reading; a malformed answer gets exactly one repair
-(through the API's own tool_result error, or a repeated request when nothing can be sent back),
+(the answer sent back with what is wrong, or a repeated request when there is nothing to send back),
 then the offline reading with a note; an answer cut off at max_tokens is asked again with a larger
 cap; a refused key fails at once; after repeated failures the process-wide breaker stops calling
 for a while, then lets one trial through. Notes name no HTTP code or setting (the log does).
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from awai_engine.backends.anthropic.answers import READING_TOOL
+from awai_engine.backends.anthropic.answers import READING_TASK
 from awai_engine.embedding import Embedder
 from awai_engine.values import ReadingNote
 from awai_engine.visibility import EVERYTHING
@@ -35,8 +35,8 @@ from tests.fake_anthropic import (
     overloaded,
     rate_limited,
     server_error,
+    structured,
     text_answer,
-    tool_use,
 )
 
 CHANNEL = "terminal:local:test"
@@ -69,7 +69,7 @@ def test_429_is_retried_after_the_wait_the_api_asked_for(llm):
     reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
     assert time.monotonic() - started >= 1.0
-    assert len(llm.fake.calls(READING_TOOL)) == 2
+    assert len(llm.fake.calls(READING_TASK)) == 2
     assert reading.interpretation is not None
     assert reading.notes == ()
 
@@ -80,7 +80,7 @@ def test_500_and_529_overloaded_are_retried_with_backoff(llm):
 
     reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    assert len(llm.fake.calls(READING_TOOL)) == 3
+    assert len(llm.fake.calls(READING_TASK)) == 3
     assert reading.interpretation is not None
 
 
@@ -91,7 +91,7 @@ def test_persistent_overload_gives_the_labelled_offline_reading(llm, caplog):
     with caplog.at_level(logging.WARNING):
         reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    assert len(llm.fake.calls(READING_TOOL)) == 3
+    assert len(llm.fake.calls(READING_TASK)) == 3
     assert reading.offline is True
     assert reading.interpretation is None
     assert reading.backend.startswith("anthropic:")
@@ -113,7 +113,7 @@ def test_a_hang_past_the_timeout_is_retried_then_the_offline_reading_says_why(ll
     with caplog.at_level(logging.WARNING):
         reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    assert len(llm.fake.calls(READING_TOOL)) == 2
+    assert len(llm.fake.calls(READING_TASK)) == 2
     assert reading.interpretation is None
     assert ReadingNote(kind="model-failed", failure="unreachable") in reading.notes
     assert "no answer within 0.5 s, 2 attempt(s)" in caplog.text
@@ -126,7 +126,7 @@ def test_retries_stop_at_the_call_deadline_so_a_person_waits_seconds(llm, caplog
     with caplog.at_level(logging.WARNING):
         reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    assert len(llm.fake.calls(READING_TOOL)) < 6
+    assert len(llm.fake.calls(READING_TASK)) < 6
     assert reading.interpretation is None
     assert "AWAI_LLM__CALL_DEADLINE_SECONDS" in caplog.text
 
@@ -138,22 +138,26 @@ def test_a_retry_after_longer_than_allowed_is_not_waited_for(llm, caplog):
     with caplog.at_level(logging.WARNING):
         reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    assert len(llm.fake.calls(READING_TOOL)) == 1
+    assert len(llm.fake.calls(READING_TASK)) == 1
     assert reading.interpretation is None
     assert ReadingNote(kind="model-failed", failure="busy") in reading.notes
     assert "AWAI_LLM__MAX_RETRY_WAIT_SECONDS" in caplog.text
 
 
-def test_a_tool_input_that_is_not_json_gets_one_repair_request(llm):
+def test_an_answer_that_is_not_json_gets_one_repair_request(llm):
     runtime = _ingested(llm)
-    llm.fake.script(tool_use(READING_TOOL, '{"meaning": "cut off'))
+    llm.fake.script(structured('{"meaning": "cut off'))
 
     reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    first, repair = llm.fake.calls(READING_TOOL)
-    assert len(repair.body["messages"]) == 1
-    assert "not a JSON object" in repair.user_text()
-    assert repair.user_text().startswith(first.user_text())
+    first, repair = llm.fake.calls(READING_TASK)
+    asked, said, problem = repair.body["messages"]
+    assert asked == first.body["messages"][0]
+    assert said == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": '{"meaning": "cut off'}],
+    }
+    assert "not JSON" in problem["content"]
     assert reading.interpretation is not None
     assert reading.usage is not None
     assert reading.usage.input_tokens == sum(u["input_tokens"] for u in llm.fake.usages[-2:])
@@ -162,19 +166,17 @@ def test_a_tool_input_that_is_not_json_gets_one_repair_request(llm):
 def test_a_schema_invalid_answer_twice_gives_the_offline_reading_with_a_note(llm, caplog):
     runtime = _ingested(llm)
     llm.fake.script(
-        tool_use(READING_TOOL, {"meaning": ""}),
-        tool_use(READING_TOOL, {"meaning": "ok", "links": [{"thought": "first"}]}),
+        structured({"meaning": ""}),
+        structured({"meaning": "ok", "links": [{"thought": "first"}]}),
     )
 
     with caplog.at_level(logging.WARNING):
         reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    _, repair = llm.fake.calls(READING_TOOL)
-    assistant, result = repair.body["messages"][1:]
-    assert assistant["content"][0]["input"] == {"meaning": ""}
-    assert result["content"][0]["type"] == "tool_result"
-    assert result["content"][0]["is_error"] is True
-    assert "meaning" in result["content"][0]["content"]
+    _, repair = llm.fake.calls(READING_TASK)
+    assistant, problem = repair.body["messages"][1:]
+    assert assistant["content"][0]["text"] == '{"meaning": ""}'
+    assert "meaning" in problem["content"] and "could not be used" in problem["content"]
     assert reading.interpretation is None
     assert ReadingNote(kind="model-malformed") in reading.notes
     assert "links.0" in caplog.text
@@ -183,17 +185,21 @@ def test_a_schema_invalid_answer_twice_gives_the_offline_reading_with_a_note(llm
 
 @pytest.mark.parametrize(
     "bad_answer",
-    [message([]), text_answer("I think it means they agree.")],
-    ids=["empty answer", "text instead of the tool"],
+    [
+        message([]),
+        text_answer("I think it means they agree."),
+        message([{"type": "text", "text": "I can't help with that."}], stop_reason="refusal"),
+    ],
+    ids=["empty answer", "prose instead of JSON", "refusal"],
 )
-def test_an_answer_without_the_tool_call_is_repaired(llm, bad_answer: Reply):
+def test_an_answer_without_the_json_is_repaired(llm, bad_answer: Reply):
     runtime = _ingested(llm)
     llm.fake.script(bad_answer)
 
     reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    _, repair = llm.fake.calls(READING_TOOL)
-    assert "previous answer could not be used" in repair.user_text()
+    _, repair = llm.fake.calls(READING_TASK)
+    assert "could not be used" in repair.body["messages"][-1]["content"]
     assert reading.interpretation is not None
 
 
@@ -225,15 +231,12 @@ def test_a_refused_key_fails_at_once_and_ingest_and_read_still_work(llm, caplog)
 
 def test_an_answer_cut_off_at_max_tokens_is_asked_again_with_a_larger_cap(llm):
     runtime = _ingested(llm, max_tokens=300)
-    cut_off = message(
-        [{"type": "tool_use", "id": "toolu_cut", "name": READING_TOOL, "input": {}}],
-        stop_reason="max_tokens",
-    )
+    cut_off = message([{"type": "text", "text": '{"meaning": "A rea'}], stop_reason="max_tokens")
     llm.fake.script(cut_off)
 
     reading = runtime.engine.read(CHANNEL, "m3", EVERYTHING)
 
-    first, second = llm.fake.calls(READING_TOOL)
+    first, second = llm.fake.calls(READING_TASK)
     assert first.body["max_tokens"] == 300
     assert second.body["max_tokens"] == 600
     assert second.body["messages"] == first.body["messages"]

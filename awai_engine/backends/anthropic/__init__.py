@@ -1,6 +1,6 @@
 """The Anthropic language-model backend: thoughts, summaries, schema summaries, stance, the reading.
 
-Modules, one job each: ``answers`` (what each tool must return, validated with pydantic),
+Modules, one job each: ``answers`` (what each task must answer, validated with pydantic),
 ``prompts`` (the stable system prompt and the per-call requests), ``tokens`` and ``budget`` (what
 a reading may cost), ``client`` (the SDK call with retries), ``backend`` (the protocol itself).
 """

@@ -1,16 +1,20 @@
-"""What each tool call must return: pydantic models, and the JSON schemas the model is given.
+"""What each task must answer: pydantic models, and the JSON schemas the API holds answers to.
 
-The schemas sent to the model are generated from the same models that validate its answers, so
-the two cannot drift apart. Every request offers all the tools and forces the one it wants: with
-the system prompt they form one prefix, the same for every call, which prompt caching keeps once
-(cache reads cost a tenth of input), long enough to clear the model's minimum cacheable length. Stance is part of the reading (``schema_bearings``),
-so one call decides both and they cannot disagree.
+Answers come through structured outputs (``output_config.format``, a JSON schema the API
+constrains the answer to), not a forced tool: the current Sonnet (Claude Sonnet 5.5) answers a
+forced ``tool_choice`` with HTTP 400, while structured outputs work on it and on every model since
+Claude Sonnet 4.5. The schemas are generated from the same models that validate the answers, so
+the two cannot drift apart; the SDK's own ``transform_schema`` turns them into the subset the API
+accepts (every object closed, length bounds moved into descriptions), and pydantic still enforces
+those bounds on the answer. Stance is part of the reading (``schema_bearings``), so one call
+decides both and they cannot disagree.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import anthropic
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from awai_engine.values import Relation
@@ -21,7 +25,7 @@ Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
 class Answer(BaseModel):
-    """Base of every tool answer: unknown fields are an error, so a confused answer is caught."""
+    """Base of every answer: unknown fields are an error, so a confused answer is caught."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -70,59 +74,18 @@ class ReadingAnswer(Answer):
     )
 
 
-EXTRACT_TOOL = "extract_thoughts"
-SCHEMA_SUMMARY_TOOL = "summarise_schema"
-READING_TOOL = "write_reading"
+EXTRACT_TASK = "extract_thoughts"
+SCHEMA_SUMMARY_TASK = "summarise_schema"
+READING_TASK = "write_reading"
 
 ANSWER_MODELS: dict[str, type[Answer]] = {
-    EXTRACT_TOOL: ExtractionAnswer,
-    SCHEMA_SUMMARY_TOOL: SchemaSummaryAnswer,
-    READING_TOOL: ReadingAnswer,
-}
-
-DESCRIPTIONS = {
-    EXTRACT_TOOL: (
-        "Split the one utterance in <extract> into thoughts (units of meaning: a claim, proposal,"
-        " question, feeling or decision; one or more, in order, each short and understandable"
-        " alone) and write a one-line summary, in the language the request names."
-    ),
-    SCHEMA_SUMMARY_TOOL: (
-        "A preconception is a cluster of a speaker's own earlier thoughts: say in one line what"
-        " the speaker tends to hold, from those thoughts only."
-    ),
-    READING_TOOL: (
-        "Say what the message meant at that moment; for each of its thoughts, which earlier"
-        " messages it answers, agrees or disagrees with, concedes to, revises, returns to, shifts"
-        " away from or builds on (a thought with no real connection gets no link); and, for each"
-        " preconception of the speaker, its stance toward the message and why."
-    ),
+    EXTRACT_TASK: ExtractionAnswer,
+    SCHEMA_SUMMARY_TASK: SchemaSummaryAnswer,
+    READING_TASK: ReadingAnswer,
 }
 
 
-def tool_definition(name: str) -> dict[str, Any]:
-    """One tool with a compact schema (no titles, no ``$ref``), the same on every call."""
-    return {
-        "name": name,
-        "description": DESCRIPTIONS[name],
-        "input_schema": _compact(ANSWER_MODELS[name].model_json_schema()),
-    }
-
-
-def _compact(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline ``$defs`` and drop titles: fewer tokens in the prefix every request pays for."""
-    definitions = schema.pop("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return walk(definitions[node["$ref"].rsplit("/", 1)[-1]])
-            return {
-                key: walk(value)
-                for key, value in node.items()
-                if key != "title" and not (key == "default" and value == [])
-            }
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        return node
-
-    return walk(schema)
+def output_format(task: str) -> dict[str, Any]:
+    """The ``output_config.format`` of ``task``: its answer's JSON schema as the API accepts it,
+    the same on every call (so the API's compiled grammar and the prompt cache are reused)."""
+    return {"type": "json_schema", "schema": anthropic.transform_schema(ANSWER_MODELS[task])}

@@ -1,8 +1,9 @@
 """The Anthropic backend: the language-model side of :class:`awai_engine.ports.LanguageBackend`.
 
-Every call forces one tool and validates its input with the pydantic model the tool's schema was
-made from. A malformed answer (not the tool, not an object, not the schema, empty) gets one repair
-attempt that tells the model what was wrong; an answer cut off at ``max_tokens`` is asked again
+Every call asks for one task's answer as JSON held to that task's schema (structured outputs) and
+validates it with the pydantic model the schema was made from. A malformed answer (not JSON, not
+an object, not the schema, empty, refused) gets one repair attempt that tells the model what was
+wrong; an answer cut off at ``max_tokens`` is asked again
 with a larger cap. After that the item falls back to the offline backend, marked as a fallback
 and with a note. An answer that cites a message outside the context it was given loses that
 citation (logged, never shown). A model that cannot be reached never raises out of this class:
@@ -11,11 +12,12 @@ circuit breaker stops calling for a while.
 
 Thoughts are extracted one message per request, with only the utterances of its line said just
 before it (see :mod:`awai_engine.extraction_window`): the stored thoughts of a message never
-depend on what was said after it. The stable prefix (tool and system prompt) is cached.
+depend on what was said after it. The stable prefix (the system prompt) is cached.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,14 +28,14 @@ from pydantic import ValidationError
 
 from awai_engine.backends.anthropic.answers import (
     ANSWER_MODELS,
-    EXTRACT_TOOL,
-    READING_TOOL,
-    SCHEMA_SUMMARY_TOOL,
+    EXTRACT_TASK,
+    READING_TASK,
+    SCHEMA_SUMMARY_TASK,
     Answer,
     ExtractionAnswer,
     ReadingAnswer,
     SchemaSummaryAnswer,
-    tool_definition,
+    output_format,
 )
 from awai_engine.backends.anthropic.batches import BatchLedger, BatchRunner
 from awai_engine.backends.anthropic.budget import fit_to_budget
@@ -93,7 +95,7 @@ class AnthropicBackend:
         self.limits = limits
         self._offline = OfflineBackend(limits)
         self._client = ModelClient(
-            settings, SYSTEM_PROMPT, [tool_definition(name) for name in ANSWER_MODELS]
+            settings, SYSTEM_PROMPT, {task: output_format(task) for task in ANSWER_MODELS}
         )
         self._batches = BatchRunner(
             self._client.sdk,
@@ -191,7 +193,7 @@ class AnthropicBackend:
     def extraction_params(self, target: ExtractionTarget) -> dict[str, Any]:
         """The Messages API parameters that extract ``target`` (a live call's, or a batch's)."""
         return self._client.params(
-            EXTRACT_TOOL,
+            EXTRACT_TASK,
             [_user(self._extraction_request(target))],
             self.settings.extraction_max_tokens,
         )
@@ -201,7 +203,7 @@ class AnthropicBackend:
 
     def _extract_one(self, target: ExtractionTarget) -> Extraction:
         asked = self._ask(
-            EXTRACT_TOOL,
+            EXTRACT_TASK,
             self._extraction_request(target),
             ExtractionAnswer,
             self.settings.extraction_max_tokens,
@@ -215,7 +217,7 @@ class AnthropicBackend:
 
     def extraction_of(self, answer: ModelAnswer) -> tuple[Extraction | None, str | None]:
         """A finished extraction answer (of a batch) as thoughts, or what is wrong with it."""
-        raw, problem = _tool_input(answer, EXTRACT_TOOL)
+        raw, problem = _json_answer(answer)
         if raw is None:
             return None, problem
         value, problem = _validated(ExtractionAnswer, raw)
@@ -277,7 +279,7 @@ class AnthropicBackend:
             kept.append(thought)
         request = render_schema_summary_request(speaker_name, kept)
         asked = self._ask(
-            SCHEMA_SUMMARY_TOOL, request, SchemaSummaryAnswer, self.settings.max_tokens
+            SCHEMA_SUMMARY_TASK, request, SchemaSummaryAnswer, self.settings.max_tokens
         )
         if asked.value is None:
             raise LanguageModelError(
@@ -308,7 +310,7 @@ class AnthropicBackend:
         notes = [fitted.note] if fitted.note else []
         request = render_reading_request(fitted.context)
         try:
-            asked = self._ask(READING_TOOL, request, ReadingAnswer, self.settings.max_tokens)
+            asked = self._ask(READING_TASK, request, ReadingAnswer, self.settings.max_tokens)
         except LanguageModelError as error:
             log.warning(
                 "language model: reading of %s failed: %s", context.message.message_id, error
@@ -331,7 +333,7 @@ class AnthropicBackend:
     # -- asking ----------------------------------------------------------------------------------
 
     def _ask(
-        self, tool: str, request: str, model: type[AnswerT], max_tokens: int
+        self, task: str, request: str, model: type[AnswerT], max_tokens: int
     ) -> Asked[AnswerT]:
         """Ask; an answer cut off at the output cap is asked again with a larger cap, and a
         malformed one once more with the problem named."""
@@ -340,25 +342,25 @@ class AnthropicBackend:
         problem: str | None = None
         repaired = grown = 0
         while True:
-            answer = self._client.send(tool, messages, max_tokens)
+            answer = self._client.send(task, messages, max_tokens)
             usage = usage + answer.usage
             if answer.stop_reason == "max_tokens" and grown < MAX_TOKENS_GROWTHS:
                 grown += 1
                 max_tokens = min(2 * max_tokens, OUTPUT_CAP)
                 log.warning(
-                    "language model: %s cut off; asking with max_tokens=%d", tool, max_tokens
+                    "language model: %s cut off; asking with max_tokens=%d", task, max_tokens
                 )
                 continue
-            raw, problem = _tool_input(answer, tool)
+            raw, problem = _json_answer(answer)
             if raw is not None:
                 value, problem = _validated(model, raw)
                 if value is not None:
                     return Asked(value, usage, None)
-            log.warning("language model: malformed %s (repair %d): %s", tool, repaired, problem)
+            log.warning("language model: malformed %s (repair %d): %s", task, repaired, problem)
             if repaired:
                 return Asked(None, usage, problem)
             repaired += 1
-            messages = _repair(messages, answer, tool, problem or "")
+            messages = _repair(messages, answer, problem or "")
 
 
 def _interpretation(
@@ -409,18 +411,22 @@ def _interpretation(
     return interpretation, dropped
 
 
-def _tool_input(answer: ModelAnswer, tool: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The input of the forced tool call, or what is wrong with the answer."""
+def _json_answer(answer: ModelAnswer) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON object the answer's text holds, or what is wrong with the answer."""
     if answer.stop_reason == "max_tokens":
         return None, "the answer was cut off at the output limit"
-    for block in answer.content:
-        if block["type"] == "tool_use" and block["name"] == tool:
-            if isinstance(block["input"], dict):
-                return block["input"], None
-            return None, f"the input of {tool} was not a JSON object"
-    if not answer.content:
+    if answer.stop_reason == "refusal":
+        return None, "the model declined to answer"
+    text = "".join(block["text"] for block in answer.content).strip()
+    if not text:
         return None, "the answer was empty"
-    return None, f"the answer did not call {tool}"
+    try:
+        value = json.loads(text)
+    except ValueError as error:
+        return None, f"the answer was not JSON ({error})"
+    if not isinstance(value, dict):
+        return None, "the answer was not a JSON object"
+    return value, None
 
 
 def _validated(model: type[AnswerT], raw: object) -> tuple[AnswerT | None, str | None]:
@@ -435,24 +441,16 @@ def _validated(model: type[AnswerT], raw: object) -> tuple[AnswerT | None, str |
 
 
 def _repair(
-    messages: list[dict[str, Any]], answer: ModelAnswer, tool: str, problem: str
+    messages: list[dict[str, Any]], answer: ModelAnswer, problem: str
 ) -> list[dict[str, Any]]:
-    """The conversation that asks for a corrected answer.
-
-    A tool call with an object input is answered with an error ``tool_result``, the API's own way
-    to say "try again"; anything else (text, an empty answer, an input that is not an object)
-    cannot be sent back, so the request is repeated with the problem appended.
-    """
-    retry = f"Call {tool} again with input that matches its schema. Problem: {problem}"
-    for block in answer.content:
-        if block["type"] == "tool_use" and isinstance(block["input"], dict):
-            result = {
-                "type": "tool_result",
-                "tool_use_id": block["id"],
-                "is_error": True,
-                "content": retry,
-            }
-            return [*messages, {"role": "assistant", "content": [block]}, _user([result])]
+    """The conversation that asks for a corrected answer: the unusable answer as the assistant's
+    turn and the problem as the next user turn; an answer with no text cannot be sent back, so
+    the request is repeated with the problem appended."""
+    retry = f"Answer again with JSON that matches the format. Problem: {problem}"
+    text = "".join(block["text"] for block in answer.content).strip()
+    if text:
+        said = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        return [*messages, said, _user(f"That answer could not be used. {retry}")]
     first = messages[0]["content"]
     return [_user(f"{first}\n\nYour previous answer could not be used. {retry}")]
 

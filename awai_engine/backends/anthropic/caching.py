@@ -10,7 +10,9 @@ highest, so the check never passes by accident.
 from __future__ import annotations
 
 # Longest prefix first: "claude-opus-4-5" must not be read as "claude-opus-4".
+# Sonnet 5 and 5.5: 1024 (third-party tables give 512 for Sonnet 5.5; the higher is kept).
 MINIMUM_CACHEABLE_TOKENS: tuple[tuple[str, int], ...] = (
+    ("claude-sonnet-5", 1024),
     ("claude-opus-4-7", 2048),
     ("claude-opus-4-6", 4096),
     ("claude-opus-4-5", 4096),

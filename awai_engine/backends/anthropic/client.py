@@ -1,4 +1,4 @@
-"""One Messages API call with a forced tool, retried the way the API asks.
+"""One Messages API call whose answer is held to a JSON schema, retried the way the API asks.
 
 Why its own retry loop rather than the SDK's: the SDK honours any ``retry-after`` however long, so
 one overloaded minute could hold a bot's reading indefinitely. Here a timeout, 408, 409, 429, 5xx
@@ -21,6 +21,7 @@ from typing import Any
 
 import anthropic
 
+from awai_engine.backends.anthropic.answers import EXTRACT_TASK
 from awai_engine.backends.anthropic.breaker import shared_breaker
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.errors import AwaiError
@@ -29,9 +30,6 @@ from awai_engine.values import ModelFailure, TokenUsage
 
 log = logging.getLogger(__name__)
 
-# Tokens the API adds to the prompt when a tool is forced (Anthropic's tool-use pricing table,
-# Claude 4 models); they are billed as input, so the budget counts them.
-TOOL_USE_SYSTEM_TOKENS = 313
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx, 529 (overloaded) included
 REFUSALS = {
     401: "the API key was refused (check AWAI_LLM__API_KEY)",
@@ -69,7 +67,7 @@ class LanguageModelError(AwaiError, RuntimeError):
 
 @dataclass(frozen=True)
 class ModelAnswer:
-    """The answer's content blocks as plain dicts (text and tool_use only), and what it cost."""
+    """The answer's text blocks as plain dicts (thinking blocks are left out), and what it cost."""
 
     content: tuple[dict[str, Any], ...]
     stop_reason: str | None
@@ -77,7 +75,8 @@ class ModelAnswer:
 
 
 class ModelClient:
-    """Sends requests whose stable prefix (the tool, then the system prompt) is marked for caching.
+    """Sends requests whose stable prefix (the system prompt) is marked for caching, each with the
+    JSON schema of its task as ``output_config.format``.
 
     Every call shares the process-wide :mod:`breaker <awai_engine.backends.anthropic.breaker>` of
     its endpoint, and stops retrying once ``call_deadline_seconds`` have passed, so one call costs
@@ -85,7 +84,10 @@ class ModelClient:
     """
 
     def __init__(
-        self, settings: LanguageModelSettings, system_prompt: str, tools: list[dict[str, Any]]
+        self,
+        settings: LanguageModelSettings,
+        system_prompt: str,
+        formats: Mapping[str, dict[str, Any]],
     ) -> None:
         if settings.api_key is None:
             raise ValueError("The Anthropic backend needs AWAI_LLM__API_KEY.")
@@ -96,14 +98,15 @@ class ModelClient:
             timeout=settings.timeout_seconds,
             max_retries=0,
         )
-        # Every request offers every tool and forces one: tools and system prompt then form one
-        # prefix shared by all calls, cached once and long enough to clear the caching floor.
-        self.tools = tools
+        self.formats = dict(formats)
         self.system = [
             {"type": "text", "text": system_prompt, "cache_control": {"type": "ephemeral"}}
         ]
-        self.cached_prefix_tokens = estimate_tokens(system_prompt) + sum(
-            estimate_tokens(json.dumps(tool, ensure_ascii=False)) for tool in tools
+        self.cached_prefix_tokens = estimate_tokens(system_prompt)
+        # The API turns a format's schema into instructions it adds to the prompt, billed as
+        # input; the longest schema is counted so a budget holds for every task.
+        self.format_tokens = max(
+            estimate_tokens(json.dumps(format_, ensure_ascii=False)) for format_ in formats.values()
         )
         self.breaker = shared_breaker(
             str(self.sdk.base_url),
@@ -115,21 +118,24 @@ class ModelClient:
     @property
     def prefix_tokens(self) -> int:
         """Estimated input tokens every call pays before its own request."""
-        return self.cached_prefix_tokens + TOOL_USE_SYSTEM_TOKENS
+        return self.cached_prefix_tokens + self.format_tokens
 
-    def params(self, tool: str, messages: list[dict[str, Any]], max_tokens: int) -> dict[str, Any]:
-        """The Messages API parameters of one call forcing ``tool`` (also a batch request's)."""
+    def params(self, task: str, messages: list[dict[str, Any]], max_tokens: int) -> dict[str, Any]:
+        """The Messages API parameters of one call of ``task`` (also a batch request's)."""
+        output_config: dict[str, Any] = {"format": self.formats[task]}
+        effort = self.settings.extraction_effort if task == EXTRACT_TASK else self.settings.effort
+        if effort != "default":
+            output_config["effort"] = effort
         return {
             "model": self.settings.model,
             "max_tokens": max_tokens,
             "system": self.system,
-            "tools": self.tools,
-            "tool_choice": {"type": "tool", "name": tool},
+            "output_config": output_config,
             "messages": messages,
         }
 
-    def send(self, tool: str, messages: list[dict[str, Any]], max_tokens: int) -> ModelAnswer:
-        """Force a call of ``tool``; raises :class:`LanguageModelError` when no answer came."""
+    def send(self, task: str, messages: list[dict[str, Any]], max_tokens: int) -> ModelAnswer:
+        """Ask for ``task``'s answer; raises :class:`LanguageModelError` when no answer came."""
         blocked = self.breaker.blocked_for()
         if blocked is not None:
             raise LanguageModelError(
@@ -138,14 +144,14 @@ class ModelClient:
                 "paused",
             )
         try:
-            answer = self._send(tool, messages, max_tokens)
+            answer = self._send(task, messages, max_tokens)
         except LanguageModelError:
             self.breaker.failed()
             raise
         self.breaker.succeeded()
         return answer
 
-    def _send(self, tool: str, messages: list[dict[str, Any]], max_tokens: int) -> ModelAnswer:
+    def _send(self, task: str, messages: list[dict[str, Any]], max_tokens: int) -> ModelAnswer:
         attempts = self.settings.max_retries + 1
         deadline = time.monotonic() + self.settings.call_deadline_seconds
         attempt = 0
@@ -156,7 +162,7 @@ class ModelClient:
             remaining = deadline - time.monotonic()
             try:
                 message = self.sdk.messages.create(
-                    **self.params(tool, messages, max_tokens),
+                    **self.params(task, messages, max_tokens),
                     timeout=min(self.settings.timeout_seconds, max(remaining, 0.1)),
                 )
                 return answer_of(message)
@@ -221,14 +227,11 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
 
 def answer_of(message: anthropic.types.Message) -> ModelAnswer:
     """The SDK's message as a :class:`ModelAnswer` (also used for a batch's results)."""
-    content: list[dict[str, Any]] = []
-    for block in message.content or ():
-        if block.type == "text":
-            content.append({"type": "text", "text": block.text})
-        elif block.type == "tool_use":
-            content.append(
-                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-            )
+    content = [
+        {"type": "text", "text": block.text}
+        for block in message.content or ()
+        if block.type == "text"
+    ]
     usage = message.usage
     return ModelAnswer(
         content=tuple(content),

@@ -1,7 +1,6 @@
 """The stable system prompt and the text of each request.
 
-The system prompt never changes between calls: with the one tool a request forces, it is the
-prefix the API caches, so it is written to clear the model's minimum cacheable length (a worked
+The system prompt never changes between calls: it is the prefix the API caches, so it is written to clear the model's minimum cacheable length (a worked
 example does most of that, and teaches the format at the same time). Everything that varies is in
 the user turn. A reading request is rendered from a :class:`ReadingContext` and nothing else, and
 an extraction request from one utterance and the utterances before it, so a message said later
@@ -18,7 +17,7 @@ import html
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from awai_engine.backends.anthropic.answers import EXTRACT_TOOL, SCHEMA_SUMMARY_TOOL
+from awai_engine.backends.anthropic.answers import EXTRACT_TASK, SCHEMA_SUMMARY_TASK
 from awai_engine.backends.anthropic.language import answer_language
 from awai_engine.values import Utterance
 
@@ -27,7 +26,7 @@ You are AWAI's reader. AWAI reads one chat message in the context of what was sa
 the same channel, and only before it: you never see, and must never guess at, anything said later.
 
 # What you are asked to do
-Each request names one tool; answer only by calling it.
+Each request names one task; answer with the JSON object of that task's format, nothing else.
 - extract_thoughts: split one utterance into thoughts (units of meaning: a claim, proposal, \
 question, feeling or decision), each a short self-contained sentence in the utterance's language, \
 and write a one-line summary. The utterances in <context> were said just before it in the same \
@@ -80,12 +79,12 @@ An extraction request:
 </context>
 <extract speaker="Mia" time="Mon 2026-03-02 09:07 UTC">Is that only on Android? If so, \
 let&#x27;s batch the wake-ups &lt;b&gt;before&lt;/b&gt; Monday.</extract>
-Call extract_thoughts for the utterance in <extract>. Write your answer in English.
+Task: extract_thoughts, for the utterance in <extract>. Write your answer in English.
 
-A good call: extract_thoughts({"thoughts": ["Mia asks whether the overnight battery drain from \
+A good answer: {"thoughts": ["Mia asks whether the overnight battery drain from \
 sync happens only on Android.", "Mia proposes batching the sync wake-ups before the Monday \
 launch if it is Android-only."], "summary": "Mia asks if the sync battery drain is \
-Android-only and proposes batching wake-ups."})
+Android-only and proposes batching wake-ups."}
 
 A reading request (abridged):
 <message ref="M0" speaker="Mia" time="Thu 2026-03-05 16:40 UTC" line="top-level">I was wrong \
@@ -104,16 +103,16 @@ Preconceptions of Mia:
 <said ref="P1" size="6" summary="Mia wants fixes shipped before the launch date.">Mia proposes \
 batching the sync wake-ups before the Monday launch. / Mia wants the crash fix in this \
 release.</said>
-Call write_reading for M0. Write your answer in English.
+Task: write_reading, for M0. Write your answer in English.
 
-A good call: write_reading({"meaning": "Mia takes back her Monday guess that only Android \
+A good answer: {"meaning": "Mia takes back her Monday guess that only Android \
 drains the battery, now that Dev's trace shows iOS waking up too, and widens her batching \
 proposal to both platforms.", "links": [{"thought": 0, "relation": "revises", "message": "M1", \
 "explanation": "She had asked whether the drain was Android-only."}, {"thought": 0, \
 "relation": "concedes", "message": "M2", "explanation": "Dev's iOS trace is what changed her \
 mind."}, {"thought": 1, "relation": "builds-on", "message": "M1", "explanation": "The same \
 batching fix, now for both platforms."}], "schema_bearings": [{"schema": "P1", "stance": \
-"supports", "explanation": "She still wants the fix in before launch."}]})
+"supports", "explanation": "She still wants the fix in before launch."}]}
 """
 
 
@@ -152,7 +151,7 @@ def render_extraction_request(utterance: Utterance, before: Sequence[Utterance])
         f'<extract speaker="{chat(utterance.speaker_name)}" time="{when(utterance.ts)}">'
         f"{chat(utterance.text)}</extract>"
     )
-    lines.append(f"Call {EXTRACT_TOOL} for the utterance in <extract>.")
+    lines.append(f"Task: {EXTRACT_TASK}, for the utterance in <extract>.")
     lines.append(language_instruction(utterance.text))
     return "\n".join(lines)
 
@@ -162,7 +161,7 @@ def render_schema_summary_request(speaker_name: str, thoughts: Sequence[str]) ->
         [
             f"Thoughts of {chat(speaker_name)}, most central first:",
             *(f"<thought>{chat(thought)}</thought>" for thought in thoughts),
-            f"Call {SCHEMA_SUMMARY_TOOL}.",
+            f"Task: {SCHEMA_SUMMARY_TASK}.",
             language_instruction(" ".join(thoughts)),
         ]
     )

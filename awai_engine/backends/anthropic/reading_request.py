@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from awai_engine.backends.anthropic.answers import READING_TOOL
+from awai_engine.backends.anthropic.answers import READING_TASK
 from awai_engine.backends.anthropic.prompts import chat, language_instruction, when
 from awai_engine.values import Association, ReadingContext, RecalledSchema
 
@@ -108,7 +108,7 @@ def render_reading_request(context: ReadingContext) -> str:
         lines.extend(
             _schema(refs.schema_ref(schema.schema_id), schema) for schema in context.schemas
         )
-    lines.append(f"Call {READING_TOOL} for M0.")
+    lines.append(f"Task: {READING_TASK}, for M0.")
     lines.append(language_instruction(context.text))
     return "\n".join(lines)
 
