@@ -27,6 +27,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from awai_engine.errors import AwaiError
 
 Similarity = float  # a cosine of normalised vectors: always in [-1, 1]
+# Anthropic's output_config.effort levels; "default" sends none (the model's own default).
+Effort = Literal["default", "low", "medium", "high", "xhigh", "max"]
 CHROMA_URL = re.compile(
     r"https?://[^/\s:]+(:[0-9]{1,5})?(/[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9])?/?"
 )
@@ -495,8 +497,37 @@ class LanguageModelSettings(BaseModel):
 
     api_key: SecretStr | None = None
     base_url: str | None = None
-    model: str = "claude-sonnet-4-6"
-    max_tokens: int = Field(1500, ge=64, le=64_000, description="Output cap of one reading.")
+    model: str = Field(
+        "claude-sonnet-5-5",
+        description=(
+            "The model every request names; the default is the current Sonnet on Anthropic's"
+            " models page (Claude Sonnet 5.5). Answers use structured outputs, so any model that"
+            " supports them works (Claude Sonnet 4.5 and later); `awai doctor` checks it."
+        ),
+    )
+    max_tokens: int = Field(
+        4000,
+        ge=64,
+        le=128_000,
+        description=(
+            "Output cap of one reading or schema summary, thinking included (Sonnet 5.5 thinks"
+            " adaptively by default)."
+        ),
+    )
+    effort: Effort = Field(
+        "default",
+        description=(
+            "output_config.effort of readings and schema summaries; 'default' sends none, so the"
+            " model's own default applies (high on Sonnet 5.5)."
+        ),
+    )
+    extraction_effort: Effort = Field(
+        "low",
+        description=(
+            "output_config.effort of thought extraction, one call per message: splitting an"
+            " utterance needs little thinking ('default': the model's own)."
+        ),
+    )
     timeout_seconds: float = Field(60.0, gt=0, le=600)
     max_retries: int = Field(
         3, ge=0, le=10, description="Retries after a timeout, 429, 5xx or 529 (overloaded)."
@@ -541,7 +572,7 @@ class LanguageModelSettings(BaseModel):
         ),
     )
     extraction_max_tokens: int = Field(
-        4000, ge=256, le=64_000, description="Output cap of one message's extraction."
+        4000, ge=256, le=128_000, description="Output cap of one message's extraction."
     )
     batch_min_messages: int = Field(
         50,
