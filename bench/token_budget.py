@@ -80,13 +80,8 @@ def main() -> None:
                 trimmed += any("too large to send whole" in note for note in reading.notes)
                 recalled += len(reading.context.associations)
             requests = fake.calls(READING_TASK)
-            estimated = [
-                estimate_tokens(r.prompt_text()) for r in requests
-            ]
-            counted = [
-                len(wordpiece.encode(r.prompt_text()).ids)
-                for r in requests
-            ]
+            estimated = [estimate_tokens(r.prompt_text()) for r in requests]
+            counted = [len(wordpiece.encode(r.prompt_text()).ids) for r in requests]
             own = [estimate_tokens(r.user_text()) for r in requests]
             rows.append((size, estimated, counted, own, trimmed, recalled / len(positions)))
         store.close()

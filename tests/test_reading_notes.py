@@ -16,7 +16,7 @@ from typing import get_args
 import pytest
 from rich.console import Console
 
-from awai_engine.backends.anthropic.answers import READING_TOOL
+from awai_engine.backends.anthropic.answers import READING_TASK
 from awai_engine.embedding import Embedder
 from awai_engine.values import ModelFailure, NoteKind, Reading, ReadingNote, Trimmed, TrimmedPart
 from awai_engine.visibility import EVERYTHING
@@ -126,7 +126,7 @@ def test_a_context_too_large_even_trimmed_is_an_over_budget_offline_reading_in_t
 
     reading = runtime.engine.read(CHANNEL, "102", EVERYTHING)
 
-    assert llm.fake.calls(READING_TOOL) == []
+    assert llm.fake.calls(READING_TASK) == []
     assert reading.offline and reading.offline_reason == "over-budget"
     assert json.loads(reading_json(reading))["offline_reason"] == "over-budget"
     for surface, shown in _surfaces(reading).items():
