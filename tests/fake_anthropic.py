@@ -396,6 +396,16 @@ class FakeAnthropic:
         ):
             return error(401, "authentication_error", "invalid x-api-key")
         parts = path.split("/")  # "", "v1", "messages", ["batches", id, ["results" | "cancel"]]
+        if method == "GET" and path == "/v1/models":
+            listed = [known.info(model_id) for model_id, known in MODELS.items()]
+            return Reply(
+                body={
+                    "data": listed,
+                    "has_more": False,
+                    "first_id": listed[0]["id"],
+                    "last_id": listed[-1]["id"],
+                }
+            )
         if method == "GET" and len(parts) == 4 and parts[2] == "models":
             return self._model(parts[3])
         if method == "POST" and path == "/v1/messages":
