@@ -1,4 +1,6 @@
 """``awai doctor [--repair] [--channel NAME]``: do SQL and Chroma agree? Repair what does not.
+It also says whether the language model is on and, with a key, whether key and model answer
+(``bots/terminal/model_status.py``).
 
 Every start already repairs what a crash can leave behind, after a cheap check of counts; the
 doctor compares every id, shows what it found in a table, and with ``--repair`` re-embeds missing
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -17,6 +20,7 @@ from awai_engine.reconcile import ChannelReport, ReconcileReport
 from awai_engine.settings import Settings
 from bots.records import Records
 from bots.runtime import open_runtime
+from bots.terminal.model_status import report_model
 from bots.terminal.say import plain_console, styled
 from bots.terminal.transcript import channel_key
 
@@ -43,6 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     channels = [channel_key(name) for name in args.channel] if args.channel else None
     console = plain_console()
+    model_ok = report_model(settings.llm, console)
+    code = _check_store(args, settings, channels, console)
+    return code if model_ok else max(code, 1)
+
+
+def _check_store(
+    args: argparse.Namespace, settings: Settings, channels: list[str] | None, console: Console
+) -> int:
+    """The store's part: SQL and vectors compared, and repaired with ``--repair``."""
     if not args.repair:
         # No embedding model needed just to look, nor a folder that can be written.
         with Records.open(settings, read_only=True) as records:
