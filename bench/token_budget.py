@@ -122,6 +122,7 @@ def main() -> None:
                     engine.read(channel, f"m{position:07d}", EVERYTHING) for position in positions
                 ]
                 rows.append(_row(length, size, readings, fake.calls(READING_TASK), wordpiece))
+                _progress(console, rows[-1])
         store.close()
     _print(console, rows)
 
@@ -142,6 +143,16 @@ def _row(length: int, size: int, readings: list[Reading], requests, wordpiece) -
         trimmed=sum(
             any(note.kind == "context-trimmed" for note in reading.notes) for reading in readings
         ),
+    )
+
+
+def _progress(console: Console, row: Row) -> None:
+    """One line per size as soon as it is measured (a long run shows what it has so far)."""
+    console.print(
+        f"{row.length:,} chars, {row.size:,} messages: est. p50"
+        f" {statistics.median(row.estimated):,.0f}, max {max(row.estimated):,}; flow {row.flow:.1f},"
+        f" recalled {row.recalled:.1f}, preconceptions {row.schemas:.1f} with"
+        f" {row.examples:.1f} examples; trimmed {row.trimmed}/{len(row.estimated)}"
     )
 
 
