@@ -143,6 +143,7 @@ class SchemaService:
         cues = timeline.vectors[timeline.rows_of(position)]
         chosen = related(run.states, cues, associations, self.settings.schemas)
         states = self.summaries.fill(basis, [state for state, _ in chosen], strict=False)
+        rows_of = {key: row for row, key in enumerate(basis.keys)}
         recalled = tuple(
             RecalledSchema(
                 schema_id=state.schema_id,
@@ -156,6 +157,11 @@ class SchemaService:
                     basis.texts, basis.keys, state.members, state.version
                 ),
                 returned_by=returning(basis, state, cues, message.thoughts, self.settings.schemas),
+                # The speaker's own words, from before the message, so a reader (and the model)
+                # sees what the preconception is made of, not only its one-line name.
+                examples=tuple(
+                    basis.texts[row] for row in central_rows(basis, state, rows_of)[:EXAMPLES]
+                ),
             )
             for state, (_, similarity) in zip(states, chosen, strict=True)
         )
