@@ -35,12 +35,11 @@ from tokenizers import Tokenizer
 from awai_engine.backends.anthropic.answers import READING_TASK
 from awai_engine.backends.anthropic.tokens import estimate_tokens
 from awai_engine.embedding import Embedder
-from awai_engine.engine import Engine
 from awai_engine.settings import Settings
 from awai_engine.values import Reading
 from awai_engine.visibility import EVERYTHING
 from bench.corpus import chat_lines, synthetic_channel
-from bots.runtime import language_backend
+from bots.runtime import Runtime, language_backend
 from storage.store import AwaiStore
 from tests.fake_anthropic import API_KEY, FakeAnthropic
 
@@ -97,7 +96,8 @@ def main() -> None:
         )
         embedder = Embedder(settings.embedding)
         store = AwaiStore.open(settings)
-        engine = Engine(settings, store, embedder, language_backend(settings))
+        runtime = Runtime(settings, store, embedder, language_backend(settings))
+        engine = runtime.engine
         for length in args.lengths:
             messages = joined(lines, length)[: args.distinct]
             channel = f"bench:local:tokens-{length}"
@@ -115,6 +115,7 @@ def main() -> None:
                 ):
                     store.save(channel, make(start, min(size, start + WRITE_BATCH)))
                 written = size
+                runtime.schemas.recluster(channel, force=True)  # as the scheduler would
                 newest = range(max(0, size - max(args.reads * 4, size // 10)), size)
                 positions = sorted(rng.sample(newest, min(args.reads, len(newest))))
                 fake.requests.clear()
