@@ -37,6 +37,7 @@ from tests.fake_anthropic import (
     canned_answer,
     structured,
 )
+from tests.schema_topics import said, topic_sentences
 
 LATER_MARKERS = ("xylophone", "quokka", "zeppelin")
 
@@ -442,3 +443,21 @@ def test_the_current_sonnet_refuses_a_forced_tool_and_takes_awais_structured_req
     assert runtime.settings.llm.model == "claude-sonnet-5-5"
     assert reading.interpretation is not None
     assert all("tool_choice" not in request.body for request in llm.fake.requests[2:])
+
+
+def test_a_recalled_preconception_reaches_the_model_with_the_speakers_own_examples(llm):
+    runtime = llm()
+    channel = "terminal:local:worries"
+    worries = [text for text, _ in topic_sentences(["battery"], 8)]
+    runtime.engine.ingest(said(channel, "ann", worries, 1))
+    runtime.engine.ingest(said(channel, "ann", ["The sync worker drains the battery again."], 20))
+    runtime.schemas.recluster(channel, force=True)
+    llm.fake.requests.clear()
+
+    reading = runtime.engine.read(channel, "m0020", EVERYTHING)
+
+    (schema, *_) = reading.context.schemas
+    assert 2 <= len(schema.examples) <= 3
+    assert set(schema.examples) <= set(worries)  # her own earlier words, nothing later
+    text = llm.fake.calls(READING_TASK)[-1].user_text()
+    assert '<said ref="P1"' in text and " / ".join(schema.examples) in text.replace("&#x27;", "'")
