@@ -62,6 +62,51 @@ def test_auto_switches_to_knn_graph_above_the_exact_limit() -> None:
     assert method_for(101, settings).startswith("hdbscan-knn-graph")
 
 
+def test_a_loose_mass_hdbscan_selects_whole_becomes_its_topics_not_one_catch_all() -> None:
+    """Five topics that share the speaker's register, as a long speaker's life topics do."""
+    rng = np.random.default_rng(1)
+    register = rng.normal(size=384)
+    centres = rng.normal(size=(5, 384)) + register
+    points = [centres[t] + 2.0 * rng.normal(size=(25, 384)) for t in range(5)]
+    points.append(3 * rng.normal(size=384) + 0.2 * rng.normal(size=(4, 384)))  # one far group
+    vectors = np.vstack(points)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    truth = np.repeat(np.arange(6), [25] * 5 + [4])
+    settings = SchemaSettings()
+    plain = hdbscan.HDBSCAN(
+        min_cluster_size=settings.min_cluster_size, min_samples=settings.min_samples
+    ).fit_predict(vectors.astype(np.float64))
+    assert np.bincount(plain[plain >= 0]).max() == 125  # HDBSCAN alone: one mass of all five
+    labels = cluster_labels(vectors.astype(np.float32), settings)
+    assert labels.max() + 1 == 6
+    assert adjusted_rand_score(truth, labels) >= 0.95
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
+
+
+def test_a_thought_near_two_schemas_joins_neither_and_one_near_one_joins_it() -> None:
+    rng = np.random.default_rng(0)
+    first, other, away, elsewhere = _unit(rng.normal(size=(4, 384)))
+    second = _unit(0.5 * first + np.sqrt(0.75) * other)  # two concerns of one register
+    tight = [_unit(centre + 0.02 * rng.normal(size=(10, 384))) for centre in (first, second)]
+    between = _unit(0.37 * _unit(first + second) + 0.93 * away)
+    border = _unit(0.45 * first + 0.89 * elsewhere)
+    vectors = np.vstack([*tight, between, border]).astype(np.float32)
+    settings = SchemaSettings()
+    core = cluster_labels(vectors, settings.model_copy(update={"join_similarity": 1.0}))
+    assert core[20] == NOISE and core[21] == NOISE  # HDBSCAN leaves both out
+    near_first = (vectors[:10] @ vectors[20:].T).mean(axis=0)
+    near_second = (vectors[10:20] @ vectors[20:].T).mean(axis=0)
+    assert min(near_first[0], near_second[0]) >= settings.join_similarity  # reaches both
+    assert near_first[1] >= settings.join_similarity > near_second[1]  # reaches only the first
+    labels = cluster_labels(vectors, settings)
+    assert labels.max() + 1 == 2
+    assert labels[20] == NOISE
+    assert labels[21] == labels[0]
+
+
 def test_clusters_of_topic_sentences_match_the_topics_and_chatter_stays_noise(
     embedder: Embedder,
 ) -> None:

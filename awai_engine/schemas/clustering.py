@@ -29,12 +29,27 @@ launch chat a person raised the same payment worry eight times and got no schema
   in varied words sits at 0.2–0.4 with MiniLM against 0.1 for unrelated lines, so a floor of 0.3
   per member (0.45 for a lone cluster) dropped it. Now 0.2 per member, 0.25 for a lone cluster.
 - HDBSCAN leaves the border of a sparse cluster as noise. A noise thought whose mean similarity
-  to a cluster's members reaches ``join_similarity`` joins it (the closest one), which is the
-  membership test of :func:`_cohesive` applied the other way.
+  to a cluster's members reaches ``join_similarity`` joins it, which is the membership test of
+  :func:`_cohesive` applied the other way; only when that cluster is the one it reaches (below).
 - Acknowledgements ("ok", "thanks!", "了解です") are alike among themselves and formed a
   "schema" of chatter: thoughts of fewer than ``min_words`` words join none. With floors this
   low, a few unrelated remarks can pass as a cluster by meaning alone, so a cluster's core must
   also share a content word (:func:`_worded`).
+
+Long speakers (hundreds of thoughts over months, as in LoCoMo) broke two of those fixes; the
+causes, measured in ``bench/preconceptions.py`` (three conversations: a topic's messages inside
+one schema 0.71 but only 0.09 of uncited lines kept out, one speaker with a single 220-thought
+schema):
+
+- Excess of mass may select one huge cluster over its parts. The member floor then trimmed it to
+  a catch-all of 193 thoughts at mean similarity 0.2, the speaker's background. A selected cluster
+  whose members are not alike on average (cohesion under ``min_cohesion``) is a mixture, not a
+  concern: HDBSCAN is run again on its members alone, which never returns them as one cluster
+  (:func:`_split`), until the parts are alike or too small.
+- With thirty schemas the best of thirty mean similarities reaches the joining floor by chance:
+  nearly every line joined one. A border thought of a concern is near that concern, not near
+  several, so a thought joins only when exactly one schema reaches the floor. A small speaker with
+  one schema is unaffected.
 ``auto`` (the default) is exact up to ``exact_max_thoughts`` and knn-graph above it. Everything
 is deterministic for the same vectors, which the no-future-leak guarantee relies on: a schema
 clustered on demand for a reading must equal the one the scheduler stores for the same prefix.
@@ -72,7 +87,7 @@ def method_for(count: int, settings: SchemaSettings) -> str:
     name = (
         f"hdbscan-{algorithm}/mcs{settings.min_cluster_size}/ms{settings.min_samples}"
         f"/cohesion{settings.min_cohesion:g}/join{settings.join_similarity:g}"
-        f"/words{settings.min_words}"
+        f"/words{settings.min_words}/split-mixtures/join-one"
     )
     return f"{name}/k{settings.knn_neighbours}" if algorithm == "knn-graph" else name
 
@@ -104,26 +119,56 @@ def cluster_labels(
 def _clustered(
     points: np.ndarray, texts: Sequence[str] | None, settings: SchemaSettings
 ) -> np.ndarray:
-    from hdbscan._hdbscan_linkage import label
-    from hdbscan._hdbscan_tree import condense_tree
-
-    count = len(points)
     size = settings.min_cluster_size
-    min_samples = min(count - 1, settings.min_samples)
-    if method_for(count, settings).startswith("hdbscan-exact"):
-        edges = _exact_tree(points, min_samples)
-    else:
-        edges = _knn_graph_tree(points, min_samples, settings.knn_neighbours)
-    edges = edges[np.argsort(edges[:, 2])]  # hdbscan's own sort: tied weights ordered alike
-    condensed = condense_tree(label(edges), size)
     floor = settings.min_cohesion
-    labels = _cohesive(points, _select(condensed, single=False), floor, floor, size)
+    condensed = _condensed(points, settings)
+    selected = _split(points, _select(condensed, single=False), settings)
+    labels = _cohesive(points, selected, floor, floor, size)
     if labels.max(initial=NOISE) == NOISE:
         lone = _select(condensed, single=True)
         labels = _cohesive(points, lone, floor, settings.join_similarity, size)
     if texts is not None:
         labels = _worded(labels, texts)
     return _joined(points, labels, settings.join_similarity)
+
+
+def _condensed(points: np.ndarray, settings: SchemaSettings) -> np.ndarray:
+    """HDBSCAN's condensed cluster tree of ``points`` (exact or knn-graph by their number)."""
+    from hdbscan._hdbscan_linkage import label
+    from hdbscan._hdbscan_tree import condense_tree
+
+    count = len(points)
+    min_samples = min(count - 1, settings.min_samples)
+    if method_for(count, settings).startswith("hdbscan-exact"):
+        edges = _exact_tree(points, min_samples)
+    else:
+        edges = _knn_graph_tree(points, min_samples, settings.knn_neighbours)
+    edges = edges[np.argsort(edges[:, 2])]  # hdbscan's own sort: tied weights ordered alike
+    return condense_tree(label(edges), settings.min_cluster_size)
+
+
+def _split(points: np.ndarray, labels: np.ndarray, settings: SchemaSettings) -> np.ndarray:
+    """Selected clusters whose members are not alike on average, clustered again on their own.
+
+    Excess of mass never selects the root of the tree it is given, so each pass returns parts
+    strictly smaller than the mixture (or noise), and the recursion ends. Parts are numbered
+    after the existing clusters; :func:`cluster_labels` renumbers at the end.
+    """
+    out = labels.copy()
+    following = int(labels.max(initial=NOISE)) + 1
+    for cluster in range(int(labels.max(initial=NOISE)) + 1):
+        members = np.flatnonzero(labels == cluster)
+        if len(members) <= settings.min_cluster_size:
+            continue
+        mixed = np.ascontiguousarray(points[members])
+        if cohesion(mixed) >= settings.min_cohesion:
+            continue
+        parts = _split(mixed, _select(_condensed(mixed, settings), single=False), settings)
+        out[members] = NOISE
+        for part in range(int(parts.max(initial=NOISE)) + 1):
+            out[members[parts == part]] = following
+            following += 1
+    return out
 
 
 def _worded(labels: np.ndarray, texts: Sequence[str]) -> np.ndarray:
@@ -209,12 +254,14 @@ def _cohesive(
 
 
 def _joined(points: np.ndarray, labels: np.ndarray, floor: float) -> np.ndarray:
-    """Noise thoughts whose mean similarity to a cluster's members reaches ``floor`` join it.
+    """A noise thought joins the one cluster whose members' mean similarity to it reaches ``floor``.
 
-    Each joins the cluster it is closest to on average, judged against the members HDBSCAN chose
-    (one pass, so the order of thoughts cannot matter). Why: on a few dozen thoughts HDBSCAN keeps
-    only the densest core of a concern and calls its border noise; in the labelled chats half of
-    a concern's messages were such border, each as close to the core as the core's own members.
+    Judged against the members HDBSCAN chose (one pass, so the order of thoughts cannot matter).
+    Why: on a few dozen thoughts HDBSCAN keeps only the densest core of a concern and calls its
+    border noise; in the labelled chats half of a concern's messages were such border, each as
+    close to the core as the core's own members. A thought that reaches two clusters or more is
+    near the speaker's usual register, not the border of one concern, and stays noise: a speaker
+    with thirty schemas otherwise had nearly every line joined to one.
     """
     clusters = np.unique(labels[labels != NOISE])
     noise = np.flatnonzero(labels == NOISE)
@@ -226,7 +273,7 @@ def _joined(points: np.ndarray, labels: np.ndarray, floor: float) -> np.ndarray:
     sizes = np.array([np.count_nonzero(labels == cluster) for cluster in clusters])
     mean_similarity = (points[noise].astype(np.float64) @ totals.T) / sizes
     closest = mean_similarity.argmax(axis=1)
-    reached = mean_similarity[np.arange(len(noise)), closest] >= floor
+    reached = np.count_nonzero(mean_similarity >= floor, axis=1) == 1
     joined = labels.copy()
     joined[noise[reached]] = clusters[closest[reached]]
     return joined
