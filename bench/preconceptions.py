@@ -4,7 +4,10 @@ For every speaker of a labelled conversation and every concern they keep returni
 shows **coverage** (the share of the concern's messages with a thought inside the one schema that
 holds most of them) and **purity** (the share of that schema's messages that are about the
 concern); per speaker, **chatter kept out** (the share of their chatter messages in no schema).
-A message counts as inside a schema when one of its thoughts is a member.
+A message counts as inside a schema when one of its thoughts is a member. **Labelled purity**
+counts only the schema's messages that carry a label: in the team chats every message does, so it
+equals purity; in LoCoMo a message no question cites has none (it may well be on the topic), so
+purity there is a lower bound and labelled purity the fairer share.
 
 Every method runs in the same run, on the same stored thoughts and vectors:
 - ``AWAI``: the schemas the product stores (the real runtime: ingest, re-cluster, list);
@@ -12,7 +15,10 @@ Every method runs in the same run, on the same stored thoughts and vectors:
   thought vectors, the plain anchor anyone would try first;
 - ``hdbscan-1``: the same with ``allow_single_cluster=True``;
 - ``+message``: AWAI's clustering on one vector per message (the mean of its thoughts), to see
-  whether thoughts cut sentence by sentence are what hides a concern.
+  whether thoughts cut sentence by sentence are what hides a concern;
+- ``before`` (with ``--before TREE``): the schemas an older checkout stores for the same
+  conversations, made by this same file run in a fresh process on that checkout's engine, so
+  before and after land in one table (``git worktree add /tmp/before <commit>``).
 
 Data:
 - ``tests/data/preconceptions/*.jsonl``: four team chats written for this (three English, one
@@ -27,13 +33,17 @@ Data:
   speaker's messages that no question cites stand in for it ("uncited kept out"): many of them are
   on some topic, so that column is a lower bound of what a reader would call chatter kept out.
 
-Run: ``PYTHONPATH=$PWD .venv/bin/python -m bench.preconceptions [--locomo N] [--speakers]``.
+Run: ``PYTHONPATH=$PWD .venv/bin/python -m bench.preconceptions [--locomo N] [--speakers]
+[--before TREE]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
@@ -74,6 +84,7 @@ class Conversation:
     utterances: list[Utterance]
     labels: dict[str, set[str]]  # message id → its concerns (or {"work"} / {"chatter"})
     chatter_word: str = "chatter"
+    chatter_is_unlabelled: bool = False  # LoCoMo: "chatter" means no question cites it
 
 
 @dataclass
@@ -93,6 +104,7 @@ class Row:
     messages: int
     coverage: dict[str, float] = field(default_factory=dict)
     purity: dict[str, float] = field(default_factory=dict)
+    labelled_purity: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -161,7 +173,9 @@ def locomo_conversations(limit: int, folder: Path = LOCOMO) -> list[Conversation
             index = int(utterance.message_id[1:])
             if not labels[utterance.message_id]:
                 labels[utterance.message_id] = {"work"} if index in cited else {CHATTER}
-        found.append(Conversation(f"locomo/{conversation_id}", "en", utterances, labels, "uncited"))
+        found.append(
+            Conversation(f"locomo/{conversation_id}", "en", utterances, labels, "uncited", True)
+        )
     return found
 
 
@@ -264,6 +278,8 @@ def score(
                 )
                 row.coverage[method] = len(best & said) / len(said)
                 row.purity[method] = len(best & said) / len(best) if best & said else 0.0
+                known = best - chatter if conversation.chatter_is_unlabelled else best
+                row.labelled_purity[method] = len(best & said) / len(known) if best & said else 0.0
             rows.append(row)
         for method, groups in groups_by_method.items():
             inside = set().union(*groups.get(speaker, [])) if groups.get(speaker) else set()
@@ -275,13 +291,23 @@ def score(
     return rows, speaker_rows
 
 
-def evaluate(conversation: Conversation, runtime: Runtime) -> tuple[list[Row], list[SpeakerRow]]:
+def ingested(conversation: Conversation, runtime: Runtime) -> str:
     channel = conversation.utterances[0].channel
     report = runtime.engine.ingest(conversation.utterances)
     if report.problems:
         raise SystemExit(f"{conversation.name}: {report.problems[0]}")
+    return channel
+
+
+def evaluate(
+    conversation: Conversation, runtime: Runtime, before: dict[str, list[set[str]]] | None
+) -> tuple[list[Row], list[SpeakerRow]]:
+    channel = ingested(conversation, runtime)
     said = speaker_thoughts(runtime, channel)
-    groups: dict[str, dict[str, list[set[str]]]] = {"AWAI": awai_groups(runtime, channel)}
+    groups: dict[str, dict[str, list[set[str]]]] = {}
+    if before is not None:
+        groups["before"] = before
+    groups["AWAI"] = awai_groups(runtime, channel)
     groups["hdbscan"] = {s: hdbscan_groups(t, single=False) for s, t in said.items()}
     groups["hdbscan-1"] = {s: hdbscan_groups(t, single=True) for s, t in said.items()}
     texts = {u.message_id: u.text for u in conversation.utterances}
@@ -298,16 +324,22 @@ def mean(values: Sequence[float]) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
+def methods_of(rows: list[Row]) -> list[str]:
+    return [m for m in ("before", *METHODS) if rows and m in rows[0].coverage]
+
+
 def summary(name: str, rows: list[Row], speakers: list[SpeakerRow], word: str) -> list[str]:
     lines = [
         f"\n{name}: {len(rows)} concerns of {len(speakers)} speakers"
         f" (mean of per-concern / per-speaker shares)",
-        f"{'method':<10} {'coverage':>9} {'purity':>7} {word + ' kept out':>17} {'schemas/speaker':>16}",
+        f"{'method':<10} {'coverage':>9} {'purity':>7} {'labelled purity':>16}"
+        f" {word + ' kept out':>17} {'schemas/speaker':>16}",
     ]
-    for method in METHODS:
+    for method in methods_of(rows):
         lines.append(
             f"{method:<10} {mean([r.coverage[method] for r in rows]):>9.2f}"
             f" {mean([r.purity[method] for r in rows]):>7.2f}"
+            f" {mean([r.labelled_purity[method] for r in rows]):>16.2f}"
             f" {mean([s.kept_out[method] for s in speakers if s.chatter]):>17.2f}"
             f" {mean([s.schemas[method] for s in speakers]):>16.1f}"
         )
@@ -315,20 +347,59 @@ def summary(name: str, rows: list[Row], speakers: list[SpeakerRow], word: str) -
 
 
 def detail(rows: list[Row], speakers: list[SpeakerRow], word: str) -> list[str]:
-    head = f"{'conversation':<22} {'speaker':<8} {'concern':<14} {'n':>3} " + " ".join(
-        f"{m:>13}" for m in METHODS
+    """Per speaker: mean coverage / labelled purity of their concerns, share of chatter kept out
+    and number of schemas, for every method."""
+    methods = methods_of(rows)
+    head = f"{'conversation':<22} {'speaker':<9} {'concerns':>8} {word:>8} " + " ".join(
+        f"{m:>22}" for m in methods
     )
-    lines = ["\nPer concern: coverage/purity", head]
-    for row in rows:
-        cells = " ".join(f"{row.coverage[m]:>6.2f}/{row.purity[m]:<6.2f}" for m in METHODS)
-        lines.append(
-            f"{row.conversation:<22} {row.speaker:<8} {row.concern:<14} {row.messages:>3} {cells}"
-        )
-    lines.append(f"\nPer speaker: {word} kept out (schemas)")
+    lines = [f"\nPer speaker: coverage / labelled purity / {word} kept out (schemas)", head]
     for s in speakers:
-        cells = " ".join(f"{s.kept_out[m]:>8.2f} ({s.schemas[m]:>2})" for m in METHODS)
-        lines.append(f"{s.conversation:<22} {s.speaker:<8} {s.chatter:>3} {cells}")
+        mine = [r for r in rows if r.conversation == s.conversation and r.speaker == s.speaker]
+        cells = " ".join(
+            f"{mean([r.coverage[m] for r in mine]):>5.2f}/"
+            f"{mean([r.labelled_purity[m] for r in mine]):<4.2f}/"
+            f"{s.kept_out[m]:<4.2f} ({s.schemas[m]:>3})"
+            for m in methods
+        )
+        lines.append(
+            f"{s.conversation:<22} {s.speaker[:9]:<9} {len(mine):>8} {s.chatter:>8} {cells}"
+        )
     return lines
+
+
+def dumped_awai(conversations: list[Conversation], folder: Path) -> dict:
+    """Every conversation's stored schemas as message ids: what ``--before`` reads back."""
+    runtimes: dict[str, Runtime] = {}
+    found: dict[str, dict[str, list[list[str]]]] = {}
+    try:
+        for conversation in conversations:
+            if conversation.language not in runtimes:
+                runtimes[conversation.language] = runtime_for(
+                    folder / conversation.language, conversation.language
+                )
+            runtime = runtimes[conversation.language]
+            channel = ingested(conversation, runtime)
+            groups = awai_groups(runtime, channel)
+            found[conversation.name] = {s: [sorted(g) for g in gs] for s, gs in groups.items()}
+    finally:
+        for runtime in runtimes.values():
+            runtime.close()
+    return found
+
+
+def before_groups(tree: Path, argv: list[str]) -> dict[str, dict[str, list[set[str]]]]:
+    """The schemas ``tree``'s engine stores for the same data, from a fresh process."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "groups.json"
+        subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), *argv, "--dump-awai", str(out)],
+            check=True,
+            cwd=tree,
+            env={**os.environ, "PYTHONPATH": str(tree)},
+        )
+        found = json.loads(out.read_text(encoding="utf-8"))
+    return {c: {s: [set(g) for g in gs] for s, gs in by.items()} for c, by in found.items()}
 
 
 def runtime_for(data_dir: Path, language: str) -> Runtime:
@@ -347,7 +418,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locomo", type=int, default=10, help="LoCoMo conversations (0: none)")
     parser.add_argument("--locomo-dir", type=Path, default=LOCOMO, help="folder of LoCoMo")
-    parser.add_argument("--speakers", action="store_true", help="print every concern and speaker")
+    parser.add_argument("--speakers", action="store_true", help="print every speaker")
+    parser.add_argument("--before", type=Path, help="older checkout to compare with (one table)")
+    parser.add_argument("--dump-awai", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     datasets: list[tuple[str, list[Conversation]]] = [
         ("labelled team chats", labelled_conversations())
@@ -358,6 +431,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "LoCoMo (topics from question evidence)",
                 locomo_conversations(args.locomo, args.locomo_dir),
             )
+        )
+    if args.dump_awai is not None:
+        with tempfile.TemporaryDirectory() as folder:
+            everything = [c for _, conversations in datasets for c in conversations]
+            found = dumped_awai(everything, Path(folder))
+        args.dump_awai.write_text(json.dumps(found), encoding="utf-8")
+        return 0
+    before = None
+    if args.before is not None:
+        before = before_groups(
+            args.before.resolve(),
+            ["--locomo", str(args.locomo), "--locomo-dir", str(args.locomo_dir.resolve())],
         )
     printed: list[str] = []
     with tempfile.TemporaryDirectory() as folder:
@@ -371,7 +456,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         runtimes[conversation.language] = runtime_for(
                             Path(folder) / conversation.language, conversation.language
                         )
-                    found, who = evaluate(conversation, runtimes[conversation.language])
+                    found, who = evaluate(
+                        conversation,
+                        runtimes[conversation.language],
+                        before.get(conversation.name, {}) if before is not None else None,
+                    )
                     rows += found
                     speakers += who
                 word = conversations[0].chatter_word if conversations else CHATTER
