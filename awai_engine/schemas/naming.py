@@ -9,6 +9,9 @@ two-word phrases from :func:`awai_engine.text.words` (English and Japanese alike
 scikit-learn's ``CountVectorizer``; a term said in only one thought of the schema ranks after
 those that recur.
 
+Terms are counted lower-cased; a name shows each word as the speaker writes it inside a sentence
+("Apple Pay", "PR", "Postgres"), so it reads like their words, not like an index.
+
 The contrast set is fixed by the version itself: a version numbered ``v`` was formed on the
 speaker's first ``v`` thoughts, so its keyphrases can be recomputed at any time and never change,
 and a new name always means a new version.
@@ -17,6 +20,7 @@ and a new name always means a new version.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +32,7 @@ NAME_PHRASES = 3
 NAME_WIDTH = 60
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _SEPARATOR = "\x1e"  # between thoughts in a class document: no phrase spans two thoughts
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)\W*$")
 
 
 def terms(document: str) -> list[str]:
@@ -89,7 +94,36 @@ def keyphrases(
                 chosen.append((term, tokens, said))
         elif len(held) == 1 and tokens > chosen[held[0]][1] and said >= chosen[held[0]][2]:
             chosen[held[0]] = (term, tokens, said)  # "idempotency key" wherever "idempotency"
-    return tuple(term for term, _, _ in chosen)
+    return tuple(as_written(term, members) for term, _, _ in chosen)
+
+
+def as_written(term: str, texts: Sequence[str]) -> str:
+    """``term`` with each Latin word spelled as ``texts`` spell it most often mid-sentence.
+
+    A capital at the start of a sentence says nothing about the word, so those are not counted,
+    except an all-capital spelling ("PR"). Words never written mid-sentence stay lower-case.
+    """
+    return " ".join(_spelled(word, texts) for word in term.split())
+
+
+def _spelled(word: str, texts: Sequence[str]) -> str:
+    if not re.search("[a-z]", word):
+        return word
+    pattern = re.compile(rf"(?<![\w']){re.escape(word)}(?![\w'])", re.IGNORECASE)
+    inside: Counter[str] = Counter()
+    capitals: Counter[str] = Counter()
+    for text in texts:
+        for match in pattern.finditer(text):
+            form = match.group(0)
+            if _SENTENCE_START.search(text[: match.start()]):
+                if len(form) > 1 and form.isupper():
+                    capitals[form] += 1
+            else:
+                inside[form] += 1
+    seen = inside or capitals
+    if not seen:
+        return word
+    return min(seen, key=lambda form: (-seen[form], form != word, form))
 
 
 def _overlaps(term: str, tokens: set[str], other: str, other_tokens: set[str]) -> bool:
