@@ -121,7 +121,7 @@ def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtim
     panel = speaker_panel(sections["ann"], basis_of(runtime, "ann"), 4, first=False)
     assert panel is not None
     trends = {row.name: row.trend for row in panel.rows}
-    assert trends[grown.summary] == f"+{grown.size - food.size} thoughts"
+    assert trends[grown.summary] == f"+{grown.messages - food.messages} messages"  # the bar's unit
     assert second.previous_at == first.created_at
 
 

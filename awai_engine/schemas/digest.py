@@ -25,6 +25,7 @@ ChangeKind = Literal["new", "grown", "shrunk", "members changed", "summary rewri
 class SchemaChange(Value):
     kind: ChangeKind
     previous_size: int | None = None
+    previous_messages: int | None = None
 
 
 class DigestExample(Value):
@@ -94,7 +95,7 @@ class PanelRow:
 
     name: str
     messages: int
-    trend: str  # "new", "+3 thoughts", "−2 thoughts", "same", or "" on a first digest
+    trend: str  # "new", "+3 messages", "−2 messages", "changed", "same", or "" on a first digest
 
 
 @dataclass(frozen=True)
@@ -119,13 +120,14 @@ def summary_hash(summary: str) -> str:
 def changes_of(state: SchemaState, previous: DigestEntry | None) -> tuple[SchemaChange, ...]:
     if previous is None:
         return (SchemaChange(kind="new"),)
+    was = {"previous_size": previous.size, "previous_messages": previous.messages}
     found = []
     if state.size > previous.size:
-        found.append(SchemaChange(kind="grown", previous_size=previous.size))
+        found.append(SchemaChange(kind="grown", **was))
     elif state.size < previous.size:
-        found.append(SchemaChange(kind="shrunk", previous_size=previous.size))
+        found.append(SchemaChange(kind="shrunk", **was))
     elif state.version != previous.version:
-        found.append(SchemaChange(kind="members changed", previous_size=previous.size))
+        found.append(SchemaChange(kind="members changed", **was))
     if summary_hash(state.summary or "") != previous.summary_hash:
         found.append(SchemaChange(kind="summary rewritten"))
     return tuple(found)
@@ -212,13 +214,18 @@ def speaker_panel(
 
 
 def trend(schema: DigestSchema) -> str:
-    """What changed since the previous digest: ``new``, a signed count of thoughts, or ``same``."""
+    """What changed since the previous digest, in the bar's own unit (messages it came back in):
+    ``new``, a signed count of messages, ``changed`` (other members, as many messages, or a
+    snapshot from before messages were recorded), or ``same``."""
     for change in schema.changes:
         if change.kind == "new":
             return "new"
-        if change.kind in ("grown", "shrunk") and change.previous_size is not None:
-            grown = schema.size - change.previous_size
-            return f"{grown:+d} {'thought' if abs(grown) == 1 else 'thoughts'}".replace("-", "−")
+        if change.kind in ("grown", "shrunk", "members changed"):
+            if change.previous_messages is None or change.previous_messages == schema.messages:
+                return "changed"
+            grown = schema.messages - change.previous_messages
+            noun = "message" if abs(grown) == 1 else "messages"
+            return f"{grown:+d} {noun}".replace("-", "−")
     return "same"
 
 
@@ -235,6 +242,7 @@ def snapshot(
                 version=state.version,
                 size=state.size,
                 summary_hash=summary_hash(state.summary or ""),
+                messages=len({message_of(key) for key in state.members}),
             )
             for speaker_id, states in speakers
             for state in states

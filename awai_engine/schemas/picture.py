@@ -30,10 +30,10 @@ PANEL_HEAD_PX = 64
 PANEL_GAP_PX = 28
 FOOTER_PX = 44
 MARGIN_PX = 28
-TREND_PX = 200  # room right of the longest bar for "12  +3 thoughts"
+TREND_PX = 200  # room right of the longest bar for "12  +3 messages"
 INK, QUIET, BAR_BACK = "#1d1d1f", "#6e6e73", "#ececf0"
 PALETTE = ("#3b6fd8", "#e07b24", "#2e9e5b", "#c7414b", "#8359c9", "#1f9bb0")
-TREND_COLOURS = {"new": "#2e9e5b", "same": QUIET}
+TREND_COLOURS = {"new": "#2e9e5b", "same": QUIET, "changed": QUIET}
 CJK_FILE = ("matplotlib_fontja", "fonts/ipaexg.ttf")
 CJK_FAMILY = "IPAexGothic"
 

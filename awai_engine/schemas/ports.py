@@ -60,6 +60,7 @@ class DigestEntry:
     version: int
     size: int
     summary_hash: str
+    messages: int | None = None  # messages it came back in; None in snapshots made before
 
 
 @dataclass(frozen=True)
