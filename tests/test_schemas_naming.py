@@ -53,3 +53,14 @@ def test_a_schema_with_no_shared_term_is_named_by_its_most_central_thought() -> 
     assert offline_name(("retry", "charged twice", "checkout", "refund"), "x") == (
         "retry, charged twice, checkout"
     )
+
+
+def test_names_spell_words_as_the_speaker_writes_them_inside_a_sentence() -> None:
+    members = [
+        "Checkout with Apple Pay fails when the PR for retries is not merged.",
+        "Apple Pay retries again: the PR still waits for review.",
+        "Retries under load break Apple Pay, so the PR matters.",
+    ]
+    found = keyphrases(members, ["Lunch at noon?", "The standup moved to ten."])
+    assert "Apple Pay" in found and "PR" in found
+    assert "retries" in found  # capitalised only where a sentence starts: written lower-case
