@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from awai_engine.schemas.naming import keyphrases, offline_name
+from awai_engine.schemas.naming import as_written, keyphrases, offline_name
 from awai_engine.text import words
 
 
@@ -64,3 +64,16 @@ def test_names_spell_words_as_the_speaker_writes_them_inside_a_sentence() -> Non
     found = keyphrases(members, ["Lunch at noon?", "The standup moved to ten."])
     assert "Apple Pay" in found and "PR" in found
     assert "retries" in found  # capitalised only where a sentence starts: written lower-case
+
+
+def test_latin_words_inside_japanese_keep_their_spelling_and_fillers_name_nothing() -> None:
+    said = ["来週DC移行です。", "DCの切り替えでDBが止まる心配があります。"]
+    assert as_written("dc", said) == "DC" and as_written("db", said) == "DB"
+    members = [
+        "I think the launch weekend rota is like unfair.",
+        "The launch weekend rota again, I really think it needs a swap.",
+        "Like I said, who covers the launch weekend rota?",
+    ]
+    found = keyphrases(members, ["Lunch at noon?", "The standup moved to ten."])
+    assert "launch weekend" in " ".join(found)
+    assert not {"like", "think", "really", "said"} & set(found)

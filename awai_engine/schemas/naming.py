@@ -32,7 +32,43 @@ NAME_PHRASES = 3
 NAME_WIDTH = 60
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _SEPARATOR = "\x1e"  # between thoughts in a class document: no phrase spans two thoughts
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)\W*$")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|[。！？]\s*)\W*$")
+# Words of talk itself, not of any topic, that scikit-learn's (written English) stop list keeps:
+# a name such as "launch weekend, like, rota" reads better without them.
+SPOKEN_FILLERS = frozenset(
+    [
+        "like",
+        "just",
+        "think",
+        "know",
+        "really",
+        "ask",
+        "want",
+        "need",
+        "instead",
+        "maybe",
+        "actually",
+        "okay",
+        "ok",
+        "yeah",
+        "yes",
+        "thing",
+        "things",
+        "lot",
+        "sure",
+        "guess",
+        "mean",
+        "going",
+        "got",
+        "let",
+        "say",
+        "said",
+        "sounds",
+        "good",
+        "great",
+        "right",
+    ]
+)
 
 
 def terms(document: str) -> list[str]:
@@ -43,7 +79,11 @@ def terms(document: str) -> list[str]:
     for thought in document.split(_SEPARATOR):
         said = words(thought)
         content = [
-            w not in ENGLISH_STOP_WORDS and len(w) > 1 and not w.isdigit() and "'" not in w
+            w not in ENGLISH_STOP_WORDS
+            and w not in SPOKEN_FILLERS
+            and len(w) > 1
+            and not w.isdigit()
+            and "'" not in w
             for w in said
         ]
         found += [w for w, keep in zip(said, content, strict=True) if keep]
@@ -109,7 +149,8 @@ def as_written(term: str, texts: Sequence[str]) -> str:
 def _spelled(word: str, texts: Sequence[str]) -> str:
     if not re.search("[a-z]", word):
         return word
-    pattern = re.compile(rf"(?<![\w']){re.escape(word)}(?![\w'])", re.IGNORECASE)
+    # Latin letters and digits bound a word: Japanese around it ("DCの移行") is no part of it.
+    pattern = re.compile(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", re.IGNORECASE)
     inside: Counter[str] = Counter()
     capitals: Counter[str] = Counter()
     for text in texts:
