@@ -21,6 +21,7 @@ import discord
 from awai_engine.engine import IngestReport
 from bots.discord.ingest import is_read, to_utterance
 from bots.discord.keys import Line, channel_key, line_of
+from bots.discord.threads import active_threads, threads_of
 from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,41 @@ async def backfill(
 ) -> BackfillProgress:
     """Ingest the history of ``channel`` from its saved cursor to now, reporting after each page."""
     return await read_history(channel, runtime, report, cursor_key(channel), None, page_size)
+
+
+async def backfill_with_threads(
+    channel: History, runtime: Runtime, report: ProgressReport, page_size: int = PAGE_SIZE
+) -> tuple[BackfillProgress, int]:
+    """The channel's history, then each of its threads' (active, archived public, archived
+    private where the bot may list them), each with its own cursor so that a second run, or a
+    restart, resumes every one where it stopped. ``report`` gets the running total, never marked
+    done (the caller says when all is done); returns the total and how many threads were read."""
+
+    async def partial(progress: BackfillProgress, before: BackfillProgress | None = None) -> None:
+        await report(replace(combined(before, progress) if before else progress, done=False))
+
+    total = await backfill(channel, runtime, partial, page_size)
+    threads = 0
+    if isinstance(channel, discord.TextChannel):
+        active = await active_threads(channel.guild)
+        async for thread in threads_of(channel, active, archived_since=None):
+            before = total
+            progress = await backfill(
+                thread, runtime, lambda p, before=before: partial(p, before), page_size
+            )
+            total, threads = combined(total, progress), threads + 1
+    return total, threads
+
+
+def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProgress:
+    """The progress of two histories read one after the other (a channel, then a thread)."""
+    return BackfillProgress(
+        fetched=earlier.fetched + later.fetched,
+        added=earlier.added + later.added,
+        refused=earlier.refused + later.refused,
+        done=later.done,
+        resumed=earlier.resumed or later.resumed,
+    )
 
 
 async def read_history(

@@ -11,14 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import replace
 
 import discord
 
 from bots.discord import access, messages
-from bots.discord.backfill import BackfillProgress, History, backfill
+from bots.discord.backfill import BackfillProgress, History, backfill_with_threads
 from bots.discord.interactions import acknowledge, refuse_now
-from bots.discord.threads import active_threads, threads_of
 from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -73,19 +71,9 @@ class Backfills:
         reporter = StatusReporter(status)
         page_size = self.runtime.settings.discord.backfill_page_size
         try:
-            total = await backfill(channel, self.runtime, reporter.partial, page_size)
-            if isinstance(channel, discord.TextChannel):
-                active = await active_threads(channel.guild)
-                async for thread in threads_of(channel, active, archived_since=None):
-                    before = total
-                    progress = await backfill(
-                        thread,
-                        self.runtime,
-                        lambda p, before=before: reporter.partial(combined(before, p)),
-                        page_size,
-                    )
-                    total = combined(total, progress)
-                    reporter.threads += 1
+            total, reporter.threads = await backfill_with_threads(
+                channel, self.runtime, reporter.update, page_size
+            )
             await reporter.update(total)
             return total
         except discord.HTTPException as error:
@@ -98,17 +86,6 @@ class Backfills:
             return None
 
 
-def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProgress:
-    """The progress of two histories read one after the other (a channel, then a thread)."""
-    return BackfillProgress(
-        fetched=earlier.fetched + later.fetched,
-        added=earlier.added + later.added,
-        refused=earlier.refused + later.refused,
-        done=later.done,
-        resumed=earlier.resumed or later.resumed,
-    )
-
-
 class StatusReporter:
     """Backfill progress shown by editing one status message, at most every few seconds."""
 
@@ -116,10 +93,6 @@ class StatusReporter:
         self.status = status
         self.last_edit = float("-inf")
         self.threads = 0
-
-    async def partial(self, progress: BackfillProgress) -> None:
-        """Progress of one part (the channel, or one thread): never the final word."""
-        await self.update(replace(progress, done=False))
 
     async def update(self, progress: BackfillProgress) -> None:
         now = time.monotonic()

@@ -5,7 +5,8 @@ For each channel of the server that AWAI has read before, its messages after the
 stored are read, and so are those of each of its threads: the active ones, and those archived
 since the newest message AWAI stored in the channel (a thread can be archived during the
 downtime). A thread with nothing stored is read from its start if it was made after AWAI began
-reading the channel; older ones are left to ``/awai backfill``, as channels never read are.
+reading the channel; older ones are left to ``/awai backfill``, as channels never read are. A
+backfill that a stop interrupted is finished first, from its cursor.
 
 Each line is read oldest first in pages, each page stored before its catch-up cursor moves
 (``catchup:<channel or thread>``), so an interrupted catch-up resumes where it stopped even when
@@ -24,7 +25,13 @@ from typing import TYPE_CHECKING
 import discord
 
 from bots.discord.access import may_read_history
-from bots.discord.backfill import BackfillProgress, History, cursor_key, read_history
+from bots.discord.backfill import (
+    BackfillProgress,
+    History,
+    backfill_with_threads,
+    cursor_key,
+    read_history,
+)
 from bots.discord.keys import line_of
 from bots.discord.threads import active_threads, threads_of
 from bots.runtime import Runtime
@@ -63,12 +70,12 @@ class CatchUp:
         return self._running.get(guild_id)
 
     async def guild(self, guild: discord.Guild) -> CaughtUp:
+        lines, added = await self._resume_backfills(guild)
         stored = set(await asyncio.to_thread(self.runtime.channels))
         channels = [c for c in guild.text_channels if line_of(c).key in stored]
         if not channels:
-            return CaughtUp(0, 0)
+            return CaughtUp(lines, added)
         active = await active_threads(guild)
-        lines = added = 0
         for channel in channels:
             if not may_read_history(channel.permissions_for(guild.me)):
                 continue
@@ -89,6 +96,27 @@ class CatchUp:
             lines,
         )
         return CaughtUp(lines, added)
+
+    async def _resume_backfills(self, guild: discord.Guild) -> tuple[int, int]:
+        """Finish the backfills a stop interrupted (their cursor is saved but not done), threads
+        included, before catching up: the channel's past first, then what came after."""
+        page_size = self.runtime.settings.discord.backfill_page_size
+        lines = added = 0
+        for channel in guild.text_channels:
+            saved = await asyncio.to_thread(self.runtime.cursor, cursor_key(channel))
+            if saved is None or saved.done:
+                continue
+            log.info("Resuming the interrupted backfill of #%s (%s)", channel.name, channel.id)
+            try:
+                total, threads = await backfill_with_threads(
+                    channel, self.runtime, _quiet, page_size
+                )
+            except discord.HTTPException as error:
+                log.warning("Backfill of #%s stopped again: %s", channel.name, error)
+                continue
+            log.info("Backfill of #%s finished: %d new message(s)", channel.name, total.added)
+            lines, added = lines + 1 + threads, added + total.added
+        return lines, added
 
     async def _channel(
         self, channel: discord.TextChannel, active: list[discord.Thread]
@@ -118,3 +146,7 @@ class CatchUp:
         page_size = self.runtime.settings.discord.backfill_page_size
         progress = await read_history(channel, self.runtime, report, key, start_after, page_size)
         return progress.added
+
+
+async def _quiet(progress: BackfillProgress) -> None:
+    """A resumed backfill has no status message to edit: its end is logged instead."""

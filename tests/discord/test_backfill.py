@@ -162,3 +162,37 @@ async def test_a_backfill_that_fails_says_so_in_its_status_and_the_next_one_goes
     progress = await _run(harness)
     assert progress is not None and progress.done
     assert len(harness.stored()) == len([m for m in history if not m["author"].get("bot")])
+
+
+async def test_a_backfill_a_stop_interrupted_is_finished_by_the_next_start_on_its_own(
+    start_bot, make_runtime, fake_discord
+):
+    history = _history(25)
+    people = [m["id"] for m in history if not m["author"].get("bot")]
+    fake_discord.add_channel(payloads.text_channel(payloads.CHANNEL_ID, "general"), history)
+    settings = {"discord": {"backfill_page_size": PAGE}}
+    first = await start_bot(make_runtime("data", **settings))
+    fake_discord.hold_history_from = 2  # the second page never answers: the process stops
+    await first.interact(_backfill_command())
+    task = first.cog.running_backfill(payloads.CHANNEL_ID)
+    assert task is not None
+    for _ in range(600):
+        if (saved := first.runtime.store.cursors.get(KEY)) and saved.fetched == PAGE:
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    await first.bot.close()
+    first.runtime.close()
+    fake_discord.hold_history_from = None
+    fake_discord.release()
+
+    second = await start_bot(make_runtime("data", **settings))
+    await second._dispatched(lambda: second.bot._connection.parse_resumed({}))  # type: ignore[arg-type]
+    catching_up = second.cog.catch_up.running(payloads.GUILD_ID)
+    assert catching_up is not None
+    await asyncio.wait_for(catching_up, 60)
+
+    assert list(second.stored()) == people  # no command needed, nothing twice
+    saved = second.runtime.store.cursors.get(KEY)
+    assert saved is not None and saved.done
