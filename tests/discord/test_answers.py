@@ -232,3 +232,21 @@ async def test_a_link_naming_a_channel_of_a_server_awai_is_not_in_is_refused_pri
     (refusal,) = harness.server.private(payloads.ANN_ID)
     assert "cannot see that channel" in refusal.content
     assert harness.server.public() == []
+
+
+async def test_an_interaction_two_bot_processes_receive_is_answered_once_and_quietly(
+    start_bot, make_runtime, caplog
+):
+    first = await start_bot(make_runtime("first"))
+    second = await start_bot(make_runtime("second"))
+    datas = await _conversation(first)
+    await second.post(*datas)
+    data = payloads.interaction(data=_menu(datas))
+
+    await first.interact(data)  # Discord sends the same interaction to both
+    await second._dispatched(lambda: second.bot._connection.parse_interaction_create(data))  # type: ignore[arg-type]
+
+    (reading,) = first.server.private(payloads.ANN_ID)
+    assert reading.embeds
+    assert [r.body["type"] for r in first.server.calls("POST", "/callback")] == [5, 5]
+    assert "failed" not in caplog.text and "Traceback" not in caplog.text
