@@ -6,7 +6,8 @@ Against an older commit: ``git worktree add /tmp/base <commit>`` then ``.venv/bi
 bench.recluster --baseline /tmp/base --sizes 5000 20000 --repeat 5``. Each repeat runs the
 baseline's and this checkout's ``cluster_run`` in fresh processes (``bench/recluster_worker.py``)
 one after the other on the same saved vectors, alternating which goes first, so a busy machine
-slows both alike; the table gives each side's median and the median of the per-repeat ratios.
+slows both alike; the table gives each side's median and the median of the per-repeat ratios, of
+wall time and of CPU time (both sides run this checkout's worker file, each with its own engine).
 
 What is measured is :func:`awai_engine.schemas.build.cluster_run`, the whole of a re-clustering
 but the SQL writes: HDBSCAN, the cohesion floor, ids inherited from the previous run (the same
@@ -173,6 +174,7 @@ def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
         "today (s)",
         "today / baseline",
         "ratio range",
+        "CPU today / baseline",
         "schemas base/today",
         title=f"Re-clustering one speaker: {baseline} against {HERE}, {repeat} interleaved repeats",
     )
@@ -180,7 +182,7 @@ def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
         for count in sizes:
             path = Path(folder) / f"vectors-{count}.npy"
             np.save(path, synthetic(count)[0])
-            base_times, today_times, ratios = [], [], []
+            base_times, today_times, ratios, cpu_ratios = [], [], [], []
             schemas = ("", "")
             for turn in range(repeat):
                 trees = (baseline, HERE) if turn % 2 == 0 else (HERE, baseline)
@@ -189,6 +191,7 @@ def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
                 base_times.append(base["seconds"][0])
                 today_times.append(today["seconds"][0])
                 ratios.append(today["seconds"][0] / base["seconds"][0])
+                cpu_ratios.append(today["cpu"][0] / base["cpu"][0])
                 schemas = (str(base["schemas"]), str(today["schemas"]))
             table.add_row(
                 str(count),
@@ -196,6 +199,7 @@ def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
                 f"{statistics.median(today_times):.2f}",
                 f"{statistics.median(ratios):.2f}",
                 f"{min(ratios):.2f}–{max(ratios):.2f}",
+                f"{statistics.median(cpu_ratios):.2f}",
                 "/".join(schemas),
             )
     console = Console(width=120)
