@@ -15,9 +15,11 @@ cover the whole table, and PostgreSQL's ``ts_rank`` has no document frequencies 
 docs/evaluation.md ("Lexical recall") measures both ways.
 
 Terms: text is NFKC-normalised and case-folded; runs of letters and digits are terms (so
-"420" and "v1.2"'s parts count), and Japanese runs, written without spaces, become overlapping
-character bigrams (a lone kanji or kana stays a unigram), the usual segmentation of CJK
-full-text indexes when no dictionary is at hand.
+"420" and "v1.2"'s parts count), words are reduced to their Snowball (Porter 2) English stem so
+"painted" finds "painting" (what every full-text engine's English analyser does; measured on
+LoCoMo: BM25 top-5 evidence 0.496 → 0.532), and Japanese runs, written without spaces, become
+overlapping character bigrams (a lone kanji or kana stays a unigram), the usual segmentation of
+CJK full-text indexes when no dictionary is at hand.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
+import snowballstemmer
 
 from awai_engine.text import is_japanese_char
 
@@ -37,12 +41,24 @@ BM25_B = 0.75
 ALWAYS_SCORED = 64  # a term held by at most this many messages is never left out
 # Runs of letters/digits outside Japanese script, or runs of Japanese script.
 _RUN = re.compile(r"[^\W_]+", re.UNICODE)
+_ENGLISH = snowballstemmer.stemmer("english")
 
 
-def terms(text: str) -> list[str]:
-    """The index terms of ``text`` in order (repeats kept: they are term frequencies)."""
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    """The Snowball English stem of a word (chat vocabularies repeat: cached)."""
+    return _ENGLISH.stemWord(word)
+
+
+@lru_cache(maxsize=4096)
+def terms(text: str) -> tuple[str, ...]:
+    """The index terms of ``text`` in order (repeats kept: they are term frequencies). Cached:
+    a reading asks for the terms of its message more than once."""
     found: list[str] = []
     for run in _RUN.findall(unicodedata.normalize("NFKC", text).casefold()):
+        if run.isascii():  # no Japanese in it: one word
+            found.append(_stem(run))
+            continue
         start = 0
         for end in range(len(run) + 1):
             at_cut = end == len(run) or (
@@ -58,9 +74,9 @@ def terms(text: str) -> list[str]:
                     else [piece[i : i + 2] for i in range(len(piece) - 1)]
                 )
             elif piece:
-                found.append(piece)
+                found.append(_stem(piece))
             start = end
-    return found
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,22 @@ class WordMatch:
     score: float
     share: float
     terms: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WordSearch:
+    """The best BM25 matches of a query (positions and scores, best first), and its mean and
+    standard deviation over every message of the prefix (messages without a query term score
+    0), so a score reads as standard deviations above what the prefix usually shares."""
+
+    positions: np.ndarray
+    scores: np.ndarray
+    mean: float
+    spread: float
+
+
+# What a query no earlier message shares a word with finds.
+NO_MATCHES = WordSearch(np.empty(0, dtype=np.int64), np.empty(0), 0.0, 0.0)
 
 
 @dataclass
@@ -179,53 +211,65 @@ class LexicalIndex:
     def matches(self, query: str, end: int, limit: int) -> list[WordMatch]:
         """The ``limit`` messages before position ``end`` that BM25 ranks best for the words of
         ``query``, with the statistics of those messages only; best first (ties: the more recent
-        first), each with a score > 0."""
+        first), each with a score > 0 and what it shares."""
+        found = self.search(query, end, limit)
+        return [
+            self.explain(query, end, int(position), float(score))
+            for position, score in zip(found.positions, found.scores, strict=True)
+        ]
+
+    def search(self, query: str, end: int, limit: int) -> WordSearch:
+        """The ``limit`` best messages before ``end`` for ``query``, as arrays (see
+        :meth:`matches`), with the query's mean and spread over the prefix."""
         end = min(end, self.size)
         if end <= 0 or limit <= 0:
-            return []
+            return NO_MATCHES
         mean_length = max(self._cumulative[end] / end, 1e-9)
-        weight_total = 0.0
-        scored: list[tuple[str, float, np.ndarray, np.ndarray]] = []
-        for term in sorted(set(terms(query))):  # a fixed order: the same sums in any process
-            postings = self._postings.get(term)
-            frequency = postings.before(end) if postings else 0
-            if frequency > max(ALWAYS_SCORED, self.max_share * end):
-                continue
-            if not frequency:  # a word no earlier message has: nothing can share it
-                continue
-            assert postings is not None
-            idf = math.log(1.0 + (end - frequency + 0.5) / (frequency + 0.5))
-            weight_total += idf
+        found, partial = [], []
+        for _, idf, postings, frequency in self._query_terms(query, end):
             positions = postings.positions[:frequency]
             counts = postings.counts[:frequency].astype(np.float64)
             norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._lengths[positions] / mean_length)
-            scored.append((term, idf, positions, idf * counts * (BM25_K1 + 1.0) / (counts + norm)))
-        if not scored:
-            return []
-        positions, inverse = np.unique(
-            np.concatenate([found for _, _, found, _ in scored]), return_inverse=True
-        )
-        scores = np.bincount(inverse, weights=np.concatenate([s for _, _, _, s in scored]))
+            found.append(positions)
+            partial.append(idf * counts * (BM25_K1 + 1.0) / (counts + norm))
+        if not found:
+            return NO_MATCHES
+        positions, inverse = np.unique(np.concatenate(found), return_inverse=True)
+        scores = np.bincount(inverse, weights=np.concatenate(partial))
+        mean = float(scores.sum()) / end
+        spread = math.sqrt(max(float(scores @ scores) / end - mean * mean, 0.0))
         # Best score first; ties go to the more recent message, so the order is total.
-        best = positions[np.lexsort((-positions, -scores))[:limit]]
-        best_scores = scores[np.searchsorted(positions, best)]
-        # Which query terms each best message holds: a binary search in each term's postings
-        # (sorted), rarest term first so the five kept are the rarest.
-        scored.sort(key=lambda item: (-item[1], item[0]))
-        shares = np.zeros(len(best))
-        holds = []
-        for _, idf, found, _ in scored:
-            at = np.minimum(np.searchsorted(found, best), len(found) - 1)
-            hit = found[at] == best
-            shares += idf * hit
-            holds.append(hit)
-        held = np.stack(holds, axis=1)  # (best messages, terms)
-        return [
-            WordMatch(
-                position=int(position),
-                score=float(score),
-                share=float(share / weight_total),
-                terms=tuple(scored[t][0] for t in np.flatnonzero(row)[:5]),
-            )
-            for position, score, share, row in zip(best, best_scores, shares, held, strict=True)
-        ]
+        best = np.lexsort((-positions, -scores))[:limit]
+        return WordSearch(positions[best], scores[best], mean, spread)
+
+    def explain(self, query: str, end: int, position: int, score: float) -> WordMatch:
+        """What the message at ``position`` (before ``end``) shares with ``query``: the share of
+        the query's word weight it holds, and the shared terms, rarest first."""
+        query_terms = self._query_terms(query, min(end, self.size))
+        total = sum(idf for _, idf, _, _ in query_terms)
+        held = []
+        for term, idf, postings, frequency in sorted(query_terms, key=lambda t: (-t[1], t[0])):
+            at = int(postings.positions[:frequency].searchsorted(position))
+            if at < frequency and postings.positions[at] == position:
+                held.append((term, idf))
+        return WordMatch(
+            position=position,
+            score=score,
+            share=sum(idf for _, idf in held) / total if total else 0.0,
+            terms=tuple(term for term, _ in held[:5]),
+        )
+
+    def _query_terms(self, query: str, end: int) -> list[tuple[str, float, _Postings, int]]:
+        """The terms of ``query`` some message before ``end`` holds and that are not too common
+        there, with their IDF at ``end``, postings and document frequency, in a fixed order (the
+        same sums in any process)."""
+        chosen = []
+        for term in sorted(set(terms(query))):
+            postings = self._postings.get(term)
+            frequency = postings.before(end) if postings else 0
+            if not frequency or frequency > max(ALWAYS_SCORED, self.max_share * end):
+                continue  # no earlier message has it, or nearly all do
+            assert postings is not None
+            idf = math.log(1.0 + (end - frequency + 0.5) / (frequency + 0.5))
+            chosen.append((term, idf, postings, frequency))
+        return chosen

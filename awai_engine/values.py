@@ -172,7 +172,9 @@ class Association(Value):
     words_share: float | None = Field(
         None, description="Share of the message's word weight (IDF) its message holds."
     )
-    shared_words: tuple[str, ...] = Field((), description="Words it shares, rarest first.")
+    shared_words: tuple[str, ...] = Field(
+        (), description="Words it shares (their stems), rarest first."
+    )
 
     @property
     def margin(self) -> float:

@@ -195,10 +195,8 @@ def cosine_ranking(timeline: Timeline, position: int, limit: int = 100) -> list[
 
 
 def bm25_ranking(timeline: Timeline, position: int, limit: int = 100) -> list[int]:
-    return [
-        match.position
-        for match in timeline.lexicon.matches(timeline.messages[position].text, position, limit)
-    ]
+    found = timeline.lexicon.search(timeline.messages[position].text, position, limit)
+    return [int(source) for source in found.positions]
 
 
 def rrf(rankings: Sequence[Sequence[int]]) -> list[int]:
