@@ -18,14 +18,14 @@ from typing import Literal
 
 import numpy as np
 
-from awai_engine.lexical import WordMatch
+from awai_engine.exchange import Exchange, exchange_of
+from awai_engine.lexical import NO_MATCHES, WordMatch
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, FlowSummary, FlowUtterance, RecallReason
 
 SIMILARITY_DECIMALS = 6
 FAR_SAMPLE = 512  # rows sampled to place the far bar (its mean and spread settle well before)
-RRF_K = 60  # reciprocal-rank fusion's usual constant (Cormack et al., SIGIR 2009)
 
 
 def threshold(distance: np.ndarray | float, settings: AssociationSettings) -> np.ndarray:
@@ -77,7 +77,18 @@ def recall(
     cues = timeline.vectors[query_rows]
     flow_positions = {timeline.position_of[message_id] for message_id in flow.message_ids()}
     rows, similarity = timeline.search(query_rows, prefix_rows)
-    relative = near_bar(timeline, rows, similarity, prefix_rows, association)
+    relative = near_bar(timeline, rows, similarity, prefix_rows, association.near_z)
+    exchange = (
+        exchange_of(timeline, position, association.exchange_window)
+        if association.exchange_window
+        else None
+    )
+    strangers: tuple[Exchange, np.ndarray] | None = None
+    if exchange is not None and (not exchange.alone or association.strangers_when_alone):
+        strangers = (
+            exchange,
+            near_bar(timeline, rows, similarity, prefix_rows, association.stranger_z),
+        )
     picks: list[_Pick] = []
     for source, reason in cue_sources(timeline, position, association):
         if source in flow_positions:
@@ -93,10 +104,27 @@ def recall(
     room = association.max_items - len(picks)
     if room:
         taken = flow_positions | {pick.source for pick in picks}
-        far = _far(timeline, position, rows, similarity, taken, association, room)
+        far = _far(
+            timeline,
+            position,
+            rows,
+            similarity,
+            taken,
+            association,
+            room,
+            exchange if association.far_exchange else None,
+        )
         taken |= {pick.source for pick in far}
         near = _by_meaning(
-            timeline, position, rows, similarity, relative, taken, association, room - len(far)
+            timeline,
+            position,
+            rows,
+            similarity,
+            relative,
+            taken,
+            association,
+            room - len(far),
+            strangers,
         )
         picks.extend([*near, *far])
     if not picks:
@@ -225,9 +253,11 @@ def _by_meaning(
     taken: set[int],
     settings: AssociationSettings,
     room: int,
+    strangers: tuple[Exchange, np.ndarray] | None = None,
 ) -> list[_Pick]:
     """Up to ``room`` thoughts with margin s − max(θ(d), relative bar) ≥ 0, best first, one per
-    source not taken.
+    source not taken. With ``strangers`` (the speaker's exchange and a bar per cue thought), a
+    thought from outside the exchange must also clear that bar.
 
     ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message,
     ``relative`` the :func:`near_bar` of each cue thought.
@@ -236,7 +266,8 @@ def _by_meaning(
         return []
     row_positions = timeline.row_positions[rows]
     distance = position - row_positions - 1
-    bars = np.maximum(threshold(distance, settings)[:, None], relative[None, :])
+    theta = threshold(distance, settings)
+    bars = np.maximum(theta[:, None], relative[None, :])
     margins = similarity - bars.astype(np.float32)
     best_cue = margins.argmax(axis=1)
     best_margin = margins[np.arange(len(rows)), best_cue]
@@ -253,6 +284,12 @@ def _by_meaning(
         seen.add(source)
         cue = int(best_cue[candidate])
         bar = float(bars[candidate, cue])
+        if strangers is not None and not strangers[0].includes(timeline, source):
+            stranger_bars = np.maximum(bars[candidate], strangers[1])
+            cue = int((similarity[candidate] - stranger_bars).argmax())
+            bar = float(stranger_bars[cue])
+            if similarity[candidate, cue] < bar:
+                continue
         picks.append(
             _Pick(
                 row=int(rows[candidate]),
@@ -260,7 +297,7 @@ def _by_meaning(
                 cue=cue,
                 similarity=float(similarity[candidate, cue]),
                 reason="meaning",
-                bar=bar if relative[cue] >= bar else None,  # None: θ(d) was the bar
+                bar=None if bar == theta[candidate] else bar,  # None: θ(d) was the bar
             )
         )
         if len(picks) == room:
@@ -273,38 +310,98 @@ def near_bar(
     rows: np.ndarray,
     similarity: np.ndarray,
     end_row: int,
-    settings: AssociationSettings,
+    z: float | None,
 ) -> np.ndarray:
     """The similarity each cue thought needs near, besides θ(d): μ + z·σ of its similarities to
-    the ``recent_rows`` thoughts just before the message (``-inf`` with ``near_z`` unset).
+    the ``recent_rows`` thoughts just before the message (``-inf`` with ``z`` unset).
 
     Why: in a busy room most nearby lines belong to other conversations, and how alike two
     unrelated lines look depends on the message (a short "thanks" resembles many lines). A
     thought well above what the message shares with everything said just before is on topic.
     """
-    if settings.near_z is None or not len(rows):
+    if z is None or not len(rows):
         return np.full(similarity.shape[1], -np.inf)
     recent = similarity[rows >= end_row - timeline.index.recent_rows]
-    return recent.mean(axis=0) + settings.near_z * recent.std(axis=0)
+    return recent.mean(axis=0) + z * recent.std(axis=0)
 
 
-def far_bar(
-    timeline: Timeline, cues: np.ndarray, far_end: int, settings: AssociationSettings
-) -> np.ndarray:
-    """The similarity each cue thought needs with a thought at least ``far_distance`` back:
-    μ + z·σ of its similarities to a fixed sample of the thoughts before position ``far_end``
-    (never below θ_max's floor ``far_floor``).
+def far_sample(timeline: Timeline, cues: np.ndarray, far_end: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard deviation of each cue thought's similarity to the thoughts before
+    position ``far_end``, from a fixed sample of them.
 
     Why relative: how similar two unrelated lines look depends on the encoder, the language and
-    the message (a greeting resembles every greeting); "among the few closest things ever said"
-    means the same everywhere. The sample is every k-th row before ``far_end`` with k fixed by
-    ``far_end`` alone, so the bar is a function of the prefix.
+    the message (a greeting resembles every greeting); "standard deviations above what the far
+    past usually shares with it" means the same everywhere. The sample is every k-th row before
+    ``far_end`` with k fixed by ``far_end`` alone, so it is a function of the prefix.
     """
     end_row = timeline.messages[far_end].first_row
     step = max(1, end_row // FAR_SAMPLE)
     sample = timeline.vectors[0:end_row:step] @ cues.T  # (sampled rows, cues)
-    mean, spread = sample.mean(axis=0), sample.std(axis=0)
-    return np.maximum(mean + settings.far_z * spread, settings.far_floor)
+    return sample.mean(axis=0), np.maximum(sample.std(axis=0), 1e-6)
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """How strongly each earlier message found is about the message read, in standard
+    deviations above what the past usually shares with it (arrays by candidate message)."""
+
+    sources: np.ndarray  # positions, ascending
+    score: np.ndarray  # meaning + words + named
+    meaning: np.ndarray
+    bm25: np.ndarray  # 0 where BM25 did not find it
+    mean: np.ndarray  # per cue thought: the far past's mean similarity…
+    spread: np.ndarray  # …and its standard deviation
+
+
+def _evidence(
+    timeline: Timeline,
+    position: int,
+    rows: np.ndarray,
+    similarity: np.ndarray,
+    far_end: int,
+    settings: AssociationSettings,
+) -> _Evidence:
+    """Every earlier message the dense search or BM25 found, scored as the sum of how far its
+    best thought's similarity and its BM25 stand above what the prefix usually shares with the
+    message (z-scores: dense against a sample of the far past, BM25 against every message), plus
+    ``named_weight`` when it was said by someone the message names.
+
+    Why a sum of z-scores rather than reciprocal ranks: ranks forget how much better the first
+    is than the rest; on LoCoMo the dense ranking alone is weak (top-5 cosine 0.27) and fusing
+    its ranks drags BM25 down, while a score only gains from it when both agree.
+    """
+    message = timeline.messages[position]
+    cues = timeline.vectors[timeline.rows_of(position)]
+    mean, spread = far_sample(timeline, cues, far_end)
+    dense = ((similarity - mean[None, :]) / spread[None, :]).max(axis=1)
+    # Best thought of each message: sort by score, keep each position's first row.
+    order = np.argsort(-dense, kind="stable")
+    sources, first = np.unique(timeline.row_positions[rows][order], return_index=True)
+    meaning = dense[order[first]]
+    found = (
+        timeline.lexicon.search(message.text, position, settings.lexical_pool)
+        if settings.lexical
+        else NO_MATCHES
+    )
+    missing = np.setdiff1d(found.positions, sources)
+    if len(missing):  # found by words only: their meaning exactly, in one product
+        spans = [timeline.rows_of(int(source)) for source in missing]
+        exact = timeline.vectors[np.concatenate([np.arange(r.start, r.stop) for r in spans])]
+        z = ((exact @ cues.T - mean) / spread).max(axis=1)
+        starts = np.cumsum([0] + [len(r) for r in spans[:-1]])
+        extra = np.maximum.reduceat(z, starts)
+        sources = np.concatenate([sources, missing])
+        meaning = np.concatenate([meaning, extra])
+        ordered = np.argsort(sources, kind="stable")
+        sources, meaning = sources[ordered], meaning[ordered]
+    bm25 = np.zeros(len(sources))
+    bm25[np.searchsorted(sources, found.positions)] = found.scores
+    total = meaning + (bm25 - found.mean) / (found.spread or 1.0)
+    named = timeline.named_speakers(position) if settings.named_weight else frozenset()
+    if named:
+        codes = np.array([timeline.speaker_code(s) for s in named])
+        total = total + settings.named_weight * np.isin(timeline.speaker_codes[sources], codes)
+    return _Evidence(sources, total, meaning, bm25, mean, spread)
 
 
 def _far(
@@ -315,13 +412,14 @@ def _far(
     taken: set[int],
     settings: AssociationSettings,
     room: int,
+    exchange: Exchange | None = None,
 ) -> list[_Pick]:
-    """Up to ``far_items`` messages at least ``far_distance`` back that clear the far bar by
-    meaning (:func:`far_bar`) or share enough of the message's rare words (BM25 on the prefix,
-    :mod:`awai_engine.lexical`), ranked by the reciprocal-rank fusion of both rankings. With
-    ``far_above_near``, a far thought must also be closer to its cue than every near thought
-    (outside the flow and the cues), and a far message's BM25 higher than every near one's: the
-    far past wins a slot only when it says more than the near past does.
+    """Up to ``far_items`` messages at least ``far_distance`` back whose evidence (meaning and
+    words together, :func:`_evidence`) reaches ``far_score_bar`` standard deviations, best
+    first. With ``far_above_near``, a far message must also score higher than every near one
+    outside the flow and the cues (``far_rivals`` says whose near messages compete): the far
+    past wins a slot only when it says more than the near past does. With ``exchange``, a far
+    message must be part of it, unless the speaker has none.
 
     ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message.
     """
@@ -329,46 +427,43 @@ def _far(
     far_end = position - settings.far_distance  # messages before it are far
     if room <= 0 or far_end <= 0:
         return []
-    cues = timeline.vectors[timeline.rows_of(position)]
-    bar = far_bar(timeline, cues, far_end, settings)
-    row_positions = timeline.row_positions[rows]
-    far_rows = np.flatnonzero(row_positions < far_end)
-    taken_array = np.fromiter(taken, dtype=np.int64, count=len(taken))
+    evidence = _evidence(timeline, position, rows, similarity, far_end, settings)
+    sources, score = evidence.sources, evidence.score
+    free = ~np.isin(sources, np.fromiter(taken, dtype=np.int64, count=len(taken)))
+    rival = -math.inf
     if settings.far_above_near:
-        # The seed's "the further back, the closer": closer than anything the near past offers.
-        near = np.flatnonzero((row_positions >= far_end) & ~np.isin(row_positions, taken_array))
-        if len(near):
-            bar = np.maximum(bar, similarity[near].max(axis=0))
-    over = (similarity[far_rows] - bar[None, :]).max(axis=1)
-    cleared, cleared_over = far_rows[over >= 0], over[over >= 0]
-    dense: dict[int, int] = {}  # source → rank of its best thought
-    for candidate in cleared[np.lexsort((-cleared, -cleared_over))]:
-        dense.setdefault(int(row_positions[candidate]), len(dense))
-    lexical: dict[int, WordMatch] = {}
-    if settings.lexical:
-        found = timeline.lexicon.matches(
-            timeline.messages[position].text, position, settings.lexical_pool
-        )
-        near_best = max(
-            (m.score for m in found if m.position >= far_end and m.position not in taken),
-            default=0.0,
-        )
-        for match in found:
-            if (
-                match.position < far_end
-                and match.share >= settings.lexical_share
-                and (not settings.far_above_near or match.score > near_best)
-            ):
-                lexical[match.position] = match
-    fused = {source: 1.0 / (RRF_K + rank + 1) for source, rank in dense.items()}
-    for rank, source in enumerate(lexical):
-        fused[source] = fused.get(source, 0.0) + 1.0 / (RRF_K + rank + 1)
+        near = free & (sources >= far_end)
+        if settings.far_rivals == "others":
+            speaker = timeline.speaker_code(timeline.messages[position].ref.speaker_id)
+            near &= timeline.speaker_codes[sources] != speaker
+        if near.any():
+            rival = float(score[near].max())
+    bar = max(settings.far_score_bar, rival)
+    cues = timeline.vectors[timeline.rows_of(position)]
+    winners = np.flatnonzero(
+        free & (sources < far_end) & (score >= settings.far_score_bar) & (score > rival)
+    )
     picks: list[_Pick] = []
-    for source in sorted(fused, key=lambda s: (-fused[s], -s)):
-        if source in taken:
+    # Best first; ties go to the more recent message.
+    for k in winners[np.lexsort((-sources[winners], -score[winners]))]:
+        source, meaning = int(sources[k]), float(evidence.meaning[k])
+        rest = float(score[k]) - meaning  # what words and naming added
+        reason: RecallReason = "meaning" if meaning >= rest else "words"
+        # The similarity bar its thought cleared: what meaning had to add to the rest.
+        needed = evidence.mean + evidence.spread * (bar - rest)
+        if exchange is not None and not exchange.alone and not exchange.includes(timeline, source):
             continue
-        reason: RecallReason = "meaning" if source in dense else "words"
-        picks.append(_best_thought(timeline, source, cues, reason, "far", bar, lexical.get(source)))
+        words = (
+            timeline.lexicon.explain(
+                timeline.messages[position].text, position, source, float(evidence.bm25[k])
+            )
+            if evidence.bm25[k] > 0
+            else None
+        )
+        pick = _best_thought(timeline, source, cues, reason, "far", needed, words)
+        if pick.similarity < settings.far_floor:
+            continue
+        picks.append(pick)
         if len(picks) == room:
             break
     return picks

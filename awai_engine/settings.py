@@ -54,9 +54,9 @@ class AssociationSettings(BaseModel):
     back needs only to be loosely related, one a hundred lines back must be close (MiniLM scale;
     other models are mapped by ``awai_engine.calibration``). Addressing cues (``*_recent``) take
     their slots first; all share the budget A. The far past (``far_*``, at least
-    ``far_distance`` back) may take up to ``far_items`` slots when a thought there is among the
-    message's closest few and closer than the near past, or shares more of its rare words
-    (``lexical*``): docs/evaluation.md, "Association at every distance".
+    ``far_distance`` back) may take up to ``far_items`` slots when its meaning and rare words
+    (``lexical*``) together stand out from the past and from the near past: docs/evaluation.md,
+    "Association at every distance".
     """
 
     theta_0: Similarity = Field(
@@ -112,6 +112,32 @@ class AssociationSettings(BaseModel):
             " message's mean similarity to the thoughts just before it (None: θ(d) only)."
         ),
     )
+    exchange_window: int = Field(
+        0,
+        ge=0,
+        le=100_000,
+        description=(
+            "Who talks with whom: the utterances looked back at to find the speaker's exchange"
+            " (the people they addressed or were addressed by); 0 turns it off."
+        ),
+    )
+    stranger_z: float = Field(
+        3.0,
+        ge=-5,
+        le=50,
+        description=(
+            "A thought by meaning from outside the speaker's exchange must also be this many"
+            " standard deviations above the message's mean similarity to the thoughts just"
+            " before it."
+        ),
+    )
+    strangers_when_alone: bool = Field(
+        False,
+        description=(
+            "Apply stranger_z also when the speaker has no exchange yet (a newcomer, or someone"
+            " answering without naming anyone)."
+        ),
+    )
     cues_on_topic: tuple[Literal["addressed", "addressed-speaker", "own"], ...] = Field(
         (),
         description=(
@@ -132,23 +158,48 @@ class AssociationSettings(BaseModel):
     far_distance: int = Field(
         50, ge=1, le=1_000_000, description="Utterances back from which a thought is far."
     )
-    far_z: float = Field(
-        3.0,
+    far_score_bar: float = Field(
+        5.0,
+        ge=0,
+        le=50,
+        description=(
+            "Far bar, in standard deviations: a far message's similarity (against a sample of"
+            " the far past) and BM25 (against every earlier message) above what the past"
+            " usually shares with the message, summed, plus named_weight, must reach this."
+        ),
+    )
+    named_weight: float = Field(
+        1.0,
         ge=0,
         le=20,
         description=(
-            "Far bar: a far thought must be this many standard deviations above the message's"
-            " mean similarity to the far past (a sample of it), i.e. among its closest few."
+            "Added to a message's evidence (standard deviations) when its speaker is named in"
+            " the message read ('what did Caroline…', 'bob: …'); 0 turns it off."
+        ),
+    )
+    far_exchange: bool = Field(
+        False,
+        description=(
+            "A far message must be part of the speaker's exchange (said by or to the speaker, a"
+            " partner or someone the message names), when the speaker has one; needs"
+            " exchange_window."
+        ),
+    )
+    far_rivals: Literal["everyone", "others"] = Field(
+        "everyone",
+        description=(
+            "With far_above_near, whose near messages the far past must beat: everyone's, or"
+            " only those of people other than the speaker."
         ),
     )
     far_floor: Similarity = Field(
-        0.3, ge=-1, le=1, description="The far bar never falls below this similarity."
+        0.3, ge=-1, le=1, description="A far thought's similarity never falls below this."
     )
     far_above_near: bool = Field(
         True,
         description=(
-            "A far thought must be closer to the message than every near thought outside the"
-            " flow, and a far message's BM25 higher than every near one's."
+            "A far message's evidence (meaning and words) must be higher than every near"
+            " message's outside the flow and the cues."
         ),
     )
     lexical: bool = Field(
@@ -156,15 +207,6 @@ class AssociationSettings(BaseModel):
         description=(
             "Recall far messages that share the message's rare words (BM25 with the statistics of"
             " the earlier messages only), fused with recall by meaning."
-        ),
-    )
-    lexical_share: float = Field(
-        0.3,
-        ge=0,
-        le=1,
-        description=(
-            "Share of the message's word weight (IDF of its words) an earlier message must hold"
-            " to be recalled by its words."
         ),
     )
     lexical_pool: int = Field(

@@ -19,7 +19,7 @@ from typing import Any, overload
 import numpy as np
 
 from awai_engine.cells import CellIndex, similarities
-from awai_engine.lexical import LexicalIndex
+from awai_engine.lexical import LexicalIndex, terms
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.values import MessageRef, Thought
 
@@ -198,6 +198,10 @@ class Timeline:
     rows: int = 0
     _cells: CellIndex = field(init=False)
     lexicon: LexicalIndex = field(init=False)
+    # name term → (first position, speaker id, all terms of the name) of each speaker
+    _names: dict[str, list[tuple[int, str, frozenset[str]]]] = field(default_factory=dict)
+    _speakers: dict[str, tuple[int, str]] = field(default_factory=dict)  # id → (code, name)
+    _speaker_of: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         self._cells = CellIndex(self.index)
@@ -224,6 +228,12 @@ class Timeline:
         """``ts`` of each message, by position."""
         return self._ts[: len(self.messages)]
 
+    @property
+    def speaker_codes(self) -> np.ndarray:
+        """A small integer per speaker (in order of first message), for each message by
+        position: who said what, as an array."""
+        return self._speaker_of[: len(self.messages)]
+
     def append(
         self,
         ref: MessageRef,
@@ -245,6 +255,12 @@ class Timeline:
         self._row_positions[self.rows : end] = position
         self._row_thought[self.rows : end] = [thought.index for thought in thoughts]
         self._ts[position] = ref.ts
+        if ref.speaker_id not in self._speakers:
+            self._speakers[ref.speaker_id] = (len(self._speakers), ref.speaker_name)
+            name = frozenset(terms(ref.speaker_name))
+            for word in name:
+                self._names.setdefault(word, []).append((position, ref.speaker_id, name))
+        self._speaker_of[position] = self._speakers[ref.speaker_id][0]
         message = TimelineMessage(ref, text, summary, thoughts, self.rows, addressees)
         self.messages.append(message)
         self.speaker_ids.append(ref.speaker_id)
@@ -258,6 +274,27 @@ class Timeline:
         self.rows = end
         self._cells.add(self._vectors, self.rows)
         self.lexicon.add(position, text)
+
+    def speaker_name(self, speaker_id: str) -> str:
+        """The display name a speaker had at their first message."""
+        return self._speakers[speaker_id][1]
+
+    def speaker_code(self, speaker_id: str) -> int:
+        """The speaker's code in :attr:`speaker_codes`."""
+        return self._speakers[speaker_id][0]
+
+    def named_speakers(self, position: int) -> frozenset[str]:
+        """Ids of the other speakers whose whole name (as index terms) the message at
+        ``position`` writes and who spoke before it: "what did Caroline say about…", "bob: …".
+        A message that names someone is likely about what they said."""
+        message = self.messages[position]
+        words = set(terms(message.text))
+        return frozenset(
+            speaker_id
+            for word in words
+            for first, speaker_id, name in self._names.get(word, ())
+            if first < position and name <= words and speaker_id != message.ref.speaker_id
+        )
 
     def search(
         self, query_rows: np.ndarray, end_row: int, probes: int | None = None
@@ -350,7 +387,9 @@ class Timeline:
         if messages > len(self._ts):
             ts = np.empty(max(messages, len(self._ts) + len(self._ts) // 4, 256), np.float64)
             ts[: len(self.messages)] = self._ts[: len(self.messages)]
-            self._ts = ts
+            speaker_of = np.empty(len(ts), dtype=np.int64)
+            speaker_of[: len(self.messages)] = self._speaker_of[: len(self.messages)]
+            self._ts, self._speaker_of = ts, speaker_of
 
     def line_before(self, position: int, last: int) -> tuple[str, list[int]]:
         """The line of the message at ``position`` (its thread, or the top level): the positions

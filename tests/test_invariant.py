@@ -35,6 +35,10 @@ SENTENCES = [
     "The gateway caps uploads at 420 requests per second.",
     "Is the 420 cap on uploads still there?",
     "田中さんは予算を心配しています。",
+    # Named speakers weigh their own messages, only once they have spoken before the message.
+    "What did Bo say about the 420 cap?",
+    "cy: is the retry on the upload job in?",
+    "@Ann the release moved to Thursday.",
 ]
 
 

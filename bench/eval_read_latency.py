@@ -1,0 +1,138 @@
+"""What association at every distance costs a reading: read latency with it and without, one run.
+
+Why: issue 17's budget is read latency at 100k messages within 1.5× of the near-only
+association's. Absolute times on a shared 2-core machine swing with its load, so this bench
+builds each channel once (real chat lines and their real vectors, cycled, written through the
+store as :mod:`bench.read_latency` does) and reads the same messages with several association
+settings, in turns of ten messages, so a busy moment falls on every setting alike. The ratio
+against the near-only row is the number to read.
+
+Rows: *near only* (no far slots, no lexical recall: the association before issue 17), the
+defaults, the defaults without lexical recall, and any ``--variant NAME:field=v;...`` (fields of
+``association``).
+
+    nice -n 10 .venv/bin/python -m bench.eval_read_latency                  # 1k and 100k
+    nice -n 10 .venv/bin/python -m bench.eval_read_latency --sizes 100000 --reads 300
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.engine import Engine
+from awai_engine.settings import AssociationSettings, Settings
+from awai_engine.visibility import EVERYTHING
+from bench.corpus import chat_lines, synthetic_channel
+from bench.read_latency import WRITE_BATCH, percentile
+from storage.store import AwaiStore
+
+INTERLEAVE = 10
+NEAR_ONLY = "near only (before)"
+
+
+def variants(base: AssociationSettings, extra: list[str]) -> dict[str, AssociationSettings]:
+    """The association settings compared, by row name."""
+    rows = {
+        NEAR_ONLY: base.model_copy(update={"far_items": 0, "lexical": False}),
+        "defaults": base,
+        "defaults, no lexical recall": base.model_copy(update={"lexical": False}),
+    }
+    for text in extra:
+        name, _, assignments = text.partition(":")
+        values: dict[str, object] = {}
+        for item in filter(None, assignments.split(";")):
+            key, _, raw = item.partition("=")
+            try:
+                values[key.removeprefix("association.")] = json.loads(raw)
+            except json.JSONDecodeError:
+                values[key.removeprefix("association.")] = raw
+        rows[name] = AssociationSettings.model_validate({**base.model_dump(), **values})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
+    parser.add_argument("--reads", type=int, default=200, help="latest messages read per size")
+    parser.add_argument("--lines", type=int, default=12_000, help="distinct real lines cycled")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME:field=v;...")
+    args = parser.parse_args()
+    console = Console()
+    base = Settings(_env_file=None)  # type: ignore[call-arg]
+    embedder = Embedder(base.embedding)
+    lines = chat_lines(args.lines)
+    rows = variants(base.association, args.variant)
+    timings: dict[tuple[int, str], list[float]] = {}
+    recalled: dict[tuple[int, str], list[int]] = {}
+    far: dict[tuple[int, str], list[int]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        settings = Settings(data_dir=Path(folder), _env_file=None)  # type: ignore[call-arg]
+        store = AwaiStore.open(settings)
+        engines = {
+            name: Engine(
+                settings.model_copy(update={"association": association}),
+                store,
+                embedder,
+                OfflineBackend(),
+            )
+            for name, association in rows.items()
+        }
+        windows: dict[int, list[str]] = {}
+        for size in args.sizes:
+            channel = f"bench:local:c{size}"
+            store.ensure_channel(channel, embedder.model_name, embedder.dimension)
+            make = synthetic_channel(channel, size, embedder, lines)
+            for start in track(
+                range(0, size, WRITE_BATCH), description=f"writing {size:,}", console=console
+            ):
+                store.save(channel, make(start, min(size, start + WRITE_BATCH)))
+            store.timeline(channel)  # the read model, loaded once for every row
+            reads = min(args.reads, size // 2)
+            windows[size] = [f"m{p:07d}" for p in range(size - reads, size)]
+        for block in range(0, max(len(ids) for ids in windows.values()), INTERLEAVE):
+            for size, ids in windows.items():
+                for name, engine in engines.items():
+                    for message_id in ids[block : block + INTERLEAVE]:
+                        started = time.perf_counter()
+                        context = engine.context(f"bench:local:c{size}", message_id, EVERYTHING)
+                        elapsed = (time.perf_counter() - started) * 1000
+                        timings.setdefault((size, name), []).append(elapsed)
+                        items = context.associations
+                        recalled.setdefault((size, name), []).append(len(items))
+                        far.setdefault((size, name), []).append(
+                            sum(item.reach == "far" for item in items)
+                        )
+        store.close()
+
+    table = Table(title="Read-context latency (ms) by association setting, one run")
+    for column in ("messages", "association", "p50", "p95", "p95 / near only", "recalled", "far"):
+        table.add_column(column, justify="right")
+    for size in args.sizes:
+        before = percentile(timings[size, NEAR_ONLY], 0.95)
+        for name in rows:
+            values = timings[size, name]
+            table.add_row(
+                f"{size:,}",
+                name,
+                f"{statistics.median(values):.1f}",
+                f"{percentile(values, 0.95):.1f}",
+                f"{percentile(values, 0.95) / before:.2f}",
+                f"{statistics.mean(recalled[size, name]):.2f}",
+                f"{statistics.mean(far[size, name]):.2f}",
+            )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
