@@ -36,6 +36,12 @@ def test_later_messages_never_change_the_scores_of_an_earlier_search(
     end = data.draw(st.integers(0, len(texts)), label="searched before")
     query = data.draw(st.sampled_from(texts), label="query")
     assert index_of(texts).matches(query, end, 10) == index_of(texts[:end]).matches(query, end, 10)
+    # The mean and spread a score is read against are prefix statistics too.
+    whole, prefix = (
+        index_of(texts).search(query, end, 10),
+        index_of(texts[:end]).search(query, end, 10),
+    )
+    assert (whole.mean, whole.spread) == (prefix.mean, prefix.spread)
 
 
 def test_a_rare_word_outranks_a_common_one_and_says_what_is_shared() -> None:
