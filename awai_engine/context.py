@@ -87,7 +87,9 @@ def recall(
     if exchange is not None and (not exchange.alone or association.strangers_when_alone):
         strangers = (
             exchange,
-            near_bar(timeline, rows, similarity, prefix_rows, association.stranger_z),
+            np.full(similarity.shape[1], np.inf)  # outside the exchange: never by meaning
+            if association.stranger_z is None
+            else near_bar(timeline, rows, similarity, prefix_rows, association.stranger_z),
         )
     picks: list[_Pick] = []
     for source, reason in cue_sources(timeline, position, association):
@@ -112,7 +114,7 @@ def recall(
             taken,
             association,
             room,
-            exchange if association.far_exchange else None,
+            exchange,
         )
         taken |= {pick.source for pick in far}
         near = _by_meaning(
@@ -418,8 +420,8 @@ def _far(
     words together, :func:`_evidence`) reaches ``far_score_bar`` standard deviations, best
     first. With ``far_above_near``, a far message must also score higher than every near one
     outside the flow and the cues (``far_rivals`` says whose near messages compete): the far
-    past wins a slot only when it says more than the near past does. With ``exchange``, a far
-    message must be part of it, unless the speaker has none.
+    past wins a slot only when it says more than the near past does. With ``far_exchange``, a
+    far message must be part of the speaker's ``exchange``, unless the speaker has none.
 
     ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message.
     """
@@ -433,7 +435,9 @@ def _far(
     rival = -math.inf
     if settings.far_above_near:
         near = free & (sources >= far_end)
-        if settings.far_rivals == "others":
+        if settings.far_rivals == "others" or (
+            settings.far_rivals == "others-when-alone" and exchange is not None and exchange.alone
+        ):
             speaker = timeline.speaker_code(timeline.messages[position].ref.speaker_id)
             near &= timeline.speaker_codes[sources] != speaker
         if near.any():
@@ -451,7 +455,8 @@ def _far(
         reason: RecallReason = "meaning" if meaning >= rest else "words"
         # The similarity bar its thought cleared: what meaning had to add to the rest.
         needed = evidence.mean + evidence.spread * (bar - rest)
-        if exchange is not None and not exchange.alone and not exchange.includes(timeline, source):
+        in_exchange = exchange is None or exchange.alone or exchange.includes(timeline, source)
+        if settings.far_exchange and not in_exchange:
             continue
         words = (
             timeline.lexicon.explain(

@@ -18,17 +18,17 @@ from awai_engine.timeline import Timeline
 @dataclass(frozen=True)
 class Exchange:
     """The speaker of a message, the people it names or addresses, and the people the speaker
-    and they addressed, or were addressed by, within the window (names, case-folded)."""
+    and they addressed, or were addressed by, within the window (names, case-folded).
+
+    ``alone``: neither the message nor the window has the speaker addressing anyone or being
+    addressed (a newcomer's first question, someone asking the channel's past, someone
+    answering without naming anyone); naming someone in passing does not count.
+    """
 
     speaker: str
     addressed: frozenset[str]
     partners: frozenset[str]
-
-    @property
-    def alone(self) -> bool:
-        """The speaker has addressed no one and no one has addressed them (a newcomer's first
-        question, or someone answering without naming anyone)."""
-        return not self.partners
+    alone: bool
 
     def includes(self, timeline: Timeline, source: int) -> bool:
         """Is the earlier message at ``source`` part of this exchange: said by the speaker or a
@@ -47,14 +47,18 @@ def exchange_of(timeline: Timeline, position: int, window: int) -> Exchange:
     message = timeline.messages[position]
     speaker = message.ref.speaker_name.casefold()
     named = {timeline.speaker_name(s).casefold() for s in timeline.named_speakers(position)}
-    addressed = ({name.casefold() for name in message.addressees} | named) - {speaker}
+    addressees = {name.casefold() for name in message.addressees} - {speaker}
+    addressed = addressees | (named - {speaker})
     partners = set(addressed)
+    talked = bool(addressees)
     for earlier_position in range(position - 1, max(position - 1 - window, -1), -1):
         earlier = timeline.messages[earlier_position]
         said_by = earlier.ref.speaker_name.casefold()
         to = {name.casefold() for name in earlier.addressees} - {said_by}
-        if said_by == speaker:
+        if said_by == speaker and to:
             partners |= to
+            talked = True
         elif speaker in to:
             partners.add(said_by)
-    return Exchange(speaker, frozenset(addressed), frozenset(partners - {speaker}))
+            talked = True
+    return Exchange(speaker, frozenset(addressed), frozenset(partners - {speaker}), not talked)

@@ -113,7 +113,7 @@ class AssociationSettings(BaseModel):
         ),
     )
     exchange_window: int = Field(
-        0,
+        50,
         ge=0,
         le=100_000,
         description=(
@@ -121,14 +121,14 @@ class AssociationSettings(BaseModel):
             " (the people they addressed or were addressed by); 0 turns it off."
         ),
     )
-    stranger_z: float = Field(
-        3.0,
+    stranger_z: float | None = Field(
+        None,
         ge=-5,
         le=50,
         description=(
             "A thought by meaning from outside the speaker's exchange must also be this many"
             " standard deviations above the message's mean similarity to the thoughts just"
-            " before it."
+            " before it (None: it is not recalled by meaning at all)."
         ),
     )
     strangers_when_alone: bool = Field(
@@ -178,22 +178,23 @@ class AssociationSettings(BaseModel):
         ),
     )
     far_exchange: bool = Field(
-        False,
+        True,
         description=(
             "A far message must be part of the speaker's exchange (said by or to the speaker, a"
             " partner or someone the message names), when the speaker has one; needs"
             " exchange_window."
         ),
     )
-    far_rivals: Literal["everyone", "others"] = Field(
-        "everyone",
+    far_rivals: Literal["everyone", "others", "others-when-alone"] = Field(
+        "others-when-alone",
         description=(
-            "With far_above_near, whose near messages the far past must beat: everyone's, or"
-            " only those of people other than the speaker."
+            "With far_above_near, whose near messages the far past must beat: everyone's, only"
+            " those of people other than the speaker, or others' only when the speaker is in no"
+            " exchange (needs exchange_window)."
         ),
     )
     far_floor: Similarity = Field(
-        0.3, ge=-1, le=1, description="A far thought's similarity never falls below this."
+        0.0, ge=-1, le=1, description="A far thought's similarity never falls below this."
     )
     far_above_near: bool = Field(
         True,
