@@ -255,12 +255,7 @@ class Timeline:
         self._row_positions[self.rows : end] = position
         self._row_thought[self.rows : end] = [thought.index for thought in thoughts]
         self._ts[position] = ref.ts
-        if ref.speaker_id not in self._speakers:
-            self._speakers[ref.speaker_id] = (len(self._speakers), ref.speaker_name)
-            name = frozenset(terms(ref.speaker_name))
-            for word in name:
-                self._names.setdefault(word, []).append((position, ref.speaker_id, name))
-        self._speaker_of[position] = self._speakers[ref.speaker_id][0]
+        self._speaker_of[position] = self._speaker_seen(position, ref.speaker_id, ref.speaker_name)
         message = TimelineMessage(ref, text, summary, thoughts, self.rows, addressees)
         self.messages.append(message)
         self.speaker_ids.append(ref.speaker_id)
@@ -274,6 +269,15 @@ class Timeline:
         self.rows = end
         self._cells.add(self._vectors, self.rows)
         self.lexicon.add(position, text)
+
+    def _speaker_seen(self, position: int, speaker_id: str, speaker_name: str) -> int:
+        """Register a speaker at their first message (code, name and its terms); their code."""
+        if speaker_id not in self._speakers:
+            self._speakers[speaker_id] = (len(self._speakers), speaker_name)
+            name = frozenset(terms(speaker_name))
+            for word in name:
+                self._names.setdefault(word, []).append((position, speaker_id, name))
+        return self._speakers[speaker_id][0]
 
     def speaker_name(self, speaker_id: str) -> str:
         """The display name a speaker had at their first message."""
@@ -364,6 +368,15 @@ class Timeline:
         timeline._row_positions = row_positions
         timeline._row_thought = row_thought
         timeline._ts = np.array(columns.ts, dtype=np.float64)
+        timeline._speaker_of = np.array(
+            [
+                timeline._speaker_seen(position, speaker_id, name)
+                for position, (speaker_id, name) in enumerate(
+                    zip(columns.speaker_ids, columns.speaker_names, strict=True)
+                )
+            ],
+            dtype=np.int64,
+        )
         timeline.rows = len(vectors)
         timeline._cells = cells
         timeline.lexicon = lexicon
