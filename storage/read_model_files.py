@@ -51,7 +51,7 @@ from awai_engine.timeline import MessageColumns, Timeline
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: lexical terms are Snowball stems
 POINTER = "current.json"
 VECTORS = "vectors.npy"
 STRINGS = "strings.json"
