@@ -180,6 +180,7 @@ def test_cues_come_first_and_share_the_budget_with_meaning_one_item_per_source(
             "addressed_recent": 2,
             "addressed_speaker_recent": 0,
             "own_recent": 0,
+            "exchange_window": 0,  # the filler's speaker is a stranger to Al's exchange
         }
     )
     runtime.engine.ingest(
