@@ -23,6 +23,7 @@ from awai_engine.errors import AwaiError
 from awai_engine.extraction_window import extraction_targets
 from awai_engine.limits import cut_notes
 from awai_engine.ports import ContextTooLargeError, LanguageBackend, PreparedUtterance, Store
+from awai_engine.reconcile import DamagedVectorsError, rebuilt_notice
 from awai_engine.settings import Settings
 from awai_engine.text import clean, detect_language
 from awai_engine.values import (
@@ -157,7 +158,7 @@ class Engine:
                 by_channel.setdefault(utterance.channel, []).append(utterance)
             for channel, items in by_channel.items():
                 try:
-                    counts, chunk_notes, failed = self._ingest_isolating(channel, items)
+                    counts, chunk_notes, failed = self._ingest_rebuilding(channel, items)
                 except Exception as error:
                     full = _out_of_space(error)
                     if full is None:
@@ -206,6 +207,25 @@ class Engine:
             )
         return None
 
+    def _ingest_rebuilding(
+        self, channel: str, utterances: list[Utterance]
+    ) -> tuple[dict[str, int], list[str], list[IngestProblem]]:
+        """:meth:`_ingest_isolating`, once more after rebuilding the channel's vector index if
+        it turned out damaged on the way (the rebuild's notice comes first in the notes)."""
+        try:
+            return self._ingest_isolating(channel, utterances)
+        except DamagedVectorsError as error:
+            notice = rebuilt_notice(channel, self._rebuild_vectors(channel, error))
+        counts, notes, problems = self._ingest_isolating(channel, utterances)
+        return counts, [notice, *notes], problems
+
+    def _rebuild_vectors(self, channel: str, error: DamagedVectorsError) -> int:
+        """Rebuild a damaged vector index from what SQL keeps; returns the thoughts embedded
+        (the caller tells a person)."""
+        thoughts = self.store.rebuild_vectors(channel, self.embedder.encode)
+        log.info("%s It had failed with: %s", rebuilt_notice(channel, thoughts), error)
+        return thoughts
+
     def _ingest_isolating(
         self, channel: str, utterances: list[Utterance]
     ) -> tuple[dict[str, int], list[str], list[IngestProblem]]:
@@ -213,15 +233,16 @@ class Engine:
         extraction, embedding or storage fails costs only itself.
 
         A full disk is no message's fault: it stops the ingest (``OSError`` with ``ENOSPC``, which
-        storage raises for its backends' own disk-full errors). So does an error every message of
-        the batch fails with: that is the store or the model failing, not the input.
+        storage raises for its backends' own disk-full errors), and so does a damaged vector
+        index. So does an error every message of the batch fails with: that is the store or the
+        model failing, not the input.
         """
         self.store.ensure_channel(channel, self.embedder.model_name, self.embedder.dimension)
         try:
             counts, notes = self._ingest_channel(channel, utterances)
             return counts, notes, []
         except Exception as error:
-            if len(utterances) == 1 or _out_of_space(error) is not None:
+            if len(utterances) == 1 or _not_the_messages(error):
                 raise
             log.warning("storing %d messages together failed (%s)", len(utterances), error)
         totals = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0, "stale": 0}
@@ -230,7 +251,7 @@ class Engine:
             try:
                 counts, message_notes = self._ingest_channel(channel, [utterance])
             except Exception as error:
-                if _out_of_space(error) is not None:
+                if _not_the_messages(error):
                     raise
                 first_error = first_error or error
                 log.warning("message %s of %s not stored: %r", utterance.message_id, channel, error)
@@ -413,8 +434,15 @@ class Engine:
 
     def read(self, channel: str, message_id: str, scopes: Scopes) -> Reading:
         """The reading of one message for an asker who may read ``scopes``: its context, and an
-        interpretation when a model is set."""
-        context = self.context(channel, message_id, scopes)
+        interpretation when a model is set. A vector index found damaged is rebuilt from SQL
+        first, and the reading's notes say so."""
+        try:
+            context = self.context(channel, message_id, scopes)
+            rebuilt: tuple[ReadingNote, ...] = ()
+        except DamagedVectorsError as error:
+            thoughts = self._rebuild_vectors(channel, error)
+            rebuilt = (ReadingNote(kind="vectors-rebuilt", count=thoughts),)
+            context = self.context(channel, message_id, scopes)
         # A language-model failure must never take an adapter down: it costs the interpretation,
         # and a note says so.
         over_budget = False
@@ -431,6 +459,7 @@ class Engine:
                 notes = (*notes, ReadingNote(kind="stances-unjudged", count=unjudged))
         if not self.backend.offline and _fallback_thoughts(context):
             notes = (*notes, ReadingNote(kind="fallback-thoughts"))
+        notes = (*rebuilt, *notes)
         headline, connections = connect(context, interpretation)
         return Reading(
             context=context,
@@ -457,6 +486,12 @@ def _offline_reason(
     if backend_offline:
         return "not-configured"
     return "over-budget" if over_budget else "failed"
+
+
+def _not_the_messages(error: BaseException) -> bool:
+    """Whether a failed write is the store's own state (a full disk, a damaged vector index),
+    which no message of the batch is to blame for."""
+    return isinstance(error, DamagedVectorsError) or _out_of_space(error) is not None
 
 
 def _out_of_space(error: BaseException) -> OSError | None:

@@ -6,7 +6,7 @@ client; ``storage/`` and ``awai_engine.backends`` provide the implementations.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -98,6 +98,11 @@ class Store(Protocol):
 
     def rescope_thread(self, channel: str, thread_root: str, scope: str) -> int:
         """Give one thread's stored messages another scope; returns how many changed."""
+        ...
+
+    def rebuild_vectors(self, channel: str, encode: Callable[[list[str]], np.ndarray]) -> int:
+        """Build the channel's vector index anew from the thoughts it keeps (the index could not
+        be read: :class:`~awai_engine.reconcile.DamagedVectorsError`); returns how many."""
         ...
 
 

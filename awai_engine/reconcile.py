@@ -10,7 +10,9 @@ one pass brings the two back together:
   thoughts stored in SQL and marked synced;
 - a synced message whose vectors are missing is re-embedded the same way;
 - a vector no SQL thought accounts for (a delete or a shrinking edit interrupted) is removed;
-- a row whose message has a tombstone (a delete raced by a redelivery) is deleted.
+- a row whose message has a tombstone (a delete raced by a redelivery) is deleted;
+- a collection whose index files cannot be read any more (a full disk cut them short) is built
+  again, whole, from the thoughts SQL holds (:class:`DamagedVectorsError`).
 
 It runs at every start, where it costs a few counts per channel when nothing is wrong, and on
 demand with ``awai doctor``, which always compares every id.
@@ -19,12 +21,13 @@ demand with ``awai doctor``, which always compares every id.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
 
+from awai_engine.errors import AwaiError
 from awai_engine.ports import ChannelInfo
 from awai_engine.values import Value
 
@@ -32,6 +35,31 @@ log = logging.getLogger(__name__)
 
 EMBED_BATCH = 256
 EXAMPLES_SHOWN = 5
+
+
+class DamagedVectorsError(AwaiError, RuntimeError):
+    """A channel's vector index cannot be read: its files were cut short (a full disk while the
+    vector store flushed them) or otherwise damaged.
+
+    The vectors are derived data: every thought they came from is in SQL, so the index is rebuilt
+    from there (:func:`reconcile` at start and in ``awai doctor --repair``, and the engine when a
+    call fails so), never patched.
+    """
+
+    def __init__(self, collection: str, detail: str) -> None:
+        super().__init__(
+            f"The vector index {collection} cannot be read ({detail}); it was probably cut short"
+            " by a full disk. `awai doctor --repair` rebuilds it from the stored messages."
+        )
+        self.collection = collection
+
+
+def rebuilt_notice(channel: str, thoughts: int) -> str:
+    """The one line a person is told after a damaged index was rebuilt."""
+    return (
+        f"The vector index of {channel} was damaged (probably by a full disk); rebuilt from the"
+        f" stored messages: {thoughts:,} thought(s)."
+    )
 
 
 @dataclass(frozen=True)
@@ -57,10 +85,14 @@ class ChannelAudit:
     missing: tuple[PendingMessage, ...] = ()
     orphans: tuple[str, ...] = ()
     deleted_rows: tuple[str, ...] = ()
+    damaged: bool = False
+    """The vector index cannot be read; nothing else was compared."""
 
     @property
     def clean(self) -> bool:
-        return not (self.unsynced or self.missing or self.orphans or self.deleted_rows)
+        return not (
+            self.damaged or self.unsynced or self.missing or self.orphans or self.deleted_rows
+        )
 
 
 class ReconcilableStore(Protocol):
@@ -86,6 +118,10 @@ class ReconcilableStore(Protocol):
         """Delete rows (and vectors) of messages that have a tombstone; returns how many."""
         ...
 
+    def rebuild_vectors(self, channel: str, encode: Callable[[list[str]], np.ndarray]) -> int:
+        """Build the channel's vector index anew from the thoughts in SQL; returns how many."""
+        ...
+
 
 class TextEncoder(Protocol):
     model_name: str
@@ -104,6 +140,9 @@ class ChannelReport(Value):
     missing_vectors: int = 0
     orphan_vectors: int = 0
     unfinished_deletes: int = 0
+    damaged_index: bool = False
+    rebuilt_thoughts: int | None = None
+    """Thoughts embedded again into a new index, when a damaged one was rebuilt."""
     repaired: bool = False
     not_repaired_because: str | None = None
     examples: tuple[str, ...] = ()
@@ -111,7 +150,8 @@ class ChannelReport(Value):
     @property
     def problems(self) -> int:
         return (
-            self.unfinished_writes
+            int(self.damaged_index)
+            + self.unfinished_writes
             + self.unfinished_edits
             + self.missing_vectors
             + self.orphan_vectors
@@ -141,6 +181,19 @@ class ReconcileReport(Value):
         ]
         return "; ".join(parts)
 
+    def notices(self) -> list[str]:
+        """What a person should be told of this repair: each damaged index, rebuilt or not."""
+        told = []
+        for item in self.channels:
+            if item.rebuilt_thoughts is not None:
+                told.append(rebuilt_notice(item.channel, item.rebuilt_thoughts))
+            elif item.damaged_index:
+                told.append(
+                    f"The vector index of {item.channel} is damaged and was not rebuilt"
+                    f"{f': {item.not_repaired_because}' if item.not_repaired_because else ''}."
+                )
+        return told
+
 
 def audit(
     store: ReconcilableStore, channels: Iterable[str] | None = None, thorough: bool = True
@@ -169,6 +222,9 @@ def reconcile(
         info = store.channel_info(channel)
         made_by = info.embedding_model if info else encoder.model_name
         if info is None or (made_by, info.dimension) == (encoder.model_name, encoder.dimension):
+            if found.damaged:
+                reports.append(_rebuild(store, encoder, found))
+                continue
             _repair(store, encoder, found)
             reports.append(_report(found, True))
             continue
@@ -176,7 +232,7 @@ def reconcile(
         # channel gets its deletes and orphans repaired, and its re-embedding waits for reembed.
         _repair(store, None, found)
         report = _report(found, True)
-        if found.unsynced or found.missing:
+        if found.damaged or found.unsynced or found.missing:
             report = report.model_copy(
                 update={
                     "repaired": False,
@@ -188,9 +244,22 @@ def reconcile(
             )
         reports.append(report)
     report = ReconcileReport(channels=tuple(reports))
-    if not report.clean:
-        log.warning("reconciled the stores: %s", report.summary())
+    # A rebuilt index is told by the caller, to a person (``notices()``); the rest is logged.
+    others = ReconcileReport(channels=tuple(c for c in reports if not c.damaged_index))
+    if not others.clean:
+        log.warning("reconciled the stores: %s", others.summary())
     return report
+
+
+def _rebuild(store: ReconcilableStore, encoder: TextEncoder, found: ChannelAudit) -> ChannelReport:
+    """Rebuild a damaged index from SQL, then repair what else the fresh index shows."""
+    thoughts = store.rebuild_vectors(found.channel, encoder.encode)
+    again = store.audit(found.channel, thorough=True)
+    if not again.clean:
+        _repair(store, encoder, again)
+    return _report(again, True).model_copy(
+        update={"damaged_index": True, "rebuilt_thoughts": thoughts}
+    )
 
 
 def _repair(store: ReconcilableStore, encoder: TextEncoder | None, found: ChannelAudit) -> None:
@@ -233,6 +302,7 @@ def _report(found: ChannelAudit, repaired: bool) -> ChannelReport:
         missing_vectors=len(found.missing),
         orphan_vectors=len(found.orphans),
         unfinished_deletes=len(found.deleted_rows),
+        damaged_index=found.damaged,
         repaired=repaired,
         examples=tuple(examples[:EXAMPLES_SHOWN]),
     )

@@ -236,6 +236,7 @@ NoteKind = Literal[
     "stances-unjudged",
     "fallback-thoughts",
     "history-missing",
+    "vectors-rebuilt",
 ]
 """What a reading note is about; each surface words it in the reader's language."""
 
@@ -275,7 +276,8 @@ class ReadingNote(Value):
         None,
         description=(
             "The number the note is about: characters embedded (embedding-cut), thoughts a"
-            " message holds (thoughts-merged), connections dropped, stances not judged."
+            " message holds (thoughts-merged), connections dropped, stances not judged, thoughts"
+            " embedded again into a rebuilt vector index (vectors-rebuilt)."
         ),
     )
     thoughts: tuple[int, ...] = Field(

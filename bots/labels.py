@@ -116,6 +116,14 @@ LABELS: dict[str, dict[str, str]] = {
             "AWAI has not read this channel's history from before it joined, so earlier messages"
             " may be missing from this context. `/awai backfill` reads it."
         ),
+        "note:vectors-rebuilt:one": (
+            "This channel's vector index was damaged (probably by a full disk); it was rebuilt"
+            " from the stored messages: 1 thought."
+        ),
+        "note:vectors-rebuilt:other": (
+            "This channel's vector index was damaged (probably by a full disk); it was rebuilt"
+            " from the stored messages: {count} thoughts."
+        ),
         "thought_numbers:one": "thought {n}",
         "thought_numbers:other": "thoughts {n}",
         "list_and": " and ",
@@ -239,6 +247,10 @@ LABELS: dict[str, dict[str, str]] = {
         "note:history-missing": (
             "AWAIは参加前のこのチャンネルの履歴をまだ読んでいないため、以前の発言がこの文脈から"
             "欠けているかもしれません。`/awai backfill` で読み込めます。"
+        ),
+        "note:vectors-rebuilt": (
+            "このチャンネルのベクトル索引が壊れていたため（ディスクの空き不足と思われます）、"
+            "保存済みのメッセージから作り直しました：考え{count}件。"
         ),
         "thought_numbers": "思考{n}",
         "list_and": "、",

@@ -7,6 +7,7 @@ operations are :class:`~bots.records.Records`'): no adapter holds the store or a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from awai_engine.visibility import Scopes, TimelineViews
 from bots.records import Records
 from bots.settings import BotSettings, composed
 from storage.store import AwaiStore
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -115,12 +118,19 @@ def language_backend(settings: Settings) -> LanguageBackend:
     return OfflineBackend(settings.limits)
 
 
-def open_runtime(settings: Settings, repair: bool = True, read_only: bool = False) -> Runtime:
+def open_runtime(
+    settings: Settings,
+    repair: bool = True,
+    read_only: bool = False,
+    notify: Callable[[str], None] | None = None,
+) -> Runtime:
     """Build the runtime; first bring SQL and Chroma back into agreement after any crash.
 
     The start-up check costs a few counts per channel when nothing is wrong
     (:mod:`awai_engine.reconcile`); ``repair=False`` is for ``awai doctor``, which reports first.
     ``read_only`` (no repair) is for commands that only look, so a read-only data folder works.
+    What a person should hear of the check (a damaged vector index rebuilt) goes to ``notify``:
+    the terminal prints it; by default it is logged as a warning.
     """
     repair = repair and not read_only
     store = AwaiStore.open(settings, read_only)
@@ -128,7 +138,8 @@ def open_runtime(settings: Settings, repair: bool = True, read_only: bool = Fals
         embedder = Embedder(settings.embedding)
         calibrated_settings = calibrated(composed(settings), embedder)  # the model's scale
         if repair:
-            reconcile(store, embedder)
+            for notice in reconcile(store, embedder).notices():
+                (notify or log.warning)(notice)
         runtime = Runtime(
             calibrated_settings, store, embedder, language_backend(calibrated_settings)
         )

@@ -1,4 +1,5 @@
-"""Re-embedding a channel with another model: a new collection, then one switch in SQL.
+"""Re-embedding a channel into a new collection, then one switch in SQL: with another model,
+or with the same one to rebuild an index whose files were damaged.
 
 The old vectors stay in use until one SQL transaction records the new collection, model and
 dimension (and bumps the revision, so every cached read model rebuilds); a crash before it leaves
@@ -9,14 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import suppress
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from storage.batches import batches
 from storage.errors import StorageError
 from storage.parts import StorePart
-from storage.queries import bump_revision, channel_row
+from storage.queries import bump_revision, channel_row, tombstone_ids
 from storage.sql import ThoughtRow, UtteranceRow
 from storage.vectors import (
     WRITE_BATCH,
@@ -58,17 +60,24 @@ class Reembedder(StorePart):
                 ).all()
             new = f"{collection_name(channel)[:490]}-{time.time_ns():x}"
             self.vectors.create(new, channel)
-            done = 0
-            for part in batches(thoughts, batch):
-                self.vectors.upsert(
-                    new,
-                    [vector_id(t.message_id, t.idx) for t in part],
-                    encode([t.text for t in part]),
-                    [vector_metadata(t.message_id, t.idx, t.speaker_id) for t in part],
-                )
-                done += len(part)
-                if progress:
-                    progress(done, len(thoughts))
+            try:
+                done = 0
+                for part in batches(thoughts, batch):
+                    self.vectors.upsert(
+                        new,
+                        [vector_id(t.message_id, t.idx) for t in part],
+                        encode([t.text for t in part]),
+                        [vector_metadata(t.message_id, t.idx, t.speaker_id) for t in part],
+                    )
+                    done += len(part)
+                    if progress:
+                        progress(done, len(thoughts))
+            except BaseException:
+                # The channel stays as it was; the half-made copy goes if it can (on a full disk
+                # it may not, and then it is an unused collection, as after a crash).
+                with suppress(Exception):
+                    self.vectors.drop(new)
+                raise
             with self.db.session() as session:
                 row = channel_row(self.db, session, channel)
                 if row.revision != revision:
@@ -79,10 +88,35 @@ class Reembedder(StorePart):
                     )
                 row.collection = new
                 row.embedding_model, row.dimension = embedding_model, dimension
+                # Every thought of every row now has its vector: a write the old index lost
+                # half-way is finished too (not a row a delete is removing: it stays unseen).
+                session.execute(
+                    update(UtteranceRow)
+                    .where(
+                        UtteranceRow.channel_id == row.id,
+                        UtteranceRow.message_id.not_in(tombstone_ids(row.id)),
+                    )
+                    .values(synced=True)
+                )
                 bump_revision(session, row.id)
             self.vectors.drop(old)
             self.read_model.forget(channel)
             return len(thoughts)
+
+    def rebuild(self, channel: str, encode: Callable[[list[str]], np.ndarray]) -> int:
+        """Build a damaged index again from the thoughts in SQL, with the channel's own model.
+
+        The damaged collection is dropped and its files removed from the data folder (they hold
+        vectors, and nothing reads them any more). Returns the thoughts embedded.
+        """
+        with self.db.read() as session:
+            row = channel_row(self.db, session, channel)
+            model, dimension = row.embedding_model, row.dimension
+        if model is None or dimension is None:
+            raise StorageError(f"Channel {channel!r} names no embedding model to rebuild with.")
+        thoughts = self.reembed(channel, model, dimension, encode)
+        self.vectors.scrub()
+        return thoughts
 
     def compact(self, channel: str) -> int:
         """Copy the channel's live vectors into a new collection and drop the old one.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import delete, func, select
 
-from awai_engine.reconcile import ChannelAudit, PendingMessage
+from awai_engine.reconcile import ChannelAudit, DamagedVectorsError, PendingMessage
 from storage.batches import batches
 from storage.parts import StorePart
 from storage.queries import (
@@ -38,7 +38,17 @@ class _RowState:
 
 class Repair(StorePart):
     def audit(self, channel: str, thorough: bool) -> ChannelAudit:
-        """What disagrees between SQL and Chroma; only counts unless ``thorough`` or they differ."""
+        """What disagrees between SQL and Chroma; only counts unless ``thorough`` or they differ.
+
+        A thorough audit reads every vector, so an index that cannot give them back is found
+        (``damaged``); counting finds an index Chroma cannot open at all.
+        """
+        try:
+            return self._audit(channel, thorough)
+        except DamagedVectorsError:
+            return ChannelAudit(channel=channel, thorough=thorough, damaged=True)
+
+    def _audit(self, channel: str, thorough: bool) -> ChannelAudit:
         with self.db.read() as session:
             row = channel_row(self.db, session, channel)
             unsynced = count_utterances(session, row.id, UtteranceRow.synced.is_(False))
@@ -71,7 +81,7 @@ class Repair(StorePart):
         synced_before = {
             row.message.message_id: row for row in self._row_states(channel) if row.synced
         }
-        present = set(self.vectors.all_ids(collection))
+        present = set(self.vectors.all_ids(collection, read_vectors=True))
         rows = self._row_states(channel)
         expected = {vector for row in rows for vector in row.vector_ids}
         unsynced, missing = [], []

@@ -218,6 +218,10 @@ class AwaiStore:
         """Rewrite the channel's vectors into a new collection (see :mod:`storage.erasures`)."""
         return self._reembedder.compact(channel)
 
+    def rebuild_vectors(self, channel: str, encode: Callable[[list[str]], np.ndarray]) -> int:
+        """Build a damaged vector index again from the thoughts in SQL (storage.reembed)."""
+        return self._reembedder.rebuild(channel, encode)
+
     # -- re-embedding (storage.reembed) --------------------------------------------------------
 
     def reembed(

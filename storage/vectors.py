@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from awai_engine.reconcile import DamagedVectorsError
 from storage.batches import batches
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,14 @@ _DOTS = re.compile(r"\.{2,}")
 # Below this much free space, a failed embedded Chroma write is taken for a full disk: Chroma
 # reports a failed segment write ("Error in compaction") without saying why.
 LOW_SPACE_BYTES = 1 << 20
+# What Chroma 1.5 says when its files of a collection's index cannot be read: a truncated
+# ``index_metadata.pickle`` or ``header.bin`` ("Error deserializing pickle file", "Error loading
+# hnsw index", raised by every call), or a truncated ``data_level0.bin`` ("Error getting
+# embedding", raised when vectors are read). A full disk during a flush leaves files so.
+_DAMAGE = re.compile(
+    r"hnsw segment reader|Error loading hnsw index|Error deserializing pickle|"
+    r"Error getting embedding"
+)
 
 
 def collection_name(channel_key: str) -> str:
@@ -126,19 +135,26 @@ class ChromaVectors:
         )
 
     @contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Chroma's own disk-full errors become ``OSError(ENOSPC)``, the error callers know."""
+    def _calling(self, name: str, writing: bool = False) -> Iterator[None]:
+        """Chroma's errors in the words callers know.
+
+        An index whose files cannot be read becomes :class:`DamagedVectorsError` (the SQL record
+        rebuilds it); a write that failed for want of space becomes ``OSError(ENOSPC)``.
+        """
         try:
             yield
         except Exception as error:
-            if _disk_full(error, self.path):
+            # A full disk first: rebuilding a damaged index would need the space too.
+            if writing and _disk_full(error, self.path):
                 raise OSError(
                     errno.ENOSPC, "No space left on device", str(self.path or "the Chroma server")
                 ) from error
+            if _damaged(error):
+                raise DamagedVectorsError(name, str(error)) from error
             raise
 
     def create(self, name: str, channel_key: str) -> None:
-        with self._writing():
+        with self._calling(name, writing=True):
             self._collection(name, channel_key)
 
     def upsert(
@@ -155,7 +171,7 @@ class ChromaVectors:
             batches(metadatas, WRITE_BATCH),
             strict=True,
         ):
-            with self._writing():
+            with self._calling(name, writing=True):
                 collection.upsert(
                     ids=list(part_ids), embeddings=part_vectors, metadatas=list(part_metadatas)
                 )
@@ -163,22 +179,25 @@ class ChromaVectors:
     def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
         ids = list(message_ids)
         if ids:
-            with self._writing():
+            with self._calling(name, writing=True):
                 self._collection(name).delete(where={"message_id": {"$in": ids}})
 
     def delete_thoughts_from(self, name: str, message_id: str, first_index: int) -> None:
         """Remove a message's vectors for thoughts ``first_index`` and later (an edit shrank it)."""
-        self._collection(name).delete(
-            where={"$and": [{"message_id": message_id}, {"thought": {"$gte": first_index}}]}
-        )
+        with self._calling(name, writing=True):
+            self._collection(name).delete(
+                where={"$and": [{"message_id": message_id}, {"thought": {"$gte": first_index}}]}
+            )
 
     def count(self, name: str) -> int:
-        return int(self._collection(name).count())
+        with self._calling(name):
+            return int(self._collection(name).count())
 
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
         collection = self._collection(name)
         for part in batches(ids, WRITE_BATCH):
-            collection.delete(ids=list(part))
+            with self._calling(name, writing=True):
+                collection.delete(ids=list(part))
 
     def all_vectors(self, name: str) -> dict[str, np.ndarray]:
         """Every vector of a collection by id, read in pages."""
@@ -186,7 +205,8 @@ class ChromaVectors:
         found: dict[str, np.ndarray] = {}
         offset = 0
         while True:
-            page = collection.get(include=["embeddings"], limit=PAGE, offset=offset)
+            with self._calling(name):
+                page = collection.get(include=["embeddings"], limit=PAGE, offset=offset)
             ids = page["ids"]
             if not ids:
                 return found
@@ -201,17 +221,25 @@ class ChromaVectors:
         collection = self._collection(name)
         found: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), PAGE):
-            page = collection.get(ids=list(ids[start : start + PAGE]), include=["embeddings"])
+            with self._calling(name):
+                page = collection.get(ids=list(ids[start : start + PAGE]), include=["embeddings"])
             embeddings = np.asarray(page["embeddings"], dtype=np.float32)
             found.update(zip(page["ids"], embeddings, strict=True))
         return found
 
-    def all_ids(self, name: str) -> list[str]:
+    def all_ids(self, name: str, read_vectors: bool = False) -> list[str]:
+        """Every id of a collection; with ``read_vectors`` each page's vectors are read too (and
+        let go), so that an index file too damaged to give them back shows here, as
+        :class:`DamagedVectorsError`, rather than at the next reading."""
         collection = self._collection(name)
+        include = ["embeddings"] if read_vectors else []
         ids: list[str] = []
-        while page := collection.get(include=[], limit=PAGE, offset=len(ids))["ids"]:
+        while True:
+            with self._calling(name):
+                page = collection.get(include=include, limit=PAGE, offset=len(ids))["ids"]
+            if not page:
+                return ids
             ids.extend(page)
-        return ids
 
     def scrub(self) -> None:
         """Remove what an embedded Chroma keeps on disk of dropped collections.
@@ -271,6 +299,13 @@ def _ensure_database(admin_settings: object, database: str) -> None:
                 admin.get_database(database)
             except NotFoundError:
                 raise error from None
+
+
+def _damaged(error: Exception) -> bool:
+    """Whether Chroma failed because a collection's index files cannot be read."""
+    from chromadb.errors import InternalError
+
+    return isinstance(error, InternalError) and _DAMAGE.search(str(error)) is not None
 
 
 def _disk_full(error: Exception, path: Path | None) -> bool:

@@ -17,6 +17,7 @@ from sqlalchemy import event, text
 
 from awai_engine.embedding import Embedder
 from awai_engine.engine import OutOfSpaceError, UnknownMessageError
+from awai_engine.reconcile import DamagedVectorsError
 from awai_engine.settings import Settings
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -281,17 +282,30 @@ def test_a_full_disk_stops_ingest_saying_so_and_keeps_what_was_stored(runtime: R
     ]
 
 
-def test_chromas_disk_full_error_is_raised_as_enospc() -> None:
+def test_chromas_disk_full_and_damaged_index_errors_are_raised_as_what_they_mean() -> None:
     from chromadb.errors import InternalError
 
     vectors = ChromaVectors(client=None)
     # The words Chroma 1.5 said when its folder's disk filled up (seen on a 3 MB tmpfs).
     said = "Query error: Database error: error returned from database: (code: 13) database or disk is full"
-    with pytest.raises(OSError) as raised, vectors._writing():
+    with pytest.raises(OSError) as raised, vectors._calling("c-1", writing=True):
         raise InternalError(said)
     assert raised.value.errno == errno.ENOSPC
-    with pytest.raises(InternalError), vectors._writing():
+    with pytest.raises(InternalError), vectors._calling("c-1", writing=True):
         raise InternalError("some other failure")
+    # What it said of index files a full disk had cut short (tests/test_damaged_vectors.py).
+    for damaged in (
+        "Error executing plan: Error sending backfill request to compactor: Error constructing"
+        " hnsw segment reader: Error creating hnsw segment reader: Error deserializing pickle"
+        " file: eval error at offset 100: EOF while parsing",
+        "Error in compaction: Error constructing hnsw segment reader: Error creating hnsw"
+        " segment reader: Error loading hnsw index",
+        "Error executing plan: Internal error: Error getting embedding",
+    ):
+        with pytest.raises(DamagedVectorsError) as found, vectors._calling("c-1"):
+            raise InternalError(damaged)
+        assert found.value.collection == "c-1"
+        assert "`awai doctor --repair` rebuilds it from the stored messages" in str(found.value)
 
 
 # Chroma's rule for collection names (chromadb 1.5), as its own validation states it.

@@ -12,7 +12,7 @@ from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest
 from bots.terminal.render import reading_json, render_reading
-from bots.terminal.say import styled
+from bots.terminal.say import styled, warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     sample = SAMPLES[args.lang]
-    runtime = open_runtime(settings_for(sample, settings))
+    runtime = open_runtime(settings_for(sample, settings), notify=warn)
     try:
         transcript = load_and_ingest(
             runtime, sample.path, sample.channel, quiet=args.json

@@ -14,7 +14,7 @@ from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
-from bots.terminal.say import fail
+from bots.terminal.say import fail, warn
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except OSError as error:
         fail(f"cannot write to {args.out}: {error.strerror or error}")
         return 2
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, notify=warn)
     try:
         channel = find_channel(runtime, args.channel)
         if channel is None:

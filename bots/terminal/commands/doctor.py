@@ -4,7 +4,9 @@ It also says whether the language model is on and, with a key, whether key and m
 
 Every start already repairs what a crash can leave behind, after a cheap check of counts; the
 doctor compares every id, shows what it found in a table, and with ``--repair`` re-embeds missing
-vectors, finishes half-done writes, edits and deletes, removes orphan vectors, and checks again.
+vectors, finishes half-done writes, edits and deletes, removes orphan vectors, rebuilds a vector
+index whose files cannot be read (a full disk cut them short) from the stored messages, and
+checks again.
 With the embedded Chroma, run it while no bot is writing to the same data directory.
 """
 
@@ -81,6 +83,7 @@ def _check_store(
 def report_table(report: ReconcileReport, title: str) -> Table:
     table = Table(title=title, title_justify="left")
     table.add_column("channel")
+    table.add_column("vector index")
     for heading, _ in COLUMNS:
         table.add_column(heading, justify="right")
     table.add_column("state")
@@ -88,13 +91,20 @@ def report_table(report: ReconcileReport, title: str) -> Table:
     for channel in report.channels:
         table.add_row(
             channel.channel,
+            _index(channel),
             *(str(getattr(channel, field)) for _, field in COLUMNS),
             _state(channel),
             ", ".join(channel.examples),
         )
     if not report.channels:
-        table.add_row("(no channels stored)", *("" for _ in COLUMNS), "", "")
+        table.add_row("(no channels stored)", "", *("" for _ in COLUMNS), "", "")
     return table
+
+
+def _index(channel: ChannelReport) -> Text:
+    if channel.rebuilt_thoughts is not None:
+        return styled(f"rebuilt ({channel.rebuilt_thoughts:,} thoughts)", "green")
+    return styled("damaged", "red") if channel.damaged_index else styled("readable", "green")
 
 
 def _state(channel: ChannelReport) -> Text:

@@ -13,7 +13,7 @@ import sys
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel, find_speaker
-from bots.terminal.say import fail, stderr
+from bots.terminal.say import fail, stderr, warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, notify=warn)
     try:
         channel = find_channel(runtime, args.channel)
         if channel is None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import read_reporting, stderr, store_transcript
+from bots.terminal.say import warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     # Read first: a file that cannot be imported fails before the model loads.
     transcript = read_reporting(args.file, args.channel, settings.limits.max_transcript_bytes)
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, notify=warn)
     try:
         done = store_transcript(runtime, transcript, verb="Importing")
     finally:

@@ -12,6 +12,7 @@ from pathlib import Path
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest
+from bots.terminal.say import warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, notify=warn)
     try:
         done = load_and_ingest(runtime, args.file, args.channel or args.file.stem)
     finally:

@@ -14,7 +14,7 @@ from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest, stderr
 from bots.terminal.render import reading_json, render_reading
-from bots.terminal.say import fail
+from bots.terminal.say import fail, warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.all and not args.json:
         fail("--all prints JSON lines; add --json.")
         return 2
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, notify=warn)
     try:
         transcript = load_and_ingest(
             runtime, args.file, args.channel or args.file.stem, quiet=args.json

@@ -13,7 +13,7 @@ from rich.text import Text
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
-from bots.terminal.say import plain_console, styled
+from bots.terminal.say import plain_console, styled, warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, notify=warn)
     try:
         if args.channel:
             channel = find_channel(runtime, args.channel)

@@ -14,7 +14,7 @@ from rich.progress import Progress
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
-from bots.terminal.say import fail, stderr
+from bots.terminal.say import fail, stderr, warn
 from bots.terminal.transcript import channel_key
 
 
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, notify=warn)
     try:
         embedder = runtime.engine.embedder
         channel = channel_key(args.channel)

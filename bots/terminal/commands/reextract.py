@@ -16,6 +16,7 @@ from rich.console import Console
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
+from bots.terminal.say import warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             " there is nothing to re-extract with."
         )
         return 2
-    runtime = open_runtime(settings)
+    runtime = open_runtime(settings, notify=warn)
     try:
         if args.channel:
             channel = find_channel(runtime, args.channel)

@@ -1,0 +1,222 @@
+"""A vector index whose files a full disk cut short is rebuilt from the SQL record.
+
+The real embedded Chroma writes a channel's index under the data folder (``header.bin``,
+``data_level0.bin``, ``index_metadata.pickle`` once it holds enough vectors); a disk that fills
+while Chroma flushes them leaves them truncated, and Chroma then fails on every later call
+("Error deserializing pickle file", "Error loading hnsw index") or whenever vectors are read
+("Error getting embedding"). Here the real files are truncated as a full disk does, and the
+`awai` commands a person would run next must say what happened in one line, rebuild the index
+from the stored messages, and leave every stored message and every reading as it was.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bots.terminal.cli import main
+
+SPEAKERS = ("Ann", "Bo", "Cy")
+TOPICS = ("battery", "login", "sync", "charts", "release")
+# Chroma 1.5 keeps a collection's vectors in its log until it holds 1,000; from then on the
+# index files under the data folder are what it reads, so only then can a full disk hurt them.
+MESSAGES = 1000
+
+
+def transcript_line(number: int) -> dict[str, object]:
+    """One short message (short, so that rebuilding a thousand of them stays quick)."""
+    return {
+        "id": f"m{number}",
+        "speaker": SPEAKERS[number % len(SPEAKERS)],
+        "text": f"Note {number} on {TOPICS[number % len(TOPICS)]}.",
+        "ts": 1772442000 + 60 * number,
+    }
+
+
+class Awai:
+    """`awai` run in one data folder, with what it printed (stdout, and stderr on one line).
+
+    Each test copies the stored folder to a path of its own before damaging it, so the damaged
+    files are opened fresh, as by the next process: an embedded Chroma keeps an index it has
+    opened in memory for the life of the process.
+    """
+
+    def __init__(self, data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.data = data
+        self.capsys = capsys
+
+    def __call__(self, *argv: str) -> tuple[int, str, str]:
+        code = main(["--data-dir", str(self.data), *argv])
+        captured = self.capsys.readouterr()
+        assert "Traceback" not in captured.err + captured.out
+        return code, captured.out, " ".join(captured.err.split())
+
+    def doctor(self, *options: str) -> tuple[int, list[str]]:
+        """``awai doctor``'s exit status and the cells of the channel's row in its table."""
+        code, out, _ = self("doctor", *options)
+        [row] = [line for line in out.split("\n") if line.startswith("│ terminal:local:chat ")]
+        return code, [cell.strip() for cell in row.strip("│").split("│")]
+
+    def export(self, out: Path) -> bytes:
+        code, _, said = self("export", "chat", "--out", str(out))
+        assert code == 0, said
+        return out.read_bytes()
+
+    def index_file(self, name: str) -> Path:
+        """A file of the channel's vector index, as Chroma wrote it under the data folder."""
+        chroma = self.data / "chroma"
+        with sqlite3.connect(chroma / "chroma.sqlite3") as connection:
+            [(segment,)] = connection.execute(
+                "SELECT s.id FROM segments s JOIN collections c ON s.collection = c.id"
+                " WHERE s.scope = 'VECTOR'"
+            ).fetchall()
+        return chroma / segment / name
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A data folder holding one channel, with its transcript, its export and the reading of
+    its last message but one, all taken before any damage."""
+
+    data: Path
+    transcript: Path
+    messages: int
+    export: bytes
+    reading: dict[str, object]
+
+    @property
+    def read(self) -> str:
+        return f"m{self.messages - 2}"
+
+    def copy(self, folder: Path, capsys: pytest.CaptureFixture[str]) -> Awai:
+        """`awai` on a copy of the folder, at a path of its own."""
+        awai = Awai(folder / "data", capsys)
+        shutil.copytree(self.data, awai.data)
+        return awai
+
+
+def store_channel(folder: Path, messages: int) -> Stored:
+    path = folder / "chat.jsonl"
+    path.write_text(
+        "".join(json.dumps(transcript_line(n)) + "\n" for n in range(messages)), encoding="utf-8"
+    )
+    data, read = folder / "data", f"m{messages - 2}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "stdout", io.StringIO())
+        assert main(["--data-dir", str(data), "read", str(path), "--message", read, "--json"]) == 0
+        reading = json.loads(sys.stdout.getvalue())
+    assert main(["--data-dir", str(data), "export", "chat", "--out", str(folder / "x.jsonl")]) == 0
+    return Stored(data, path, messages, (folder / "x.jsonl").read_bytes(), reading)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Stored:
+    return store_channel(tmp_path_factory.mktemp("stored"), MESSAGES)
+
+
+@pytest.fixture
+def awai(stored: Stored, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Awai:
+    return stored.copy(tmp_path, capsys)
+
+
+@pytest.fixture(autouse=True)
+def wide_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Room for the doctor's whole table (rich reads COLUMNS)."""
+    monkeypatch.setenv("COLUMNS", "250")
+
+
+def cut(path: Path, kept_bytes: int) -> None:
+    """What a write cut off by a full disk leaves: the file's first bytes only."""
+    assert path.stat().st_size > kept_bytes
+    with path.open("r+b") as handle:
+        handle.truncate(kept_bytes)
+
+
+NOTICE = (
+    "The vector index of terminal:local:chat was damaged (probably by a full disk); rebuilt"
+    f" from the stored messages: {MESSAGES:,} thought(s)."
+)
+
+
+def one_more(tmp_path: Path) -> Path:
+    path = tmp_path / "more.jsonl"
+    path.write_text(json.dumps(transcript_line(MESSAGES)) + "\n", encoding="utf-8")
+    return path
+
+
+def test_an_index_chroma_cannot_open_is_rebuilt_when_awai_starts_and_nothing_is_lost(
+    awai: Awai, stored: Stored, tmp_path: Path
+) -> None:
+    damaged = awai.index_file("index_metadata.pickle")
+    cut(damaged, 100)  # then every Chroma call fails: "Error deserializing pickle file"
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged" and row[-2] == "needs repair"
+
+    code, _, said = awai("ingest", str(one_more(tmp_path)), "--channel", "chat")
+
+    assert code == 0, said
+    assert said.count(NOTICE) == 1, said
+    assert "terminal:local:chat: 1 added, 0 edited, 0 unchanged, 0 refused" in said
+    code, reading, said = awai("read", str(stored.transcript), "--message", stored.read, "--json")
+    assert code == 0 and "vector index" not in said
+    assert json.loads(reading) == stored.reading
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    exported = awai.export(tmp_path / "after.jsonl").splitlines()
+    assert exported[:-1] == stored.export.splitlines()
+    assert json.loads(exported[-1])["id"] == f"m{MESSAGES}"
+    assert not damaged.parent.exists()  # the damaged files (vectors too) left the data folder
+
+
+def test_vectors_that_cannot_be_read_back_are_rebuilt_by_the_ingest_that_needs_them(
+    awai: Awai, stored: Stored, tmp_path: Path
+) -> None:
+    cut(awai.index_file("data_level0.bin"), 5000)  # counting still works; reading vectors fails
+    code, row = awai.doctor()  # the doctor reads every vector
+    assert code == 1 and row[1] == "damaged"
+
+    code, _, said = awai("ingest", str(one_more(tmp_path)), "--channel", "chat")
+
+    assert code == 0, said
+    assert said.count(NOTICE) == 1, said
+    assert "terminal:local:chat: 1 added, 0 edited, 0 unchanged, 0 refused" in said
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert awai.export(tmp_path / "after.jsonl").splitlines()[:-1] == stored.export.splitlines()
+
+
+def test_vectors_that_cannot_be_read_back_are_rebuilt_by_a_reading_which_says_so(
+    awai: Awai, stored: Stored, tmp_path: Path
+) -> None:
+    cut(awai.index_file("data_level0.bin"), 5000)
+
+    code, out, said = awai("read", str(stored.transcript), "--message", stored.read)
+
+    assert code == 0, said
+    assert (  # in the reading's notes, as the terminal shows them
+        "This channel's vector index was damaged (probably by a full disk); it was rebuilt from"
+        f" the stored messages: {MESSAGES} thoughts."
+    ) in " ".join(out.split())
+    code, reading, _ = awai("read", str(stored.transcript), "--message", stored.read, "--json")
+    assert json.loads(reading) == stored.reading
+    assert awai.export(tmp_path / "after.jsonl") == stored.export
+
+
+def test_doctor_repair_rebuilds_a_damaged_index_from_the_stored_messages(
+    awai: Awai, stored: Stored, tmp_path: Path
+) -> None:
+    cut(awai.index_file("header.bin"), 0)  # then every Chroma call fails: "Error loading hnsw"
+
+    code, row = awai.doctor("--repair")
+
+    assert code == 0 and row[1] == f"rebuilt ({MESSAGES:,} thoughts)" and row[-2] == "repaired"
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert awai.export(tmp_path / "after.jsonl") == stored.export
