@@ -5,6 +5,11 @@ exactly as it was (`awai export` gives the same bytes before and after)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -301,33 +306,83 @@ def test_a_misspelled_embedding_model_fails_at_once_naming_the_models_there_are(
     assert awai.export("kept") == before
 
 
+@contextmanager
+def read_only(folder: Path) -> Iterator[Path]:
+    """``folder`` where nobody can write it, as on read-only media; yields where to find it.
+
+    File modes do not stop root, and CI runs as root: there the folder is seen through a
+    read-only bind mount (``mount --bind``, then ``remount,ro``), which stops root as a read-only
+    disk would. Other users get its folders' write bits removed. Skipped only when neither can
+    be had (root without the right to mount), saying why; under ``CI=true`` that fails instead,
+    so CI never passes without having run the test.
+    """
+    if os.geteuid() != 0:
+        folders = [folder, *(path for path in folder.rglob("*") if path.is_dir())]
+        for each in folders:
+            each.chmod(0o555)
+        try:
+            if _writable(folder):
+                _unavailable("file modes do not stop this user from writing")
+            yield folder
+        finally:
+            for each in folders:
+                each.chmod(0o755)
+        return
+    view = folder.parent / f"{folder.name}-read-only"
+    view.mkdir()
+    mounted = _run("mount", "--bind", str(folder), str(view))
+    if mounted:
+        _unavailable(f"run as root, and `mount --bind` was refused ({mounted})")
+    try:
+        refused = _run("mount", "-o", "remount,ro,bind", str(view))
+        if refused:
+            _unavailable(f"run as root, and a read-only remount was refused ({refused})")
+        assert not _writable(view), "the read-only bind mount can still be written"
+        yield view
+    finally:
+        if _run("umount", str(view)):
+            _run("umount", "-l", str(view))  # still busy: detach it now, gone when released
+
+
+def _run(*command: str) -> str:
+    """Run a mount command; what went wrong ("" when it worked)."""
+    if shutil.which(command[0]) is None:
+        return f"no {command[0]} command"
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    return "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+
+
+def _writable(folder: Path) -> bool:
+    probe = folder / ".probe"
+    try:
+        probe.write_text("x")
+    except OSError:
+        return False
+    probe.unlink()
+    return True
+
+
+def _unavailable(reason: str) -> None:
+    message = f"cannot make a read-only data folder here: {reason}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 def test_a_read_only_data_folder_still_exports_reports_and_shows_schemas(
-    awai: Awai, tmp_path: Path
+    awai: Awai, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = awai.export("kept")
     out = tmp_path / "from-read-only.jsonl"
-    folders = [awai.data, *(path for path in awai.data.rglob("*") if path.is_dir())]
-    for folder in folders:
-        folder.chmod(0o555)
-    try:
-        probe = awai.data / ".probe"
-        try:
-            probe.write_text("x")
-        except OSError:
-            pass
-        else:  # root ignores file modes; run as root, this was checked on a read-only mount
-            probe.unlink()
-            pytest.skip("file modes do not stop this user from writing")
-        code, said = awai("export", "kept", "--out", str(out))
+    with read_only(awai.data) as folder:
+        frozen = Awai(folder, capsys)
+        code, said = frozen("export", "kept", "--out", str(out))
         assert code == 0, said
         assert out.read_bytes() == before
-        code, said = awai("doctor")
+        code, said = frozen("doctor")
         assert code == 0 and "ok" in said, said
-        code, said = awai("schemas", "kept")
-        assert code == 0 and "Traceback" not in said, said
-        code, said = awai("ingest", str(write(tmp_path / "more.jsonl", GOOD)), "--channel", "x")
-        assert code == 2 and f"The data directory {awai.data} is not writable" in said
-    finally:
-        for folder in folders:
-            folder.chmod(0o755)
+        code, said = frozen("schemas", "kept")
+        assert code == 0, said
+        code, said = frozen("ingest", str(write(tmp_path / "more.jsonl", GOOD)), "--channel", "x")
+        assert code == 2 and f"The data directory {folder} is not writable" in said
     assert awai.export("kept") == before
