@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from awai_engine.errors import AwaiError
+
+_BACKGROUND = re.compile(r"\(Background on this error at: [^)]*\)")
 
 
 class StorageError(AwaiError, RuntimeError):
@@ -11,3 +15,10 @@ class StorageError(AwaiError, RuntimeError):
 
 class EmbeddingMismatchError(StorageError):
     """The channel's vectors were made by another model than the one configured now."""
+
+
+def driver_words(error: BaseException) -> str:
+    """What a database driver said, on one line: SQLAlchemy's wrapper (the exception class in
+    brackets, the SQL, the link to its error catalogue) is not for the person who must act."""
+    said = str(getattr(error, "orig", None) or error)
+    return " ".join(_BACKGROUND.sub("", said).split())

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from awai_engine.settings import Settings
-from storage.errors import StorageError
+from storage.errors import StorageError, driver_words
 from storage.sql import Database
 from storage.vectors import ChromaVectors
 
@@ -36,8 +36,8 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
         database = Database(settings.resolved_database_url())
     except Exception as error:
         raise StorageError(
-            f"Cannot open the database {_without_password(settings.resolved_database_url())}:"
-            f" {error}"
+            f"Cannot open the database {_without_password(settings.resolved_database_url())}"
+            f"{' (AWAI_DATABASE_URL)' if settings.database_url else ''}: {driver_words(error)}"
         ) from error
     try:
         vectors = (

