@@ -103,6 +103,11 @@ def _without_password(url: str) -> str:
 
 
 def _check_writable(path: Path) -> None:
+    if path.exists() and not path.is_dir():
+        raise StorageError(
+            f"The data directory {path} is a file, not a folder."
+            " Set AWAI_DATA_DIR (or --data-dir) to a folder AWAI may write to."
+        )
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / ".awai-write-check"

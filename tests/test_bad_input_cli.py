@@ -188,6 +188,16 @@ def test_a_file_that_is_not_a_transcript_is_one_message_and_stores_nothing(
     assert awai.export("kept") == before
 
 
+def test_a_file_given_as_the_data_folder_is_named_as_a_file(awai: Awai, tmp_path: Path) -> None:
+    path = write(tmp_path / "chat.jsonl", GOOD)
+    for command in (["doctor"], ["export", "kept", "--out", str(tmp_path / "x.jsonl")]):
+        code = main(["--data-dir", str(path), *command])
+        said = " ".join(awai.capsys.readouterr().err.split())
+        assert code == 2
+        assert f"The data directory {path} is a file, not a folder" in said
+    assert path.read_bytes() == write(tmp_path / "again.jsonl", GOOD).read_bytes()
+
+
 @pytest.mark.parametrize("command", ["ingest", "import", "read"])
 def test_a_folder_given_as_a_transcript_is_named_as_a_folder(
     awai: Awai, tmp_path: Path, command: str
