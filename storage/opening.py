@@ -6,6 +6,7 @@ the variable, rather than fail on its first message with a driver's traceback.
 
 from __future__ import annotations
 
+import errno
 import shutil
 import tempfile
 from pathlib import Path
@@ -114,6 +115,11 @@ def _check_writable(path: Path) -> None:
         probe.write_text("ok")
         probe.unlink()
     except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageError(
+                f"The disk of the data directory {path} is full ({error.strerror}): nothing was"
+                " changed. Free some space and run the same command again."
+            ) from None
         raise StorageError(
             f"The data directory {path} is not writable ({error.strerror or error})."
             " Set AWAI_DATA_DIR to a folder AWAI may write to."

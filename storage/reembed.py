@@ -8,6 +8,8 @@ the channel as it was plus an unused collection.
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import time
 from collections.abc import Callable
 from contextlib import suppress
@@ -26,6 +28,8 @@ from storage.vectors import (
     vector_id,
     vector_metadata,
 )
+
+log = logging.getLogger(__name__)
 
 
 class Reembedder(StorePart):
@@ -106,17 +110,24 @@ class Reembedder(StorePart):
     def rebuild(self, channel: str, encode: Callable[[list[str]], np.ndarray]) -> int:
         """Build a damaged index again from the thoughts in SQL, with the channel's own model.
 
-        The damaged collection is dropped and its files removed from the data folder (they hold
-        vectors, and nothing reads them any more). Returns the thoughts embedded.
+        The damaged collection is dropped first, and its files removed from the data folder:
+        nothing can read them, they hold vectors, and a disk that filled once may have room for
+        only one copy. Should the rebuild stop half-way, the channel names a collection that is
+        gone, which the next reconciliation sees as missing vectors and embeds again. Returns
+        the thoughts embedded.
         """
-        with self.db.read() as session:
-            row = channel_row(self.db, session, channel)
-            model, dimension = row.embedding_model, row.dimension
-        if model is None or dimension is None:
-            raise StorageError(f"Channel {channel!r} names no embedding model to rebuild with.")
-        thoughts = self.reembed(channel, model, dimension, encode)
-        self.vectors.scrub()
-        return thoughts
+        with self.locks(channel):
+            with self.db.read() as session:
+                row = channel_row(self.db, session, channel)
+                damaged, model, dimension = row.collection, row.embedding_model, row.dimension
+            if model is None or dimension is None:
+                raise StorageError(f"Channel {channel!r} names no embedding model to rebuild with.")
+            self.vectors.drop(damaged)
+            try:
+                self.vectors.scrub()
+            except sqlite3.OperationalError as error:  # VACUUM needs room a full disk lacks
+                log.warning("Chroma's file was not vacuumed after the drop (%s)", error)
+            return self.reembed(channel, model, dimension, encode)
 
     def compact(self, channel: str) -> int:
         """Copy the channel's live vectors into a new collection and drop the old one.

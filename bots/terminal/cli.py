@@ -3,12 +3,13 @@
 Each subcommand lives in its own module under ``bots.terminal.commands`` and registers itself on
 the parser; this module only wires them up, loads settings once, and turns expected errors into
 one clear line and a non-zero exit code instead of a traceback (every expected error derives
-from :class:`~awai_engine.errors.AwaiError`).
+from :class:`~awai_engine.errors.AwaiError`; a full disk is an ``OSError`` and said as such).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import sys
 from collections.abc import Sequence
@@ -47,6 +48,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args, settings) or 0)
     except AwaiError as error:
         fail(str(error))
+        return 2
+    except OSError as error:
+        # Ingest says what it kept of a full disk itself; this is a full disk met anywhere else
+        # (a repair at start-up, a re-embedding), which leaves what was stored as it was.
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        where = f": {error.filename}" if error.filename else ""
+        fail(
+            f"The disk is full ({error.strerror}{where}): the command stopped, and what was"
+            " stored before stays. Free some space and run the same command again."
+        )
         return 2
     except KeyboardInterrupt:
         warn("awai: interrupted")
