@@ -425,3 +425,41 @@ def test_a_read_only_data_folder_still_exports_reports_and_shows_schemas(
         code, said = frozen("ingest", str(write(tmp_path / "more.jsonl", GOOD)), "--channel", "x")
         assert code == 2 and f"The data directory {folder} is not writable" in said
     assert awai.export("kept") == before
+
+
+@contextmanager
+def full_disk(mount_point: Path) -> Iterator[Path]:
+    """A real disk with no room left: a small tmpfs, filled (mounting needs root)."""
+    if os.geteuid() != 0:
+        _unavailable("mounting a small full disk needs root")
+    mount_point.mkdir()
+    refused = _run("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point))
+    if refused:
+        _unavailable(f"run as root, and mounting a tmpfs was refused ({refused})")
+    try:
+        filler = os.open(mount_point / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(filler, b"\0" * 4096):
+                pass
+        except OSError:  # ENOSPC: full
+            pass
+        finally:
+            os.close(filler)
+        yield mount_point
+    finally:
+        if _run("umount", str(mount_point)):
+            _run("umount", "-l", str(mount_point))
+
+
+def test_a_data_folder_on_a_full_disk_is_told_the_disk_is_full(
+    awai: Awai, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = awai.export("kept")
+    with full_disk(tmp_path / "disk") as disk:
+        code, said = Awai(disk / "data", capsys)("ingest", str(write(tmp_path / "c.jsonl", GOOD)))
+    assert code == 2
+    assert (
+        f"The disk of the data directory {disk / 'data'} is full (No space left on device)" in said
+    )
+    assert "Free some space and run the same command again" in said
+    assert awai.export("kept") == before
