@@ -132,6 +132,13 @@ def wide_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "250")
 
 
+def cut_read_model(awai: Awai) -> None:
+    """The read model AWAI keeps beside the data cut short too: readings then need Chroma's
+    vectors (while that file is whole, readings come from it, and Chroma is not read)."""
+    [vectors] = (awai.data / "read-models").rglob("vectors.npy")
+    cut(vectors, vectors.stat().st_size // 2)
+
+
 def cut(path: Path, kept_bytes: int) -> None:
     """What a write cut off by a full disk leaves: the file's first bytes only."""
     assert path.stat().st_size > kept_bytes
@@ -179,6 +186,7 @@ def test_vectors_that_cannot_be_read_back_are_rebuilt_by_the_ingest_that_needs_t
     awai: Awai, stored: Stored, tmp_path: Path
 ) -> None:
     cut(awai.index_file("data_level0.bin"), 5000)  # counting still works; reading vectors fails
+    cut_read_model(awai)
     code, row = awai.doctor()  # the doctor reads every vector
     assert code == 1 and row[1] == "damaged"
 
@@ -196,6 +204,7 @@ def test_vectors_that_cannot_be_read_back_are_rebuilt_by_a_reading_which_says_so
     awai: Awai, stored: Stored, tmp_path: Path
 ) -> None:
     cut(awai.index_file("data_level0.bin"), 5000)
+    cut_read_model(awai)
 
     code, out, said = awai("read", str(stored.transcript), "--message", stored.read)
 
