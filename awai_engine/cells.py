@@ -29,6 +29,7 @@ from awai_engine.settings import RecallIndexSettings
 
 KMEANS_ROUNDS = 8
 LEAF_ROWS = 4  # rows per finest cell when a level is fitted
+_ARRAY_OBJECT = 112  # bytes of a small numpy array object besides its data (sys.getsizeof)
 
 
 @dataclass
@@ -147,6 +148,15 @@ class CellIndex:
             level.cell_sizes = np.array(saved.cell_sizes, dtype=np.int64)
             index.levels.append(level)
         return index
+
+    def array_bytes(self) -> int:
+        """Bytes the index holds: its arrays as allocated, and each array object's own header."""
+        total = self.row_cells.nbytes
+        for level in self.levels:
+            total += level.centroids.nbytes + level.cell_sizes.nbytes
+            total += sum(rows.nbytes for rows in level.cell_rows)
+            total += _ARRAY_OBJECT * (len(level.cell_rows) + 3)
+        return total
 
     def add(self, vectors: np.ndarray, rows: int) -> None:
         """Take rows ``[filed, rows)`` of the channel's ``vectors`` in, fitting a new level

@@ -39,6 +39,7 @@ from awai_engine.text import is_japanese_char
 BM25_K1 = 1.2
 BM25_B = 0.75
 ALWAYS_SCORED = 64  # a term held by at most this many messages is never left out
+_TERM_OBJECTS = 420  # per term: str header, dict slot, _Postings object, two array headers
 # Runs of letters/digits outside Japanese script, or runs of Japanese script.
 _RUN = re.compile(r"[^\W_]+", re.UNICODE)
 _ENGLISH = snowballstemmer.stemmer("english")
@@ -174,6 +175,14 @@ class LexicalIndex:
         for term, count in counted.items():
             self._postings.setdefault(term, _Postings()).add(position, count)
         self.size += 1
+
+    def array_bytes(self) -> int:
+        """Bytes the index holds: postings as allocated, and each term's objects (its string,
+        dict slot, postings object and two array headers)."""
+        postings = sum(p.positions.nbytes + p.counts.nbytes for p in self._postings.values())
+        terms = sum(len(term) for term in self._postings)
+        objects = _TERM_OBJECTS * len(self._postings)
+        return postings + terms + objects + self._lengths.nbytes + self._cumulative.nbytes
 
     def state(self) -> LexicalState:
         """What persisting the index needs: every term's postings, concatenated in term order."""

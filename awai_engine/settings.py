@@ -488,7 +488,8 @@ class EmbeddingSettings(BaseModel):
 class ReadModelSettings(BaseModel):
     """The channels' read models a process keeps in memory (storage/read_model.py).
 
-    A cached channel costs about 1.7 KB per thought (its vector, texts and objects); past
+    A cached channel costs about 5.5 KB per message of chat (its vectors, cells, word index,
+    texts and objects; about 3.5 KB loaded from its file and not read yet); past
     ``max_mb`` the channels read least recently are dropped, and their next reading loads them
     again.
     """

@@ -129,6 +129,16 @@ class MessageList(Sequence[TimelineMessage]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    @property
+    def built(self) -> int:
+        """How many messages exist as objects (restored ones not read yet are only columns)."""
+        return len(self._items) - self._items.count(None)
+
+    @property
+    def restored(self) -> int:
+        """How many messages came from columns (built or not, the columns stay held)."""
+        return len(self._columns) if self._columns else 0
+
     def append(self, message: TimelineMessage) -> None:
         self._items.append(message)
 
@@ -385,6 +395,15 @@ class Timeline:
     @property
     def cells(self) -> CellIndex:
         return self._cells
+
+    def array_bytes(self) -> int:
+        """Bytes of every array the timeline holds, its cells' and word index's included, as
+        allocated (room for later appends counts: it is memory too)."""
+        return (
+            sum(a.nbytes for a in (self._vectors, self._row_positions, self._row_thought, self._ts))
+            + self._cells.array_bytes()
+            + self.lexicon.array_bytes()
+        )
 
     def _reserve(self, rows: int, messages: int) -> None:
         if rows > len(self._vectors):

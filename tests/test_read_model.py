@@ -148,7 +148,7 @@ def test_the_least_recently_read_channels_are_dropped_past_the_memory_bound(
     runtime = make_runtime(read_model={"max_mb": 1})
     channels = [f"terminal:local:c{n}" for n in range(4)]
     for channel in channels:
-        # About 0.3 MiB of text per channel: the bound holds about three.
+        # About 0.3 MiB of text per channel, and its arrays: the bound cannot hold all four.
         runtime.engine.ingest(
             [
                 utterance(f"m{i}", f"{LINES[i % len(LINES)]} {'x' * 6000}", channel=channel)
