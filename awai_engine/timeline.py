@@ -58,10 +58,11 @@ class MessageColumns:
     ts: np.ndarray
     thread_roots: list[str | None]
     scopes: list[str]
-    texts: list[str]
-    summaries: list[str]
-    addressees: list[list[str]]
-    thought_texts: list[list[str]]
+    # Read per message when it is built: a file may hold them packed, decoded on first use.
+    texts: Sequence[str]
+    summaries: Sequence[str]
+    addressees: Sequence[list[str]]
+    thought_texts: Sequence[list[str]]
     thought_indexes: list[list[int]]
     fallbacks: list[bool]
     first_rows: np.ndarray

@@ -36,7 +36,7 @@ import os
 import shutil
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,12 +62,36 @@ _STRING_COLUMNS = (
     "speaker_names",
     "thread_roots",
     "scopes",
-    "texts",
-    "summaries",
-    "addressees",
-    "thought_texts",
     "thought_indexes",
 )
+# Needed only when a message is built: packed, each message's value decoded on first use.
+_PACKED_COLUMNS = ("texts", "summaries", "addressees", "thought_texts")
+
+
+class Packed(Sequence[Any]):
+    """One column as UTF-8 JSON values end to end, with their offsets; decoded per item.
+
+    Why: decoding a hundred thousand texts at a start costs more than every other part of a
+    load, and a reading looks at a few dozen messages."""
+
+    def __init__(self, blob: bytes, offsets: np.ndarray) -> None:
+        self._blob = blob
+        self._offsets = offsets.tolist()
+
+    @classmethod
+    def pack(cls, values: Sequence[Any]) -> tuple[bytes, np.ndarray]:
+        encoded = [json.dumps(value, ensure_ascii=False).encode("utf-8") for value in values]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(item) for item in encoded], out=offsets[1:])
+        return b"".join(encoded), offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return json.loads(self._blob[self._offsets[index] : self._offsets[index + 1]])
 
 
 @dataclass(frozen=True)
@@ -202,6 +226,9 @@ def _write(folder: Path, snapshot: Snapshot) -> dict[str, Any]:
             arrays[f"level{depth}_child_start"] = level.child_start
     strings = {name: getattr(columns, name) for name in _STRING_COLUMNS}
     strings["terms"] = lexicon.terms
+    packed = {}
+    for name in _PACKED_COLUMNS:
+        packed[name], arrays[f"{name}_offsets"] = Packed.pack(getattr(columns, name))
     checks: dict[str, list[Any]] = {}
     for name, array in arrays.items():
         contiguous = np.ascontiguousarray(array)
@@ -210,6 +237,12 @@ def _write(folder: Path, snapshot: Snapshot) -> dict[str, Any]:
             handle.flush()
             os.fsync(handle.fileno())
         checks[name] = [list(contiguous.shape), str(contiguous.dtype), zlib.crc32(contiguous)]
+    for name, blob in packed.items():
+        with (folder / f"{name}.bin").open("wb") as handle:
+            handle.write(blob)
+            handle.flush()
+            os.fsync(handle.fileno())
+        checks[f"{name}.bin"] = [len(blob), zlib.crc32(blob)]
     encoded = json.dumps(strings, ensure_ascii=False).encode("utf-8")
     with (folder / STRINGS).open("wb") as handle:
         handle.write(encoded)
@@ -245,8 +278,17 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         raise ValueError("the message columns are not what was written")
     strings = json.loads(encoded)
     fallbacks = array("fallbacks")
+    packed = {}
+    for name in _PACKED_COLUMNS:
+        blob = (folder / f"{name}.bin").read_bytes()
+        if [len(blob), zlib.crc32(blob)] != meta["arrays"][f"{name}.bin"]:
+            raise ValueError(f"{name} is not what was written")
+        packed[name] = Packed(blob, array(f"{name}_offsets"))
+        if len(packed[name]) != len(strings["message_ids"]):
+            raise ValueError(f"{name} does not hold one value per message")
     columns = MessageColumns(
         **{name: strings[name] for name in _STRING_COLUMNS},
+        **packed,
         ts=array("ts"),
         fallbacks=fallbacks.tolist(),
         first_rows=array("first_rows"),

@@ -199,7 +199,7 @@ def test_a_torn_or_damaged_file_is_detected_and_the_channel_rebuilt(
         vectors = parts / "vectors.npy"
         vectors.write_bytes(vectors.read_bytes()[:-100])
     elif damage == "a byte of the texts changed":
-        strings = parts / "strings.json"
+        strings = parts / "texts.bin"
         data = bytearray(strings.read_bytes())
         at = data.index(b"staging")
         data[at] = ord("S")
