@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -73,26 +74,34 @@ SPOKEN_FILLERS = frozenset(
 
 def terms(document: str) -> list[str]:
     """Content words and two-word phrases of each thought of a class document."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     found: list[str] = []
     for thought in document.split(_SEPARATOR):
-        said = words(thought)
-        content = [
-            w not in ENGLISH_STOP_WORDS
-            and w not in SPOKEN_FILLERS
-            and len(w) > 1
-            and not w.isdigit()
-            and "'" not in w
-            for w in said
-        ]
-        found += [w for w, keep in zip(said, content, strict=True) if keep]
-        found += [
-            f"{said[i]} {said[i + 1]}"
-            for i in range(len(said) - 1)
-            if content[i] and content[i + 1]
-        ]
+        found += _thought_terms(thought)
     return found
+
+
+@lru_cache(maxsize=65_536)
+def _thought_terms(thought: str) -> tuple[str, ...]:
+    """The terms of one thought. Cached because every version of a speaker's preconceptions is
+    named against all of the speaker's earlier thoughts, so a re-clustering at 10k messages
+    tokenised the same thoughts once per version (a pure function of the text, so the names are
+    unchanged)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    said = words(thought)
+    content = [
+        w not in ENGLISH_STOP_WORDS
+        and w not in SPOKEN_FILLERS
+        and len(w) > 1
+        and not w.isdigit()
+        and "'" not in w
+        for w in said
+    ]
+    kept = [w for w, keep in zip(said, content, strict=True) if keep]
+    pairs = [
+        f"{said[i]} {said[i + 1]}" for i in range(len(said) - 1) if content[i] and content[i + 1]
+    ]
+    return (*kept, *pairs)
 
 
 def keyphrases(
