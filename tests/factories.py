@@ -29,6 +29,23 @@ def utterance(
     )
 
 
+SMALL_TALK = (
+    "Lunch is at noon today.",
+    "Has anyone seen the blue mug?",
+    "The coffee machine is broken again.",
+    "Who is joining the Friday walk?",
+)
+
+
+def far_question(first: Utterance, question: str, between: int = 59) -> list[Utterance]:
+    """``first`` (id m000), ``between`` lines of unrelated small talk by "cy", then ``question``
+    by "al": a channel where only far recall can connect the question to ``first``."""
+    said = [first]
+    said += [utterance(f"m{i:03d}", SMALL_TALK[i % 4], "cy", ts=i) for i in range(1, between + 1)]
+    said.append(utterance(f"m{between + 1:03d}", question, "al", ts=between + 1))
+    return said
+
+
 DISCORD_EPOCH_MS = 1_420_070_400_000
 LATEST_SECONDS = 4_102_444_800  # 2100-01-01
 

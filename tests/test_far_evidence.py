@@ -10,7 +10,7 @@ from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
-from tests.factories import utterance
+from tests.factories import far_question, utterance
 
 CHANNEL = "terminal:local:test"
 
@@ -54,16 +54,8 @@ def test_a_far_message_by_the_person_a_question_names_is_recalled_with_the_bar_i
     make_runtime: Callable[..., Runtime],
 ) -> None:
     runtime = make_runtime(association={"far_items": 2, "far_distance": 20})
-    filler = [
-        "Lunch is at noon today.",
-        "Has anyone seen the blue mug?",
-        "The coffee machine is broken again.",
-        "Who is joining the Friday walk?",
-    ]
-    messages = [utterance("m000", "I went to the LGBTQ support group yesterday.", "caroline")]
-    messages += [utterance(f"m{i:03d}", filler[i % 4], "cy", ts=i) for i in range(1, 60)]
-    messages.append(utterance("m060", "When did Caroline go to the support group?", "al", ts=60))
-    runtime.engine.ingest(messages)
+    first = utterance("m000", "I went to the LGBTQ support group yesterday.", "caroline")
+    runtime.engine.ingest(far_question(first, "When did Caroline go to the support group?"))
     recalled = {
         a.source.message_id: a
         for a in runtime.engine.context(CHANNEL, "m060", EVERYTHING).associations

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from awai_engine.lexical import LexicalIndex, terms
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
-from tests.factories import utterance
+from tests.factories import far_question, utterance
 
 WORDS = ["deploy", "disk", "idempotency", "key", "420", "requests", "the", "a", "tanaka", "予算"]
 CHANNEL = "terminal:local:test"
@@ -76,16 +76,8 @@ def test_a_far_message_sharing_rare_words_takes_a_far_slot_with_its_reason(
     make_runtime: Callable[..., Runtime],
 ) -> None:
     runtime = make_runtime(association={"far_items": 1, "far_distance": 20})
-    filler = [
-        "Lunch is at noon today.",
-        "Has anyone seen the blue mug?",
-        "The coffee machine is broken again.",
-        "Who is joining the Friday walk?",
-    ]
-    messages = [utterance("m000", "Our gateway caps uploads at 420 requests per second.", "bo")]
-    messages += [utterance(f"m{i:03d}", filler[i % 4], "cy", ts=i) for i in range(1, 60)]
-    messages.append(utterance("m060", "Is the 420 limit still there?", "al", ts=60))
-    runtime.engine.ingest(messages)
+    first = utterance("m000", "Our gateway caps uploads at 420 requests per second.", "bo")
+    runtime.engine.ingest(far_question(first, "Is the 420 limit still there?"))
     recalled = {
         a.source.message_id: a
         for a in runtime.engine.context(CHANNEL, "m060", EVERYTHING).associations
