@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from awai_engine.schemas.naming import as_written, keyphrases, offline_name
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from awai_engine.schemas.naming import (
+    KEYPHRASES,
+    _overlaps,
+    as_written,
+    keyphrases,
+    offline_name,
+    terms,
+    version_keyphrases,
+)
 from awai_engine.text import words
 
 
@@ -77,3 +89,152 @@ def test_latin_words_inside_japanese_keep_their_spelling_and_fillers_name_nothin
     found = keyphrases(members, ["Lunch at noon?", "The standup moved to ten."])
     assert "launch weekend" in " ".join(found)
     assert not {"like", "think", "really", "said"} & set(found)
+
+
+# -- naming a version costs its members, and names exactly what counting its prefix would name --
+
+ENGLISH = (
+    "battery",
+    "drain",
+    "sync",
+    "worker",
+    "app",
+    "Apple",
+    "Pay",
+    "PR",
+    "retries",
+    "checkout",
+    "refund",
+    "launch",
+    "weekend",
+    "rota",
+    "idempotency",
+    "key",
+    "Postgres",
+    "migration",
+    "deadline",
+    "standup",
+    "budget",
+    "we",
+    "the",
+    "is",
+    "again",
+)
+JAPANESE = (
+    "決済",
+    "テスト",
+    "同期",
+    "端末",
+    "予算",
+    "移行",
+    "回帰",
+    "画面",
+    "障害",
+    "設計",
+    "DC",
+    "API",
+)
+PARTICLES = ("の", "を", "が", "と", "は")
+
+
+def _straightforward(
+    members: list[str], others: list[str], count: int = KEYPHRASES
+) -> tuple[str, ...]:
+    """c-TF-IDF as first written: both classes counted whole by ``CountVectorizer`` (the oracle)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    if not members:
+        return ()
+    vectorizer = CountVectorizer(analyzer=terms)
+    try:
+        counts = (
+            vectorizer.fit_transform(["\x1e".join(members), "\x1e".join(others)])
+            .toarray()
+            .astype(np.float64)
+        )
+    except ValueError:
+        return ()
+    vocabulary = vectorizer.get_feature_names_out()
+    frequency = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+    average = counts.sum() / len(counts)
+    score = frequency[0] * np.log(1.0 + average / np.maximum(counts.sum(axis=0), 1.0))
+    counter = CountVectorizer(analyzer=terms, vocabulary=vocabulary, binary=True)
+    recurring = np.asarray(counter.transform(members).sum(axis=0)).ravel() >= 2
+    chosen: list[tuple[str, set[str], float]] = []
+    for index in np.lexsort((vocabulary, -score, ~recurring)):
+        term, tokens, said = (
+            str(vocabulary[index]),
+            set(str(vocabulary[index]).split()),
+            counts[0, index],
+        )
+        if said == 0:
+            continue
+        held = [n for n, kept in enumerate(chosen) if _overlaps(term, tokens, kept[0], kept[1])]
+        if not held:
+            if len(chosen) < count:
+                chosen.append((term, tokens, said))
+        elif len(held) == 1 and tokens > chosen[held[0]][1] and said >= chosen[held[0]][2]:
+            chosen[held[0]] = (term, tokens, said)
+    return tuple(as_written(term, members) for term, _, _ in chosen)
+
+
+def _by_prefix(texts: list[str], keys: list[str], members: list[str], version: int):
+    """A version's keyphrases the straightforward way: its first ``version`` thoughts, split."""
+    formed = range(min(version, len(keys)))
+    inside = [texts[row] for row in formed if keys[row] in set(members)]
+    outside = [texts[row] for row in formed if keys[row] not in set(members)]
+    return _straightforward(inside, outside)
+
+
+@st.composite
+def _thought(draw: st.DrawFn) -> str:
+    if draw(st.booleans()):
+        said = draw(st.lists(st.sampled_from(ENGLISH), min_size=1, max_size=9))
+        if draw(st.booleans()):
+            said[0] = said[0].capitalize()
+        return " ".join(said) + draw(st.sampled_from([".", "?", "!", ""]))
+    said = draw(st.lists(st.sampled_from(JAPANESE), min_size=1, max_size=6))
+    glue = draw(st.lists(st.sampled_from(PARTICLES), min_size=len(said), max_size=len(said)))
+    return "".join(w + p for w, p in zip(said, glue, strict=True)) + "。"
+
+
+@st.composite
+def _speaker(draw: st.DrawFn):
+    """A speaker's thoughts, the versions a re-clustering would name on them (members drawn from
+    and beyond each version's prefix), and an edit of one earlier thought."""
+    texts = draw(st.lists(_thought(), min_size=1, max_size=40))
+    keys = [f"m{row:03d}#0" for row in range(len(texts))]
+    versions = draw(
+        st.lists(
+            st.tuples(
+                st.integers(1, len(texts) + 2),
+                st.lists(st.sampled_from([*keys, "gone#0"]), max_size=12),
+            ),
+            min_size=1,
+            max_size=8,
+        )
+    )
+    edited = draw(st.integers(0, len(texts) - 1))
+    return texts, keys, versions, edited, draw(_thought())
+
+
+@given(_speaker())
+@settings(max_examples=100, deadline=None)
+def test_a_version_is_named_as_counting_its_first_thoughts_from_scratch_names_it(
+    speaker: tuple,
+) -> None:
+    texts, keys, versions, edited, replacement = speaker
+    for version, members in versions:  # in any order: a later call may extend an earlier count
+        expected = _by_prefix(texts, keys, members, version)
+        assert version_keyphrases(tuple(texts), tuple(keys), members, version) == expected
+        inside = [t for t, k in zip(texts[:version], keys, strict=False) if k in set(members)]
+        outside = [t for t, k in zip(texts[:version], keys, strict=False) if k not in set(members)]
+        assert keyphrases(inside, outside) == _straightforward(inside, outside)
+    # An edit is another sequence: it never reads the counts of the one it differs from.
+    changed = [*texts[:edited], replacement, *texts[edited + 1 :]]
+    for version, members in versions:
+        expected = _by_prefix(changed, keys, members, version)
+        assert version_keyphrases(tuple(changed), tuple(keys), members, version) == expected
+        assert version_keyphrases(texts, keys, members, version) == _by_prefix(
+            texts, keys, members, version
+        )
