@@ -382,6 +382,11 @@ class Engine:
 
     # -- reading -------------------------------------------------------------------------------
 
+    def is_stored(self, channel: str, message_id: str) -> bool:
+        """Whether the message is stored (for anyone), so an adapter knows to fetch it from the
+        platform before reading it; a forgotten message is not, and storing it again is refused."""
+        return message_id in self.store.timeline(channel).position_of
+
     def scopes_of(self, channel: str) -> frozenset[str]:
         """The visibility scopes the channel's stored messages carry, for an adapter to check
         which of them an asker may read (empty for an unknown channel)."""

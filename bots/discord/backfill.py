@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import discord
 
 from awai_engine.engine import IngestReport
+from bots.discord.access import Readable
 from bots.discord.ingest import is_read, to_utterance
 from bots.discord.keys import Line, channel_key, line_of
 from bots.discord.threads import active_threads, threads_of
@@ -46,7 +47,7 @@ class BackfillProgress:
 ProgressReport = Callable[[BackfillProgress], Awaitable[None]]
 
 
-def cursor_key(channel: History) -> str:
+def cursor_key(channel: Readable) -> str:
     """The cursor's key: the Discord channel or thread itself (a thread has its own history)."""
     return channel_key(channel.guild.id, channel.id)
 

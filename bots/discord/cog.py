@@ -120,7 +120,7 @@ class AwaiCog(commands.Cog):
         link = MessageLink(
             message_id=message.id, channel_id=message.channel.id, guild_id=interaction.guild_id
         )
-        await self.readings.answer(interaction, link)
+        await self.readings.answer(interaction, link, message)
 
     @awai.command(name="read", description="Read a message in the context of what came before it.")
     @app_commands.describe(message="A message link (“Copy Message Link”) or a message id here.")

@@ -26,7 +26,6 @@ import discord
 from discord.ext import commands
 
 from awai_engine.engine import UnknownMessageError
-from awai_engine.values import Utterance
 from awai_engine.visibility import Scopes
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
@@ -36,6 +35,7 @@ from bots.discord.keys import Line, line_of
 from bots.discord.links import MalformedLinkError, parse_message_link
 from bots.discord.readings import DUPLICATE_WINDOW_SECONDS, claim_key
 from bots.discord.share import publish_reading
+from bots.discord.unstored import fetch_message, utterance_of
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -119,14 +119,7 @@ class MentionReadings:
         self, guild: discord.Guild, channel_id: int, message_id: int
     ) -> discord.Message:
         channel = await access.resolve_channel(self.bot, guild, channel_id)
-        if not isinstance(channel, discord.abc.Messageable):
-            raise ReadRefused(messages.NOT_READ)
-        try:
-            return await channel.fetch_message(message_id)
-        except discord.NotFound:
-            raise UnknownMessageError(str(message_id)) from None
-        except discord.HTTPException:
-            raise ReadRefused(messages.CANNOT_SEE_HERE) from None
+        return await fetch_message(channel, message_id)
 
     async def _store(self, line: Line, said: list[discord.Message]) -> None:
         """Store what Discord has that may not be stored yet (storing twice changes nothing)."""
@@ -142,10 +135,10 @@ class MentionReadings:
         target: discord.Message,
         scopes: Scopes,
     ) -> None:
+        utterance = utterance_of(target, line)  # a refusal that says why, before the claim
         claim = claim_key(asker.id, line, target.id)
         if not await asyncio.to_thread(self.runtime.claim, claim, DUPLICATE_WINDOW_SECONDS):
             raise ReadRefused(messages.ALREADY_READING)
-        utterance: Utterance | None = to_utterance(target, line) if is_read(target) else None
         try:
             stored = await asyncio.to_thread(
                 self.runtime.read_storing_first,

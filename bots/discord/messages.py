@@ -13,10 +13,15 @@ ALREADY_READING = (
     " a minute for a new one."
 )
 NOT_READ = (
-    "AWAI has not read that message: it may be older than AWAI in this channel (someone who can"
-    " manage messages can run `/awai backfill`), or have no words to read (images, stickers and"
-    " bots' messages are not read), or have been deleted."
+    "AWAI has not read that message: it may have no words to read (images, stickers and bots'"
+    " messages are not read), or have been deleted."
 )
+NOT_FOUND = (
+    "AWAI could not find that message on Discord: it may have been deleted, or the link may be"
+    " incomplete."
+)
+NOT_SPOKEN = "That is a bot's or a system message; AWAI reads only what people said."
+NO_WORDS = "That message has no words for AWAI to read (an image, a sticker or a file only)."
 
 NOTHING_BEFORE = "There is no message before yours here for AWAI to read."
 CANNOT_SEE_HERE = "AWAI cannot read the message history here; it needs “Read Message History”."

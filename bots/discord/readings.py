@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import discord
 
 from awai_engine.engine import UnknownMessageError
+from awai_engine.values import ReadingNote
 from awai_engine.visibility import Scopes
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
@@ -27,6 +28,7 @@ from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.keys import Line, line_of
 from bots.discord.links import MessageLink
 from bots.discord.share import reading_buttons, share_reading, shared_reading_url
+from bots.discord.unstored import history_missing, store_if_new
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -41,7 +43,14 @@ class Readings:
         self.bot = bot
         self.runtime = runtime
 
-    async def answer(self, interaction: discord.Interaction, link: MessageLink) -> None:
+    async def answer(
+        self,
+        interaction: discord.Interaction,
+        link: MessageLink,
+        message: discord.Message | None = None,
+    ) -> None:
+        """Answer a reading of ``link`` (``message``: the message itself, when Discord sent it
+        with the command); a message AWAI has not stored yet is fetched and stored first."""
         guild = interaction.guild
         if guild is None:
             await refuse_now(interaction, messages.SERVER_CHANNELS_ONLY)
@@ -65,6 +74,7 @@ class Readings:
             if not here:
                 await access.check_may_read_there(interaction, channel)
             line = line_of(channel)
+            stored_now = await store_if_new(self.runtime, channel, line, link.message_id, message)
             stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
             scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
             if not ephemeral:
@@ -72,7 +82,8 @@ class Readings:
                     interaction, self.runtime, channel, line, link.message_id, scopes
                 )
                 return
-            await self._read_privately(interaction, channel, line, link.message_id, scopes)
+            note = await history_missing(self.runtime, channel) if stored_now else None
+            await self._read_privately(interaction, channel, line, link.message_id, scopes, note)
         except ReadRefused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
         except UnknownMessageError:
@@ -85,9 +96,11 @@ class Readings:
         line: Line,
         message_id: int,
         scopes: Scopes,
+        note: ReadingNote | None,
     ) -> None:
-        """The reading, to the asker only, with its Share and Details buttons; once a minute per
-        asker and message, the claim given back when the reading or its sending fails."""
+        """The reading, to the asker only, with its Share and Details buttons (and ``note``, when
+        the message was only just fetched); once a minute per asker and message, the claim given
+        back when the reading or its sending fails."""
         claim = claim_key(interaction.user.id, line, message_id)
         if not await asyncio.to_thread(self.runtime.claim, claim, DUPLICATE_WINDOW_SECONDS):
             raise ReadRefused(messages.ALREADY_READING)
@@ -95,6 +108,8 @@ class Readings:
             reading = await asyncio.to_thread(
                 self.runtime.engine.read, line.key, str(message_id), scopes
             )
+            if note is not None:
+                reading = reading.model_copy(update={"notes": (*reading.notes, note)})
             shared = await shared_reading_url(self.runtime, channel.guild.id, line, message_id)
             buttons = reading_buttons(channel.id, message_id, reading.language, shared)
             await interaction.followup.send(

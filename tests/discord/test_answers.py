@@ -119,7 +119,7 @@ async def test_in_public_mode_a_refusal_after_acknowledging_is_seen_only_by_the_
     )
 
     (refusal,) = harness.server.private(payloads.BOB_ID)
-    assert "has not read that message" in refusal.content
+    assert "could not find that message" in refusal.content
     assert harness.server.public() == []
 
 

@@ -119,6 +119,16 @@ async def test_a_mention_that_is_no_command_gets_the_short_help(harness: Harness
     assert "@AWAI read" in answer.content
 
 
+async def test_a_reply_to_a_bot_s_post_says_awai_reads_only_what_people_said(harness: Harness):
+    await _conversation(harness)
+    post = _said(payloads.BOT_USER, "Shared by @Ann: a reading.")
+    harness.server.messages[payloads.CHANNEL_ID].append(post)
+    await _say(harness, _ask(BOB, replying_to=post))
+
+    (answer,) = harness.server.private(payloads.BOB_ID)
+    assert "reads only what people said" in answer.content and not answer.embeds
+
+
 async def test_a_private_thread_is_read_only_for_its_member_and_never_in_public(
     harness: Harness,
 ):

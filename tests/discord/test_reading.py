@@ -172,13 +172,101 @@ async def test_someone_who_cannot_read_history_here_gets_no_reading(harness: Har
     assert followups == []
 
 
-async def test_a_message_awai_has_not_read_gets_a_polite_answer(harness: Harness):
+def _on_discord_only(harness: Harness, person: dict[str, Any], text: str) -> dict[str, Any]:
+    """A message Discord has in the channel that never reached AWAI (older than AWAI, say)."""
+    data = payloads.message(SNOWFLAKES.next(), author=person, content=text)
+    harness.server.messages[payloads.CHANNEL_ID].append(data)
+    return data
+
+
+async def test_a_linked_message_awai_never_received_is_fetched_stored_and_read_with_a_note(
+    harness: Harness,
+):
+    await _conversation(harness)
+    unseen = _on_discord_only(harness, BOB, "The flaky tests are fixed on the release branch now.")
+    link = jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, unseen["id"])
+    await harness.interact(payloads.interaction(data=payloads.slash("read", message=link)))
+
+    _, followups = _answers(harness)
+    (embed,) = followups[0]["embeds"]
+    assert "flaky tests are fixed" in embed["description"]
+    assert "history from before it joined" in embed["footer"]["text"]  # context may lack some
+    assert unseen["id"] in harness.stored()
+    assert harness.server.calls("GET", f"/messages/{unseen['id']}")
+
+
+async def test_the_menu_stores_a_message_awai_never_received_from_what_discord_sent_with_it(
+    harness: Harness,
+):
+    await _conversation(harness)
+    unseen = _on_discord_only(harness, CAROL, "Friday still works for the announcement.")
+    await harness.interact(payloads.interaction(data=payloads.message_menu(unseen)))
+
+    _, followups = _answers(harness)
+    assert "Friday still works" in followups[0]["embeds"][0]["description"]
+    assert unseen["id"] in harness.stored()
+    assert not harness.server.calls("GET", f"/messages/{unseen['id']}")  # no second fetch
+
+
+async def test_a_public_reading_of_a_message_awai_never_received_is_shared_once_stored(start_bot):
+    harness = await start_bot(discord={"ephemeral_readings": False})
+    await _conversation(harness)
+    unseen = _on_discord_only(harness, BOB, "The flaky tests are fixed on the release branch now.")
+    await harness.interact(payloads.interaction(data=payloads.message_menu(unseen)))
+
+    (posted,) = harness.server.public()
+    assert posted.reference == int(unseen["id"])
+    assert "flaky tests are fixed" in posted.embeds[0]["description"]
+
+
+async def test_a_stored_message_is_read_without_fetching_it_or_a_history_note(harness: Harness):
+    datas = await _conversation(harness)
+    await harness.interact(payloads.interaction(data=payloads.message_menu(datas[1])))
+
+    _, followups = _answers(harness)
+    assert "history from before" not in followups[0]["embeds"][0]["footer"]["text"]
+    assert not harness.server.calls("GET", f"/messages/{datas[1]['id']}")
+
+
+async def test_a_link_to_a_message_discord_does_not_have_says_it_could_not_be_found(
+    harness: Harness,
+):
     await _conversation(harness)
     await harness.interact(
         payloads.interaction(data=payloads.slash("read", message=str(SNOWFLAKES.next())))
     )
     _, followups = _answers(harness)
-    assert "/awai backfill" in followups[0]["content"]
+    assert "could not find that message" in followups[0]["content"]
+    assert not followups[0].get("embeds")
+
+
+async def test_a_bot_s_message_is_refused_as_not_said_by_a_person_and_not_stored(
+    harness: Harness,
+):
+    await _conversation(harness)
+    posted = _on_discord_only(harness, payloads.BOT_USER, "Shared by someone: a reading.")
+    await harness.interact(payloads.interaction(data=payloads.message_menu(posted)))
+    _, followups = _answers(harness)
+    assert "reads only what people said" in followups[0]["content"]
+    assert posted["id"] not in harness.stored()
+
+
+async def test_a_message_without_words_is_refused_as_having_none(harness: Harness):
+    await _conversation(harness)
+    image = _on_discord_only(harness, BOB, "")
+    await harness.interact(payloads.interaction(data=payloads.message_menu(image)))
+    _, followups = _answers(harness)
+    assert "has no words for AWAI to read" in followups[0]["content"]
+
+
+async def test_a_forgotten_message_is_not_fetched_back_into_awai_by_a_reading(harness: Harness):
+    datas = await _conversation(harness)  # Ann says the first and the last message
+    await harness.interact(payloads.interaction(data=payloads.slash("forget-me")))
+    await harness.interact(payloads.interaction(data=payloads.message_menu(datas[0]), person=BOB))
+    *_, answer = _answers(harness)[1]
+    assert not answer.get("embeds")
+    assert "has not read that message" in answer["content"]
+    assert datas[0]["id"] not in harness.stored()
 
 
 async def test_asking_twice_for_the_same_reading_gives_one_reading(harness: Harness):
