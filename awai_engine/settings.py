@@ -332,12 +332,23 @@ class DigestSettings(BaseModel):
     label_chars: int = Field(
         44, ge=8, le=200, description="Columns of a preconception's name on the picture."
     )
-    picture_width_px: int = Field(900, ge=300, le=6000)
+    picture_width_px: int = Field(
+        1200, ge=300, le=6000, description="Type and layout scale with it (two columns)."
+    )
     row_height_px: int = Field(
-        78, ge=40, le=400, description="Height of one preconception on the picture."
+        64, ge=40, le=400, description="Height of one preconception on the picture."
     )
     picture_rows: int = Field(
-        4, ge=1, le=50, description="Preconceptions per speaker on the picture (the largest)."
+        3, ge=1, le=50, description="Preconceptions per speaker on the picture (the largest)."
+    )
+    picture_speakers: int = Field(
+        4,
+        ge=1,
+        le=50,
+        description=(
+            "Speakers drawn on the picture (those with preconceptions, most active first); the"
+            " rest are counted: a preview shows a wide picture, not a tall one."
+        ),
     )
     max_speakers: int = Field(
         24, ge=1, le=500, description="Most active speakers shown; the rest are counted."
