@@ -8,12 +8,15 @@ import io
 import matplotlib.image
 import pytest
 
+from awai_engine.samples import SAMPLES
 from awai_engine.schemas.basis import Basis, SpeakerRows
-from awai_engine.schemas.digest import speaker_panel
-from awai_engine.schemas.picture import font_families, picture_size
+from awai_engine.schemas.digest import Trend, speaker_panel
+from awai_engine.schemas.picture import font_families, picture_size, trend_text
 from awai_engine.schemas.service import UnknownChannelError
+from awai_engine.schemas.wording import WORDS, words_for
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
+from bots.terminal.transcript import read_transcript
 from tests.schema_topics import CHATTER, said, topic_sentences
 
 CHANNEL = "terminal:local:digest"
@@ -53,7 +56,29 @@ def test_the_digest_picture_has_one_panel_per_speaker_with_preconceptions(
     assert [row.messages for row in ann.rows] == sorted(
         (row.messages for row in ann.rows), reverse=True
     )  # the most recurring first
-    assert all(row.name and row.trend == "" for row in ann.rows)  # no trend on a first digest
+    assert all(row.name and row.trend is None for row in ann.rows)  # no trend on a first digest
+
+
+def test_the_digest_picture_is_wide_for_a_preview_with_people_beyond_four_counted(
+    runtime: Runtime,
+) -> None:
+    topics = ["battery", "pricing", "food", "accessibility", "battery", "pricing"]
+    runtime.engine.ingest(
+        [
+            utterance
+            for number, topic in enumerate(topics)
+            for utterance in said(CHANNEL, f"p{number}", texts(topic, 8, seed=number), 100 * number)
+        ]
+    )
+    digest = runtime.schemas.digest(CHANNEL, EVERYTHING)
+    drawn = [section for section in digest.speakers if section.schemas]
+    assert len(drawn) == len(topics)
+    width, height = digest.png_size
+    pixels = matplotlib.image.imread(io.BytesIO(digest.png), format="png")
+    assert (pixels.shape[1], pixels.shape[0]) == (width, height)
+    # Two columns of at most four panels: a preview (about 500 px wide) shows it whole.
+    assert width / height >= 1.3
+    assert runtime.settings.digest.picture_speakers == 4
 
 
 def test_the_picture_draws_japanese_with_a_packaged_font() -> None:
@@ -121,7 +146,11 @@ def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtim
     panel = speaker_panel(sections["ann"], basis_of(runtime, "ann"), 4, first=False)
     assert panel is not None
     trends = {row.name: row.trend for row in panel.rows}
-    assert trends[grown.summary] == f"+{grown.messages - food.messages} messages"  # the bar's unit
+    grew = grown.messages - food.messages
+    assert trends[grown.summary] == Trend("delta", grew)  # in the bar's unit, messages
+    assert trend_text(Trend("delta", grew), words_for("en")) == f"+{grew}"
+    assert trend_text(Trend("delta", -2), words_for("ja")) == "−2件"
+    assert trend_text(Trend("new"), words_for("ja")) == "新規"
     assert second.previous_at == first.created_at
 
 
@@ -135,3 +164,27 @@ def test_a_preview_digest_is_not_the_reference_for_the_next_one(runtime: Runtime
 def test_a_digest_of_an_unknown_channel_says_so(runtime: Runtime) -> None:
     with pytest.raises(UnknownChannelError):
         runtime.schemas.digest("terminal:local:nowhere", EVERYTHING)
+
+
+def test_a_japanese_channel_gets_its_digest_in_japanese(runtime: Runtime) -> None:
+    sample = SAMPLES["ja"]
+    transcript = read_transcript(sample.path, sample.channel, 10**7)
+    runtime.engine.ingest(transcript.utterances)
+    digest = runtime.schemas.digest(transcript.channel, EVERYTHING)
+    assert digest.language == "ja"
+    title = digest.markdown.splitlines()[0]
+    assert title.endswith("の思い込み")
+    assert "思い込み" in digest.markdown and "初めてのダイジェスト" in digest.markdown
+    for english in ("preconception", "message", "thought", "First digest", "schema"):
+        assert english not in digest.markdown
+    width, height = digest.png_size
+    assert digest.png.startswith(PNG_SIGNATURE) and width > height
+
+
+def test_both_languages_word_every_part_of_the_digest() -> None:
+    """A word missing in Japanese would fail only in a Japanese channel's digest."""
+
+    def base(key: str) -> str:  # English has plural forms ("message:one"), Japanese none
+        return key.removesuffix(":one").removesuffix(":other")
+
+    assert {base(key) for key in WORDS["en"]} == set(WORDS["ja"])

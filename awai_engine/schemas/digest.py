@@ -84,18 +84,34 @@ class Digest(Value):
     previous_at: float | None = None
     speakers: tuple[SpeakerDigest, ...] = ()
     other_speakers: int = 0
+    language: str = Field("en", description="The channel's language, which the digest is in.")
     markdown: str
     png: bytes
     png_size: tuple[int, int]
 
 
 @dataclass(frozen=True)
+class Trend:
+    """What changed since the previous digest, in the bar's own unit (messages it came back
+    in): ``new``; ``delta`` with the signed count; ``changed`` (other members, as many messages,
+    or a snapshot from before messages were recorded); or ``same``. The picture words it in the
+    channel's language."""
+
+    kind: Literal["new", "delta", "changed", "same"]
+    messages: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.messages:+d}" if self.kind == "delta" else self.kind
+
+
+@dataclass(frozen=True)
 class PanelRow:
-    """One preconception on the picture: its name, how often it came back, and its trend."""
+    """One preconception on the picture: its name, how often it came back, and its trend
+    (``None`` on a channel's first digest)."""
 
     name: str
     messages: int
-    trend: str  # "new", "+3 messages", "−2 messages", "changed", "same", or "" on a first digest
+    trend: Trend | None
 
 
 @dataclass(frozen=True)
@@ -205,7 +221,7 @@ def speaker_panel(
             PanelRow(
                 name=schema.summary,
                 messages=schema.messages,
-                trend="" if first else trend(schema),
+                trend=None if first else trend(schema),
             )
             for schema in ordered[:rows]
         ),
@@ -213,20 +229,16 @@ def speaker_panel(
     )
 
 
-def trend(schema: DigestSchema) -> str:
-    """What changed since the previous digest, in the bar's own unit (messages it came back in):
-    ``new``, a signed count of messages, ``changed`` (other members, as many messages, or a
-    snapshot from before messages were recorded), or ``same``."""
+def trend(schema: DigestSchema) -> Trend:
+    """What changed since the previous digest (see :class:`Trend`)."""
     for change in schema.changes:
         if change.kind == "new":
-            return "new"
+            return Trend("new")
         if change.kind in ("grown", "shrunk", "members changed"):
             if change.previous_messages is None or change.previous_messages == schema.messages:
-                return "changed"
-            grown = schema.messages - change.previous_messages
-            noun = "message" if abs(grown) == 1 else "messages"
-            return f"{grown:+d} {noun}".replace("-", "−")
-    return "same"
+                return Trend("changed")
+            return Trend("delta", schema.messages - change.previous_messages)
+    return Trend("same")
 
 
 def snapshot(

@@ -1,8 +1,9 @@
 """The digest as Markdown: per speaker, their preconceptions with examples and what changed.
 
 Plain CommonMark (headings, lists, emphasis), which Discord shows as is and the Slack adapter can
-convert. People read it, so it names preconceptions by their names and says "preconception",
-never an internal id or "schema" (ids stay in the values, for adapters and ``awai schemas``).
+convert. People read it, so it names preconceptions by their names and says "preconception"
+(思い込み in a Japanese channel), never an internal id or "schema" (ids stay in the values, for
+adapters and ``awai schemas``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from awai_engine.schemas.digest import DigestSchema, SchemaChange, SpeakerDigest, counted
+from awai_engine.schemas.digest import DigestSchema, SchemaChange, SpeakerDigest
+from awai_engine.schemas.wording import counted, words_for
 from awai_engine.text import shorten
 
 EXAMPLE_WIDTH = 140
@@ -28,22 +30,20 @@ def escape(text: str) -> str:
     return text
 
 
-def change_text(change: SchemaChange) -> str:
+def change_text(change: SchemaChange, words: dict[str, str]) -> str:
+    said = words[f"change:{change.kind}"]
     if change.kind in ("grown", "shrunk") and change.previous_size is not None:
-        return f"{change.kind} (was {counted(change.previous_size, 'thought')})"
-    if change.kind == "members changed":
-        return "reshaped"
-    if change.kind == "summary rewritten":
-        return "renamed"
-    return change.kind
+        return words["was"].format(change=said, was=counted(words, "thought", change.previous_size))
+    return said
 
 
-def schema_lines(schema: DigestSchema) -> list[str]:
-    changes = ", ".join(change_text(change) for change in schema.changes)
-    head = (
-        f"{schema.number}. **{escape(schema.summary)}** — came back in"
-        f" {counted(schema.messages, 'message')} ({counted(schema.size, 'thought')})"
+def schema_lines(schema: DigestSchema, words: dict[str, str]) -> list[str]:
+    changes = ", ".join(change_text(change, words) for change in schema.changes)
+    came_back = words["came_back"].format(
+        messages=counted(words, "message", schema.messages),
+        thoughts=counted(words, "thought", schema.size),
     )
+    head = f"{schema.number}. **{escape(schema.summary)}** — {came_back}"
     lines = [f"{head} · _{changes}_" if changes else head]
     lines.extend(
         f"    - “{escape(shorten(example.text, EXAMPLE_WIDTH))}” ({example.message_id})"
@@ -63,43 +63,42 @@ def render_markdown(
     previous_at: float | None,
     speakers: Sequence[SpeakerDigest],
     other_speakers: int,
+    language: str = "en",
 ) -> str:
-    since = (
-        f"Changes since the previous digest of {when(previous_at)}."
+    """The digest as Markdown in ``language`` (the channel's, see :mod:`.wording`)."""
+    words = words_for(language)
+    stamp = (
+        words["stamp_since"].format(when=when(created_at), previous=when(previous_at))
         if previous_at is not None
-        else "First digest of this channel."
+        else words["stamp_first"].format(when=when(created_at))
     )
-    title = f"# Preconceptions in {escape(channel_title(channel))}"
-    lines = [title, "", f"_{when(created_at)}. {since}_", ""]
+    title = f"# {words['title'].format(channel=escape(channel_title(channel)))}"
+    lines = [title, "", f"_{stamp}_", ""]
     if not speakers:
-        lines.append("Nobody has said anything here yet.")
+        lines.append(words["nobody"])
     for speaker in speakers:
-        lines.append(
-            f"## {escape(speaker.speaker_name)}: {counted(speaker.thoughts, 'thought')},"
-            f" {counted(len(speaker.schemas), 'preconception')}"
+        head = words["speaker_head"].format(
+            name=escape(speaker.speaker_name),
+            thoughts=counted(words, "thought", speaker.thoughts),
+            preconceptions=counted(words, "preconception", len(speaker.schemas)),
         )
-        lines.append("")
+        lines += [f"## {head}", ""]
         if not speaker.schemas:
-            lines.append("No preconception yet: nothing they said keeps coming back.")
+            lines.append(words["no_preconception"])
         for schema in speaker.schemas:
-            lines.extend(schema_lines(schema))
+            lines.extend(schema_lines(schema, words))
         if speaker.schemas and speaker.unclustered:
-            lines.append("")
-            lines.append(f"_{counted(speaker.unclustered, 'thought')} in no preconception._")
+            unclustered = counted(words, "thought", speaker.unclustered)
+            lines += ["", f"_{words['unclustered'].format(thoughts=unclustered)}_"]
         if speaker.dissolved:
-            lines.append("")
-            lines.append("No longer coming back since the previous digest:")
+            lines += ["", words["dissolved"]]
             lines.extend(
-                f"- {escape(item.summary) if item.summary else 'a preconception'}"
-                f" ({counted(item.size, 'thought')})"
+                f"- {escape(item.summary) if item.summary else words['a_preconception']}"
+                f" ({counted(words, 'thought', item.size)})"
                 for item in speaker.dissolved
             )
         lines.append("")
     if other_speakers:
-        lines.append(f"_{other_speakers} less active speakers are not shown._")
-        lines.append("")
-    lines.append(
-        "_Preconceptions are groups of what each person said in this channel, and only here:"
-        " they are not a judgement of anyone beyond these words._"
-    )
+        lines += [f"_{words['others'].format(n=other_speakers)}_", ""]
+    lines.append(f"_{words['disclaimer']}_")
     return "\n".join(lines).rstrip() + "\n"

@@ -1,15 +1,18 @@
 """The digest picture: one panel per speaker with preconceptions, each a named bar (PNG).
 
-Made to be read where people see it, in a Slack or Discord preview a few hundred pixels wide: one
-column, large type, each preconception's name in words, a bar as long as the number of messages
-it came back in (one scale for the whole picture, so speakers compare), and its trend since the
-previous digest. Speakers with no preconception get no panel; the Markdown counts them.
+Made to be read where people see it first, in a Slack or Discord preview, which shows a picture
+about 400–550 pixels wide and cuts a tall one short. So the picture is wide (panels in two
+columns, at most ``picture_speakers`` of them, the rest counted), and its type is sized against
+its width: at preview size a preconception's name is still about 11 pixels high. Each row is a
+preconception's name in words, how many messages it came back in, its trend since the previous
+digest, and a bar as long as that count (one scale for the whole picture, so speakers compare).
+Every word is in the channel's language (:mod:`awai_engine.schemas.wording`).
 
-Japanese names need glyphs DejaVu Sans lacks: IPAexGothic ships in the ``matplotlib-fontja``
-package (a dependency); its file is registered with matplotlib's font manager, without importing
-that package (which would change matplotlib's global settings). Headless (the Agg canvas, no
-pyplot state), so it runs in a bot's worker thread. The height follows from the panels and their
-rows, so adapters know the size before rendering (:func:`picture_size`).
+Japanese needs glyphs DejaVu Sans lacks: IPAexGothic ships in the ``matplotlib-fontja`` package
+(a dependency); its file is registered with matplotlib's font manager, without importing that
+package (which would change matplotlib's global settings). Headless (the Agg canvas, no pyplot
+state), so it runs in a bot's worker thread. The size follows from the panels alone, so adapters
+know it before rendering (:func:`picture_size`).
 """
 
 from __future__ import annotations
@@ -17,36 +20,59 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from awai_engine.schemas.digest import SpeakerPanel, counted
+from awai_engine.schemas.digest import PanelRow, SpeakerPanel, Trend
+from awai_engine.schemas.wording import counted, words_for
 from awai_engine.settings import DigestSettings
 from awai_engine.text import shorten
 
 DPI = 100
-HEADER_PX = 84
-PANEL_HEAD_PX = 64
-PANEL_GAP_PX = 28
-FOOTER_PX = 44
-MARGIN_PX = 28
-TREND_PX = 200  # room right of the longest bar for "12  +3 messages"
+BASE_WIDTH = 1200  # the sizes below are pixels at this width; other widths scale them
+COLUMNS = 2
+HEADER, PANEL_HEAD, PANEL_GAP, FOOTER, MARGIN, GUTTER = 104, 84, 26, 52, 34, 44
+BAR = 16
+TITLE_PT, SUBTITLE_PT, SPEAKER_PT, NAME_PT, COUNT_PT, SMALL_PT = 27, 16, 23, 20, 20, 15
+CHAR_PX = 0.56 * NAME_PT * DPI / 72  # a column of a name: a Latin letter (a kanji takes two)
+COUNT_ROOM = 180  # right of a bar: "12  +3" or "4  変化あり"
+COUNT_RIGHT = 72  # where a count ends, right of its bar
 INK, QUIET, BAR_BACK = "#1d1d1f", "#6e6e73", "#ececf0"
 PALETTE = ("#3b6fd8", "#e07b24", "#2e9e5b", "#c7414b", "#8359c9", "#1f9bb0")
-TREND_COLOURS = {"new": "#2e9e5b", "same": QUIET, "changed": QUIET}
+NEW_COLOUR = "#2e9e5b"
 CJK_FILE = ("matplotlib_fontja", "fonts/ipaexg.ttf")
 CJK_FAMILY = "IPAexGothic"
 
 
-def picture_size(panels: Sequence[SpeakerPanel], settings: DigestSettings) -> tuple[int, int]:
-    """Width and height in pixels of the picture of these panels."""
-    body = sum(_panel_height(panel, settings) for panel in panels)
-    return settings.picture_width_px, HEADER_PX + max(body, PANEL_HEAD_PX) + FOOTER_PX
+@dataclass(frozen=True)
+class _Grid:
+    """Where panels go: ``columns`` across, each grid row as tall as its tallest panel."""
+
+    columns: int
+    row_heights: tuple[int, ...]
+    scale: float
+
+
+def _grid(panels: Sequence[SpeakerPanel], settings: DigestSettings) -> _Grid:
+    shown = panels[: settings.picture_speakers]
+    columns = max(1, min(COLUMNS, len(shown)))
+    heights = [_panel_height(panel, settings) for panel in shown]
+    rows = tuple(max(heights[start : start + columns]) for start in range(0, len(heights), columns))
+    return _Grid(columns, rows, settings.picture_width_px / BASE_WIDTH)
 
 
 def _panel_height(panel: SpeakerPanel, settings: DigestSettings) -> int:
-    extra = 30 if panel.more else 0
-    return PANEL_HEAD_PX + len(panel.rows) * settings.row_height_px + extra + PANEL_GAP_PX
+    more = SMALL_PT * 2 if panel.more else 0
+    return PANEL_HEAD + len(panel.rows) * settings.row_height_px + more + PANEL_GAP
+
+
+def picture_size(panels: Sequence[SpeakerPanel], settings: DigestSettings) -> tuple[int, int]:
+    """Width and height in pixels of the picture of these panels."""
+    grid = _grid(panels, settings)
+    body = max(sum(grid.row_heights), PANEL_HEAD)
+    more = SMALL_PT * 2 if len(panels) > settings.picture_speakers else 0
+    return settings.picture_width_px, round((HEADER + body + more + FOOTER) * grid.scale)
 
 
 @cache
@@ -65,109 +91,135 @@ def font_families() -> tuple[str, ...]:
     return ("DejaVu Sans", CJK_FAMILY)
 
 
-def render_png(
-    panels: Sequence[SpeakerPanel], title: str, settings: DigestSettings, first: bool
-) -> bytes:
-    """The picture as PNG bytes; ``first``: the channel's first digest (no trends yet)."""
-    # Imported here: matplotlib takes seconds to import, which only a digest should pay.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.patches import FancyBboxPatch
+def trend_text(trend: Trend, words: dict[str, str]) -> str:
+    """The trend in the channel's words: "new", "+3", "−2", "same" (新規, +3件, …)."""
+    if trend.kind == "delta":
+        return words["trend:delta"].format(delta=f"{trend.messages:+d}".replace("-", "−"))
+    return words[f"trend:{trend.kind}"]
 
-    width, height = picture_size(panels, settings)
-    figure = Figure(figsize=(width / DPI, height / DPI), dpi=DPI, facecolor="white")
-    FigureCanvasAgg(figure)
-    families = list(font_families())
 
-    def text(x: float, y: float, words: str, **style: object) -> None:
-        """Text at pixel (x, y) from the top left."""
-        figure.text(x / width, 1 - y / height, words, family=families, va="top", **style)
+class _Canvas:
+    """A figure addressed in pixels of the base width, from the top left."""
 
-    def box(x: float, y: float, w: float, h: float, colour: str) -> None:
-        figure.add_artist(
+    def __init__(self, width: int, height: int, scale: float) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.width, self.height, self.scale = width, height, scale
+        self.figure = Figure(figsize=(width / DPI, height / DPI), dpi=DPI, facecolor="white")
+        FigureCanvasAgg(self.figure)
+        self.families = list(font_families())
+
+    def text(self, x: float, y: float, said: str, size: float, **style: object) -> None:
+        self.figure.text(
+            x * self.scale / self.width,
+            1 - y * self.scale / self.height,
+            said,
+            family=self.families,
+            va="top",
+            fontsize=size * self.scale,
+            **style,
+        )
+
+    def box(self, x: float, y: float, w: float, h: float, colour: str) -> None:
+        from matplotlib.patches import FancyBboxPatch
+
+        self.figure.add_artist(
             FancyBboxPatch(
-                (x / width, 1 - (y + h) / height),
-                w / width,
-                h / height,
-                boxstyle="round,pad=0,rounding_size=0.004",
-                transform=figure.transFigure,
+                (x * self.scale / self.width, 1 - (y + h) * self.scale / self.height),
+                w * self.scale / self.width,
+                h * self.scale / self.height,
+                boxstyle="round,pad=0,rounding_size=0.003",
+                transform=self.figure.transFigure,
                 facecolor=colour,
                 edgecolor="none",
             )
         )
 
-    text(MARGIN_PX, 22, title, fontsize=22, weight="bold", color=INK)
-    since = "First digest: trends start next time." if first else "Trends since the last digest."
-    text(MARGIN_PX, 56, f"Bar length: messages it came back in. {since}", fontsize=13, color=QUIET)
-    longest = max((row.messages for panel in panels for row in panel.rows), default=1)
-    track = width - 2 * MARGIN_PX - TREND_PX
-    y = HEADER_PX
-    if not panels:
-        text(MARGIN_PX, y + 10, "No preconception has formed here yet.", fontsize=18, color=INK)
-    for number, panel in enumerate(panels):
+    def png(self) -> bytes:
+        buffer = io.BytesIO()
+        fonts = logging.getLogger("matplotlib.font_manager")
+        level = fonts.level
+        fonts.setLevel(logging.ERROR)  # "no bold IPAexGothic": Japanese names are drawn regular
+        try:
+            self.figure.savefig(buffer, format="png", dpi=DPI, facecolor="white")
+        finally:
+            fonts.setLevel(level)
+        return buffer.getvalue()
+
+
+def render_png(
+    panels: Sequence[SpeakerPanel],
+    channel: str,
+    settings: DigestSettings,
+    first: bool,
+    language: str = "en",
+) -> bytes:
+    """The picture as PNG bytes; ``first``: the channel's first digest (no trends yet)."""
+    words = words_for(language)
+    grid = _grid(panels, settings)
+    width, height = picture_size(panels, settings)
+    # matplotlib is imported by the canvas: it takes seconds, which only a digest should pay.
+    canvas = _Canvas(width, height, grid.scale)
+    text = canvas.text
+    bottom = height / grid.scale
+    text(MARGIN, 20, words["title"].format(channel=channel), TITLE_PT, weight="bold", color=INK)
+    note = words["sentence_gap"].join([words["subtitle"], words["first" if first else "since"]])
+    text(MARGIN, 66, note, SUBTITLE_PT, color=QUIET)
+    shown = panels[: settings.picture_speakers]
+    longest = max((row.messages for panel in shown for row in panel.rows), default=1)
+    column_width = (BASE_WIDTH - 2 * MARGIN - (grid.columns - 1) * GUTTER) / grid.columns
+    columns = min(settings.label_chars, int((column_width - 18) / CHAR_PX))
+    if not shown:
+        text(MARGIN, HEADER + 10, words["none_yet"], NAME_PT, color=INK)
+    for number, panel in enumerate(shown):
+        x = MARGIN + (number % grid.columns) * (column_width + GUTTER)
+        y = HEADER + sum(grid.row_heights[: number // grid.columns])
         colour = PALETTE[number % len(PALETTE)]
-        box(MARGIN_PX, y + 6, 6, PANEL_HEAD_PX - 22, colour)
-        text(MARGIN_PX + 18, y + 4, panel.speaker_name, fontsize=21, weight="bold", color=INK)
-        text(
-            width - MARGIN_PX,
-            y + 10,
-            f"{counted(panel.messages, 'message')} · {counted(len(panel.rows) + panel.more, 'preconception')}",
-            fontsize=14,
-            color=QUIET,
-            ha="right",
+        canvas.box(x, y + 4, 7, PANEL_HEAD - 26, colour)
+        name = shorten(panel.speaker_name, int((column_width - 18) / (CHAR_PX * 1.15)))
+        text(x + 18, y, name, SPEAKER_PT, weight="bold", color=INK)
+        counts = words["speaker_counts"].format(
+            messages=counted(words, "message", panel.messages),
+            preconceptions=counted(words, "preconception", len(panel.rows) + panel.more),
         )
-        y += PANEL_HEAD_PX
+        text(x + 18, y + 38, counts, SMALL_PT, color=QUIET)
+        y += PANEL_HEAD
         for row in panel.rows:
-            text(MARGIN_PX + 18, y, shorten(row.name, settings.label_chars), fontsize=17, color=INK)
-            bar_y, bar_h = y + 34, settings.row_height_px - 48
-            box(MARGIN_PX + 18, bar_y, track - 18, bar_h, BAR_BACK)
-            box(
-                MARGIN_PX + 18,
-                bar_y,
-                max(8.0, (track - 18) * row.messages / longest),
-                bar_h,
-                colour,
-            )
-            text(
-                MARGIN_PX + track + 14,
-                bar_y - 6,
-                str(row.messages),
-                fontsize=17,
-                weight="bold",
-                color=INK,
-            )
-            if row.trend:
-                text(
-                    MARGIN_PX + track + 58,
-                    bar_y - 4,
-                    row.trend,
-                    fontsize=15,
-                    color=TREND_COLOURS.get(row.trend, colour),
-                )
+            _row(canvas, row, (x + 18, y, column_width - 18), longest, colour, words, columns)
             y += settings.row_height_px
         if panel.more:
-            text(
-                MARGIN_PX + 18,
-                y - 4,
-                f"and {counted(panel.more, 'smaller one')}",
-                fontsize=13,
-                color=QUIET,
-            )
-            y += 30
-        y += PANEL_GAP_PX
-    text(
-        MARGIN_PX,
-        height - FOOTER_PX + 12,
-        "Preconceptions: what each person keeps coming back to in this channel, from their words here only.",
-        fontsize=12,
-        color=QUIET,
+            text(x + 18, y, counted(words, "more", panel.more), SMALL_PT, color=QUIET)
+    if len(panels) > len(shown):
+        more = counted(words, "more_people", len(panels) - len(shown))
+        text(MARGIN, bottom - FOOTER - SMALL_PT * 2, more, SMALL_PT + 1, color=INK)
+    text(MARGIN, bottom - FOOTER + 14, words["footer"], SMALL_PT, color=QUIET)
+    return canvas.png()
+
+
+def _row(
+    canvas: _Canvas,
+    row: PanelRow,
+    place: tuple[float, float, float],
+    longest: int,
+    colour: str,
+    words: dict[str, str],
+    columns: int,
+) -> None:
+    """One preconception at ``place`` (x, y, width): its name (cut to ``columns``) on one line;
+    below it the bar, then how many messages it came back in and its trend."""
+    x, y, width = place
+    canvas.text(x, y, shorten(row.name, columns), NAME_PT, color=INK)
+    bar_y = y + NAME_PT * DPI / 72 + 8
+    track = width - COUNT_ROOM
+    canvas.box(x, bar_y, track, BAR, BAR_BACK)
+    canvas.box(x, bar_y, max(8.0, track * row.messages / longest), BAR, colour)
+    count_y = bar_y + BAR / 2 - COUNT_PT * DPI / 72 * 0.7
+    count = str(row.messages)
+    canvas.text(
+        x + track + COUNT_RIGHT, count_y, count, COUNT_PT, weight="bold", color=INK, ha="right"
     )
-    buffer = io.BytesIO()
-    fonts = logging.getLogger("matplotlib.font_manager")
-    level = fonts.level
-    fonts.setLevel(logging.ERROR)  # "no bold IPAexGothic": Japanese names are drawn regular
-    try:
-        figure.savefig(buffer, format="png", dpi=DPI, facecolor="white")
-    finally:
-        fonts.setLevel(level)
-    return buffer.getvalue()
+    if row.trend is not None:
+        tint = {"new": NEW_COLOUR, "delta": colour}.get(row.trend.kind, QUIET)
+        trend = trend_text(row.trend, words)
+        canvas.text(x + track + COUNT_RIGHT + 12, count_y + 3, trend, SMALL_PT + 2, color=tint)

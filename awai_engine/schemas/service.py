@@ -31,6 +31,7 @@ from awai_engine.schemas.ports import MessageStore, PurgeReport, SchemaStore
 from awai_engine.schemas.recall import mark_important, related, returning
 from awai_engine.schemas.runs import Runs
 from awai_engine.schemas.summaries import Summaries
+from awai_engine.schemas.wording import channel_language
 from awai_engine.settings import Settings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, RecalledSchema, Value
@@ -38,6 +39,7 @@ from awai_engine.visibility import Scopes, TimelineViews, View
 
 log = logging.getLogger(__name__)
 EXAMPLES = 2  # central thoughts shown with a schema
+LANGUAGE_SAMPLE = 200  # a speaker's latest thoughts that say which language the digest is in
 
 
 class UnknownChannelError(AwaiError, LookupError):
@@ -292,6 +294,7 @@ class SchemaService:
         sections: list[SpeakerDigest] = []
         panels: list[SpeakerPanel] = []
         shown_states = []
+        said: list[str] = []  # recent words of each shown speaker: the channel's language
         number = 1
         for speaker in shown:
             basis = index.basis(channel, speaker)
@@ -308,18 +311,19 @@ class SchemaService:
             if panel is not None:
                 panels.append(panel)
             shown_states.append((speaker, states))
+            said.extend(basis.texts[-LANGUAGE_SAMPLE:])
         previous_at = previous.created_at if previous else None
         other = len(speakers) - len(shown)
+        language = channel_language(said)
         digest = Digest(
             channel=channel,
             created_at=created_at,
             previous_at=previous_at,
             speakers=tuple(sections),
             other_speakers=other,
-            markdown=render_markdown(channel, created_at, previous_at, sections, other),
-            png=render_png(
-                panels, f"Preconceptions in {channel_title(channel)}", settings, previous is None
-            ),
+            language=language,
+            markdown=render_markdown(channel, created_at, previous_at, sections, other, language),
+            png=render_png(panels, channel_title(channel), settings, previous is None, language),
             png_size=picture_size(panels, settings),
         )
         if record:
