@@ -243,6 +243,8 @@ class _Prefixes:
         if seen is not None and seen[0] is texts and seen[1] is keys and count <= seen[2]:
             return True  # the same (immutable) sequences, already compared this far
         known = min(count, len(self.texts))
+        if known and (self.keys[0] != keys[0] or self.keys[known - 1] != keys[known - 1]):
+            return False  # another speaker, or another cut of the channel: no need to compare all
         if self.texts[:known] != list(texts[:known]) or self.keys[:known] != list(keys[:known]):
             return False
         if count > known:
@@ -258,7 +260,7 @@ class _Prefixes:
             for term in said:
                 occurrences = self._rows.get(term)
                 if occurrences is None:
-                    occurrences = self._rows[term] = array("l")
+                    occurrences = self._rows[term] = array("i")
                 occurrences.append(row)
             self.texts.append(text)
             self.keys.append(key)
@@ -276,10 +278,14 @@ class _PrefixCache:
 
     Keyed by content, not by speaker: a sequence uses an entry whose thoughts agree with its own
     first ``v`` (and extends it), so an edited or restricted sequence never reads another's
-    counts and the names stay a pure function of the first ``v`` thoughts.
+    counts and the names stay a pure function of the first ``v`` thoughts. Bounded by the
+    thoughts it holds (about half a kilobyte each), not only by entries: a re-clustering of a
+    channel of 40 speakers followed by readings of any of them finds each speaker's counts, and a
+    100k-message channel still does not keep every speaker's history.
     """
 
-    SIZE = 16
+    ENTRIES = 64
+    THOUGHTS = 100_000
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -292,7 +298,13 @@ class _PrefixCache:
                 return entry
         entry = _Prefixes()
         entry.holds(texts, keys, count)
-        self._entries = [entry, *self._entries[: self.SIZE - 1]]
+        kept, held = [entry], len(entry.texts)
+        for other in self._entries[: self.ENTRIES - 1]:
+            held += len(other.texts)
+            if held > self.THOUGHTS:
+                break
+            kept.append(other)
+        self._entries = kept
         return entry
 
 
