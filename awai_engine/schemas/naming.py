@@ -6,8 +6,8 @@ the schema times ``log(1 + A / f)``, with ``A`` the mean number of terms per cla
 term's count in both. A word the speaker uses everywhere ("we", "launch" in a launch channel)
 scores low; what they say only when this concern comes back scores high. Terms are words and
 two-word phrases from :func:`awai_engine.text.words` (English and Japanese alike), counted in the
-schema by scikit-learn's ``CountVectorizer``; a term said in only one thought of the schema ranks
-after those that recur.
+schema as scikit-learn's ``CountVectorizer`` counts them; a term said in only one thought of the
+schema ranks after those that recur.
 
 Terms are counted lower-cased; a name shows each word as the speaker writes it inside a sentence
 ("Apple Pay", "PR", "Postgres"), so it reads like their words, not like an index.
@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from awai_engine.stop_words import ENGLISH_STOP_WORDS
 from awai_engine.text import shorten, words
 
 KEYPHRASES = 5
@@ -91,8 +92,6 @@ def _thought_terms(thought: str) -> tuple[str, ...]:
     """The terms of one thought. Cached because the same thoughts are counted again as members of
     each version they belong to, and as the prefix of each new sequence (a pure function of the
     text, so the names are unchanged)."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     said = words(thought)
     content = [
         w not in ENGLISH_STOP_WORDS
@@ -127,22 +126,24 @@ def _ranked(
     every version (:class:`_Prefixes`) instead of once per version. Terms the members never say
     score nothing and are never named, so only the members' own terms are ranked.
     """
-    from sklearn.feature_extraction.text import CountVectorizer
-
     if not members:
         return ()
-    vectorizer = CountVectorizer(analyzer=terms)
-    try:
-        matrix = vectorizer.fit_transform(members)
-    except ValueError:  # no term at all (only stop words, digits or emoji)
+    # The members' term counts over their sorted vocabulary, as scikit-learn's CountVectorizer
+    # counts them, without importing scikit-learn on a reading (a second or more).
+    per_member = [Counter(terms(member)) for member in members]
+    counted: Counter[str] = Counter()
+    for member in per_member:
+        counted.update(member)
+    if not counted:  # no term at all (only stop words, digits or emoji)
         return ()
-    vocabulary = vectorizer.get_feature_names_out()
-    inside = np.asarray(matrix.sum(axis=0), dtype=np.float64).ravel()
+    vocabulary = np.array(sorted(counted), dtype=str)
+    inside = np.array([counted[term] for term in vocabulary.tolist()], dtype=np.float64)
     both = np.array([said(str(term)) for term in vocabulary], dtype=np.float64)
     frequency = inside / max(float(inside.sum()), 1.0)
     average = total / 2  # the mean number of terms of the two classes
     score = frequency * np.log(1.0 + average / np.maximum(both, 1.0))
-    recurring = np.asarray((matrix > 0).sum(axis=0)).ravel() >= 2
+    thoughts_with = Counter(term for member in per_member for term in member)
+    recurring = np.array([thoughts_with[term] >= 2 for term in vocabulary.tolist()], dtype=bool)
     order = np.lexsort((vocabulary, -score, ~recurring))
     chosen: list[tuple[str, set[str], float]] = []
     for index in order:
