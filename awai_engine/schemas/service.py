@@ -248,14 +248,17 @@ class SchemaService:
             speakers = index.speakers()
             for speaker in speakers:
                 basis = index.basis(channel, speaker)
-                if basis is None or self.runs.stored(basis) is not None:
+                if basis is None:
                     continue
-                run, before = self.runs.unstored(basis)
-                run = run.with_states(self.summaries.fill(basis, run.states, strict=True))
-                known = {(s.schema_id, s.version) for s in before.states} if before else set()
-                self.store.save_run(run)
-                stored += 1
-                new_versions += sum((s.schema_id, s.version) not in known for s in run.states)
+                todo = [*self._newest_uncovered(index, channel, basis)]
+                todo += [basis] if self.runs.stored(basis) is None else []
+                for each in todo:
+                    run, before = self.runs.unstored(each)
+                    run = run.with_states(self.summaries.fill(each, run.states, strict=True))
+                    known = {(s.schema_id, s.version) for s in before.states} if before else set()
+                    self.store.save_run(run)
+                    stored += 1
+                    new_versions += sum((s.schema_id, s.version) not in known for s in run.states)
             self.store.mark_reclustered(channel, timeline.revision)
         log.info("re-clustered %s: %d runs, %d new versions", channel, stored, new_versions)
         return ReclusterReport(
@@ -398,6 +401,22 @@ class SchemaService:
         if view.restricted:
             return self.runs.clustered(basis)
         return self.runs.for_basis(basis)
+
+    def _newest_uncovered(
+        self, index: SpeakerRows, channel: str, basis: Basis
+    ) -> tuple[Basis, ...]:
+        """The basis of a reading of the speaker's newest message, if no stored run is in force
+        for it (a speaker's first re-clustering, as after an import): stored first, so that this
+        likeliest reading looks its clustering up instead of clustering (and importing hdbscan).
+        It is the very clustering such a reading makes on demand (same basis, same predecessor),
+        so storing it changes no reading (:mod:`awai_engine.schemas.runs`)."""
+        newest = index.timeline.messages[int(basis.positions[-1])]
+        before = index.basis(channel, basis.speaker_id, end_row=newest.first_row)
+        if before is None or self.store.run_on_prefix(
+            channel, basis.speaker_id, before.prefix_digests
+        ):
+            return ()
+        return (before,)
 
     def _index(
         self, channel: str, timeline: Timeline, view: frozenset[str] | None = None

@@ -1,0 +1,56 @@
+"""What ``awai read`` of an ingested, re-clustered channel loads in a fresh process.
+
+Start-up is most of what a person waits for on a read: torch and the clustering libraries
+(hdbscan, hence scikit-learn) take seconds to import. A reading of a speaker's newest message
+finds the clustering in force stored by the re-clustering, so it imports neither.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from awai_engine.samples import SAMPLES
+from bots.terminal.cli import main
+
+TREE = Path(__file__).resolve().parents[1]
+NOT_ON_A_READ = ("torch", "transformers", "sentence_transformers", "hdbscan", "sklearn")
+READ_AND_LIST_MODULES = """
+import json, sys
+from awai_engine.settings import load_settings
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import open_runtime
+with open_runtime(load_settings(data_dir=sys.argv[1])) as runtime:
+    (channel,) = runtime.channels()
+    schemas = [len(runtime.engine.read(channel, m, EVERYTHING).context.schemas)
+               for m in sys.argv[2:]]
+print(json.dumps({"schemas": schemas, "loaded": [m for m in %r if m in sys.modules]}))
+"""
+
+
+def test_reading_newest_messages_after_a_re_clustering_imports_no_torch_or_clustering(
+    tmp_path: Path,
+) -> None:
+    sample = SAMPLES["en"].path
+    newest = {}  # each speaker's newest message: what a re-clustering stores the run for
+    for line in sample.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        newest[record["speaker"]] = record["id"]
+    data = tmp_path / "data"
+    assert main(["--data-dir", str(data), "ingest", str(sample)]) == 0
+    assert main(["--data-dir", str(data), "recluster"]) == 0
+
+    done = subprocess.run(
+        [sys.executable, "-c", READ_AND_LIST_MODULES % (NOT_ON_A_READ,), str(data)]
+        + list(newest.values()),
+        env={**os.environ, "PYTHONPATH": str(TREE)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["loaded"] == []
+    assert len(result["schemas"]) >= 3 and any(result["schemas"])  # preconceptions were used
