@@ -1,6 +1,7 @@
 """MiniLM on ONNX Runtime against MiniLM on torch: start-up, throughput, agreement, `awai read`.
 
-Run: ``.venv/bin/python -m bench.embedding_runtimes [--lines N] [--rounds N] [--baseline TREE]``.
+Run: ``.venv/bin/python -m bench.embedding_runtimes [--lines N] [--rounds N] [--baseline TREE]
+[--parts encode start-up read]``.
 Everything is measured in one run and alternated (torch, onnx, torch, onnx, …) so the load of a
 shared machine falls on both alike; the ratios are what counts.
 
@@ -38,6 +39,7 @@ from awai_engine.settings import EmbeddingSettings
 from bench.corpus import chat_lines
 
 RUNTIMES = ("torch", "onnx")
+PARTS = ("encode", "start-up", "read")
 THREADS = 2
 FIRST_VECTOR = (
     "from awai_engine.embedding import Embedder;"
@@ -137,11 +139,26 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=2048)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="Another checkout to time `awai read` in.")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=PARTS,
+        default=list(PARTS),
+        help="Which measurements to run (all by default); each is one run on its own.",
+    )
     args = parser.parse_args()
     console = Console()
     console.print(f"load average {os.getloadavg()[0]:.1f}, {THREADS} threads per runtime")
+    if "encode" in args.parts:
+        encode(args.lines, args.rounds, console)
+    if "start-up" in args.parts:
+        first_vector(args.rounds, console)
+    if "read" in args.parts:
+        awai_read(args.rounds, args.baseline, console)
 
-    rates, cosine = throughput(chat_lines(args.lines), args.rounds)
+
+def encode(lines: int, rounds: int, console: Console) -> None:
+    rates, cosine = throughput(chat_lines(lines), rounds)
     table = Table(title=f"Encode, {len(cosine):,} real chat lines, batch 32, alternating chunks")
     for column in ("runtime", "lines/s", "vs torch"):
         table.add_column(column, justify="right")
@@ -153,17 +170,21 @@ def main() -> None:
         f" 0.1th percentile {np.percentile(cosine, 0.1):.7f}, mean {cosine.mean():.7f}"
     )
 
-    starts = start_up(args.rounds)
-    table = Table(title=f"Start-up to the first vector, fresh process, median of {args.rounds}")
+
+def first_vector(rounds: int, console: Console) -> None:
+    starts = start_up(rounds)
+    table = Table(title=f"Start-up to the first vector, fresh process, median of {rounds}")
     for column in ("what", "seconds", "vs torch"):
         table.add_column(column, justify="right")
     for name, seconds in starts.items():
         table.add_row(name, f"{seconds:.2f}", f"{seconds / starts['torch']:.2f}")
     console.print(table)
 
-    reads = read_wall(args.rounds, args.baseline)
-    anchor = "baseline " + args.baseline.name if args.baseline else f"runtime={RUNTIMES[0]}"
-    table = Table(title=f"`awai read` of an ingested channel, wall time, median of {args.rounds}")
+
+def awai_read(rounds: int, baseline: Path | None, console: Console) -> None:
+    reads = read_wall(rounds, baseline)
+    anchor = "baseline " + baseline.name if baseline else f"runtime={RUNTIMES[0]}"
+    table = Table(title=f"`awai read` of an ingested channel, wall time, median of {rounds}")
     for column in ("what", "seconds", f"vs {anchor}"):
         table.add_column(column, justify="right")
     for name, seconds in reads.items():
