@@ -17,7 +17,7 @@ from awai_engine.samples import SAMPLES
 from bots.terminal.cli import main
 
 TREE = Path(__file__).resolve().parents[1]
-NOT_ON_A_READ = ("torch", "transformers", "sentence_transformers", "hdbscan", "sklearn")
+NOT_ON_A_READ = ("torch", "transformers", "sentence_transformers", "hdbscan", "sklearn", "alembic")
 READ_AND_LIST_MODULES = """
 import json, sys
 from awai_engine.settings import load_settings

@@ -6,7 +6,9 @@ the code. So the tables are made by revisions in ``versions/`` and nothing else,
 (:func:`upgrade`, called by :class:`storage.sql.Database`) or by ``awai db upgrade``.
 
 Start-up stays fast: when the database already records the newest revision, one small query
-answers and no migration code runs. Two processes starting at once take turns: the upgrade runs
+answers and no migration code runs, nor is Alembic imported (a few tenths of a second of every
+``awai`` command): the newest revision is read from the revision files' own ``revision`` and
+``down_revision`` lines, which ``tests/backends/test_migrations.py`` checks against Alembic's. Two processes starting at once take turns: the upgrade runs
 in one transaction that first takes the database's write lock (``BEGIN IMMEDIATE`` on SQLite, an
 advisory transaction lock on PostgreSQL), so the second finds the work done.
 
@@ -22,17 +24,20 @@ through before committing::
 
 from __future__ import annotations
 
+import ast
 import importlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import MetaData, text
+from sqlalchemy import MetaData, inspect, text
 from sqlalchemy.engine import Connection, Engine
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+VERSION_TABLE = "alembic_version"  # Alembic's default, which env.py keeps
 
 HERE = Path(__file__).resolve().parent
 # Every module that defines tables on storage.sql.Base; a new one is added here.
@@ -62,6 +67,8 @@ class UpgradeResult:
 
 def config() -> Config:
     """Alembic's configuration for AWAI's revisions, independent of the working directory."""
+    from alembic.config import Config
+
     alembic_config = Config()
     alembic_config.set_main_option("script_location", str(HERE))
     return alembic_config
@@ -69,7 +76,31 @@ def config() -> Config:
 
 @cache
 def head() -> str:
-    """The newest revision in ``versions/``."""
+    """The newest revision in ``versions/``: the one no other revision follows.
+
+    Read from each file's ``revision`` and ``down_revision`` assignments, without importing
+    Alembic; anything else (no revision, several heads) is left to Alembic to explain.
+    """
+    follows: dict[str, str | None] = {}
+    for path in sorted((HERE / "versions").glob("[0-9]*.py")):
+        found = {
+            node.targets[0].id: node.value.value
+            for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in ("revision", "down_revision")
+            and isinstance(node.value, ast.Constant)
+        }
+        if isinstance(found.get("revision"), str):
+            follows[found["revision"]] = found.get("down_revision")
+    heads = follows.keys() - set(follows.values())
+    return heads.pop() if len(heads) == 1 else alembic_head()
+
+
+def alembic_head() -> str:
+    """The newest revision as Alembic finds it (it raises on several heads)."""
+    from alembic.script import ScriptDirectory
+
     found = ScriptDirectory.from_config(config()).get_current_head()
     if found is None:
         raise RuntimeError(f"No migration revisions in {HERE / 'versions'}.")
@@ -88,7 +119,14 @@ def metadata() -> MetaData:
 def current(engine: Engine) -> str | None:
     """The revision the database records (``None``: never migrated)."""
     with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+        return _recorded(connection)
+
+
+def _recorded(connection: Connection) -> str | None:
+    """Alembic's version table read directly (one row: AWAI's revisions have no branches)."""
+    if not inspect(connection).has_table(VERSION_TABLE):
+        return None
+    return connection.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
 
 
 def upgrade(engine: Engine) -> UpgradeResult:
@@ -102,12 +140,14 @@ def upgrade(engine: Engine) -> UpgradeResult:
             connection.execute(
                 text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
             )
-        before = MigrationContext.configure(connection).get_current_revision()
+        before = _recorded(connection)
         _run_upgrade(connection)
     return UpgradeResult(before, target)
 
 
 def _run_upgrade(connection: Connection) -> None:
+    from alembic import command
+
     alembic_config = config()
     alembic_config.attributes["connection"] = connection
     command.upgrade(alembic_config, "head")

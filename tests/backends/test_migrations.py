@@ -88,3 +88,7 @@ def test_awai_db_upgrade_applies_the_revisions_once_and_current_reports_them(
     assert "already at the newest revision" in capsys.readouterr().out
     assert main(["--data-dir", data_dir, "db", "current"]) == 0
     assert "(up to date)" in capsys.readouterr().out
+
+
+def test_the_newest_revision_read_without_alembic_is_alembics() -> None:
+    assert migrations.head() == migrations.alembic_head()
