@@ -44,8 +44,13 @@ def test_reading_newest_messages_after_a_re_clustering_imports_no_torch_or_clust
     assert main(["--data-dir", str(data), "recluster"]) == 0
 
     done = subprocess.run(
-        [sys.executable, "-c", READ_AND_LIST_MODULES % (NOT_ON_A_READ,), str(data)]
-        + list(newest.values()),
+        [
+            sys.executable,
+            "-c",
+            READ_AND_LIST_MODULES % (NOT_ON_A_READ,),
+            str(data),
+            *newest.values(),
+        ],
         env={**os.environ, "PYTHONPATH": str(TREE)},
         capture_output=True,
         text=True,
