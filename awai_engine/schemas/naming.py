@@ -173,8 +173,7 @@ def as_written(term: str, texts: Sequence[str]) -> str:
 def _spelled(word: str, texts: Sequence[str]) -> str:
     if not re.search("[a-z]", word):
         return word
-    # Latin letters and digits bound a word: Japanese around it ("DCの移行") is no part of it.
-    pattern = re.compile(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", re.IGNORECASE)
+    pattern = _said_as(word)
     inside: Counter[str] = Counter()
     capitals: Counter[str] = Counter()
     for text in texts:
@@ -189,6 +188,14 @@ def _spelled(word: str, texts: Sequence[str]) -> str:
     if not seen:
         return word
     return min(seen, key=lambda form: (-seen[form], form != word, form))
+
+
+@lru_cache(maxsize=4096)
+def _said_as(word: str) -> re.Pattern[str]:
+    """Where ``word`` is said, in any case. Compiled once per word: a re-clustering spells each
+    name's words again for every version, past the 512 patterns ``re`` keeps compiled."""
+    # Latin letters and digits bound a word: Japanese around it ("DCの移行") is no part of it.
+    return re.compile(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", re.IGNORECASE)
 
 
 def _overlaps(term: str, tokens: set[str], other: str, other_tokens: set[str]) -> bool:
