@@ -52,13 +52,9 @@ class Summaries:
             memo = self.store.summary(basis.channel, basis.speaker_id, digest)
             if memo is None:
                 texts = [basis.texts[row] for row in rows[: self.settings.summary_thoughts]]
-                named = offline_name(
-                    version_keyphrases(basis.texts, basis.keys, state.members, state.version),
-                    texts[0],
-                )
                 try:
                     written = (
-                        named
+                        ""
                         if self.backend.offline
                         else self.backend.summarise_schema(basis.speaker_name, texts).strip()
                     )
@@ -66,13 +62,24 @@ class Summaries:
                     if strict:
                         raise
                     log.exception("the %s backend failed to summarise a schema", self.backend.name)
-                    filled.append(state.with_summary(named))
+                    filled.append(state.with_summary(_offline_name(basis, state, texts[0])))
                     continue
                 memo = self.store.save_summary(
-                    basis.channel, basis.speaker_id, digest, state.members, written or named
+                    basis.channel,
+                    basis.speaker_id,
+                    digest,
+                    state.members,
+                    written or _offline_name(basis, state, texts[0]),
                 )
             filled.append(state.with_summary(memo))
         return tuple(filled)
+
+
+def _offline_name(basis: Basis, state: SchemaState, central: str) -> str:
+    """The keyphrase name, made only when the backend wrote none (offline, failed or empty)."""
+    return offline_name(
+        version_keyphrases(basis.texts, basis.keys, state.members, state.version), central
+    )
 
 
 def members_digest(basis: Basis, rows: Sequence[int]) -> str:
