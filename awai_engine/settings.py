@@ -281,6 +281,16 @@ class SchemaSettings(BaseModel):
             " members, to count as a schema (else it is noise)."
         ),
     )
+    concern_margin: Similarity = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description=(
+            "Share of the gap between the speaker's mean similarity and 1 that a cluster's"
+            " cohesion must close to be one concern; a looser one is a mixture and is clustered"
+            " again on its own (bench/preconceptions.py)."
+        ),
+    )
     join_similarity: Similarity = Field(
         0.25,
         ge=-1,
@@ -295,6 +305,15 @@ class SchemaSettings(BaseModel):
         ge=0,
         le=50,
         description="Thoughts with fewer words ('ok', 'yes please', '了解です') join no schema.",
+    )
+    min_content_words: int = Field(
+        2,
+        ge=0,
+        le=50,
+        description=(
+            "Thoughts with fewer content words (not stop words, reactions or the name addressed:"
+            " 'Totally agree, Mel.', 'Wow, great pic!') join no schema."
+        ),
     )
     algorithm: Literal["auto", "exact", "knn-graph"] = "auto"
     exact_max_thoughts: int = Field(
