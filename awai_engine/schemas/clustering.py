@@ -32,9 +32,11 @@ launch chat a person raised the same payment worry eight times and got no schema
   to a cluster's members reaches ``join_similarity`` joins it, which is the membership test of
   :func:`_cohesive` applied the other way; only when that cluster is the one it reaches (below).
 - Acknowledgements ("ok", "thanks!", "了解です") are alike among themselves and formed a
-  "schema" of chatter: thoughts of fewer than ``min_words`` words join none. With floors this
-  low, a few unrelated remarks can pass as a cluster by meaning alone, so a cluster's core must
-  also share a content word (:func:`_worded`).
+  "schema" of chatter: thoughts of fewer than ``min_words`` words, or fewer than
+  ``min_content_words`` words that could say what they are about (not reactions, fillers or the
+  name addressed, :mod:`.substance`), join none. With floors this low, a few unrelated remarks
+  can pass as a cluster by meaning alone, so a cluster's core must also share a content word
+  (:func:`_worded`).
 
 Long speakers (hundreds of thoughts over months, as in LoCoMo) broke two of those fixes; the
 causes, measured in ``bench/preconceptions.py`` (three conversations: a topic's messages inside
@@ -43,9 +45,15 @@ schema):
 
 - Excess of mass may select one huge cluster over its parts. The member floor then trimmed it to
   a catch-all of 193 thoughts at mean similarity 0.2, the speaker's background. A selected cluster
-  whose members are not alike on average (cohesion under ``min_cohesion``) is a mixture, not a
-  concern: HDBSCAN is run again on its members alone, which never returns them as one cluster
-  (:func:`_split`), until the parts are alike or too small.
+  that is not clearly more alike than the speaker's thoughts in general is a mixture, not a
+  concern: its cohesion must close ``concern_margin`` of the gap between the speaker's mean
+  similarity and 1 (and reach ``min_cohesion``). A long speaker's lines are alike in register
+  (0.19 on average in LoCoMo, once reactions are out), so an absolute floor let catch-alls of
+  300 thoughts at 0.27 through. HDBSCAN is run again on a mixture's members alone, which never
+  returns them as one cluster (:func:`_split`), until the parts are alike or too small; the
+  split is kept only when its parts hold ``SPLIT_SHARE`` of the members. Re-clustered alone, a
+  real concern said in varied words falls apart into crumbs and noise; a mixture falls into
+  its topics.
 - With thirty schemas the best of thirty mean similarities reaches the joining floor by chance:
   nearly every line joined one. A border thought of a concern is near that concern, not near
   several, so a thought joins only when exactly one schema reaches the floor. A small speaker with
@@ -61,6 +69,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from awai_engine.schemas.substance import content_words
 from awai_engine.settings import SchemaSettings
 from awai_engine.text import words
 
@@ -71,6 +80,7 @@ NOISE = -1
 ROW_BLOCK = 1024
 KNN_BLOCK = 256  # rows per block in knn-graph: its index arrays are int64, block × n
 SMALL_K = 8
+SPLIT_SHARE = 0.3  # see _split
 # The sparse spanning-tree code drops zero weights; duplicates get this instead, and 0 back after.
 _TINY = 1e-30
 
@@ -87,14 +97,23 @@ def method_for(count: int, settings: SchemaSettings) -> str:
     name = (
         f"hdbscan-{algorithm}/mcs{settings.min_cluster_size}/ms{settings.min_samples}"
         f"/cohesion{settings.min_cohesion:g}/join{settings.join_similarity:g}"
-        f"/words{settings.min_words}/split-mixtures/join-one"
+        f"/words{settings.min_words}/content{settings.min_content_words}"
+        f"/split-mixtures{settings.concern_margin:g}/join-one"
     )
     return f"{name}/k{settings.knn_neighbours}" if algorithm == "knn-graph" else name
 
 
 def eligible(texts: Sequence[str], settings: SchemaSettings) -> np.ndarray:
-    """Which thoughts may join a schema: those of at least ``min_words`` words."""
-    return np.array([len(words(text)) >= settings.min_words for text in texts], dtype=bool)
+    """Which thoughts may join a schema: at least ``min_words`` words, of which at least
+    ``min_content_words`` could say what the thought is about (:mod:`.substance`)."""
+    return np.array(
+        [
+            len(words(text)) >= settings.min_words
+            and len(content_words(text)) >= settings.min_content_words
+            for text in texts
+        ],
+        dtype=bool,
+    )
 
 
 def cluster_labels(
@@ -122,7 +141,10 @@ def _clustered(
     size = settings.min_cluster_size
     floor = settings.min_cohesion
     condensed = _condensed(points, settings)
-    selected = _split(points, _select(condensed, single=False), settings)
+    # A concern closes ``concern_margin`` of the gap between the speaker's mean similarity and 1.
+    background = cohesion(points)
+    mixture = max(floor, background + settings.concern_margin * (1.0 - background))
+    selected = _split(points, _select(condensed, single=False), settings, mixture)
     labels = _cohesive(points, selected, floor, floor, size)
     if labels.max(initial=NOISE) == NOISE:
         lone = _select(condensed, single=True)
@@ -147,8 +169,12 @@ def _condensed(points: np.ndarray, settings: SchemaSettings) -> np.ndarray:
     return condense_tree(label(edges), settings.min_cluster_size)
 
 
-def _split(points: np.ndarray, labels: np.ndarray, settings: SchemaSettings) -> np.ndarray:
-    """Selected clusters whose members are not alike on average, clustered again on their own.
+def _split(
+    points: np.ndarray, labels: np.ndarray, settings: SchemaSettings, floor: float
+) -> np.ndarray:
+    """Selected clusters whose cohesion is under ``floor``, clustered again on their own, when
+    the parts hold at least ``SPLIT_SHARE`` of the members (else the cluster stays whole: what
+    HDBSCAN finds inside one loosely worded concern is crumbs, and the rest is noise).
 
     Excess of mass never selects the root of the tree it is given, so each pass returns parts
     strictly smaller than the mixture (or noise), and the recursion ends. Parts are numbered
@@ -161,9 +187,11 @@ def _split(points: np.ndarray, labels: np.ndarray, settings: SchemaSettings) -> 
         if len(members) <= settings.min_cluster_size:
             continue
         mixed = np.ascontiguousarray(points[members])
-        if cohesion(mixed) >= settings.min_cohesion:
+        if cohesion(mixed) >= floor:
             continue
-        parts = _split(mixed, _select(_condensed(mixed, settings), single=False), settings)
+        parts = _split(mixed, _select(_condensed(mixed, settings), single=False), settings, floor)
+        if np.count_nonzero(parts != NOISE) < SPLIT_SHARE * len(members):
+            continue
         out[members] = NOISE
         for part in range(int(parts.max(initial=NOISE)) + 1):
             out[members[parts == part]] = following
@@ -179,15 +207,13 @@ def _worded(labels: np.ndarray, texts: Sequence[str]) -> np.ndarray:
     similar by meaning alone (a cat, a parking spot and an umbrella: 0.31 with MiniLM, above
     the core of a real concern at 0.26). Judged on HDBSCAN's core, before any thought joins.
     """
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     kept = labels.copy()
     for cluster in np.unique(labels[labels != NOISE]):
         members = np.flatnonzero(labels == cluster)
         seen: set[str] = set()
         shared = False
         for row in members:
-            content = {w for w in words(texts[row]) if w not in ENGLISH_STOP_WORDS and len(w) > 1}
+            content = content_words(texts[row])
             if content & seen:
                 shared = True
                 break
