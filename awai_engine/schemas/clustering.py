@@ -81,6 +81,7 @@ ROW_BLOCK = 1024
 KNN_BLOCK = 256  # rows per block in knn-graph: its index arrays are int64, block × n
 SMALL_K = 8
 SPLIT_SHARE = 0.3  # see _split
+LOOSE = 0.5  # of the concern gap: under it a cluster is a catch-all (see _split)
 # The sparse spanning-tree code drops zero weights; duplicates get this instead, and 0 back after.
 _TINY = 1e-30
 
@@ -143,8 +144,9 @@ def _clustered(
     condensed = _condensed(points, settings)
     # A concern closes ``concern_margin`` of the gap between the speaker's mean similarity and 1.
     background = cohesion(points)
-    mixture = max(floor, background + settings.concern_margin * (1.0 - background))
-    selected = _split(points, _select(condensed, single=False), settings, mixture)
+    gap = settings.concern_margin * (1.0 - background)
+    floors = (max(floor, background + LOOSE * gap), max(floor, background + gap))
+    selected = _split(points, _select(condensed, single=False), settings, floors)
     labels = _cohesive(points, selected, floor, floor, size)
     if labels.max(initial=NOISE) == NOISE:
         lone = _select(condensed, single=True)
@@ -170,11 +172,17 @@ def _condensed(points: np.ndarray, settings: SchemaSettings) -> np.ndarray:
 
 
 def _split(
-    points: np.ndarray, labels: np.ndarray, settings: SchemaSettings, floor: float
+    points: np.ndarray,
+    labels: np.ndarray,
+    settings: SchemaSettings,
+    floors: tuple[float, float],
 ) -> np.ndarray:
-    """Selected clusters whose cohesion is under ``floor``, clustered again on their own, when
-    the parts hold at least ``SPLIT_SHARE`` of the members (else the cluster stays whole: what
-    HDBSCAN finds inside one loosely worded concern is crumbs, and the rest is noise).
+    """Selected clusters whose cohesion is under ``floors[1]``, clustered again on their own.
+
+    A cluster at least ``floors[0]`` alike stays whole unless its parts hold ``SPLIT_SHARE`` of
+    its members: what HDBSCAN finds inside one loosely worded concern is crumbs, and the rest is
+    noise. Under ``floors[0]`` the cluster is hardly more alike than the speaker's talk in general
+    (a catch-all of 583 thoughts at 0.20 against 0.19), so it is split whatever the parts hold.
 
     Excess of mass never selects the root of the tree it is given, so each pass returns parts
     strictly smaller than the mixture (or noise), and the recursion ends. Parts are numbered
@@ -187,10 +195,11 @@ def _split(
         if len(members) <= settings.min_cluster_size:
             continue
         mixed = np.ascontiguousarray(points[members])
-        if cohesion(mixed) >= floor:
+        alike = cohesion(mixed)
+        if alike >= floors[1]:
             continue
-        parts = _split(mixed, _select(_condensed(mixed, settings), single=False), settings, floor)
-        if np.count_nonzero(parts != NOISE) < SPLIT_SHARE * len(members):
+        parts = _split(mixed, _select(_condensed(mixed, settings), single=False), settings, floors)
+        if alike >= floors[0] and np.count_nonzero(parts != NOISE) < SPLIT_SHARE * len(members):
             continue
         out[members] = NOISE
         for part in range(int(parts.max(initial=NOISE)) + 1):
