@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "preconception",
             "size",
             "examples (most central)",
-            "version",
+            "as of",
             title=f"{item.speaker_name}: {item.thoughts} thoughts {where} ({origin})",
             title_justify="left",
             show_lines=True,
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 name,
                 str(schema.size),
                 "\n".join(f"“{shorten(text, EXAMPLE_WIDTH)}”" for text in schema.examples),
-                f"{schema.schema_id} v{schema.version}\nas of {schema.as_of_message_id}",
+                schema.as_of_message_id,  # ids and versions are in --json, for scripts
             )
         if item.schemas:
             console.print(table)
