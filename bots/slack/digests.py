@@ -17,7 +17,7 @@ from bots.slack.ingest import channel_id_of
 from bots.slack.privacy import record_digest
 
 PICTURE_NAME = "awai-digest.png"
-PICTURE_TITLE = "Who keeps returning to which ideas (each dot a thought, numbered by schema)"
+PICTURE_TITLE = "Preconceptions: what each person keeps coming back to here"
 
 
 class DigestPoster:

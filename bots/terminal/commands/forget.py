@@ -46,7 +46,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         runtime.close()
     print(
         f"{channel}: forgot {speaker}: {report.messages} messages (with their thoughts and"
-        f" vectors), {report.schema_versions} schema versions, {report.schema_runs} schema runs,"
+        f" vectors), {report.schema_versions} preconception versions,"
+        f" {report.schema_runs} clusterings,"
         f" {report.summaries} summaries, {report.digest_entries} digest entries."
     )
     return 0
