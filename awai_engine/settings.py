@@ -281,14 +281,15 @@ class SchemaSettings(BaseModel):
             " members, to count as a schema (else it is noise)."
         ),
     )
-    concern_margin: Similarity = Field(
+    concern_margin: float = Field(
         0.25,
         ge=0,
         le=1,
         description=(
             "Share of the gap between the speaker's mean similarity and 1 that a cluster's"
             " cohesion must close to be one concern; a looser one is a mixture and is clustered"
-            " again on its own (bench/preconceptions.py)."
+            " again on its own (bench/preconceptions.py). A share, not a cosine: it is not put"
+            " on a model's scale."
         ),
     )
     join_similarity: Similarity = Field(
