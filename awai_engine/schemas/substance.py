@@ -21,6 +21,7 @@ import re
 from functools import lru_cache
 
 from awai_engine.schemas.naming import SPOKEN_FILLERS
+from awai_engine.stop_words import ENGLISH_STOP_WORDS
 from awai_engine.text import words
 
 # Reactions and acknowledgements, the talk around a topic rather than a topic. Closed-class words
@@ -155,8 +156,6 @@ _HONORIFIC_NAME = re.compile(
 @lru_cache(maxsize=65_536)
 def content_words(text: str) -> frozenset[str]:
     """The words of ``text`` that could say what it is about (see the module)."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     addressed = {
         word
         for pattern in (_VOCATIVE, _MENTION, _HONORIFIC_NAME)
