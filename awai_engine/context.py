@@ -18,8 +18,9 @@ from typing import Literal
 
 import numpy as np
 
+from awai_engine.conversation import conversation_of
 from awai_engine.exchange import Exchange, exchange_of
-from awai_engine.lexical import NO_MATCHES, WordMatch
+from awai_engine.lexical import NO_MATCHES, WordMatch, WordSearch
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, FlowSummary, FlowUtterance, RecallReason
@@ -83,6 +84,11 @@ def recall(
         if association.exchange_window
         else None
     )
+    conversation = (
+        conversation_of(timeline, position, association.conversation_window)
+        if association.conversation_window
+        else None
+    )
     strangers: tuple[Exchange, np.ndarray] | None = None
     if exchange is not None and (not exchange.alone or association.strangers_when_alone):
         strangers = (
@@ -91,12 +97,28 @@ def recall(
             if association.stranger_z is None
             else near_bar(timeline, rows, similarity, prefix_rows, association.stranger_z),
         )
+    outsiders: tuple[frozenset[int], np.ndarray] | None = None
+    if (
+        conversation is not None
+        and association.conversation_z is not None
+        and exchange is not None
+        and (not exchange.alone or association.conversation_when_alone)
+    ):
+        outsiders = (
+            conversation,
+            near_bar(timeline, rows, similarity, prefix_rows, association.conversation_z),
+        )
     picks: list[_Pick] = []
     for source, reason in cue_sources(timeline, position, association):
         if source in flow_positions:
             continue
         pick = _best_thought(timeline, source, cues, reason)
-        if reason in association.cues_on_topic:
+        off_conversation = (
+            reason in association.cues_in_conversation
+            and conversation is not None
+            and source not in conversation
+        )
+        if reason in association.cues_on_topic or off_conversation:
             bar = max(float(threshold(position - source - 1, association)), relative[pick.cue])
             if pick.similarity < bar:
                 continue
@@ -115,6 +137,7 @@ def recall(
             association,
             room,
             exchange,
+            conversation if association.far_conversation else None,
         )
         taken |= {pick.source for pick in far}
         near = _by_meaning(
@@ -127,6 +150,7 @@ def recall(
             association,
             room - len(far),
             strangers,
+            outsiders,
         )
         picks.extend([*near, *far])
     if not picks:
@@ -256,6 +280,7 @@ def _by_meaning(
     settings: AssociationSettings,
     room: int,
     strangers: tuple[Exchange, np.ndarray] | None = None,
+    outsiders: tuple[frozenset[int], np.ndarray] | None = None,
 ) -> list[_Pick]:
     """Up to ``room`` thoughts with margin s − max(θ(d), relative bar) ≥ 0, best first, one per
     source not taken. With ``strangers`` (the speaker's exchange and a bar per cue thought), a
@@ -290,6 +315,12 @@ def _by_meaning(
             stranger_bars = np.maximum(bars[candidate], strangers[1])
             cue = int((similarity[candidate] - stranger_bars).argmax())
             bar = float(stranger_bars[cue])
+            if similarity[candidate, cue] < bar:
+                continue
+        if outsiders is not None and source not in outsiders[0]:
+            outside_bars = np.maximum(bars[candidate], outsiders[1])
+            cue = int((similarity[candidate] - outside_bars).argmax())
+            bar = float(outside_bars[cue])
             if similarity[candidate, cue] < bar:
                 continue
         picks.append(
@@ -338,7 +369,7 @@ def far_sample(timeline: Timeline, cues: np.ndarray, far_end: int) -> tuple[np.n
     """
     end_row = timeline.messages[far_end].first_row
     step = max(1, end_row // FAR_SAMPLE)
-    sample = timeline.vectors[0:end_row:step] @ cues.T  # (sampled rows, cues)
+    sample = timeline.every_kth_row(step, end_row) @ cues.T  # (sampled rows, cues)
     return sample.mean(axis=0), np.maximum(sample.std(axis=0), 1e-6)
 
 
@@ -376,22 +407,31 @@ def _evidence(
     cues = timeline.vectors[timeline.rows_of(position)]
     mean, spread = far_sample(timeline, cues, far_end)
     dense = ((similarity - mean[None, :]) / spread[None, :]).max(axis=1)
-    # Best thought of each message: sort by score, keep each position's first row.
-    order = np.argsort(-dense, kind="stable")
-    sources, first = np.unique(timeline.row_positions[rows][order], return_index=True)
-    meaning = dense[order[first]]
+    # Best thought of each message: rows are ascending, so each message's rows are one run.
+    row_positions = timeline.row_positions[rows]
+    starts = np.flatnonzero(np.diff(row_positions, prepend=-1))
+    sources = row_positions[starts]
+    meaning = np.maximum.reduceat(dense, starts) if len(rows) else dense
     found = (
         timeline.lexicon.search(message.text, position, settings.lexical_pool)
         if settings.lexical
         else NO_MATCHES
     )
-    missing = np.setdiff1d(found.positions, sources)
+    missing = np.setdiff1d(found.positions, sources, assume_unique=True)
     if len(missing):  # found by words only: their meaning exactly, in one product
-        spans = [timeline.rows_of(int(source)) for source in missing]
-        exact = timeline.vectors[np.concatenate([np.arange(r.start, r.stop) for r in spans])]
+        first = np.searchsorted(timeline.row_positions, missing)
+        counts = np.searchsorted(timeline.row_positions, missing, side="right") - first
+        kept = counts > 0
+        if not kept.all():  # a message without thoughts has no meaning to recall
+            words = ~np.isin(found.positions, missing[~kept])
+            missing, first, counts = missing[kept], first[kept], counts[kept]
+            found = WordSearch(
+                found.positions[words], found.scores[words], found.mean, found.spread
+            )
+        offsets = np.cumsum(counts) - counts
+        exact = timeline.vectors[np.arange(counts.sum()) + np.repeat(first - offsets, counts)]
         z = ((exact @ cues.T - mean) / spread).max(axis=1)
-        starts = np.cumsum([0] + [len(r) for r in spans[:-1]])
-        extra = np.maximum.reduceat(z, starts)
+        extra = np.maximum.reduceat(z, offsets) if len(z) else z
         sources = np.concatenate([sources, missing])
         meaning = np.concatenate([meaning, extra])
         ordered = np.argsort(sources, kind="stable")
@@ -415,6 +455,7 @@ def _far(
     settings: AssociationSettings,
     room: int,
     exchange: Exchange | None = None,
+    conversation: frozenset[int] | None = None,
 ) -> list[_Pick]:
     """Up to ``far_items`` messages at least ``far_distance`` back whose evidence (meaning and
     words together, :func:`_evidence`) reaches ``far_score_bar`` standard deviations, best
@@ -442,6 +483,10 @@ def _far(
             near &= timeline.speaker_codes[sources] != speaker
         if near.any():
             rival = float(score[near].max())
+    if settings.far_gap is not None:
+        crowd = np.sort(score[free & (sources < far_end)])[::-1]
+        if len(crowd) >= settings.far_crowd:
+            rival = max(rival, float(crowd[settings.far_crowd - 1]) + settings.far_gap)
     bar = max(settings.far_score_bar, rival)
     cues = timeline.vectors[timeline.rows_of(position)]
     winners = np.flatnonzero(
@@ -455,9 +500,11 @@ def _far(
         reason: RecallReason = "meaning" if meaning >= rest else "words"
         # The similarity bar its thought cleared: what meaning had to add to the rest.
         needed = evidence.mean + evidence.spread * (bar - rest)
-        in_exchange = exchange is None or exchange.alone or exchange.includes(timeline, source)
-        if settings.far_exchange and not in_exchange:
-            continue
+        if exchange is not None and not exchange.alone:
+            if settings.far_exchange and not exchange.includes(timeline, source):
+                continue
+            if conversation is not None and source not in conversation:
+                continue
         words = (
             timeline.lexicon.explain(
                 timeline.messages[position].text, position, source, float(evidence.bm25[k])

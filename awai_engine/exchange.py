@@ -33,10 +33,10 @@ class Exchange:
     def includes(self, timeline: Timeline, source: int) -> bool:
         """Is the earlier message at ``source`` part of this exchange: said by the speaker or a
         partner, or said to the speaker or to someone the message addresses?"""
-        earlier = timeline.messages[source]
-        said_by = earlier.ref.speaker_name.casefold()
+        said_by = timeline.speaker_names[source].casefold()  # a column: no message built
         if said_by == self.speaker or said_by in self.partners:
             return True
+        earlier = timeline.messages[source]
         return bool(
             {name.casefold() for name in earlier.addressees} & (self.addressed | {self.speaker})
         )
@@ -52,9 +52,11 @@ def exchange_of(timeline: Timeline, position: int, window: int) -> Exchange:
     partners = set(addressed)
     talked = bool(addressees)
     for earlier_position in range(position - 1, max(position - 1 - window, -1), -1):
-        earlier = timeline.messages[earlier_position]
-        said_by = earlier.ref.speaker_name.casefold()
-        to = {name.casefold() for name in earlier.addressees} - {said_by}
+        said_to = timeline.messages[earlier_position].addressees
+        if not said_to:
+            continue  # addressing no one: no one to add
+        said_by = timeline.speaker_names[earlier_position].casefold()
+        to = {name.casefold() for name in said_to} - {said_by}
         if said_by == speaker and to:
             partners |= to
             talked = True

@@ -160,6 +160,8 @@ class LexicalIndex:
         self._lengths = np.zeros(256, dtype=np.float64)
         self._cumulative = np.zeros(257, dtype=np.float64)  # total length of messages < p
         self.size = 0
+        # The last query's terms at its end: fixed once the index holds that prefix.
+        self._last_query: tuple[str, int, list[tuple[str, float, _Postings, int]]] | None = None
 
     def add(self, position: int, text: str) -> None:
         """Index the message at ``position``, which must be the next one."""
@@ -234,17 +236,21 @@ class LexicalIndex:
         if end <= 0 or limit <= 0:
             return NO_MATCHES
         mean_length = max(self._cumulative[end] / end, 1e-9)
-        found, partial = [], []
-        for _, idf, postings, frequency in self._query_terms(query, end):
-            positions = postings.positions[:frequency]
-            counts = postings.counts[:frequency].astype(np.float64)
-            norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._lengths[positions] / mean_length)
-            found.append(positions)
-            partial.append(idf * counts * (BM25_K1 + 1.0) / (counts + norm))
-        if not found:
+        chosen = self._query_terms(query, end)
+        if not chosen:
             return NO_MATCHES
-        positions, inverse = np.unique(np.concatenate(found), return_inverse=True)
-        scores = np.bincount(inverse, weights=np.concatenate(partial))
+        # Every term's postings as one array, scored in one pass (the sums run in the same
+        # order as term by term, so the scores are the same to the last bit).
+        found = np.concatenate(
+            [postings.positions[:frequency] for *_, postings, frequency in chosen]
+        )
+        counts = np.concatenate(
+            [postings.counts[:frequency] for *_, postings, frequency in chosen]
+        ).astype(np.float64)
+        idf = np.repeat([idf for _, idf, _, _ in chosen], [frequency for *_, frequency in chosen])
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._lengths[found] / mean_length)
+        positions, inverse = np.unique(found, return_inverse=True)
+        scores = np.bincount(inverse, weights=idf * counts * (BM25_K1 + 1.0) / (counts + norm))
         mean = float(scores.sum()) / end
         spread = math.sqrt(max(float(scores @ scores) / end - mean * mean, 0.0))
         # Best score first; ties go to the more recent message, so the order is total.
@@ -272,6 +278,8 @@ class LexicalIndex:
         """The terms of ``query`` some message before ``end`` holds and that are not too common
         there, with their IDF at ``end``, postings and document frequency, in a fixed order (the
         same sums in any process)."""
+        if self._last_query is not None and self._last_query[:2] == (query, end):
+            return self._last_query[2]  # a reading asks again to explain the items it keeps
         chosen = []
         for term in sorted(set(terms(query))):
             postings = self._postings.get(term)
@@ -281,4 +289,5 @@ class LexicalIndex:
             assert postings is not None
             idf = math.log(1.0 + (end - frequency + 0.5) / (frequency + 0.5))
             chosen.append((term, idf, postings, frequency))
+        self._last_query = (query, end, chosen)
         return chosen

@@ -213,6 +213,8 @@ class Timeline:
     _names: dict[str, list[tuple[int, str, frozenset[str]]]] = field(default_factory=dict)
     _speakers: dict[str, tuple[int, str]] = field(default_factory=dict)  # id → (code, name)
     _speaker_of: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    # step → rows 0, step, 2·step… copied contiguous (see every_kth_row); rows never change.
+    _strided: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._cells = CellIndex(self.index)
@@ -440,6 +442,23 @@ class Timeline:
             return "thread", earlier
         end = bisect.bisect_left(self.top_level, position)
         return "top-level", self.top_level[max(0, end - last) : end]
+
+    def every_kth_row(self, step: int, end_row: int) -> np.ndarray:
+        """Vector rows 0, step, 2·step, … before ``end_row``, as one contiguous array.
+
+        Why: the far bar compares a message with a fixed sample of the far past on every
+        reading, and gathering a strided sample out of a large matrix costs more than the
+        product. Rows are only ever appended, so a copy made once serves every later prefix
+        (it is sliced to ``end_row``); a few steps are kept, replaced when the channel grows.
+        """
+        need = -(-end_row // step)
+        copy = self._strided.get(step)
+        if copy is None or len(copy) < need:
+            copy = np.ascontiguousarray(self._vectors[0 : self.rows : step])
+            if len(self._strided) >= 4:
+                self._strided.pop(next(iter(self._strided)))
+            self._strided[step] = copy
+        return copy[:need]
 
     def rows_of(self, position: int) -> range:
         message = self.messages[position]

@@ -1,0 +1,60 @@
+"""Which conversation a line belongs to, inferred from who answers whom just before a message.
+
+Why it exists: in a busy room several conversations run side by side, and the lines a reading
+recalls are worth showing only when they belong to the message's own. Who a line is said to is
+the strongest sign people leave of that: ``nick: …`` answers the addressee's latest line, and a
+line addressed to no one continues its speaker's previous line or answers whoever last
+addressed them. Chaining those inferred replies gives the message's *conversation*: the lines
+linked to it, directly or through others, within a window before it. On the IRC dev links
+(docs/evaluation.md, "Precision: the inferred conversation") an addressing cue inside it is on
+topic far more often than one outside it, and the far past outside it rarely is.
+
+Every inferred reply points from a line to earlier lines, and only lines of the window before
+the message are looked at, so the conversation is a function of the prefix.
+"""
+
+from __future__ import annotations
+
+from awai_engine.timeline import Timeline
+
+
+def conversation_of(timeline: Timeline, position: int, window: int) -> frozenset[int]:
+    """Positions of the lines within ``window`` before ``position`` that the inferred replies
+    connect to the message at ``position`` (the message itself included).
+
+    Inferred replies, read in channel order: a line that addresses people replies to each one's
+    latest line; a line that addresses no one replies to its speaker's previous line and to the
+    latest line that addressed its speaker. Connected lines are one conversation (union-find).
+    """
+    start = max(position - window, 0)
+    parent = list(range(position - start + 1))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def join(a: int, b: int) -> None:
+        parent[root(a - start)] = root(b - start)
+
+    latest: dict[str, int] = {}  # speaker → their latest line
+    addressed_last: dict[str, int] = {}  # speaker → the latest line addressed to them
+    names = timeline.speaker_names  # a column: most lines need no message built
+    for at in range(start, position + 1):
+        speaker = names[at].casefold()
+        addressees = timeline.messages[at].addressees
+        to = {name.casefold() for name in addressees} - {speaker} if addressees else set()
+        if to:
+            for name in to:
+                if name in latest:
+                    join(at, latest[name])
+        else:
+            for earlier in (latest.get(speaker), addressed_last.get(speaker)):
+                if earlier is not None:
+                    join(at, earlier)
+        latest[speaker] = at
+        for name in to:
+            addressed_last[name] = at
+    own = root(position - start)
+    return frozenset(start + k for k in range(len(parent)) if root(k) == own)

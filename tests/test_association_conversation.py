@@ -1,0 +1,178 @@
+"""Precision: the inferred conversation a line belongs to, and the far past held to its own crowd."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from awai_engine.context import build_flow, recall
+from awai_engine.conversation import conversation_of
+from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
+from awai_engine.timeline import Timeline
+from awai_engine.values import MessageRef, Thought, Utterance
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import Runtime
+from tests.factories import utterance
+
+CHANNEL = "terminal:local:test"
+Line = tuple[str, tuple[str, ...]]  # speaker name, the names it addresses
+
+
+def timeline_of(lines: Sequence[Line], vectors: np.ndarray | None = None) -> Timeline:
+    """A timeline of (speaker, addressees) lines, one vector per message (random unless given)."""
+    rng = np.random.default_rng(11)
+    if vectors is None:
+        vectors = rng.normal(size=(len(lines), 16)).astype(np.float32)
+    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    timeline = Timeline(dimension=vectors.shape[1])
+    for position, (speaker, to) in enumerate(lines):
+        ref = MessageRef(
+            message_id=f"m{position}",
+            speaker_id=speaker.casefold(),
+            speaker_name=speaker,
+            ts=float(position),
+            position=position,
+        )
+        text = f"line {position}"
+        thought = Thought(index=0, text=text)
+        timeline.append(ref, text, text, (thought,), vectors[position : position + 1], to)
+    return timeline
+
+
+ROOM = [
+    ("Ann", ()),  # 0: the build is red
+    ("Bo", ("Ann",)),  # 1: ann: which job?
+    ("Cy", ()),  # 2: anyone tried the new kernel?
+    ("Dee", ("Cy",)),  # 3: cy: works for me
+    ("Ann", ("Bo",)),  # 4: bo: the upload job
+    ("Eve", ()),  # 5: hello all
+    ("Bo", ()),  # 6: retrying it now
+]
+
+
+def test_a_conversation_chains_the_replies_its_addressing_implies() -> None:
+    timeline = timeline_of(ROOM)
+    # Bo continues his own line (1) and answers Ann, who addressed him (4); Ann's first line (0)
+    # is what Bo asked about. Cy and Dee talk about something else; Eve greets no one.
+    assert conversation_of(timeline, 6, window=50) == {0, 1, 4, 6}
+    assert conversation_of(timeline, 3, window=50) == {2, 3}
+    assert conversation_of(timeline, 5, window=50) == {5}
+
+
+def test_the_window_bounds_how_far_back_a_conversation_reaches() -> None:
+    timeline = timeline_of(ROOM)
+    assert conversation_of(timeline, 6, window=2) == {4, 6}
+
+
+lines_strategy = st.lists(
+    st.tuples(
+        st.sampled_from(["Ann", "Bo", "Cy", "Dee"]),
+        st.lists(st.sampled_from(["Ann", "Bo", "Cy", "Dee"]), max_size=2).map(tuple),
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=lines_strategy, data=st.data())
+def test_later_lines_never_change_the_conversation_of_an_earlier_message(
+    lines: list[Line], data: st.DataObject
+) -> None:
+    position = data.draw(st.integers(0, len(lines) - 1), label="message")
+    window = data.draw(st.integers(1, 40), label="window")
+    whole, prefix = timeline_of(lines), timeline_of(lines[: position + 1])
+    assert conversation_of(whole, position, window) == conversation_of(prefix, position, window)
+
+
+@settings(max_examples=100, deadline=None)
+@given(count=st.integers(1, 300), data=st.data())
+def test_the_far_sample_is_every_kth_row_of_the_prefix_whatever_was_asked_before(
+    count: int, data: st.DataObject
+) -> None:
+    timeline = timeline_of([("Ann", ())] * count)
+    for _ in range(3):  # earlier requests (other steps, other ends) never change an answer
+        step = data.draw(st.integers(1, 50), label="step")
+        end = data.draw(st.integers(0, count), label="end row")
+        assert np.array_equal(timeline.every_kth_row(step, end), timeline.vectors[0:end:step])
+
+
+def said(message_id: str, text: str, speaker: str, to: Sequence[str] = ()) -> Utterance:
+    return utterance(message_id, text, speaker).model_copy(update={"addressees": tuple(to)})
+
+
+FILLER = ["The office plants need water.", "My train was late again.", "Parking is at reception."]
+
+
+def test_an_addressing_cue_from_another_conversation_is_kept_only_when_on_topic(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    messages = [
+        said("m000", "Try booting with the nomodeset option.", "bo"),
+        said("m001", "are you coming to lunch?", "dee", to=["Al"]),
+        *[said(f"m{i:03d}", FILLER[i % 3], "cy") for i in range(2, 6)],
+        said("m006", "thanks, the screen works now", "al", to=["Bo"]),
+    ]
+    cues = {
+        "theta_0": 1.0,  # nothing by meaning: only the cues
+        "slope": 0.0,
+        "theta_max": 1.0,
+        "addressed_recent": 1,
+        "addressed_speaker_recent": 1,
+        "own_recent": 0,
+        "conversation_window": 50,
+    }
+    kept = make_runtime("kept", association=cues)
+    judged = make_runtime(
+        "judged", association={**cues, "cues_in_conversation": ["addressed-speaker"]}
+    )
+    for runtime in (kept, judged):
+        runtime.engine.ingest(messages)
+
+    def reasons(runtime: Runtime) -> dict[str, str]:
+        context = runtime.engine.context(CHANNEL, "m006", EVERYTHING)
+        return {item.source.message_id: item.reason for item in context.associations}
+
+    # Dee asked Al about lunch; Al's message answers Bo: Dee's line is another conversation.
+    assert reasons(kept) == {"m000": "addressed", "m001": "addressed-speaker"}
+    assert reasons(judged) == {"m000": "addressed"}
+
+
+def test_a_far_line_is_recalled_only_when_it_stands_out_from_its_own_crowd() -> None:
+    rng = np.random.default_rng(3)
+    question = rng.normal(size=128)
+
+    def far_recall(alike: int, gap: float | None) -> list[int]:
+        """Far lines: 600 unrelated, then ``alike`` close to the question, then 12 unrelated near
+        lines and the question, asked by someone in no exchange."""
+        vectors = np.concatenate(
+            [
+                rng.normal(size=(600, 128)),
+                question + 0.05 * rng.normal(size=(alike, 128)),
+                rng.normal(size=(12, 128)),
+                question[None, :],
+            ]
+        ).astype(np.float32)
+        speakers = [("Ann", ()), ("Bo", ())] * len(vectors)
+        timeline = timeline_of([*speakers[: len(vectors) - 1], ("Reader", ())], vectors)
+        association = AssociationSettings(
+            theta_0=1.0,
+            slope=0.0,
+            theta_max=1.0,  # nothing by near meaning: only the far slots
+            own_recent=0,
+            lexical=False,
+            far_distance=10,
+            far_gap=gap,
+            far_crowd=5,
+        )
+        position = len(vectors) - 1
+        flow = build_flow(timeline, position, FlowSettings())
+        items = recall(timeline, position, flow, association, ActivationSettings())
+        return [item.source.position for item in items if item.reach == "far"]
+
+    assert len(far_recall(alike=8, gap=None)) == 5  # a crowd of look-alikes fills every slot
+    assert far_recall(alike=8, gap=4.0) == []  # …but none of them stands out from it
+    assert far_recall(alike=1, gap=4.0) == [600]  # one that does is recalled
