@@ -102,7 +102,7 @@ def recall(
         conversation is not None
         and association.conversation_z is not None
         and exchange is not None
-        and (not exchange.alone or association.conversation_when_alone)
+        and not exchange.alone
     ):
         outsiders = (
             conversation,
@@ -483,10 +483,6 @@ def _far(
             near &= timeline.speaker_codes[sources] != speaker
         if near.any():
             rival = float(score[near].max())
-    if settings.far_gap is not None:
-        crowd = np.sort(score[free & (sources < far_end)])[::-1]
-        if len(crowd) >= settings.far_crowd:
-            rival = max(rival, float(crowd[settings.far_crowd - 1]) + settings.far_gap)
     bar = max(settings.far_score_bar, rival)
     cues = timeline.vectors[timeline.rows_of(position)]
     winners = np.flatnonzero(

@@ -146,7 +146,7 @@ class AssociationSettings(BaseModel):
         ),
     )
     conversation_window: int = Field(
-        0,
+        100,
         ge=0,
         le=100_000,
         description=(
@@ -155,14 +155,14 @@ class AssociationSettings(BaseModel):
         ),
     )
     cues_in_conversation: tuple[Literal["addressed", "addressed-speaker", "own"], ...] = Field(
-        (),
+        ("own",),
         description=(
             "Addressing cues kept only when their line is in the message's inferred conversation"
             " or clears the near bar (on topic); needs conversation_window."
         ),
     )
     conversation_z: float | None = Field(
-        None,
+        3.0,
         ge=-5,
         le=50,
         description=(
@@ -171,24 +171,8 @@ class AssociationSettings(BaseModel):
             " message's mean similarity to the thoughts just before it (None: no such bar)."
         ),
     )
-    conversation_when_alone: bool = Field(
-        False,
-        description="Apply conversation_z also when the speaker has no exchange.",
-    )
-    far_gap: float | None = Field(
-        None,
-        ge=0,
-        le=50,
-        description=(
-            "A far message's evidence must stand this many standard deviations above the"
-            " far_crowd-th best far candidate's (its own message's crowd); None: no such bar."
-        ),
-    )
-    far_crowd: int = Field(
-        10, ge=2, le=1000, description="Which far candidate, by rank, far_gap is measured from."
-    )
     far_conversation: bool = Field(
-        False,
+        True,
         description=(
             "A far message must be in the message's inferred conversation when the speaker has"
             " an exchange; needs conversation_window."

@@ -46,6 +46,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -58,7 +59,6 @@ from awai_engine.values import MessageRef, Thought, Utterance
 from bench.eval_reply_links import (
     DEFAULT_FILES,
     ChannelLog,
-    GoldLink,
     load,
     shared_data,
 )
@@ -320,10 +320,20 @@ def score_irc(channels: Sequence[IrcChannel], method: Method, size: int, sample:
     return score
 
 
-def _sampled(links: list[GoldLink], sample: float) -> list[GoldLink]:
+T = TypeVar("T")
+HELD_OUT = False  # --held-out: score what the sample leaves out instead (set by main)
+
+
+def _sampled(items: list[T], sample: float) -> list[T]:
+    """The fixed ``sample`` share of ``items`` (seeded), or with ``--held-out`` the rest: the
+    settings are chosen on the sample, and the rest shows whether they were fitted to it."""
     if sample >= 1:
-        return links
-    return random.Random(17).sample(links, max(1, round(len(links) * sample)))
+        return items
+    chosen = random.Random(17).sample(items, max(1, round(len(items) * sample)))
+    if not HELD_OUT:
+        return chosen
+    picked = {id(item) for item in chosen}
+    return [item for item in items if id(item) not in picked]
 
 
 # -- LoCoMo: long-range evidence -----------------------------------------------------------------
@@ -378,8 +388,7 @@ def load_locomo(cache: VectorCache, sample: float) -> list[Conversation]:
             for row in rows
         ]
         asked = questions.get(name, [])
-        if sample < 1:
-            asked = random.Random(17).sample(asked, max(1, round(len(asked) * sample)))
+        asked = _sampled(asked, sample)
         conversation = Conversation(name, prepare(utterances, cache), asked)
         conversation.questions_prepared = prepare(
             [
@@ -502,9 +511,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME:section.field=v;...",
         help="an AWAI row with these settings (repeatable); the defaults are always a row",
     )
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="score the links and questions the --sample leaves out (held out within dev)",
+    )
     parser.add_argument("--check-invariant", type=int, default=5, metavar="N")
     parser.add_argument("--skip-locomo", action="store_true")
     args = parser.parse_args(argv)
+    global HELD_OUT
+    HELD_OUT = args.held_out
 
     started = time.perf_counter()
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
@@ -551,7 +567,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     questions = next(iter(locomo.values()))[1].questions if locomo else 0
     print(
         f"\nIRC: {links.links:,} gold links ({links.far} far) in {len(channels)} logs; LoCoMo:"
-        f" {questions:,} questions in {len(conversations)} conversations; sample {args.sample}."
+        f" {questions:,} questions in {len(conversations)} conversations; sample {args.sample}"
+        f"{' (held out: what the sample leaves out)' if args.held_out else ''}."
     )
     for name in methods:
         reasons = irc[name].reasons

@@ -7,7 +7,8 @@ store as :mod:`bench.read_latency` does) and reads the same messages with severa
 settings, in turns of ten messages, so a busy moment falls on every setting alike. The ratio
 against the near-only row is the number to read.
 
-Rows: *near only* (no far slots, no lexical recall: the association before issue 17), the
+Rows: *near only* (no far slots, no lexical recall: the association before issue 17's far
+past), the same without the inferred conversation (what judging cues by conversation costs), the
 defaults, the defaults without lexical recall, and any ``--variant NAME:field=v;...`` (fields of
 ``association``).
 
@@ -45,6 +46,9 @@ def variants(base: AssociationSettings, extra: list[str]) -> dict[str, Associati
     """The association settings compared, by row name."""
     rows = {
         NEAR_ONLY: base.model_copy(update={"far_items": 0, "lexical": False}),
+        "near only, no inferred conversation": base.model_copy(
+            update={"far_items": 0, "lexical": False, "conversation_window": 0}
+        ),
         "defaults": base,
         "defaults, no lexical recall": base.model_copy(update={"lexical": False}),
     }
@@ -116,10 +120,12 @@ def main() -> None:
         store.close()
 
     table = Table(title="Read-context latency (ms) by association setting, one run")
-    for column in ("messages", "association", "p50", "p95", "p95 / near only", "recalled", "far"):
+    columns = ("messages", "association", "p50", "p95", "p50 / near only", "p95 / near only")
+    for column in (*columns, "recalled", "far"):
         table.add_column(column, justify="right")
     for size in args.sizes:
         before = percentile(timings[size, NEAR_ONLY], 0.95)
+        middle = statistics.median(timings[size, NEAR_ONLY])
         for name in rows:
             values = timings[size, name]
             table.add_row(
@@ -127,6 +133,7 @@ def main() -> None:
                 name,
                 f"{statistics.median(values):.1f}",
                 f"{percentile(values, 0.95):.1f}",
+                f"{statistics.median(values) / middle:.2f}",
                 f"{percentile(values, 0.95) / before:.2f}",
                 f"{statistics.mean(recalled[size, name]):.2f}",
                 f"{statistics.mean(far[size, name]):.2f}",

@@ -1,4 +1,4 @@
-"""Precision: the inferred conversation a line belongs to, and the far past held to its own crowd."""
+"""Precision: the inferred conversation a line belongs to, and what is recalled outside it."""
 
 from __future__ import annotations
 
@@ -141,38 +141,35 @@ def test_an_addressing_cue_from_another_conversation_is_kept_only_when_on_topic(
     assert reasons(judged) == {"m000": "addressed"}
 
 
-def test_a_far_line_is_recalled_only_when_it_stands_out_from_its_own_crowd() -> None:
-    rng = np.random.default_rng(3)
-    question = rng.normal(size=128)
+def test_meaning_from_outside_the_conversation_must_stand_out_from_the_recent_past() -> None:
+    rng = np.random.default_rng(7)
+    said = rng.normal(size=16)
+    lines: list[Line] = [
+        ("Dee", ("Bo",)),  # 0: Dee asks Bo something that reads like Al's message
+        ("Bo", ("Al",)),  # 1: Bo answers Al: the conversation Al's message continues
+        *[("Cy", ())] * 4,  # 2–5: the flow
+        ("Al", ("Bo",)),  # 6: Al answers Bo
+    ]
+    vectors = rng.normal(size=(len(lines), 16))
+    vectors[0], vectors[6] = said + 0.3 * rng.normal(size=16), said
+    timeline = timeline_of(lines, vectors.astype(np.float32))
+    assert conversation_of(timeline, 6, window=100) == {1, 6}
 
-    def far_recall(alike: int, gap: float | None) -> list[int]:
-        """Far lines: 600 unrelated, then ``alike`` close to the question, then 12 unrelated near
-        lines and the question, asked by someone in no exchange."""
-        vectors = np.concatenate(
-            [
-                rng.normal(size=(600, 128)),
-                question + 0.05 * rng.normal(size=(alike, 128)),
-                rng.normal(size=(12, 128)),
-                question[None, :],
-            ]
-        ).astype(np.float32)
-        speakers = [("Ann", ()), ("Bo", ())] * len(vectors)
-        timeline = timeline_of([*speakers[: len(vectors) - 1], ("Reader", ())], vectors)
+    def by_meaning(conversation_z: float | None) -> set[int]:
         association = AssociationSettings(
-            theta_0=1.0,
-            slope=0.0,
-            theta_max=1.0,  # nothing by near meaning: only the far slots
+            addressed_recent=0,
+            addressed_speaker_recent=0,
             own_recent=0,
+            far_items=0,
             lexical=False,
-            far_distance=10,
-            far_gap=gap,
-            far_crowd=5,
+            conversation_window=100,
+            conversation_z=conversation_z,
         )
-        position = len(vectors) - 1
-        flow = build_flow(timeline, position, FlowSettings())
-        items = recall(timeline, position, flow, association, ActivationSettings())
-        return [item.source.position for item in items if item.reach == "far"]
+        flow = build_flow(timeline, 6, FlowSettings())
+        items = recall(timeline, 6, flow, association, ActivationSettings())
+        return {item.source.position for item in items if item.reason == "meaning"}
 
-    assert len(far_recall(alike=8, gap=None)) == 5  # a crowd of look-alikes fills every slot
-    assert far_recall(alike=8, gap=4.0) == []  # …but none of them stands out from it
-    assert far_recall(alike=1, gap=4.0) == [600]  # one that does is recalled
+    # Dee's line is in Al's exchange (said to Bo, whom Al addresses) and close in meaning…
+    assert 0 in by_meaning(conversation_z=None)
+    # …but in another conversation, and not far above what the room just said: left out.
+    assert 0 not in by_meaning(conversation_z=3.0)

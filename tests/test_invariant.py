@@ -79,6 +79,13 @@ def build(spec: list[tuple[str, str, bool]], channel: str) -> list[Utterance]:
                 text=text,
                 ts=1_700_000_000 + 60 * i,
                 thread_root=thread,
+                # What an adapter resolves from `cy: …` and `@Ann …`: who talks with whom, and
+                # the conversation inferred from it, must be prefix functions too.
+                addressees=tuple(
+                    name.title()
+                    for name in ("ann", "cy")
+                    if text.casefold().startswith((f"{name}:", f"@{name}"))
+                ),
             )
         )
     return messages
