@@ -490,17 +490,24 @@ def _far(
     )
     picks: list[_Pick] = []
     # Best first; ties go to the more recent message.
-    for k in winners[np.lexsort((-sources[winners], -score[winners]))]:
+    order = winners[np.lexsort((-sources[winners], -score[winners]))]
+    in_talk = exchange is not None and not exchange.alone
+    if in_talk and conversation is not None:  # one vectorised test instead of one per winner
+        inside = np.fromiter(conversation, dtype=np.int64, count=len(conversation))
+        order = order[np.isin(sources[order], inside)]
+    for k in order:
         source, meaning = int(sources[k]), float(evidence.meaning[k])
         rest = float(score[k]) - meaning  # what words and naming added
         reason: RecallReason = "meaning" if meaning >= rest else "words"
         # The similarity bar its thought cleared: what meaning had to add to the rest.
         needed = evidence.mean + evidence.spread * (bar - rest)
-        if exchange is not None and not exchange.alone:
-            if settings.far_exchange and not exchange.includes(timeline, source):
-                continue
-            if conversation is not None and source not in conversation:
-                continue
+        if (
+            in_talk
+            and settings.far_exchange
+            and exchange is not None
+            and not exchange.includes(timeline, source)
+        ):
+            continue
         words = (
             timeline.lexicon.explain(
                 timeline.messages[position].text, position, source, float(evidence.bm25[k])
