@@ -62,7 +62,9 @@ def recall(
     the rare words it shares with the far past, outside the flow.
 
     Addressing cues come first (see :func:`cue_sources`): in a busy room, who a message is said to
-    is the strongest sign of what it answers. Then the far past gets its own ``far_items`` slots
+    is the strongest sign of what it answers. Those in ``cues_in_conversation`` are kept only
+    when their line is in the message's inferred conversation (:mod:`awai_engine.conversation`)
+    or on topic. Then the far past gets its own ``far_items`` slots
     (see :func:`_far`), so that a topic raised weeks ago can win one when it is truly the same
     thing, instead of competing with the nearer lines under an absolute θ_max. The remaining
     slots go by meaning: a thought is a candidate when its best similarity to a cue thought
@@ -284,7 +286,8 @@ def _by_meaning(
 ) -> list[_Pick]:
     """Up to ``room`` thoughts with margin s − max(θ(d), relative bar) ≥ 0, best first, one per
     source not taken. With ``strangers`` (the speaker's exchange and a bar per cue thought), a
-    thought from outside the exchange must also clear that bar.
+    thought from outside the exchange must also clear that bar; with ``outsiders`` (the
+    message's inferred conversation and a bar per cue thought), so must one from outside it.
 
     ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message,
     ``relative`` the :func:`near_bar` of each cue thought.
@@ -462,7 +465,8 @@ def _far(
     first. With ``far_above_near``, a far message must also score higher than every near one
     outside the flow and the cues (``far_rivals`` says whose near messages compete): the far
     past wins a slot only when it says more than the near past does. With ``far_exchange``, a
-    far message must be part of the speaker's ``exchange``, unless the speaker has none.
+    far message must be part of the speaker's ``exchange``, and with a ``conversation``, part of
+    the message's inferred conversation, unless the speaker has no exchange.
 
     ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message.
     """
