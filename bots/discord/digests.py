@@ -86,9 +86,7 @@ class Digests:
         """The digest of a channel as ``scopes`` may see it, ready to post (blocking: run it in a
         worker thread)."""
         digest = self.runtime.schemas.digest(key, scopes, record=record)
-        embed, files = digest_message(
-            digest, messages.digest_title(title), self._example_refs(key, digest)
-        )
+        embed, files = digest_message(digest, title, self._example_refs(key, digest))
         return digest, embed, files
 
     def _example_refs(self, key: str, digest: Digest) -> dict[str, MessageRef]:
@@ -153,7 +151,7 @@ class Digests:
                 "digest of %s not posted: the channel is not a text channel here", digest.channel
             )
             return
-        embed, files = digest_message(digest, messages.digest_title(channel_title(channel)), refs)
+        embed, files = digest_message(digest, channel_title(channel), refs)
         sent = await channel.send(embed=embed, files=files)
         await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(digest.channel, sent)])
 

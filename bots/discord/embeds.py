@@ -232,9 +232,10 @@ _EXAMPLE_ID = re.compile(r"\((\d{15,21})\)$", re.MULTILINE)
 
 
 def digest_message(
-    digest: Digest, title: str, refs: Mapping[str, MessageRef]
+    digest: Digest, channel_title: str, refs: Mapping[str, MessageRef]
 ) -> tuple[discord.Embed, list[discord.File]]:
-    """The digest as one embed with its picture attached, and the full Markdown when it is cut.
+    """The digest of the channel people know as ``channel_title`` as one embed, in the
+    channel's language, with its picture attached, and the full Markdown when it is cut.
 
     Headings become bold lines (embeds show Markdown headings unevenly), and each example's
     message id becomes a jump link when ``refs`` knows the message.
@@ -249,10 +250,11 @@ def digest_message(
         markdown = markdown.partition("\n")[2]
     text = _EXAMPLE_ID.sub(link, _HEADING.sub(r"**\1**", markdown)).strip()
     files = [discord.File(io.BytesIO(digest.png), filename=DIGEST_PICTURE)]
-    title = cut(title, TITLE_LIMIT)
+    labels = labels_for(digest.language)
+    title = cut(labels["digest:title"].format(channel=channel_title), TITLE_LIMIT)
     room = min(DESCRIPTION_LIMIT, MESSAGE_LIMIT - size(title))
     if size(text) > room:
-        note = f"\n\n*Cut to fit: the whole digest is attached as {DIGEST_MARKDOWN}.*"
+        note = f"\n\n*{labels['digest:cut'].format(file=DIGEST_MARKDOWN)}*"
         text = cut(text, room - size(note)) + note
         files.append(
             discord.File(io.BytesIO(digest.markdown.encode("utf-8")), filename=DIGEST_MARKDOWN)

@@ -90,10 +90,6 @@ def digest_posted(url: str) -> str:
     return f"The digest is posted for everyone here: {url}"
 
 
-def digest_title(channel_title: str) -> str:
-    return f"Preconceptions digest · {channel_title}"
-
-
 FORGET_TEXT_CHANNELS_ONLY = "AWAI keeps data of text channels only."
 NOTHING_KEPT_HERE = "AWAI keeps nothing of this channel, so nothing of yours."
 

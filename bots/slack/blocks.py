@@ -15,7 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from awai_engine.schemas.digest import Digest, DigestSchema, counted
+from awai_engine.schemas.digest import Digest, DigestSchema
+from awai_engine.schemas.markdown import change_text
+from awai_engine.schemas.wording import counted as counted_words
+from awai_engine.schemas.wording import words_for
 from awai_engine.text import shorten
 from awai_engine.values import MessageRef, Reading
 from bots.labels import labels_for
@@ -240,53 +243,64 @@ def _wrapped(text: str, mark: str) -> str:
 
 
 def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
-    """The digest as Block Kit: per speaker their schemas, what changed, and linked examples.
+    """The digest as Block Kit, in the channel's language: per speaker their preconceptions,
+    what changed, and linked examples.
 
     Built from the digest's values rather than its Markdown, so every example links to its
-    message; the schema numbers match the labels of the digest's picture.
+    message; the numbers match the labels of the digest's picture, and the words are the
+    Markdown's own (:mod:`awai_engine.schemas.wording`), so the two never disagree.
     """
+    words, labels = words_for(digest.language), labels_for(digest.language)
     if digest.previous_at is None:
-        since = "First digest of this channel."
+        since = labels["digest:first"]
     else:
-        since = f"Changes since <!date^{int(digest.previous_at)}^{{date_short_pretty}}|the last digest>."
-    blocks: list[Block] = [_header("Preconceptions digest"), _context(since)]
+        last = (
+            f"<!date^{int(digest.previous_at)}^{{date_short_pretty}}|{labels['digest:the_last']}>"
+        )
+        since = labels["digest:since"].format(since=last)
+    blocks: list[Block] = [_header(labels["digest:header"]), _context(since)]
     if not digest.speakers:
-        blocks += _sections("Nobody has said anything here yet.")
+        blocks += _sections(mrkdwn.escape(words["nobody"]))
     for speaker in digest.speakers:
-        head = (
-            f"*{mrkdwn.escape(speaker.speaker_name)}*: {counted(speaker.thoughts, 'thought')},"
-            f" {counted(len(speaker.schemas), 'preconception')}"
+        head = words["speaker_head"].format(
+            name=f"*{mrkdwn.escape(speaker.speaker_name)}*",
+            thoughts=counted_words(words, "thought", speaker.thoughts),
+            preconceptions=counted_words(words, "preconception", len(speaker.schemas)),
         )
         lines = [head]
         if not speaker.schemas:
-            lines.append("_No preconception yet: nothing they said keeps coming back._")
+            lines.append(_wrapped(words["no_preconception"], "_"))
         for schema in speaker.schemas:
-            lines += _schema_lines(schema, permalink_of)
+            lines += _schema_lines(schema, words, labels, permalink_of)
         if speaker.schemas and speaker.unclustered:
-            lines.append(f"_{counted(speaker.unclustered, 'thought')} in no preconception._")
+            unclustered = counted_words(words, "thought", speaker.unclustered)
+            lines.append(_wrapped(words["unclustered"].format(thoughts=unclustered), "_"))
         for gone in speaker.dissolved:
-            summary = mrkdwn.escape(gone.summary) if gone.summary else "a preconception"
-            lines.append(f"~{summary}~ _no longer coming back (was {gone.size})_")
+            summary = mrkdwn.escape(gone.summary or words["a_preconception"])
+            was = counted_words(words, "thought", gone.size)
+            lines.append(f"~{summary}~ {_wrapped(labels['digest:no_longer'].format(was=was), '_')}")
         blocks.append({"type": "divider"})
         blocks += _sections("\n".join(lines))
     if digest.other_speakers:
-        blocks.append(
-            _context(f"{counted(digest.other_speakers, 'less active speaker')} not shown.")
-        )
-    names = ", ".join(speaker.speaker_name for speaker in digest.speakers) or "nobody yet"
-    text = shorten(f"Preconceptions digest of this channel: {names}.", MAX_FALLBACK_CHARS)
-    return SlackMessage(text=text, blocks=_fit(blocks))
+        blocks.append(_context(mrkdwn.escape(words["others"].format(n=digest.other_speakers))))
+    names = labels["list_comma"].join(speaker.speaker_name for speaker in digest.speakers)
+    fallback = labels["digest:fallback"].format(names=names or labels["digest:nobody"])
+    return SlackMessage(text=shorten(fallback, MAX_FALLBACK_CHARS), blocks=_fit(blocks))
 
 
-def _schema_lines(schema: DigestSchema, permalink_of: PermalinkOf) -> list[str]:
-    changes = ", ".join(
-        f"{change.kind} (was {change.previous_size})"
-        if change.previous_size is not None and change.kind != "summary rewritten"
-        else change.kind
-        for change in schema.changes
+def _schema_lines(
+    schema: DigestSchema,
+    words: dict[str, str],
+    labels: dict[str, str],
+    permalink_of: PermalinkOf,
+) -> list[str]:
+    changes = labels["list_comma"].join(change_text(change, words) for change in schema.changes)
+    came_back = words["came_back"].format(
+        messages=counted_words(words, "message", schema.messages),
+        thoughts=counted_words(words, "thought", schema.size),
     )
-    head = f"{schema.number}. *{mrkdwn.escape(schema.summary)}* — {counted(schema.size, 'thought')}"
-    lines = [f"{head} · _{changes}_" if changes else head]
+    head = f"{schema.number}. *{mrkdwn.escape(schema.summary)}* — {mrkdwn.escape(came_back)}"
+    lines = [f"{head} · {_wrapped(changes, '_')}" if changes else head]
     lines += [
         f"    • {mrkdwn.link(permalink_of(example.message_id, None), shorten(example.text, EXAMPLE_CHARS))}"
         for example in schema.examples

@@ -10,6 +10,7 @@ from __future__ import annotations
 from slack_sdk import WebClient
 
 from awai_engine.schemas.digest import Digest
+from bots.labels import labels_for
 from bots.runtime import Runtime
 from bots.slack.blocks import digest_message
 from bots.slack.directory import SlackDirectory
@@ -17,7 +18,6 @@ from bots.slack.ingest import channel_id_of
 from bots.slack.privacy import record_digest
 
 PICTURE_NAME = "awai-digest.png"
-PICTURE_TITLE = "Preconceptions: what each person keeps coming back to here"
 
 
 class DigestPoster:
@@ -47,7 +47,10 @@ class DigestPoster:
         )
         record_digest(self.runtime, digest, channel_id, posted["ts"], None)
         uploaded = client.files_upload_v2(
-            channel=channel_id, file=digest.png, filename=PICTURE_NAME, title=PICTURE_TITLE
+            channel=channel_id,
+            file=digest.png,
+            filename=PICTURE_NAME,
+            title=labels_for(digest.language)["digest:picture"],
         )
         files = uploaded.get("files") or [uploaded.get("file") or {}]
         record_digest(self.runtime, digest, channel_id, posted["ts"], files[0].get("id"))

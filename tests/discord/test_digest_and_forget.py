@@ -100,11 +100,27 @@ async def test_a_digest_too_long_for_an_embed_is_cut_and_attached_whole():
         png=PNG_SIGNATURE + b"rest",
         png_size=(10, 10),
     )
-    embed, files = digest_message(digest, "Preconceptions digest · #general", {})
+    embed, files = digest_message(digest, "#general", {})
     assert size(embed.description or "") <= 4096 and len(embed) <= 6000
     assert (embed.description or "").startswith("**Ann**")
     assert [file.filename for file in files] == [DIGEST_PICTURE, DIGEST_MARKDOWN]
     assert files[1].fp.read().decode() == markdown
+
+
+async def test_a_japanese_digest_is_titled_and_cut_in_japanese():
+    markdown = "# 思い込み\n\n## 田中\n\n" + "\n".join(f"{n}. 長い行です。" for n in range(900))
+    digest = Digest(
+        channel=KEY,
+        created_at=time.time(),
+        language="ja",
+        markdown=markdown,
+        png=PNG_SIGNATURE,
+        png_size=(1, 1),
+    )
+    embed, _ = digest_message(digest, "#general", {})
+    assert embed.title == "思い込みダイジェスト · #general"
+    assert f"ダイジェスト全体を {DIGEST_MARKDOWN} として添付" in (embed.description or "")
+    assert "Cut to fit" not in (embed.description or "")
 
 
 async def test_digest_examples_link_to_their_messages_threads_included():
@@ -127,7 +143,7 @@ async def test_digest_examples_link_to_their_messages_threads_included():
             thread_root=str(payloads.THREAD_ID),
         ),
     }
-    embed, _ = digest_message(digest, "Preconceptions digest · #general", refs)
+    embed, _ = digest_message(digest, "#general", refs)
     assert f"([↗]({jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, top)}))" in embed.description
     assert f"([↗]({jump_url(payloads.GUILD_ID, payloads.THREAD_ID, reply)}))" in embed.description
     assert "discord:1:2" not in embed.description

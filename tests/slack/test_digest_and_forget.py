@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -55,6 +56,29 @@ def test_slash_digest_posts_the_digest_with_its_picture(slack: SlackHarness):
     for message_id in examples:
         assert slack.api.permalink(GENERAL, message_id) in shown
     assert any(message_id in {m["ts"] for m in ann} for message_id in examples)
+
+
+def test_a_japanese_channel_gets_its_digest_posted_in_japanese(slack: SlackHarness):
+    slack.seed(
+        [(ANN, f"結合テストがまた不安定でビルドが壊れました（{i}回目）。") for i in range(6)]
+    )
+    slack.seed(
+        [(BEN, f"今期はクラウドの予算を必ず抑えないといけません（項目{i}）。") for i in range(6)]
+    )
+
+    slack.send(slack.requests.command("digest", GENERAL, BEN))
+    slack.settle()
+
+    (posted,) = [
+        c for c in slack.api.calls_to("chat.postMessage") if c.params["channel"] == GENERAL
+    ]
+    shown = slack.blocks_text(posted)
+    assert "思い込みダイジェスト" in shown and "考え" in shown
+    english = ("Preconception", "preconception", "thought", "digest", "came back", "First")
+    assert not any(word in shown for word in english), shown
+    assert "思い込み" in posted.params["text"]
+    (completed,) = slack.api.calls_to("files.completeUploadExternal")
+    assert "思い込み" in json.dumps(completed.params, ensure_ascii=False)
 
 
 def test_a_scheduled_digest_is_posted_when_its_job_fires(make_slack: Callable[..., SlackHarness]):
