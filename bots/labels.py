@@ -46,6 +46,8 @@ LABELS: dict[str, dict[str, str]] = {
         "threshold": "needed",
         "activation": "activation",
         "occurrences": "said",
+        "schema_numbers:one": "version {version} · 1 thought",
+        "schema_numbers:other": "version {version} · {n} thoughts",
         "thoughts_count": "{n} related thoughts",
         "limits": (
             "AWAI reads only the words said in this channel, and only those said before this"
@@ -197,6 +199,7 @@ LABELS: dict[str, dict[str, str]] = {
         "threshold": "必要値",
         "activation": "活性",
         "occurrences": "回数",
+        "schema_numbers": "第{version}版・考え{n}件",
         "thoughts_count": "関連する考え{n}件",
         "limits": (
             "AWAIが読めるのは、このチャンネルでこの発言より前に話された言葉だけです。口調、表情、"

@@ -19,7 +19,7 @@ from typing import Literal
 
 from awai_engine.text import shorten
 from awai_engine.values import Connection, MessageRef, Reading, ReadingContext
-from bots.labels import labels_for
+from bots.labels import counted, labels_for
 from bots.note_words import note_text
 
 UNTIMED = 86_400 * 365
@@ -301,8 +301,10 @@ def _details(reading: Reading, words: dict[str, str]) -> Section:
                 (
                     Plain(f"{schema.summary}"),
                     Quiet(
-                        f" · v{schema.version} · {words['similarity']} {schema.similarity:.2f}"
-                        f" · {schema.size}"
+                        f" · {words['similarity']} {schema.similarity:.2f} · "
+                        + counted(words, "schema_numbers", schema.size).format(
+                            version=schema.version, n=schema.size
+                        )
                     ),
                 )
             )
