@@ -67,6 +67,10 @@ def test_a_schema_with_no_shared_term_is_named_by_its_most_central_thought() -> 
     )
 
 
+def test_a_japanese_name_lists_its_phrases_with_the_japanese_comma() -> None:
+    assert offline_name(("復元", "テスト", "DC", "手順"), "x") == "復元、テスト、DC"
+
+
 def test_names_spell_words_as_the_speaker_writes_them_inside_a_sentence() -> None:
     members = [
         "Checkout with Apple Pay fails when the PR for retries is not merged.",

@@ -320,7 +320,10 @@ _PREFIXES = _PrefixCache()
 
 
 def offline_name(phrases: Sequence[str], central: str) -> str:
-    """A name from the top keyphrases; the most central thought when there are none."""
+    """A name from the top keyphrases, listed as the speaker's language lists words ("復元、
+    テスト、DC"; "retry, charged twice"); the most central thought when there are none."""
     if phrases:
-        return shorten(", ".join(phrases[:NAME_PHRASES]), NAME_WIDTH)
+        chosen = phrases[:NAME_PHRASES]
+        comma = "、" if any(_CJK.search(phrase) for phrase in chosen) else ", "
+        return shorten(comma.join(chosen), NAME_WIDTH)
     return shorten(central, NAME_WIDTH)
