@@ -159,29 +159,6 @@ class SqlSchemaStore:
             ).one_or_none()
             return _run(session, channel, row) if row else None
 
-    def run_on_prefix(
-        self, channel: str, speaker_id: str, prefix_digests: Sequence[str]
-    ) -> SchemaRun | None:
-        with self.db.read() as session:
-            channel_row = self.db.channel(session, channel)
-            if channel_row is None or not prefix_digests:
-                return None
-            candidates = session.execute(
-                select(SchemaRunRow.id, SchemaRunRow.basis_count, SchemaRunRow.basis_digest)
-                .where(
-                    SchemaRunRow.channel_id == channel_row.id,
-                    SchemaRunRow.speaker_id == speaker_id,
-                    SchemaRunRow.basis_count <= len(prefix_digests),
-                )
-                .order_by(SchemaRunRow.basis_count.desc(), SchemaRunRow.id.desc())
-            )
-            # Usually the first candidate: a run is only stored on a speaker's whole history, so
-            # a longer one that is no prefix means an earlier thought was edited or removed.
-            for run_id, count, digest in candidates:
-                if count > 0 and prefix_digests[count - 1] == digest:
-                    return _run(session, channel, session.get_one(SchemaRunRow, run_id))
-            return None
-
     def run_before(self, channel: str, speaker_id: str, basis_count: int) -> SchemaRun | None:
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)

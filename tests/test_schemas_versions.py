@@ -188,6 +188,29 @@ def test_a_stored_run_and_the_same_clustering_made_on_demand_read_alike(
     assert first and first == on_demand.engine.read(CHANNEL, "m0014", EVERYTHING).context.schemas
 
 
+def test_a_reading_is_the_same_whenever_the_scheduler_re_clustered_before_it(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    first = said(CHANNEL, "ann", texts("battery", 8) + texts("food", 6), 1)
+    then = said(CHANNEL, "ann", texts("battery", 3, seed=1), 40) + said(
+        CHANNEL, "ann", ["Our Android app drains the battery overnight again."], 60
+    )
+    scheduled, imported = make_runtime("scheduled"), make_runtime("imported")
+    scheduled.engine.ingest(first)
+    scheduled.schemas.recluster(CHANNEL)  # a run on her first 14 thoughts, then she goes on
+    scheduled.engine.ingest(then)
+    imported.engine.ingest(first + then)  # the same channel, never re-clustered
+    read, fresh = (
+        [
+            s.model_dump(exclude={"schema_id"})
+            for s in r.engine.read(CHANNEL, "m0060", EVERYTHING).context.schemas
+        ]
+        for r in (scheduled, imported)
+    )
+    # The same clusters, versions, names and examples; only the ids are labels each store gave.
+    assert read and read == fresh
+
+
 def test_a_version_keeps_its_name_and_keyphrases_however_the_speaker_goes_on(
     runtime: Runtime,
 ) -> None:

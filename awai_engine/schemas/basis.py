@@ -32,9 +32,6 @@ class Basis:
     positions: np.ndarray = field(repr=False)
     vectors: np.ndarray = field(repr=False)
     digest: str
-    # The fingerprint after each of the first k thoughts (the last one is ``digest``): which
-    # stored runs were made on a prefix of this basis, so a reading finds the one in force.
-    prefix_digests: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def count(self) -> int:
@@ -116,7 +113,6 @@ class SpeakerRows:
                 positions=positions,
                 vectors=np.ascontiguousarray(self.timeline.vectors[rows], dtype=np.float32),
                 digest=said.digests[count - 1],
-                prefix_digests=tuple(said.digests[:count]),
             )
 
     def _said(self, speaker_id: str) -> _Said:

@@ -96,14 +96,6 @@ class SchemaStore(Protocol):
         """The stored run made by ``method`` on exactly the thoughts fingerprinted by the digest."""
         ...
 
-    def run_on_prefix(
-        self, channel: str, speaker_id: str, prefix_digests: Sequence[str]
-    ) -> SchemaRun | None:
-        """The stored run of the speaker with the largest basis that is a prefix of the thoughts
-        whose running fingerprints are ``prefix_digests`` (``prefix_digests[k - 1]`` after ``k``
-        thoughts; newest first on a tie), whatever its method: the clustering in force."""
-        ...
-
     def run_before(self, channel: str, speaker_id: str, basis_count: int) -> SchemaRun | None:
         """The stored run of the speaker with the largest basis below ``basis_count`` (newest first
         on a tie): the run a clustering of ``basis_count`` thoughts takes its ids from."""

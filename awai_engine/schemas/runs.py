@@ -1,20 +1,21 @@
-"""The run a basis gets: the stored clustering in force at that point, else one clustered now.
+"""The run a basis gets: the stored one made on exactly those thoughts, else one clustered now.
 
 This is where the no-future-leak guarantee for schemas is kept. Reading message ``i`` of speaker
-``s`` uses ``s``'s thoughts before ``i`` (the basis). The clustering in force there is the stored
-run of ``s`` with the largest basis that is a prefix of it: the latest re-clustering at or before
-the message, so a reading looks a run up instead of clustering (and importing hdbscan). Only when
-no stored run is a prefix (before the first re-clustering, or after an edit of an early thought)
-is the basis clustered on demand, with the same function, taking ids from the same predecessor
-(the stored run of ``s`` with the largest basis below it).
+``s`` uses the clustering of exactly ``s``'s thoughts before ``i`` (the basis): its versions all
+have ``as_of`` < ``i``. If the scheduler stored a run on that very basis, it is used; otherwise
+the basis is clustered on demand with the same function, taking ids from the same predecessor
+(the stored run of ``s`` with the largest basis below it). So which clusters a reading sees is a
+function of the thoughts before ``i`` alone, never of when the scheduler happened to run: a
+channel imported afresh reads alike. (A stored run on a shorter prefix is not used in its place:
+it would make the reading depend on the scheduler's timing, and a re-clustering cut before ``i``
+but saved after ``i`` was read would change that reading.)
 
-Why that is stable: runs are only stored on a speaker's whole history at the time, and every
-message has at least one thought, so once ``i`` exists every later run of ``s`` holds ``i``'s
-thoughts too: it is longer than the basis of ``i`` and no prefix of it. A run made before ``i``
-and a prefix of its basis saw only thoughts before ``i``. So the run in force for ``i`` never
-changes once ``i`` exists, and neither does the on-demand clustering (no run can appear below
-it). Re-clustering, digests and new messages therefore never change an earlier reading; only
-removing messages (privacy) or editing an earlier one does.
+Why that is stable: runs are only stored on a speaker's history at the time (their whole
+history, and the history before their newest message), so once ``i`` exists every later run of
+``s`` has a basis of at least ``s``'s thoughts before ``i``; none can slip in below it. So a later
+run is either on this exact basis, with the same predecessor, hence the same clusters, ids,
+versions and (memoised) summaries, or it is above it and not used. Re-clustering, digests and new
+messages therefore never change an earlier reading; only removing messages (privacy) does.
 """
 
 from __future__ import annotations
@@ -46,10 +47,9 @@ class Runs:
         return self.store.run_with_basis(basis.channel, basis.speaker_id, method, basis.digest)
 
     def for_basis(self, basis: Basis) -> SchemaRun:
-        """The stored run in force on this basis (made on its longest stored prefix), or the
-        basis clustered now (not stored) when no stored run is a prefix of it."""
-        in_force = self.store.run_on_prefix(basis.channel, basis.speaker_id, basis.prefix_digests)
-        return in_force if in_force is not None else self.unstored(basis)[0]
+        """The stored run on exactly this basis, or the same clustering made now (not stored)."""
+        stored = self.stored(basis)
+        return stored if stored is not None else self.unstored(basis)[0]
 
     def unstored(self, basis: Basis) -> tuple[SchemaRun, SchemaRun | None]:
         """The clustering of a basis no stored run covers, and the predecessor it took ids from."""

@@ -405,18 +405,17 @@ class SchemaService:
     def _newest_uncovered(
         self, index: SpeakerRows, channel: str, basis: Basis
     ) -> tuple[Basis, ...]:
-        """The basis of a reading of the speaker's newest message, if no stored run is in force
-        for it (a speaker's first re-clustering, as after an import): stored first, so that this
-        likeliest reading looks its clustering up instead of clustering (and importing hdbscan).
-        It is the very clustering such a reading makes on demand (same basis, same predecessor),
-        so storing it changes no reading (:mod:`awai_engine.schemas.runs`)."""
+        """The basis of a reading of the speaker's newest message, at the speaker's first
+        re-clustering (as after an import, when a person reads the latest messages): stored
+        first, so that this likeliest reading looks its clustering up instead of clustering (and
+        importing hdbscan). It is the very clustering such a reading makes on demand (same basis,
+        same predecessor: none), so storing it changes no reading
+        (:mod:`awai_engine.schemas.runs`)."""
+        if self.store.run_before(channel, basis.speaker_id, basis.count + 1) is not None:
+            return ()  # not the speaker's first re-clustering
         newest = index.timeline.messages[int(basis.positions[-1])]
         before = index.basis(channel, basis.speaker_id, end_row=newest.first_row)
-        if before is None or self.store.run_on_prefix(
-            channel, basis.speaker_id, before.prefix_digests
-        ):
-            return ()
-        return (before,)
+        return () if before is None else (before,)
 
     def _index(
         self, channel: str, timeline: Timeline, view: frozenset[str] | None = None
