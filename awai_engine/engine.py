@@ -382,10 +382,12 @@ class Engine:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def is_stored(self, channel: str, message_id: str) -> bool:
-        """Whether the message is stored (for anyone), so an adapter knows to fetch it from the
-        platform before reading it; a forgotten message is not, and storing it again is refused."""
-        return message_id in self.store.timeline(channel).position_of
+    def is_stored(self, channel: str, message_id: str, scopes: Scopes) -> bool:
+        """Whether the message is stored where an asker with ``scopes`` may read it, so an
+        adapter knows to fetch it from the platform first. Asked within the asker's view: a
+        message stored in a place they cannot see must look like any unknown one. A forgotten
+        message is not stored, and storing it again is refused."""
+        return message_id in self.view(channel, scopes).timeline.position_of
 
     def scopes_of(self, channel: str) -> frozenset[str]:
         """The visibility scopes the channel's stored messages carry, for an adapter to check

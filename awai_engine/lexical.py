@@ -278,8 +278,9 @@ class LexicalIndex:
         """The terms of ``query`` some message before ``end`` holds and that are not too common
         there, with their IDF at ``end``, postings and document frequency, in a fixed order (the
         same sums in any process)."""
-        if self._last_query is not None and self._last_query[:2] == (query, end):
-            return self._last_query[2]  # a reading asks again to explain the items it keeps
+        last = self._last_query  # read once: another thread's reading may replace it
+        if last is not None and last[:2] == (query, end):
+            return last[2]  # a reading asks again to explain the items it keeps
         chosen = []
         for term in sorted(set(terms(query))):
             postings = self._postings.get(term)

@@ -454,9 +454,16 @@ class Timeline:
         need = -(-end_row // step)
         copy = self._strided.get(step)
         if copy is None or len(copy) < need:
-            copy = np.ascontiguousarray(self._vectors[0 : self.rows : step])
-            if len(self._strided) >= 4:
-                self._strided.pop(next(iter(self._strided)))
+            # Rows first: an append may grow the array meanwhile, and rows past ``rows`` may not
+            # be written yet. Readings run in several threads, so the bounded dict is trimmed
+            # without assuming its first key is still there.
+            rows = self.rows
+            copy = np.ascontiguousarray(self._vectors[0:rows:step])
+            while len(self._strided) >= 4:
+                oldest = next(iter(list(self._strided)), None)
+                if oldest is None:
+                    break
+                self._strided.pop(oldest, None)
             self._strided[step] = copy
         return copy[:need]
 

@@ -94,7 +94,7 @@ class MentionReadings:
         if reference is not None and reference.message_id is not None:
             if isinstance(reference.resolved, discord.Message):
                 return reference.resolved, []
-            return await self._fetch(guild, reference.channel_id, reference.message_id), []
+            return await self._fetch(message, guild, reference.channel_id, reference.message_id), []
         if argument:
             try:
                 link = parse_message_link(argument)
@@ -102,7 +102,7 @@ class MentionReadings:
                 raise ReadRefused(str(error)) from None
             access.check_same_guild(link, guild.id)
             channel_id = link.channel_id or message.channel.id
-            return await self._fetch(guild, channel_id, link.message_id), []
+            return await self._fetch(message, guild, channel_id, link.message_id), []
         try:
             earlier = [
                 candidate
@@ -116,9 +116,13 @@ class MentionReadings:
         return spoken[0], list(reversed(spoken[1:]))
 
     async def _fetch(
-        self, guild: discord.Guild, channel_id: int, message_id: int
+        self, message: discord.Message, guild: discord.Guild, channel_id: int, message_id: int
     ) -> discord.Message:
+        """The message named, fetched only once the asker is known to read its channel: a
+        refusal after a fetch would tell a non-member which ids exist in a private thread."""
         channel = await access.resolve_channel(self.bot, guild, channel_id)
+        if isinstance(message.author, discord.Member):
+            await access.check_member_may_read(message.author, channel)
         return await fetch_message(channel, message_id)
 
     async def _store(self, line: Line, said: list[discord.Message]) -> None:

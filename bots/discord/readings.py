@@ -74,9 +74,12 @@ class Readings:
             if not here:
                 await access.check_may_read_there(interaction, channel)
             line = line_of(channel)
-            stored_now = await store_if_new(self.runtime, channel, line, link.message_id, message)
-            stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
-            scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
+            scopes = await self._scopes(interaction, line, not ephemeral)
+            stored_now = await store_if_new(
+                self.runtime, channel, line, link.message_id, scopes, message
+            )
+            if stored_now:  # it may be the first message of a place with a scope of its own
+                scopes = await self._scopes(interaction, line, not ephemeral)
             if not ephemeral:
                 await share_reading(
                     interaction, self.runtime, channel, line, link.message_id, scopes
@@ -88,6 +91,11 @@ class Readings:
             await interaction.followup.send(str(refusal), ephemeral=True)
         except UnknownMessageError:
             await interaction.followup.send(messages.NOT_READ, ephemeral=True)
+
+    async def _scopes(self, interaction: discord.Interaction, line: Line, public: bool) -> Scopes:
+        """What the asker may read of the scopes the channel's stored messages carry."""
+        stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
+        return await access.asker_scopes(self.bot, interaction, stored, public)
 
     async def _read_privately(
         self,

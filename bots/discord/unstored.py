@@ -15,6 +15,7 @@ import asyncio
 import discord
 
 from awai_engine.values import ReadingNote, Utterance
+from awai_engine.visibility import Scopes
 from bots.discord import messages
 from bots.discord.access import Readable, ReadRefused
 from bots.discord.backfill import cursor_key
@@ -51,11 +52,14 @@ async def store_if_new(
     channel: Readable,
     line: Line,
     message_id: int,
+    scopes: Scopes,
     given: discord.Message | None = None,
 ) -> bool:
-    """Store the message unless it is stored already (``given``: the message Discord sent with
-    the command, saving a fetch); whether it was stored now."""
-    if await asyncio.to_thread(runtime.engine.is_stored, line.key, str(message_id)):
+    """Store the message unless the asker (who may read ``scopes``) finds it stored already
+    (``given``: the message Discord sent with the command, saving a fetch); whether it was
+    fetched and stored now. A stored message the asker may not see is fetched like an unknown
+    one, from the channel the asker named, so both get the same answer."""
+    if await asyncio.to_thread(runtime.engine.is_stored, line.key, str(message_id), scopes):
         return False
     message = given if given is not None else await fetch_message(channel, message_id)
     utterance = utterance_of(message, line)

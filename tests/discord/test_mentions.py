@@ -154,6 +154,25 @@ async def test_a_private_thread_is_read_only_for_its_member_and_never_in_public(
     assert not any(SECRET in text for text in everything)
 
 
+async def test_a_non_member_learns_nothing_of_which_ids_exist_in_a_private_thread(
+    harness: Harness,
+):
+    thread_id = SNOWFLAKES.next()
+    thread = payloads.thread(thread_id, payloads.CHANNEL_ID, "secret", private=True)
+    harness.bot._connection.parse_thread_create(thread)  # type: ignore[attr-defined]
+    harness.server.add_channel(thread)
+    harness.server.thread_members[thread_id] = {payloads.BOB_ID}
+    secret = _said(BOB, f"The {SECRET} budget is cut, keep it quiet.", thread_id)
+    await _say(harness, secret)
+    answers = []
+    for message_id in (secret["id"], SNOWFLAKES.next()):  # one that exists, one that does not
+        link = f"https://discord.com/channels/{payloads.GUILD_ID}/{thread_id}/{message_id}"
+        await _say(harness, _ask(ANN, words=f"read {link}"))
+        answers.append(harness.server.private(payloads.ANN_ID)[-1].content)
+    assert answers[0] == answers[1] and "not one you are in" in answers[0]
+    assert not harness.server.calls("GET", f"/messages/{secret['id']}")
+
+
 async def test_in_public_mode_at_awai_read_shares_the_reading_once_as_a_reply(start_bot):
     harness = await start_bot(discord={"ephemeral_readings": False})
     datas = await _conversation(harness)

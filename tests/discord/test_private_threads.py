@@ -101,11 +101,11 @@ async def test_a_non_member_gets_no_private_words_by_id_by_link_or_through_recal
     secret_id = messages["private"]["id"]
 
     by_id = await _read(harness, payloads.slash("read", message=secret_id), ANN)
-    assert SECRET not in by_id and "AWAI has not read that message" in by_id
+    assert SECRET not in by_id and "could not find that message" in by_id
 
     forged = jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, int(secret_id))
     by_link = await _read(harness, payloads.slash("read", message=forged), ANN)
-    assert SECRET not in by_link and "AWAI has not read that message" in by_link
+    assert SECRET not in by_link and "could not find that message" in by_link
 
     direct = jump_url(payloads.GUILD_ID, PRIVATE_THREAD_ID, int(secret_id))
     assert SECRET not in await _read(harness, payloads.slash("read", message=direct), ANN)

@@ -240,6 +240,26 @@ async def test_a_link_to_a_message_discord_does_not_have_says_it_could_not_be_fo
     assert not followups[0].get("embeds")
 
 
+async def test_a_link_pairing_this_channel_with_a_hidden_thread_message_reads_as_unknown(
+    harness: Harness,
+):
+    await _conversation(harness)
+    thread_id = SNOWFLAKES.next()
+    thread = payloads.thread(thread_id, payloads.CHANNEL_ID, "secret", private=True)
+    harness.bot._connection.parse_thread_create(thread)  # type: ignore[attr-defined]
+    harness.server.add_channel(thread)
+    harness.server.thread_members[thread_id] = {payloads.BOB_ID}
+    secret = payloads.message(SNOWFLAKES.next(), channel_id=thread_id, author=BOB, content="Hush.")
+    harness.server.messages[thread_id].append(secret)
+    await harness.post(secret)
+    answers = []
+    for message_id in (secret["id"], str(SNOWFLAKES.next())):  # stored but hidden; unknown
+        link = jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, message_id)
+        await harness.interact(payloads.interaction(data=payloads.slash("read", message=link)))
+        answers.append(_answers(harness)[1][-1]["content"])
+    assert answers[0] == answers[1] and "could not find that message" in answers[0]
+
+
 async def test_a_bot_s_message_is_refused_as_not_said_by_a_person_and_not_stored(
     harness: Harness,
 ):
