@@ -51,6 +51,12 @@ def test_content_words_leave_out_reactions_fillers_and_the_name_addressed() -> N
     assert content_words("田中さん、テストはまだですか") == {"テスト"}
 
 
+def test_names_of_things_between_punctuation_are_kept_as_what_the_line_is_about() -> None:
+    assert content_words("Apple Pay, really?") == {"apple", "pay"}
+    assert "stripe" in content_words("Stripe! The Stripe webhook failed twice.")
+    assert content_words("New York, again, the move is stressful.") >= {"new", "york"}
+
+
 def test_acknowledgements_and_reactions_form_no_preconception(embedder: Embedder) -> None:
     concern = [text for text, _ in topic_sentences(["battery"], per_topic=8)]
     texts = concern + REACTIONS * 2  # each said twice over the weeks, as people do

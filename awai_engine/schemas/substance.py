@@ -145,7 +145,7 @@ REACTIONS = (
 
 _VOCATIVE = re.compile(
     r"(?:^|(?<=[,.!?;:—–-]))\s*(?i:(?:hey|hi|hello|thanks|thank you|oh|aw|wow|yo|dear|sorry|yeah|yes|ok|okay|well)\s+)?"
-    r"@?([A-Z][\w'’-]*(?:\s[A-Z][\w'’-]*)?)\s*(?=[,.!?;:—–]|$)"
+    r"@?([A-Z][\w'’-]*)\s*(?=[,.!?;:—–]|$)"
 )
 _MENTION = re.compile(r"@[\w.'-]+")
 _HONORIFIC_NAME = re.compile(
@@ -156,15 +156,20 @@ _HONORIFIC_NAME = re.compile(
 @lru_cache(maxsize=65_536)
 def content_words(text: str) -> frozenset[str]:
     """The words of ``text`` that could say what it is about (see the module)."""
+    said = words(text)
+    # A name said on its own between punctuation ("Totally agree, Mel.") is the person addressed;
+    # one said again in the sentence ("Stripe! The Stripe webhook failed") or a two-word name of
+    # a thing ("Apple Pay, really?") is what the line is about, and stays.
     addressed = {
         word
         for pattern in (_VOCATIVE, _MENTION, _HONORIFIC_NAME)
         for match in pattern.finditer(text)
         for word in words(match.group(0))
+        if pattern is not _VOCATIVE or said.count(word) == 1
     }
     return frozenset(
         word
-        for word in words(text)
+        for word in said
         if len(word) > 1
         and not word.isdigit()
         and "'" not in word
