@@ -100,9 +100,6 @@ class Trend:
     kind: Literal["new", "delta", "changed", "same"]
     messages: int = 0
 
-    def __str__(self) -> str:
-        return f"{self.messages:+d}" if self.kind == "delta" else self.kind
-
 
 @dataclass(frozen=True)
 class PanelRow:
@@ -122,11 +119,6 @@ class SpeakerPanel:
     messages: int
     rows: tuple[PanelRow, ...]
     more: int  # preconceptions not drawn
-
-
-def counted(count: int, noun: str) -> str:
-    """``1 schema``, ``2 schemas``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def summary_hash(summary: str) -> str:
