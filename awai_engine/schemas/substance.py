@@ -145,7 +145,7 @@ REACTIONS = (
 
 _VOCATIVE = re.compile(
     r"(?:^|(?<=[,.!?;:—–-]))\s*(?i:(?:hey|hi|hello|thanks|thank you|oh|aw|wow|yo|dear|sorry|yeah|yes|ok|okay|well)\s+)?"
-    r"@?([A-Z][\w'’-]*)\s*(?=[,.!?;:—–]|$)"
+    r"@?([A-Z][\w'’-]*(?:\s[A-Z][\w'’-]*)?)\s*(?=[,.!?;:—–]|$)"
 )
 _MENTION = re.compile(r"@[\w.'-]+")
 _HONORIFIC_NAME = re.compile(
@@ -158,8 +158,8 @@ def content_words(text: str) -> frozenset[str]:
     """The words of ``text`` that could say what it is about (see the module)."""
     said = words(text)
     # A name said on its own between punctuation ("Totally agree, Mel.") is the person addressed;
-    # one said again in the sentence ("Stripe! The Stripe webhook failed") or a two-word name of
-    # a thing ("Apple Pay, really?") is what the line is about, and stays.
+    # one said again in the sentence ("Stripe! The Stripe webhook failed") is what the line is
+    # about, and stays.
     addressed = {
         word
         for pattern in (_VOCATIVE, _MENTION, _HONORIFIC_NAME)
