@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from awai_engine.values import Utterance
+from collections.abc import Sequence
+
+import numpy as np
+
+from awai_engine.timeline import Timeline
+from awai_engine.values import MessageRef, Thought, Utterance
 
 
 def utterance(
@@ -58,3 +63,23 @@ def _time_of(message_id: str) -> float:
     if seconds < LATEST_SECONDS:
         return seconds
     return ((int(seconds) >> 22) + DISCORD_EPOCH_MS) / 1000  # a snowflake
+
+
+def one_thought_timeline(
+    lines: Sequence[tuple[str, str, tuple[str, ...]]], vectors: np.ndarray
+) -> Timeline:
+    """A timeline of (speaker name, text, addressees) lines, each one message of one thought
+    whose vector is that row of ``vectors`` made unit length (ids m0, m1, …; ts = position)."""
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    timeline = Timeline(dimension=vectors.shape[1])
+    for position, (speaker, text, to) in enumerate(lines):
+        ref = MessageRef(
+            message_id=f"m{position}",
+            speaker_id=speaker.casefold(),
+            speaker_name=speaker,
+            ts=float(position),
+            position=position,
+        )
+        thought = Thought(index=0, text=text)
+        timeline.append(ref, text, text, (thought,), vectors[position : position + 1], to)
+    return timeline

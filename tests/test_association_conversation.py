@@ -12,10 +12,10 @@ from awai_engine.context import build_flow, recall
 from awai_engine.conversation import conversation_of
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
-from awai_engine.values import MessageRef, Thought, Utterance
+from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
-from tests.factories import utterance
+from tests.factories import one_thought_timeline, utterance
 
 CHANNEL = "terminal:local:test"
 Line = tuple[str, tuple[str, ...]]  # speaker name, the names it addresses
@@ -23,23 +23,10 @@ Line = tuple[str, tuple[str, ...]]  # speaker name, the names it addresses
 
 def timeline_of(lines: Sequence[Line], vectors: np.ndarray | None = None) -> Timeline:
     """A timeline of (speaker, addressees) lines, one vector per message (random unless given)."""
-    rng = np.random.default_rng(11)
     if vectors is None:
-        vectors = rng.normal(size=(len(lines), 16)).astype(np.float32)
-    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    timeline = Timeline(dimension=vectors.shape[1])
-    for position, (speaker, to) in enumerate(lines):
-        ref = MessageRef(
-            message_id=f"m{position}",
-            speaker_id=speaker.casefold(),
-            speaker_name=speaker,
-            ts=float(position),
-            position=position,
-        )
-        text = f"line {position}"
-        thought = Thought(index=0, text=text)
-        timeline.append(ref, text, text, (thought,), vectors[position : position + 1], to)
-    return timeline
+        vectors = np.random.default_rng(11).normal(size=(len(lines), 16))
+    said = [(speaker, f"line {position}", to) for position, (speaker, to) in enumerate(lines)]
+    return one_thought_timeline(said, vectors)
 
 
 ROOM = [

@@ -8,30 +8,16 @@ import numpy as np
 
 from awai_engine.exchange import exchange_of
 from awai_engine.timeline import Timeline
-from awai_engine.values import MessageRef, Thought
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
-from tests.factories import utterance
+from tests.factories import one_thought_timeline, utterance
 
 CHANNEL = "terminal:local:test"
 
 
 def timeline_of(lines: list[tuple[str, str, tuple[str, ...]]]) -> Timeline:
     """A timeline of (speaker name, text, addressees) lines, one random vector per message."""
-    timeline = Timeline(dimension=4)
-    rng = np.random.default_rng(5)
-    for position, (speaker, text, to) in enumerate(lines):
-        vector = rng.normal(size=(1, 4)).astype(np.float32)
-        ref = MessageRef(
-            message_id=f"m{position}",
-            speaker_id=speaker.casefold(),
-            speaker_name=speaker,
-            ts=float(position),
-            position=position,
-        )
-        thought = Thought(index=0, text=text)
-        timeline.append(ref, text, text, (thought,), vector / np.linalg.norm(vector), to)
-    return timeline
+    return one_thought_timeline(lines, np.random.default_rng(5).normal(size=(len(lines), 4)))
 
 
 LINES = [

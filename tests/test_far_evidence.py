@@ -7,30 +7,17 @@ from collections.abc import Callable
 import numpy as np
 
 from awai_engine.timeline import Timeline
-from awai_engine.values import MessageRef, Thought
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
-from tests.factories import far_question, utterance
+from tests.factories import far_question, one_thought_timeline, utterance
 
 CHANNEL = "terminal:local:test"
 
 
 def timeline_of(lines: list[tuple[str, str]]) -> Timeline:
     """A timeline of (speaker name, text) lines, with one random unit vector per message."""
-    timeline = Timeline(dimension=4)
-    rng = np.random.default_rng(3)
-    for position, (speaker, text) in enumerate(lines):
-        vector = rng.normal(size=(1, 4)).astype(np.float32)
-        ref = MessageRef(
-            message_id=f"m{position}",
-            speaker_id=speaker.casefold(),
-            speaker_name=speaker,
-            ts=float(position),
-            position=position,
-        )
-        thought = Thought(index=0, text=text)
-        timeline.append(ref, text, text, (thought,), vector / np.linalg.norm(vector))
-    return timeline
+    vectors = np.random.default_rng(3).normal(size=(len(lines), 4))
+    return one_thought_timeline([(speaker, text, ()) for speaker, text in lines], vectors)
 
 
 def test_a_speaker_is_named_only_once_they_have_spoken_and_never_by_themselves() -> None:

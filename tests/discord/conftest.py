@@ -23,6 +23,7 @@ from bots.runtime import Runtime
 from bots.scheduler import SchedulerService
 from tests.discord import payloads
 from tests.discord.fake_discord import FakeDiscord
+from tests.discord.payloads import SNOWFLAKES
 
 KEY = channel_key(payloads.GUILD_ID, payloads.CHANNEL_ID)
 
@@ -101,6 +102,16 @@ class Harness:
         it)."""
         self.server.open_interaction(data)
         await self._dispatched(lambda: self.bot._connection.parse_interaction_create(data))  # type: ignore[arg-type]
+
+    def private_thread(self, *members: int, parent: int = payloads.CHANNEL_ID) -> int:
+        """A new private thread of ``parent`` whose only members are ``members``, in the bot's
+        cache (as THREAD_CREATE puts it there) and on the fake server; its id."""
+        thread_id = SNOWFLAKES.next()
+        thread = payloads.thread(thread_id, parent, "secret", private=True)
+        self.bot._connection.parse_thread_create(thread)  # type: ignore[attr-defined]
+        self.server.add_channel(thread)
+        self.server.thread_members[thread_id] = set(members)
+        return thread_id
 
     def stored(self, key: str = KEY) -> dict[str, str]:
         """Stored message id → text, in channel order."""

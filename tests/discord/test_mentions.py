@@ -132,11 +132,7 @@ async def test_a_reply_to_a_bot_s_post_says_awai_reads_only_what_people_said(har
 async def test_a_private_thread_is_read_only_for_its_member_and_never_in_public(
     harness: Harness,
 ):
-    thread_id = SNOWFLAKES.next()
-    thread = payloads.thread(thread_id, payloads.CHANNEL_ID, "secret", private=True)
-    harness.bot._connection.parse_thread_create(thread)  # type: ignore[attr-defined]
-    harness.server.add_channel(thread)
-    harness.server.thread_members[thread_id] = {payloads.BOB_ID}
+    thread_id = harness.private_thread(payloads.BOB_ID)
     secret = _said(BOB, f"The {SECRET} budget is cut, keep it quiet.", thread_id)
     await _say(harness, secret)
     await _say(harness, _ask(BOB, channel_id=thread_id))  # Bob, in the thread
@@ -157,11 +153,7 @@ async def test_a_private_thread_is_read_only_for_its_member_and_never_in_public(
 async def test_a_non_member_learns_nothing_of_which_ids_exist_in_a_private_thread(
     harness: Harness,
 ):
-    thread_id = SNOWFLAKES.next()
-    thread = payloads.thread(thread_id, payloads.CHANNEL_ID, "secret", private=True)
-    harness.bot._connection.parse_thread_create(thread)  # type: ignore[attr-defined]
-    harness.server.add_channel(thread)
-    harness.server.thread_members[thread_id] = {payloads.BOB_ID}
+    thread_id = harness.private_thread(payloads.BOB_ID)
     secret = _said(BOB, f"The {SECRET} budget is cut, keep it quiet.", thread_id)
     await _say(harness, secret)
     answers = []

@@ -244,11 +244,7 @@ async def test_a_link_pairing_this_channel_with_a_hidden_thread_message_reads_as
     harness: Harness,
 ):
     await _conversation(harness)
-    thread_id = SNOWFLAKES.next()
-    thread = payloads.thread(thread_id, payloads.CHANNEL_ID, "secret", private=True)
-    harness.bot._connection.parse_thread_create(thread)  # type: ignore[attr-defined]
-    harness.server.add_channel(thread)
-    harness.server.thread_members[thread_id] = {payloads.BOB_ID}
+    thread_id = harness.private_thread(payloads.BOB_ID)
     secret = payloads.message(SNOWFLAKES.next(), channel_id=thread_id, author=BOB, content="Hush.")
     harness.server.messages[thread_id].append(secret)
     await harness.post(secret)
