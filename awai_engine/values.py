@@ -443,3 +443,8 @@ class Reading(Value):
     connections: tuple[Connection, ...] = Field(
         (), description="How the message connects to each earlier message of its context."
     )
+
+    def noted(self, note: ReadingNote | None) -> Reading:
+        """This reading with one more note (what an adapter knows and the engine does not, such
+        as the channel's history not being read yet); itself when there is none."""
+        return self if note is None else self.model_copy(update={"notes": (*self.notes, note)})
