@@ -35,7 +35,7 @@ from bots.discord.keys import Line, line_of
 from bots.discord.links import MalformedLinkError, parse_message_link
 from bots.discord.readings import DUPLICATE_WINDOW_SECONDS, claim_key
 from bots.discord.share import publish_reading
-from bots.discord.unstored import fetch_message, utterance_of
+from bots.discord.unstored import fetch_message, history_missing, utterance_of
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -70,14 +70,15 @@ class MentionReadings:
                 access.check_shown_where_it_belongs(channel.id, here.id, ephemeral)
             line = line_of(channel)
             await self._store(line, before)
+            stored_now = not ephemeral and await self._store(line, [target])
             stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
             scopes = await access.readable_scopes(self.bot, guild, asker, stored)
             if ephemeral:
-                await self._send_privately(ctx.message, asker, line, target, scopes)
+                await self._send_privately(ctx.message, asker, channel, line, target, scopes)
             else:
-                await self._store(line, [target])
+                note = await history_missing(self.runtime, channel) if stored_now else None
                 shared = await publish_reading(
-                    self.runtime, channel, line, target.id, scopes, asker
+                    self.runtime, channel, line, target.id, scopes, asker, note
                 )
                 if shared.earlier or shared.busy:
                     await _reply(ctx.message, messages.shared_already(shared.url))
@@ -125,16 +126,20 @@ class MentionReadings:
             await access.check_member_may_read(message.author, channel)
         return await fetch_message(channel, message_id)
 
-    async def _store(self, line: Line, said: list[discord.Message]) -> None:
-        """Store what Discord has that may not be stored yet (storing twice changes nothing)."""
+    async def _store(self, line: Line, said: list[discord.Message]) -> bool:
+        """Store what Discord has that may not be stored yet (storing twice changes nothing);
+        whether any of it was new to AWAI."""
         utterances = [u for m in said if is_read(m) and (u := to_utterance(m, line)) is not None]
-        if utterances:
-            await asyncio.to_thread(self.runtime.engine.ingest, utterances)
+        if not utterances:
+            return False
+        report = await asyncio.to_thread(self.runtime.engine.ingest, utterances)
+        return report.added > 0
 
     async def _send_privately(
         self,
         asked_in: discord.Message,
         asker: discord.Member,
+        channel: access.Readable,
         line: Line,
         target: discord.Message,
         scopes: Scopes,
@@ -151,9 +156,11 @@ class MentionReadings:
                 scopes,
                 lambda: utterance,
             )
+            reading = stored.reading
+            note = await history_missing(self.runtime, channel) if stored.stored_now else None
+            reading = reading.noted(note)
             await asker.send(
-                content=messages.reading_by_dm(target.jump_url),
-                embed=reading_embed(stored.reading),
+                content=messages.reading_by_dm(target.jump_url), embed=reading_embed(reading)
             )
         except discord.Forbidden as error:
             await asyncio.to_thread(self.runtime.release, claim)

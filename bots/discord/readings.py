@@ -80,12 +80,12 @@ class Readings:
             )
             if stored_now:  # it may be the first message of a place with a scope of its own
                 scopes = await self._scopes(interaction, line, not ephemeral)
+            note = await history_missing(self.runtime, channel) if stored_now else None
             if not ephemeral:
                 await share_reading(
-                    interaction, self.runtime, channel, line, link.message_id, scopes
+                    interaction, self.runtime, channel, line, link.message_id, scopes, note
                 )
                 return
-            note = await history_missing(self.runtime, channel) if stored_now else None
             await self._read_privately(interaction, channel, line, link.message_id, scopes, note)
         except ReadRefused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
@@ -116,8 +116,7 @@ class Readings:
             reading = await asyncio.to_thread(
                 self.runtime.engine.read, line.key, str(message_id), scopes
             )
-            if note is not None:
-                reading = reading.model_copy(update={"notes": (*reading.notes, note)})
+            reading = reading.noted(note)
             shared = await shared_reading_url(self.runtime, channel.guild.id, line, message_id)
             buttons = reading_buttons(channel.id, message_id, reading.language, shared)
             await interaction.followup.send(

@@ -18,6 +18,7 @@ import discord
 
 from awai_engine.engine import UnknownMessageError
 from awai_engine.posts import Post
+from awai_engine.values import ReadingNote
 from awai_engine.visibility import Scopes
 from bots.discord import access
 from bots.discord.access import ReadRefused
@@ -154,11 +155,16 @@ async def share_reading(
     line: Line,
     message_id: int,
     scopes: Scopes,
+    note: ReadingNote | None = None,
 ) -> None:
     """Post the reading of ``message_id`` in ``channel`` for everyone, once per message, and tell
     the (privately acknowledged) asker where it is. Share presses and, when readings are public
-    (``discord.ephemeral_readings`` off), every reading go through here."""
-    shared = await publish_reading(runtime, channel, line, message_id, scopes, interaction.user)
+    (``discord.ephemeral_readings`` off), every reading go through here; ``note``: what the
+    reading must say besides its own notes (that the channel's earlier history is not read yet,
+    for a message only just fetched), so everyone who sees it is told, not just the asker."""
+    shared = await publish_reading(
+        runtime, channel, line, message_id, scopes, interaction.user, note
+    )
     if shared.busy:
         text = "Someone is sharing this message's reading right now."
     elif shared.earlier:
@@ -185,6 +191,7 @@ async def publish_reading(
     message_id: int,
     scopes: Scopes,
     shared_by: discord.abc.User,
+    note: ReadingNote | None = None,
 ) -> Shared:
     """The message's one shared reading, posted now as a reply to it unless it already is; with
     only what everyone in ``channel`` may read of ``scopes``. A failure gives the claim back."""
@@ -197,6 +204,7 @@ async def publish_reading(
     public = scopes & access.audience_of(channel)  # only what everyone there may read
     try:
         reading = await asyncio.to_thread(runtime.engine.read, line.key, str(message_id), public)
+        reading = reading.noted(note)
         sent = await channel.send(
             content=f"Shared by {shared_by.mention}",
             embed=reading_embed(reading),

@@ -290,5 +290,4 @@ class Readings:
         cursor = self.runtime.cursor(request.channel)
         if cursor is not None and cursor.done:
             return found.reading
-        missing = ReadingNote(kind="history-missing")
-        return found.reading.model_copy(update={"notes": (*found.reading.notes, missing)})
+        return found.reading.noted(ReadingNote(kind="history-missing"))

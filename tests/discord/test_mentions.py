@@ -86,6 +86,15 @@ async def test_the_message_before_is_read_even_before_awai_has_stored_it(harness
     (reading,) = harness.server.private(payloads.ANN_ID)
     assert "Pinning it is fine" in reading.embeds[0]["description"]
     assert list(harness.stored()) == [data["id"] for data in datas]  # the line is whole
+    assert "history from before it joined" in reading.embeds[0]["footer"]["text"]
+
+
+async def test_a_stored_message_read_by_mention_carries_no_history_note(harness: Harness):
+    await _conversation(harness)
+    await _say(harness, _ask())
+
+    (reading,) = harness.server.private(payloads.ANN_ID)
+    assert "history from before" not in reading.embeds[0]["footer"]["text"]
 
 
 async def test_a_reply_with_at_awai_read_reads_the_message_it_replies_to(harness: Harness):
@@ -175,3 +184,15 @@ async def test_in_public_mode_at_awai_read_shares_the_reading_once_as_a_reply(st
     assert shared.reference == int(datas[1]["id"])
     assert "broke two plugins" in shared.embeds[0]["description"]
     assert "already shared" in pointer.content and str(shared.message_id) in pointer.content
+
+
+async def test_in_public_mode_a_message_awai_never_received_is_shared_with_the_history_note(
+    start_bot,
+):
+    harness = await start_bot(discord={"ephemeral_readings": False})
+    datas = await _conversation(harness, live=1)
+    await _say(harness, _ask(replying_to=datas[2]))
+
+    (shared,) = harness.server.public()
+    assert shared.reference == int(datas[2]["id"])
+    assert "history from before it joined" in shared.embeds[0]["footer"]["text"]

@@ -208,7 +208,9 @@ async def test_the_menu_stores_a_message_awai_never_received_from_what_discord_s
     assert not harness.server.calls("GET", f"/messages/{unseen['id']}")  # no second fetch
 
 
-async def test_a_public_reading_of_a_message_awai_never_received_is_shared_once_stored(start_bot):
+async def test_a_public_reading_of_a_message_awai_never_received_is_shared_with_the_history_note(
+    start_bot,
+):
     harness = await start_bot(discord={"ephemeral_readings": False})
     await _conversation(harness)
     unseen = _on_discord_only(harness, BOB, "The flaky tests are fixed on the release branch now.")
@@ -217,6 +219,7 @@ async def test_a_public_reading_of_a_message_awai_never_received_is_shared_once_
     (posted,) = harness.server.public()
     assert posted.reference == int(unseen["id"])
     assert "flaky tests are fixed" in posted.embeds[0]["description"]
+    assert "history from before it joined" in posted.embeds[0]["footer"]["text"]  # for everyone
 
 
 async def test_a_stored_message_is_read_without_fetching_it_or_a_history_note(harness: Harness):
