@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from awai_engine import text_caches
 from awai_engine.embedding_backends import EmbeddingModelError, load_encoder
 from awai_engine.settings import EmbeddingSettings
 
@@ -46,6 +47,13 @@ class Embedder:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        text_caches.register_owner(self)
+
+    def forget_cached_texts(self) -> None:
+        """Drop every cached vector: some may be of a message just forgotten (see
+        :mod:`awai_engine.text_caches`)."""
+        with self._lock:
+            self._cache.clear()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` (each cut to ``max_chars``); returns an ``(n, dim)`` float32 array."""

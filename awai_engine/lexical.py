@@ -29,12 +29,12 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import snowballstemmer
 
 from awai_engine.text import is_japanese_char
+from awai_engine.text_caches import text_cache
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -45,13 +45,13 @@ _RUN = re.compile(r"[^\W_]+", re.UNICODE)
 _ENGLISH = snowballstemmer.stemmer("english")
 
 
-@lru_cache(maxsize=65_536)
+@text_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     """The Snowball English stem of a word (chat vocabularies repeat: cached)."""
     return _ENGLISH.stemWord(word)
 
 
-@lru_cache(maxsize=4096)
+@text_cache(maxsize=4096)
 def terms(text: str) -> tuple[str, ...]:
     """The index terms of ``text`` in order (repeats kept: they are term frequencies). Cached:
     a reading asks for the terms of its message more than once."""

@@ -39,6 +39,7 @@ import numpy as np
 from awai_engine.ports import ChannelInfo, PreparedUtterance
 from awai_engine.reconcile import ChannelAudit, PendingMessage
 from awai_engine.settings import ReadModelSettings, RecallIndexSettings, Settings
+from awai_engine.text_caches import forget_cached_texts
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from storage.channels import Channels
@@ -139,6 +140,7 @@ class AwaiStore:
         if self.channel_info(channel) is not None:
             self.erasures.begin(channel)
         self._channels.drop(channel)
+        forget_cached_texts()
 
     # -- reads for ingest and export (storage.reads) -------------------------------------------
 
@@ -170,11 +172,15 @@ class AwaiStore:
     def delete(self, channel: str, message_id: str) -> bool:
         if self.channel_info(channel) is not None:
             self.erasures.begin(channel)  # the bytes of its vectors go when it is finished
-        return self._writes.delete(channel, message_id)
+        deleted = self._writes.delete(channel, message_id)
+        forget_cached_texts()  # and its words in memory go now
+        return deleted
 
     def delete_speaker(self, channel: str, speaker_id: str) -> list[str]:
         """Remove every message of one speaker for good; returns the ids."""
-        return self._writes.delete_speaker(channel, speaker_id)
+        removed = self._writes.delete_speaker(channel, speaker_id)
+        forget_cached_texts()
+        return removed
 
     # -- visibility scopes of threads (storage.scopes) ------------------------------------------
 

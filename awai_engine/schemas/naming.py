@@ -28,12 +28,12 @@ import threading
 from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 
 import numpy as np
 
 from awai_engine.stop_words import ENGLISH_STOP_WORDS
 from awai_engine.text import shorten, words
+from awai_engine.text_caches import register, text_cache
 
 KEYPHRASES = 5
 NAME_PHRASES = 3
@@ -87,7 +87,7 @@ def terms(document: str) -> list[str]:
     return found
 
 
-@lru_cache(maxsize=65_536)
+@text_cache(maxsize=65_536)
 def _thought_terms(thought: str) -> tuple[str, ...]:
     """The terms of one thought. Cached because the same thoughts are counted again as members of
     each version they belong to, and as the prefix of each new sequence (a pure function of the
@@ -190,7 +190,7 @@ def _spelled(word: str, texts: Sequence[str]) -> str:
     return min(seen, key=lambda form: (-seen[form], form != word, form))
 
 
-@lru_cache(maxsize=4096)
+@text_cache(maxsize=4096)
 def _said_as(word: str) -> re.Pattern[str]:
     """Where ``word`` is said, in any case. Compiled once per word: a re-clustering spells each
     name's words again for every version, past the 512 patterns ``re`` keeps compiled."""
@@ -299,6 +299,10 @@ class _PrefixCache:
         self.lock = threading.Lock()
         self._entries: list[_Prefixes] = []
 
+    def clear(self) -> None:
+        with self.lock:
+            self._entries = []
+
     def covering(self, texts: Sequence[str], keys: Sequence[str], count: int) -> _Prefixes:
         for n, entry in enumerate(self._entries):
             if entry.holds(texts, keys, count):
@@ -317,6 +321,8 @@ class _PrefixCache:
 
 
 _PREFIXES = _PrefixCache()
+register(_PREFIXES.clear)  # it holds the thoughts' texts
+register(re.purge)  # re keeps the patterns _said_as compiled from words too
 
 
 def offline_name(phrases: Sequence[str], central: str) -> str:

@@ -18,11 +18,11 @@ cluster is kept only when two of its members share such a word (``clustering._wo
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from awai_engine.schemas.naming import SPOKEN_FILLERS
 from awai_engine.stop_words import ENGLISH_STOP_WORDS
 from awai_engine.text import words
+from awai_engine.text_caches import text_cache
 
 # Reactions and acknowledgements, the talk around a topic rather than a topic. Closed-class words
 # of evaluation and politeness only; a word that could be what someone is about stays out.
@@ -153,7 +153,7 @@ _HONORIFIC_NAME = re.compile(
 )
 
 
-@lru_cache(maxsize=65_536)
+@text_cache(maxsize=65_536)
 def content_words(text: str) -> frozenset[str]:
     """The words of ``text`` that could say what it is about (see the module)."""
     said = words(text)
