@@ -9,6 +9,8 @@ finished by the next start, and forgetting the same person again completes too.
 
 from __future__ import annotations
 
+import gc
+import linecache
 from collections.abc import Callable
 from pathlib import Path
 
@@ -71,6 +73,22 @@ def hits(folder: Path, *needles: str) -> list[str]:
     )
 
 
+def held_in_memory(needle: str) -> list[str]:
+    """What live Python objects of this process hold a string or bytes with ``needle`` in it
+    (the constant itself aside): caches keyed by text, compiled patterns, stored rows. The source
+    lines Python keeps of this test module for tracebacks hold the constant too: dropped first."""
+    linecache.clearcache()
+    gc.collect()
+    found = []
+    for holder in gc.get_objects():
+        for item in gc.get_referents(holder):
+            if isinstance(item, str) and needle in item and item is not needle:
+                found.append(f"{type(holder).__name__}: {item[:60]}")
+            elif isinstance(item, bytes) and needle.encode() in item:
+                found.append(f"{type(holder).__name__}: bytes")
+    return found
+
+
 def filled(runtime: Runtime) -> None:
     runtime.engine.ingest(conversation())
     runtime.schemas.recluster(CHANNEL, force=True)
@@ -104,6 +122,34 @@ def test_awai_forget_leaves_none_of_the_speakers_words_or_id_in_any_file(
         assert reopened.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous is not None
     finally:
         reopened.close()
+
+
+def test_a_forget_leaves_none_of_the_speakers_words_in_the_process_memory(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime(**PERSISTED)
+    filled(runtime)  # re-clustered, digested and read: every cache of words has been used
+    assert held_in_memory(WORDS)
+
+    runtime.schemas.forget_speaker(CHANNEL, SPEAKER)
+
+    assert held_in_memory(WORDS) == []
+    assert runtime.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous is not None
+
+
+def test_deleted_messages_leave_none_of_their_words_in_the_process_memory(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime()
+    runtime.engine.ingest(conversation())
+    runtime.schemas.recluster(CHANNEL, force=True)
+    runtime.engine.read(CHANNEL, "m7", EVERYTHING)
+    assert held_in_memory(WORDS)
+
+    for message_id in ("m0", "m2", "m4", "m6"):
+        runtime.engine.delete(CHANNEL, message_id)
+
+    assert held_in_memory(WORDS) == []
 
 
 def test_a_deleted_message_leaves_no_bytes_once_its_erasure_is_finished(

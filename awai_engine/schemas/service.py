@@ -348,11 +348,12 @@ class SchemaService:
 
     def purge_deleted(self, channel: str) -> None:
         """Drop every schema version and summary made from a message deleted since the last time,
-        at once rather than at the next re-clustering: a deleted message vanishes everywhere."""
+        at once rather than at the next re-clustering: a deleted message vanishes everywhere,
+        the clusterings and indexes kept in memory (which hold its thoughts' texts) included."""
         with self._lock(channel):
-            purged = self.store.forget_deleted(channel)
-            if purged.versions or purged.summaries:
-                self.runs.forget(channel)
+            self.store.forget_deleted(channel)
+            self.runs.forget(channel)
+            self._forget_indexes(channel)
 
     def forget_speaker(self, channel: str, speaker_id: str) -> ForgetReport:
         """Remove the speaker's messages, thoughts and vectors, then every schema version, summary
