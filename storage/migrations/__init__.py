@@ -135,14 +135,49 @@ def upgrade(engine: Engine) -> UpgradeResult:
     before = current(engine)
     if before == target:
         return UpgradeResult(before, target)
-    with engine.begin() as connection:  # BEGIN IMMEDIATE on SQLite: one migrating process
-        if connection.dialect.name == "postgresql":
-            connection.execute(
-                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
-            )
-        before = _recorded(connection)
-        _run_upgrade(connection)
+    with engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            _foreign_keys(connection, on=False)
+        try:
+            with connection.begin():  # BEGIN IMMEDIATE on SQLite: one migrating process
+                if not sqlite:
+                    connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+                    )
+                before = _recorded(connection)
+                _run_upgrade(connection)
+                if sqlite:
+                    _check_foreign_keys(connection)
+        finally:
+            if sqlite:
+                _foreign_keys(connection, on=True)
     return UpgradeResult(before, target)
+
+
+def _foreign_keys(connection: Connection, on: bool) -> None:
+    """Turn SQLite's foreign keys on or off for this connection, outside any transaction.
+
+    Why off while migrating: SQLite alters a table by copying it (Alembic's batch mode) and
+    dropping the original, and with foreign keys on that drop deletes, through ``ON DELETE
+    CASCADE``, every row that references it: the thoughts of every message. The pragma is a
+    no-op inside a transaction, so it goes to the driver connection before one begins (SQLAlchemy
+    would begin one for any statement it runs).
+    """
+    driver = connection.connection.driver_connection
+    assert driver is not None
+    driver.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+
+
+def _check_foreign_keys(connection: Connection) -> None:
+    """Refuse (roll back) an upgrade that left a row pointing at nothing."""
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        tables = sorted({row[0] for row in broken})
+        raise RuntimeError(
+            f"The database upgrade was rolled back: it left {len(broken)} row(s) of"
+            f" {', '.join(tables)} referring to rows that do not exist."
+        )
 
 
 def _run_upgrade(connection: Connection) -> None:

@@ -24,9 +24,8 @@ depends_on = None
 def upgrade() -> None:
     # A database adopted by 0001 from ``create_all`` may have the column already.
     columns = {column["name"] for column in sa.inspect(op.get_bind()).get_columns("utterances")}
-    if "edited_ts" not in columns:
-        with op.batch_alter_table("utterances") as table:
-            table.add_column(sa.Column("edited_ts", sa.Float(), nullable=True))
+    if "edited_ts" not in columns:  # SQLite adds a column in place: no copy of the table
+        op.add_column("utterances", sa.Column("edited_ts", sa.Float(), nullable=True))
 
 
 def downgrade() -> None:

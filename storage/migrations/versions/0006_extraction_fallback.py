@@ -25,15 +25,11 @@ def upgrade() -> None:
     columns = {column["name"] for column in sa.inspect(op.get_bind()).get_columns("utterances")}
     if "extraction_fallback" in columns:
         return
-    with op.batch_alter_table("utterances") as batch:
-        batch.add_column(
-            sa.Column(
-                "extraction_fallback",
-                sa.Boolean(),
-                nullable=False,
-                server_default=sa.false(),
-            )
-        )
+    # SQLite adds a column in place, a NOT NULL one too when it has a default: no copy.
+    op.add_column(
+        "utterances",
+        sa.Column("extraction_fallback", sa.Boolean(), nullable=False, server_default=sa.false()),
+    )
 
 
 def downgrade() -> None:
