@@ -12,7 +12,10 @@ one pass brings the two back together:
 - a vector no SQL thought accounts for (a delete or a shrinking edit interrupted) is removed;
 - a row whose message has a tombstone (a delete raced by a redelivery) is deleted;
 - a collection whose index files cannot be read any more (a full disk cut them short) is built
-  again, whole, from the thoughts SQL holds (:class:`DamagedVectorsError`).
+  again, whole, from the thoughts SQL holds (:class:`DamagedVectorsError`);
+- a message whose thoughts are missing from the record itself (every message has at least one;
+  an upgrade before the migrations' fix deleted them all) is extracted again from its stored
+  text, when the caller can extract (``awai doctor --repair``): a thorough check finds these.
 
 It runs at every start, where it costs a few counts per channel when nothing is wrong, and on
 demand with ``awai doctor``, which always compares every id.
@@ -85,13 +88,20 @@ class ChannelAudit:
     missing: tuple[PendingMessage, ...] = ()
     orphans: tuple[str, ...] = ()
     deleted_rows: tuple[str, ...] = ()
+    thoughtless: tuple[str, ...] = ()
+    """Messages with no thought in SQL: their thoughts must be extracted again from the text."""
     damaged: bool = False
     """The vector index cannot be read; nothing else was compared."""
 
     @property
     def clean(self) -> bool:
         return not (
-            self.damaged or self.unsynced or self.missing or self.orphans or self.deleted_rows
+            self.damaged
+            or self.unsynced
+            or self.missing
+            or self.orphans
+            or self.deleted_rows
+            or self.thoughtless
         )
 
 
@@ -123,6 +133,11 @@ class ReconcilableStore(Protocol):
         ...
 
 
+Restore = Callable[[str, Sequence[str]], int]
+"""Extracts the thoughts of stored messages again from their text: (channel, message ids) ->
+how many were restored. The engine's extraction, which the stores do not have."""
+
+
 class TextEncoder(Protocol):
     model_name: str
     dimension: int
@@ -140,6 +155,8 @@ class ChannelReport(Value):
     missing_vectors: int = 0
     orphan_vectors: int = 0
     unfinished_deletes: int = 0
+    lost_thoughts: int = 0
+    """Messages whose thoughts were missing from SQL (extracted again when repaired)."""
     damaged_index: bool = False
     rebuilt_thoughts: int | None = None
     """Thoughts embedded again into a new index, when a damaged one was rebuilt."""
@@ -156,6 +173,7 @@ class ChannelReport(Value):
             + self.missing_vectors
             + self.orphan_vectors
             + self.unfinished_deletes
+            + self.lost_thoughts
         )
 
 
@@ -210,8 +228,10 @@ def reconcile(
     encoder: TextEncoder,
     channels: Iterable[str] | None = None,
     thorough: bool = False,
+    restore: Restore | None = None,
 ) -> ReconcileReport:
-    """Find what disagrees and repair it; cheap (counts only) when nothing is wrong."""
+    """Find what disagrees and repair it; cheap (counts only) when nothing is wrong. Messages
+    whose thoughts are lost are restored only with ``restore``; else the report says how."""
     names = list(channels) if channels is not None else store.channels()
     reports = []
     for channel in names:
@@ -226,7 +246,7 @@ def reconcile(
                 reports.append(_rebuild(store, encoder, found))
                 continue
             _repair(store, encoder, found)
-            reports.append(_report(found, True))
+            reports.append(_restored(found, restore))
             continue
         # Vectors of another model would make the channel's similarities meaningless: such a
         # channel gets its deletes and orphans repaired, and its re-embedding waits for reembed.
@@ -274,6 +294,35 @@ def _repair(store: ReconcilableStore, encoder: TextEncoder | None, found: Channe
         store.remove_vectors(found.channel, found.orphans)
 
 
+def _restored(found: ChannelAudit, restore: Restore | None) -> ChannelReport:
+    """The report of a repaired channel, its lost thoughts extracted again if ``restore``."""
+    report = _report(found, True)
+    if not found.thoughtless:
+        return report
+    if restore is None:
+        return report.model_copy(
+            update={
+                "repaired": False,
+                "not_repaired_because": (
+                    f"{len(found.thoughtless):,} message(s) lost their thoughts: run"
+                    " `awai doctor --repair` to extract them again from their text"
+                ),
+            }
+        )
+    restored = restore(found.channel, found.thoughtless)
+    if restored < len(found.thoughtless):
+        return report.model_copy(
+            update={
+                "repaired": False,
+                "not_repaired_because": (
+                    f"only {restored:,} of {len(found.thoughtless):,} message(s) without"
+                    " thoughts could be extracted again"
+                ),
+            }
+        )
+    return report
+
+
 def _embed(
     store: ReconcilableStore, encoder: TextEncoder, channel: str, pending: list[PendingMessage]
 ) -> None:
@@ -292,6 +341,7 @@ def _report(found: ChannelAudit, repaired: bool) -> ChannelReport:
     examples = [
         *(m.message_id for m in (*found.unsynced, *found.missing)),
         *found.deleted_rows,
+        *found.thoughtless,
         *found.orphans,
     ]
     return ChannelReport(
@@ -302,6 +352,7 @@ def _report(found: ChannelAudit, repaired: bool) -> ChannelReport:
         missing_vectors=len(found.missing),
         orphan_vectors=len(found.orphans),
         unfinished_deletes=len(found.deleted_rows),
+        lost_thoughts=len(found.thoughtless),
         damaged_index=found.damaged,
         repaired=repaired,
         examples=tuple(examples[:EXAMPLES_SHOWN]),

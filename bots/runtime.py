@@ -92,7 +92,15 @@ class Runtime(Records):
 
     def repair(self, channels: Sequence[str] | None = None) -> ReconcileReport:
         """Compare every id of SQL and the vectors and repair what disagrees (``awai doctor``)."""
-        return reconcile(self._store, self.engine.embedder, channels, thorough=True)
+        return reconcile(
+            self._store,
+            self.engine.embedder,
+            channels,
+            thorough=True,
+            restore=lambda channel, ids: self._store.restore_thoughts(
+                channel, ids, self.engine.prepare
+            ),
+        )
 
     def reembed(self, channel: str, progress: Callable[[int, int], None] | None = None) -> int:
         """Re-embed the channel with the configured model; returns the thoughts embedded."""

@@ -76,7 +76,7 @@ class Reads:
                 )
                 .order_by(UtteranceRow.ts, UtteranceRow.id)
             )
-            return [_utterance(channel, stored) for stored in rows]
+            return [stored_utterance(channel, stored) for stored in rows]
 
     def utterances(self, channel: str) -> Iterator[Utterance]:
         """Every stored message of the channel in channel order, current text (for export)."""
@@ -89,10 +89,11 @@ class Reads:
                 .execution_options(yield_per=IN_BATCH)
             )
             for row in rows:
-                yield _utterance(channel, row)
+                yield stored_utterance(channel, row)
 
 
-def _utterance(channel: str, row: UtteranceRow) -> Utterance:
+def stored_utterance(channel: str, row: UtteranceRow) -> Utterance:
+    """The message a stored row holds (its current text), as ingest took it in."""
     return Utterance(
         channel=channel,
         message_id=row.message_id,
@@ -103,4 +104,5 @@ def _utterance(channel: str, row: UtteranceRow) -> Utterance:
         thread_root=row.thread_root,
         addressees=row.addressee_names(),
         scope=row.scope,
+        edited_ts=row.edited_ts,  # saved again (a re-extraction), it is not an older version
     )

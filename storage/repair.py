@@ -14,6 +14,7 @@ import numpy as np
 from sqlalchemy import delete, func, select
 
 from awai_engine.reconcile import ChannelAudit, DamagedVectorsError, PendingMessage
+from awai_engine.values import Utterance
 from storage.batches import batches
 from storage.parts import StorePart
 from storage.queries import (
@@ -25,6 +26,7 @@ from storage.queries import (
     tombstoned,
     utterance_row,
 )
+from storage.reads import stored_utterance
 from storage.sql import ThoughtRow, UtteranceRow
 from storage.vectors import vector_id, vector_metadata, vector_owner
 
@@ -107,6 +109,11 @@ class Repair(StorePart):
             missing=tuple(missing),
             orphans=tuple(sorted(present - expected)),
             deleted_rows=tuple(doomed),
+            thoughtless=tuple(
+                row.message.message_id
+                for row in rows
+                if not row.message.thoughts and row.message.message_id not in doomed
+            ),
         )
 
     def _row_states(self, channel: str) -> list[_RowState]:
@@ -142,6 +149,30 @@ class Repair(StorePart):
                 )
             )
         return states
+
+    def reopen_thoughtless(self, channel: str, message_ids: Sequence[str]) -> list[Utterance]:
+        """The messages of ``message_ids`` that still have no thought, marked unsynced so that
+        saving them again writes their thoughts (as an interrupted write is redone); in channel
+        order, as stored. One that got thoughts meanwhile is left alone."""
+        with self.db.session() as session:
+            channel_id = channel_row(self.db, session, channel).id
+            reopened: list[UtteranceRow] = []
+            for batch in batches(list(message_ids)):
+                reopened.extend(
+                    session.scalars(
+                        select(UtteranceRow).where(
+                            UtteranceRow.channel_id == channel_id,
+                            UtteranceRow.message_id.in_(batch),
+                            ~UtteranceRow.thoughts.any(),
+                        )
+                    )
+                )
+            for row in reopened:
+                row.synced = False
+            return [
+                stored_utterance(channel, row)
+                for row in sorted(reopened, key=lambda row: (row.ts, row.id))
+            ]
 
     def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
         """Write a message's vectors and mark it synced, if its thoughts are still ``message``'s.

@@ -209,6 +209,19 @@ class AwaiStore:
     def finish_deletes(self, channel: str, message_ids: Sequence[str]) -> int:
         return self._repair.finish_deletes(channel, message_ids)
 
+    def restore_thoughts(
+        self,
+        channel: str,
+        message_ids: Sequence[str],
+        prepare: Callable[[list[Utterance]], list[PreparedUtterance]],
+    ) -> int:
+        """Extract again (``prepare``: the engine's extraction) the thoughts of stored messages
+        that have none, and save them at the same position; returns how many were restored."""
+        reopened = self._repair.reopen_thoughtless(channel, message_ids)
+        if reopened:
+            self._writes.save(channel, prepare(reopened))
+        return len(reopened)
+
     # -- erasure: no bytes left of what was removed (storage.erasures) -------------------------
 
     def begin_erasure(self, channel: str, speaker_id: str | None = None) -> None:

@@ -156,3 +156,29 @@ def test_a_channel_embedded_by_another_model_keeps_its_pending_messages_for_reem
     [report] = reconcile(runtime.store, runtime.engine.embedder).channels
     assert not report.repaired and "awai reembed" in (report.not_repaired_because or "")
     assert audit(runtime.store).channels[0].unfinished_edits == 1
+
+
+def test_doctor_repair_extracts_again_the_thoughts_an_upgrade_deleted(
+    runtime: Runtime, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upgrades to 0003 and 0006 on SQLite deleted every thought (fixed in the migrations); a
+    folder so damaged kept its messages' texts, and the reconciliation then removed their
+    vectors as orphans. Doctor finds messages without thoughts and extracts them again."""
+    monkeypatch.setenv("COLUMNS", "220")
+    _ingest(runtime)
+    before = stored_state(runtime.store, runtime.engine, CHANNEL)
+    with runtime.store.db.engine.begin() as connection:
+        connection.exec_driver_sql("DELETE FROM thoughts")  # what the cascade did
+    runtime.store.read_model.forget(CHANNEL)
+    assert reconcile(runtime.store, runtime.engine.embedder).channels[0].orphan_vectors
+    assert EDITED not in runtime.store.timeline(CHANNEL).position_of  # unreadable now
+    data_dir = str(runtime.settings.data_dir)
+
+    assert main(["--data-dir", data_dir, "doctor"]) == 1
+    assert "thoughts lost" in capsys.readouterr().out
+    assert main(["--data-dir", data_dir, "doctor", "--repair"]) == 0
+    assert main(["--data-dir", data_dir, "doctor"]) == 0
+    capsys.readouterr()
+
+    runtime.store.read_model.forget(CHANNEL)
+    assert_same(stored_state(runtime.store, runtime.engine, CHANNEL), before)

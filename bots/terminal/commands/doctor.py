@@ -32,6 +32,7 @@ COLUMNS = (
     ("vectors missing", "missing_vectors"),
     ("orphan vectors", "orphan_vectors"),
     ("deletes unfinished", "unfinished_deletes"),
+    ("thoughts lost", "lost_thoughts"),
 )
 
 
