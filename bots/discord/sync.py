@@ -15,7 +15,7 @@ import discord
 
 from bots.discord import access
 from bots.discord.access import ReadRefused
-from bots.discord.ingest import is_read, to_utterance
+from bots.discord.ingest import addressed_to_awai, is_read, to_utterance
 from bots.discord.keys import channel_key, guild_prefix, line_of
 from bots.discord.privacy import (
     correct_thread_scopes,
@@ -52,7 +52,9 @@ class StoreSync:
             log.info("message %s not stored: %s", problem.message_id, problem.reason)
 
     async def edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        """An edit: the new text replaces the old; an edit that leaves no words forgets it."""
+        """An edit: the new text replaces the old. An edit that leaves no words, or turns the
+        message into a command to AWAI (``@AWAI read``), took the person's words off Discord:
+        they are forgotten as a deletion is (AWAI's posts quoting them redacted)."""
         guild = self.bot.get_guild(payload.guild_id) if payload.guild_id else None
         if guild is None:
             return
@@ -71,12 +73,15 @@ class StoreSync:
                     error,
                 )
                 return
-        if self.bot.content_check.observe(message) or not is_read(message):
+        if self.bot.content_check.observe(message):
             return
-        line = line_of(channel)
-        utterance = to_utterance(message, line)
-        if utterance is None:  # the words were edited away: forget them
-            await asyncio.to_thread(self.runtime.engine.delete, line.key, str(message.id))
+        if not is_read(message):
+            if not message.author.bot and addressed_to_awai(message):
+                await self.delete(guild.id, channel.id, [message.id])
+            return
+        utterance = to_utterance(message, line_of(channel))
+        if utterance is None:  # the words were edited away
+            await self.delete(guild.id, channel.id, [message.id])
             return
         await asyncio.to_thread(self.runtime.engine.edit, utterance)
 

@@ -60,6 +60,20 @@ async def test_deleting_a_quoted_message_edits_the_shared_reading_to_a_notice(st
     assert harness.runtime.store.posts.count(KEY) == 0
 
 
+async def test_editing_a_quoted_message_into_a_command_to_awai_forgets_it_and_redacts(
+    start_bot: Any,
+):
+    harness, bob = await _shared_reading(start_bot)
+    edited = {**bob, "content": f"<@{payloads.APPLICATION_ID}> read"}  # the words taken back
+    await harness.cog.on_raw_message_edit(
+        discord.RawMessageUpdateEvent(data=edited, message=harness.message(edited))  # type: ignore[arg-type]
+    )
+
+    assert bob["id"] not in harness.stored()
+    (edit,) = _edits(harness)
+    assert WORDS not in json.dumps(edit)
+
+
 async def test_forget_me_edits_the_shared_reading_that_quotes_the_person(start_bot: Any):
     harness, _ = await _shared_reading(start_bot)
     sent = await _read(harness, payloads.slash("forget-me"), BOB)  # everything sent, as text

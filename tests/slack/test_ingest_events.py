@@ -72,6 +72,21 @@ def test_an_edit_replaces_the_text_and_a_delete_removes_the_message(slack: Slack
     assert gone["ts"] not in slack.stored_texts(), "a deleted message is never stored again"
 
 
+def test_a_message_edited_into_a_command_to_awai_or_into_no_words_is_forgotten(
+    slack: SlackHarness,
+):
+    commanded = slack.say(ANN, "The vendor contract renews on the 9th.")
+    emptied = slack.say(BEN, "Budget is 40k for the vendor.")
+    kept = slack.say(CAT, "Let's ask legal first.")
+    slack.settle()
+
+    _changed(slack, commanded, f"<@{BOT_USER_ID}> read", slack.api.next_ts())
+    _changed(slack, emptied, "", slack.api.next_ts())  # only a file is left, say
+    slack.settle()
+
+    assert slack.stored_texts() == {kept["ts"]: "Let's ask legal first."}
+
+
 def test_a_redelivered_event_is_stored_once_and_cannot_undo_a_later_edit(slack: SlackHarness):
     original = slack.say(ANN, "The budget is ten thousand.")
     first_delivery = f"Ev-{original['ts']}"

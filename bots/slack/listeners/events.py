@@ -16,6 +16,7 @@ from slack_bolt.listener.builtins import TokenRevocationListeners
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from awai_engine.values import Utterance
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
@@ -89,8 +90,18 @@ def handle_message(
         engine.delete(channel_key(team, channel_id), message["ts"])
         redact_posts(services.runtime, client, channel_key(team, channel_id))
         return
-    # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
-    _store(services, team, channel_id, client, bot_user_id, (message,))
+    utterance = _utterance_of(services, team, channel_id, client, bot_user_id, message)
+    if utterance is not None:
+        # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
+        engine.ingest([utterance])
+    elif (
+        subtype == "message_changed"
+        and _said_by_a_person(message)
+        and engine.delete(channel_key(team, channel_id), message["ts"])
+    ):
+        # Edited into a command to AWAI or into no words: the person's words are off Slack, so
+        # they are forgotten as a deletion is, and AWAI's posts quoting them are redacted.
+        redact_posts(services.runtime, client, channel_key(team, channel_id))
 
 
 def handle_mention(
@@ -164,18 +175,33 @@ def _store(
     utterances = [
         utterance
         for message in said
-        if is_spoken(message, bot_user_id)
-        and (
-            utterance := to_utterance(
-                message,
-                team,
-                channel_id,
-                lambda user_id: services.directory.display_name(client, team, user_id),
-            )
-        )
+        if (utterance := _utterance_of(services, team, channel_id, client, bot_user_id, message))
         is not None
     ]
     services.runtime.engine.ingest(utterances)
+
+
+def _utterance_of(
+    services: SlackServices,
+    team: str,
+    channel_id: str,
+    client: WebClient,
+    bot_user_id: str | None,
+    message: Message,
+) -> Utterance | None:
+    """What AWAI stores of a message: ``None`` unless a person said words to the room."""
+    if not is_spoken(message, bot_user_id):
+        return None
+    return to_utterance(
+        message,
+        team,
+        channel_id,
+        lambda user_id: services.directory.display_name(client, team, user_id),
+    )
+
+
+def _said_by_a_person(message: Message) -> bool:
+    return bool(message.get("user") and message.get("ts")) and not message.get("bot_id")
 
 
 def handle_uninstall(services: SlackServices, event: Payload | None, context: BoltContext) -> None:
