@@ -156,9 +156,8 @@ class MentionReadings:
                 scopes,
                 lambda: utterance,
             )
-            reading = stored.reading
             note = await history_missing(self.runtime, channel) if stored.stored_now else None
-            reading = reading.noted(note)
+            reading = stored.reading.noted(note)
             await asker.send(
                 content=messages.reading_by_dm(target.jump_url), embed=reading_embed(reading)
             )
