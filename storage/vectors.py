@@ -18,8 +18,9 @@ import logging
 import re
 import shutil
 import sqlite3
+import threading
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,6 +29,7 @@ import numpy as np
 
 from awai_engine.reconcile import DamagedVectorsError
 from storage.batches import batches
+from storage.errors import StorageError
 
 log = logging.getLogger(__name__)
 
@@ -77,22 +79,57 @@ def vector_metadata(message_id: str, index: int, speaker_id: str) -> dict[str, s
 
 
 class ChromaVectors:
-    """Vector storage on an embedded ``PersistentClient`` (or any Chroma client given to it)."""
+    """Vector storage on an embedded ``PersistentClient`` (or any Chroma client given to it).
 
-    def __init__(self, client: object, path: Path | None = None) -> None:
-        self.client = client
+    The embedded client is opened on first use, not with the store: importing chromadb and
+    opening its folder cost more than a second, and a reading whose persisted read model is
+    current needs no vector from Chroma at all (:mod:`storage.read_model`).
+    """
+
+    def __init__(
+        self,
+        client: object | None = None,
+        path: Path | None = None,
+        connect: Callable[[], object] | None = None,
+    ) -> None:
+        """``connect``: makes the client on first use, when ``client`` is not given."""
+        self._client = client
+        self._connect = connect
+        self._connecting = threading.Lock()
         self.path = path  # the embedded client's folder; None for a server
+
+    @property
+    def client(self) -> object:
+        if self._client is None and self._connect is not None:
+            with self._connecting:
+                if self._client is None:
+                    self._client = self._connect()
+        return self._client
+
+    @property
+    def opened(self) -> bool:
+        """Whether the Chroma client was made (for tests of what a reading touches)."""
+        return self._client is not None
 
     @classmethod
     def embedded(cls, path: Path) -> ChromaVectors:
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
+        """The embedded Chroma of ``path``, opened on first use; an error opening it then says
+        which folder (:class:`~storage.errors.StorageError`), as opening it eagerly did."""
         path.mkdir(parents=True, exist_ok=True)
-        client = chromadb.PersistentClient(
-            path=str(path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-        )
-        return cls(client, path)
+
+        def connect() -> object:
+            import chromadb
+            from chromadb.config import Settings as ChromaSettings
+
+            try:
+                return chromadb.PersistentClient(
+                    path=str(path),
+                    settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False),
+                )
+            except Exception as error:
+                raise StorageError(f"Cannot open Chroma in {path}: {error}") from error
+
+        return cls(path=path, connect=connect)
 
     @classmethod
     def server(cls, url: str) -> ChromaVectors:
