@@ -16,7 +16,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from awai_engine import text_caches
-from awai_engine.embedding_backends import EmbeddingModelError, load_encoder
+from awai_engine.embedding_backends import (
+    EmbeddingModelError,
+    SentenceEncoder,
+    known_identity,
+    load_encoder,
+)
 from awai_engine.settings import EmbeddingSettings
 
 __all__ = ["Embedder", "EmbeddingModelError"]
@@ -35,15 +40,17 @@ class Embedder:
 
     def __init__(self, settings: EmbeddingSettings, cache_size: int = 20_000) -> None:
         self.settings = settings
-        self._encoder = load_encoder(
-            settings.backend,
-            settings.model,
-            settings.runtime,
-            settings.resolved_cache_dir(),
-            settings.threads,
-        )
-        self.model_name: str = self._encoder.model_name
-        self.dimension: int = int(self._encoder.dimension)
+        self._loading = threading.Lock()
+        self._encoder: SentenceEncoder | None = None
+        # The model is loaded when something is first embedded if its name and dimension are
+        # known without it (the default ONNX runtime): a reading of stored messages embeds
+        # nothing, so a start that only reads never pays for the session.
+        known = known_identity(settings.backend, settings.model, settings.runtime)
+        if known is None:
+            encoder = self._model()
+            known = encoder.model_name, int(encoder.dimension)
+        self.model_name: str = known[0]
+        self.dimension: int = known[1]
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
@@ -54,6 +61,25 @@ class Embedder:
         :mod:`awai_engine.text_caches`)."""
         with self._lock:
             self._cache.clear()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model itself was loaded (for tests of what a reading needs)."""
+        return self._encoder is not None
+
+    def _model(self) -> SentenceEncoder:
+        if self._encoder is None:
+            with self._loading:
+                if self._encoder is None:
+                    settings = self.settings
+                    self._encoder = load_encoder(
+                        settings.backend,
+                        settings.model,
+                        settings.runtime,
+                        settings.resolved_cache_dir(),
+                        settings.threads,
+                    )
+        return self._encoder
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` (each cut to ``max_chars``); returns an ``(n, dim)`` float32 array."""
@@ -83,7 +109,7 @@ class Embedder:
         if not texts:
             return np.empty((0, self.dimension), dtype=np.float32)
         vectors = np.asarray(
-            self._encoder.encode(list(texts), self.settings.batch_size), dtype=np.float32
+            self._model().encode(list(texts), self.settings.batch_size), dtype=np.float32
         )
         # Every backend returns unit vectors already; normalising again makes cosine = dot
         # product hold exactly whatever a library version does.

@@ -49,6 +49,20 @@ def configuration_for(model_name: str) -> str:
     return f"AWAI_EMBEDDING__BACKEND=sentence-transformers AWAI_EMBEDDING__MODEL={model_name}"
 
 
+def known_identity(backend: str, model: str, runtime: str = "onnx") -> tuple[str, int] | None:
+    """The model name and dimension ``backend`` will report, when they are known without loading
+    the model (the ONNX runtime reads both from the model's folder, refusing a model it cannot
+    reproduce as loading would); ``None`` when only loading tells.
+
+    Why: loading a session takes most of a second, and reading a stored message embeds nothing.
+    """
+    if backend == "sentence-transformers" and runtime == "onnx":
+        from awai_engine.embedding_backends.sentence_model import read_sentence_model
+
+        return model, read_sentence_model(model).dimension
+    return None
+
+
 @cache
 def load_encoder(
     backend: str,
