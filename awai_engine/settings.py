@@ -569,8 +569,8 @@ class ReadModelSettings(BaseModel):
         ge=1,
         description=(
             "A channel's read model is written next to the data (data_dir/read-models) once this"
-            " many of its messages are not in the file yet; a start loads it and reads only the"
-            " rows added since. Smaller channels are simply rebuilt."
+            " many of its messages are not in the file yet, and when the process closes if any"
+            " are not; a start loads it and reads only the rows added since."
         ),
     )
 
