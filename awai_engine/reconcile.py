@@ -17,8 +17,9 @@ one pass brings the two back together:
   an upgrade before the migrations' fix deleted them all) is extracted again from its stored
   text, when the caller can extract (``awai doctor --repair``): a thorough check finds these.
 
-It runs at every start, where it costs a few counts per channel when nothing is wrong, and on
-demand with ``awai doctor``, which always compares every id.
+It runs at every start, where it costs a few counts per channel when nothing is wrong (the
+vectors' count is vouched for by a current read model when there is one, so Chroma is not even
+opened), and on demand with ``awai doctor``, which always compares every id.
 """
 
 from __future__ import annotations

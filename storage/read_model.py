@@ -17,7 +17,9 @@ Persisted (:mod:`storage.read_model_files`): a process that has no timeline of a
 the one on disk and catches it up like a cached one, so a start reads only the rows added since
 the file was written (validated by the same fingerprint: a stale file is shredded and the
 channel rebuilt). The file is rewritten once ``read_model.persist_every`` messages are not in it,
-and shredded by every removal (:meth:`ReadModel.discard`).
+and when the process closes (:meth:`ReadModel.flush`) if any are not; it is shredded by every
+removal (:meth:`ReadModel.discard`). A start whose file is current at SQL's revision takes it as
+it is (no fingerprint, no row read) and never opens Chroma.
 
 Memory is bounded by ``read_model.max_mb``: the channels read least recently are dropped first
 (their next read rebuilds them), never the one being read.
@@ -26,6 +28,7 @@ Memory is bounded by ``read_model.max_mb``: the channels read least recently are
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -44,6 +47,8 @@ from storage.read_model_files import ReadModelFiles, Snapshot
 from storage.sql import ChannelRow, Database, ThoughtRow, UtteranceRow
 from storage.vectors import ChromaVectors, vector_id
 
+log = logging.getLogger(__name__)
+
 # Per message, beyond its texts and the arrays: measured with tracemalloc on 10k real chat lines
 # (bench.corpus). A message built as objects (TimelineMessage, MessageRef, Thoughts, their id
 # strings, its entries in the timeline's lists and dicts) takes about 2.4 KB; one restored from a
@@ -61,6 +66,7 @@ class _Cached:
     fingerprint: str
     text_bytes: int = 0
     persisted: int = 0  # messages in the channel's file on disk (0: none written)
+    collection: str = ""  # the Chroma collection its vectors came from
 
     @property
     def nbytes(self) -> int:
@@ -164,15 +170,40 @@ class ReadModel:
             return None
         count = len(snapshot.timeline.messages)
         return _Cached(
-            snapshot.timeline, snapshot.last_id, snapshot.fingerprint, snapshot.text_bytes, count
+            snapshot.timeline,
+            snapshot.last_id,
+            snapshot.fingerprint,
+            snapshot.text_bytes,
+            count,
+            snapshot.collection,
         )
 
-    def _persist(self, channel: str, cached: _Cached) -> None:
-        """Write the timeline to disk once ``persist_every`` of its messages are not there."""
+    def flush(self) -> None:
+        """Write the file of every cached channel that holds messages its file does not (when
+        the process closes): the next start then finds each current, and neither opens Chroma
+        nor reads a row of them. A cache it fails to write costs the next start time only."""
+        with self._cache_guard:
+            cached = list(self._cache.items())
+        for channel, entry in cached:
+            try:
+                with self.locks(channel):
+                    self._persist(channel, entry, every=1)
+            except Exception as error:
+                log.warning("could not write the read model of %s: %s", channel, error)
+
+    def _persist(self, channel: str, cached: _Cached, every: int | None = None) -> None:
+        """Write the timeline to disk once ``every`` (by default ``persist_every``) of its
+        messages are not there."""
         count = len(cached.timeline.messages)
-        if self.files is None or count - cached.persisted < self.settings.persist_every:
+        if self.files is None or count - cached.persisted < (every or self.settings.persist_every):
             return
-        snapshot = Snapshot(cached.timeline, cached.last_id, cached.fingerprint, cached.text_bytes)
+        snapshot = Snapshot(
+            cached.timeline,
+            cached.last_id,
+            cached.fingerprint,
+            cached.text_bytes,
+            cached.collection,
+        )
 
         def still_current() -> bool:
             with self.db.read() as session:
@@ -183,6 +214,25 @@ class ReadModel:
 
         if self.files.save(channel, snapshot, still_current):
             cached.persisted = count
+
+    def vouched_thoughts(self, channel: str, revision: int, collection: str) -> int | None:
+        """How many thoughts' vectors the channel's read model holds, if it is current at
+        ``revision`` and was read from ``collection`` (in memory, else its file); else ``None``.
+
+        Its vectors were read from that collection for every synced thought it holds, and the
+        revision moves with every change readers see, so a count equal to SQL's vouches that
+        the stores agree without asking Chroma (the start-up check, :mod:`storage.repair`).
+        """
+        cached = self._touch(channel)
+        if (
+            cached is not None
+            and cached.timeline.revision == revision
+            and cached.collection == collection
+        ):
+            return len(cached.timeline.vectors)
+        if self.files is None:
+            return None
+        return self.files.vouched_thoughts(channel, revision, collection)
 
     def cached_bytes(self) -> int:
         """The estimated memory of every cached timeline (what ``max_mb`` bounds)."""
@@ -222,6 +272,13 @@ class ReadModel:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
                 return False
+            if (
+                channel_row.revision == cached.timeline.revision
+                and channel_row.collection == cached.collection
+            ):
+                # Nothing readers see changed since it was current (a file written at this
+                # revision): as for a timeline cached in memory, no fingerprint is needed.
+                return True
             fingerprint = _fingerprint(session, channel_row, cached.last_id)
             if fingerprint != cached.fingerprint:
                 return False
@@ -238,6 +295,7 @@ class ReadModel:
         )
         timeline.revision = revision
         cached.last_id, cached.fingerprint = last_id, new_fingerprint
+        cached.collection = collection
         return True
 
     def _build(self, channel: str) -> _Cached:
@@ -253,7 +311,7 @@ class ReadModel:
             collection, dimension = channel_row.collection, channel_row.dimension or 0
         timeline = Timeline(dimension=dimension, revision=revision, index=self.recall_index)
         text_bytes = _fill(timeline, rows, thoughts, self.vectors.all_vectors(collection))
-        return _Cached(timeline, last_id, fingerprint, text_bytes)
+        return _Cached(timeline, last_id, fingerprint, text_bytes, collection=collection)
 
 
 def _rows(

@@ -51,7 +51,7 @@ from awai_engine.timeline import MessageColumns, Timeline
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # 2: lexical terms are Snowball stems
+FORMAT = 3  # 2: lexical terms are Snowball stems; 3: the pointer names collection and thoughts
 POINTER = "current.json"
 VECTORS = "vectors.npy"
 STRINGS = "strings.json"
@@ -102,6 +102,8 @@ class Snapshot:
     last_id: int
     fingerprint: str
     text_bytes: int
+    collection: str = ""
+    """The Chroma collection its vectors were read from."""
 
 
 class ReadModelFiles:
@@ -130,6 +132,32 @@ class ReadModelFiles:
             log.warning("read model of %s on disk is unusable (%s): rebuilding it", channel, error)
             self.shred(channel)
             return None
+
+    def vouched_thoughts(self, channel: str, revision: int, collection: str) -> int | None:
+        """How many thoughts' vectors the channel's file holds, if it was written at
+        ``revision`` from ``collection`` (then the two stores agreed on them when it was
+        written, and nothing readers see has changed since); ``None`` otherwise.
+
+        Reads the pointer only, never the arrays: it is what lets the start-up check skip
+        counting the channel's vectors in Chroma (:mod:`storage.repair`).
+        """
+        folder = self._channel_folder(channel)
+        if not (folder / POINTER).is_file():
+            return None
+        try:
+            with self._locked(folder, exclusive=False):
+                meta = json.loads((folder / POINTER).read_text(encoding="utf-8"))
+            if (
+                meta.get("format") != FORMAT
+                or meta.get("channel") != channel
+                or meta.get("revision") != revision
+                or meta.get("collection") != collection
+                or not (folder / meta["generation"] / VECTORS).is_file()
+            ):
+                return None
+            return int(meta["thoughts"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # no file, or one a load will find unusable: count instead
 
     def save(self, channel: str, snapshot: Snapshot, still_current: Callable[[], bool]) -> bool:
         """Write ``snapshot`` as the channel's, if ``still_current()`` (checked under the lock,
@@ -251,6 +279,8 @@ def _write(folder: Path, snapshot: Snapshot) -> dict[str, Any]:
     _sync_folder(folder)
     return {
         "revision": timeline.revision,
+        "collection": snapshot.collection,
+        "thoughts": len(timeline.vectors),
         "last_id": snapshot.last_id,
         "fingerprint": snapshot.fingerprint,
         "text_bytes": snapshot.text_bytes,
@@ -334,7 +364,9 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         cells=cells,
         lexicon=lexicon,
     )
-    return Snapshot(timeline, meta["last_id"], meta["fingerprint"], meta["text_bytes"])
+    return Snapshot(
+        timeline, meta["last_id"], meta["fingerprint"], meta["text_bytes"], meta["collection"]
+    )
 
 
 def _overwrite(path: Path) -> None:

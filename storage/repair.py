@@ -43,7 +43,10 @@ class Repair(StorePart):
         """What disagrees between SQL and Chroma; only counts unless ``thorough`` or they differ.
 
         A thorough audit reads every vector, so an index that cannot give them back is found
-        (``damaged``); counting finds an index Chroma cannot open at all.
+        (``damaged``); counting finds an index Chroma cannot open at all. The count is not asked
+        of Chroma when the channel's read model, current at SQL's revision, vouches for it
+        (:meth:`~storage.read_model.ReadModel.vouched_thoughts`): a start that only reads then
+        never opens Chroma.
         """
         try:
             return self._audit(channel, thorough)
@@ -65,12 +68,19 @@ class Repair(StorePart):
                     UtteranceRow.message_id.in_(tombstone_ids(row.id)),
                 )
             )
-            collection = row.collection
+            collection, revision = row.collection, row.revision
         if (
             not thorough
             and not unsynced
             and not doomed
-            and thought_count == self.vectors.count(collection)
+            and (
+                # The read model current at this revision holds a vector read from Chroma for
+                # each of these thoughts: it vouches for the count without opening Chroma.
+                # (An index damaged since is found by what next reads or writes its vectors,
+                # and by ``awai doctor``, which always compares every id.)
+                thought_count == self.read_model.vouched_thoughts(channel, revision, collection)
+                or thought_count == self.vectors.count(collection)
+            )
         ):
             return ChannelAudit(channel=channel, thorough=False)
         return self._full_audit(channel, collection)

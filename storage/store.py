@@ -118,6 +118,8 @@ class AwaiStore:
         )
 
     def close(self) -> None:
+        """Leave the read models current on disk (:meth:`ReadModel.flush`), then release SQL."""
+        self.read_model.flush()
         self.db.dispose()
 
     # -- channels (storage.channels) -----------------------------------------------------------

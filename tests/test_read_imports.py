@@ -2,7 +2,10 @@
 
 Start-up is most of what a person waits for on a read: torch and the clustering libraries
 (hdbscan, hence scikit-learn) take seconds to import. A reading of a speaker's newest message
-finds the clustering in force stored by the re-clustering, so it imports neither.
+finds the clustering in force stored by the re-clustering, so it imports neither. Nor does it
+open Chroma (about a second to import) or load the encoder: the channel's read model, written
+when the last command closed, is current, so it vouches for the start-up check's count and
+holds every vector the reading needs, and a stored message needs nothing embedded.
 """
 
 from __future__ import annotations
@@ -17,7 +20,16 @@ from awai_engine.samples import SAMPLES
 from bots.terminal.cli import main
 
 TREE = Path(__file__).resolve().parents[1]
-NOT_ON_A_READ = ("torch", "transformers", "sentence_transformers", "hdbscan", "sklearn", "alembic")
+NOT_ON_A_READ = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "hdbscan",
+    "sklearn",
+    "alembic",
+    "chromadb",
+    "onnxruntime",
+)
 READ_AND_LIST_MODULES = """
 import json, sys
 from awai_engine.settings import load_settings
@@ -31,7 +43,7 @@ print(json.dumps({"schemas": schemas, "loaded": [m for m in %r if m in sys.modul
 """
 
 
-def test_reading_newest_messages_after_a_re_clustering_imports_no_torch_or_clustering(
+def test_reading_newest_messages_after_a_re_clustering_imports_no_torch_clustering_or_chroma(
     tmp_path: Path,
 ) -> None:
     sample = SAMPLES["en"].path

@@ -23,7 +23,7 @@ from awai_engine.engine import UnknownMessageError
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
-from bots.runtime import Runtime
+from bots.runtime import Runtime, open_runtime
 from storage.store import AwaiStore
 from tests.factories import utterance
 from tests.test_erasure import hits
@@ -291,3 +291,32 @@ def test_a_read_only_data_folder_reads_its_file_without_writing(
     finally:
         looking.close()
     assert sorted(p.name for p in snapshot_folder(writer).rglob("*")) == before
+
+
+def test_a_start_whose_file_is_current_reads_without_opening_chroma_or_the_model(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 20))
+    expected = writer.engine.context(CHANNEL, "m20", EVERYTHING)  # the file is written
+    started = open_runtime(writer.settings)  # the start-up check, as every command runs it
+    try:
+        assert started.engine.context(CHANNEL, "m20", EVERYTHING) == expected
+        assert not started.store.vectors.opened
+        assert not started.engine.embedder.loaded
+    finally:
+        started.close()
+
+    writer.engine.ingest(lines(21, 1))  # the file is behind SQL now: it vouches for nothing
+    behind = open_runtime(writer.settings)
+    try:
+        assert behind.store.vectors.opened  # the start-up check counted the vectors in Chroma
+        assert [m.message_id for m in behind.store.timeline(CHANNEL).messages][-1] == "m21"
+    finally:
+        behind.close()  # and the file it caught up is written as it closes
+    last = open_runtime(writer.settings)
+    try:
+        assert len(last.store.timeline(CHANNEL).messages) == 21
+        assert not last.store.vectors.opened
+    finally:
+        last.close()
