@@ -1,10 +1,13 @@
 """Read models across processes: catching up against rebuilding, and the memory of many channels.
 
 Run: ``.venv/bin/python -m bench.read_model [--size 10000] [--channels 20] [--appends 5]
-[--max-mb 256] [--data-dir FOLDER]``. With ``--data-dir`` the channels are written once and kept
-(writing 200k messages takes about 20 minutes here); a later run reuses them.
+[--max-mb 256] [--data-dir FOLDER]``. With ``--data-dir`` the channels are kept for later runs.
 Two stores open one data folder, as two bot processes share their databases but not their
-caches. Channels are real chat lines with their real vectors, cycled (``bench.corpus``).
+caches. The first channel is real chat lines with their real vectors, cycled (``bench.corpus``),
+written through the store; the others are copies of its rows and vectors under their own keys
+and collections (:func:`clone_channel`): the same bytes a write would store, without writing
+200k messages through the store (about 20 minutes here, which did not finish beside other
+benchmarks).
 
 - *catch-up*: the writer appends ``--appends`` messages, then the reader's next reading of the
   latest message is timed; against it, the same reading after the reader dropped its cache,
@@ -29,14 +32,18 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table
+from sqlalchemy import insert, select
 
 from awai_engine.embedding import Embedder
 from awai_engine.settings import Settings
 from bench.corpus import chat_lines, synthetic_channel
+from storage.sql import ThoughtRow, UtteranceRow
 from storage.store import AwaiStore
+from storage.vectors import vector_id, vector_metadata
 
 WRITE_BATCH = 1000
 
@@ -53,6 +60,67 @@ def rss_mib() -> float:
 
 
 UNBOUNDED_MB = 1_000_000  # a bound no channel count here reaches
+COPY_BATCH = 2000
+
+
+def clone_channel(store: AwaiStore, source: str, target: str, size: int) -> None:
+    """``target`` made a copy of the first ``size`` messages of ``source``: its rows, thoughts and
+    revision in SQL, its vectors (with their metadata) in a collection of its own."""
+    info = store.channel_info(source)
+    assert info is not None and info.embedding_model is not None and info.dimension is not None
+    store.ensure_channel(target, info.embedding_model, info.dimension)
+    db = store.db
+    with db.session() as session:
+        mine, theirs = db.channel(session, source), db.channel(session, target)
+        assert mine is not None and theirs is not None
+        rows = session.execute(
+            select(UtteranceRow)
+            .where(UtteranceRow.channel_id == mine.id, UtteranceRow.synced.is_(True))
+            .order_by(UtteranceRow.ts, UtteranceRow.id)
+            .limit(size)
+        ).scalars()
+        copied = [
+            (
+                {
+                    column: getattr(row, column)
+                    for column in (c.key for c in UtteranceRow.__table__.columns)
+                    if column != "id"
+                }
+                | {"channel_id": theirs.id},
+                [(thought.idx, thought.text) for thought in row.thoughts],
+            )
+            for row in rows
+        ]
+        for start in range(0, len(copied), COPY_BATCH):
+            part = copied[start : start + COPY_BATCH]
+            ids = session.scalars(
+                insert(UtteranceRow).returning(UtteranceRow.id, sort_by_parameter_order=True),
+                [values for values, _ in part],
+            ).all()
+            session.execute(
+                insert(ThoughtRow),
+                [
+                    {"utterance_id": new_id, "idx": idx, "text": text}
+                    for new_id, (_, thoughts) in zip(ids, part, strict=True)
+                    for idx, text in thoughts
+                ],
+            )
+        theirs.revision = mine.revision
+        source_collection, target_collection = mine.collection, theirs.collection
+    vectors = store.vectors.all_vectors(source_collection)
+    wanted = [
+        (vector_id(values["message_id"], idx), values["message_id"], idx, values["speaker_id"])
+        for values, thoughts in copied
+        for idx, _ in thoughts
+    ]
+    for start in range(0, len(wanted), COPY_BATCH):
+        part = wanted[start : start + COPY_BATCH]
+        store.vectors.upsert(
+            target_collection,
+            [vid for vid, *_ in part],
+            np.vstack([vectors[vid] for vid, *_ in part]),
+            [vector_metadata(message, idx, speaker) for _, message, idx, speaker in part],
+        )
 
 
 def held_in_a_process(
@@ -107,18 +175,18 @@ def main() -> None:
         folder = args.data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         settings = Settings(data_dir=folder, _env_file=None)  # type: ignore[call-arg]
         writer = AwaiStore.open(settings)
-        makers = {}
-        for channel in channels:
-            writer.ensure_channel(channel, embedder.model_name, embedder.dimension)
-            done = writer.message_count(channel)  # a kept folder: its first channel has grown
-            total = max(done, args.size) + args.appends * args.rounds
-            makers[channel] = synthetic_channel(channel, total, embedder, lines)
-            for start in track(
-                range(done, args.size, WRITE_BATCH),
-                description=f"writing {channel}",
-                console=console,
-            ):
-                writer.save(channel, makers[channel](start, min(args.size, start + WRITE_BATCH)))
+        channel = channels[0]
+        writer.ensure_channel(channel, embedder.model_name, embedder.dimension)
+        done = writer.message_count(channel)  # a kept folder: its first channel has grown
+        total = max(done, args.size) + args.appends * args.rounds
+        make = synthetic_channel(channel, total, embedder, lines)
+        for start in track(
+            range(done, args.size, WRITE_BATCH), description=f"writing {channel}", console=console
+        ):
+            writer.save(channel, make(start, min(args.size, start + WRITE_BATCH)))
+        for other in track(channels[1:], description="copying it", console=console):
+            if other not in writer.channels():
+                clone_channel(writer, channel, other, args.size)
 
         for channel in channels:  # built once, written to its file, dropped again
             writer.timeline(channel)
@@ -133,12 +201,11 @@ def main() -> None:
         }
         reader = AwaiStore.open(settings)
 
-        channel = channels[0]
         written = writer.message_count(channel)
         catch_up: list[float] = []
         rebuild: list[float] = []
         for _ in range(args.rounds):
-            writer.save(channel, makers[channel](written, written + args.appends))
+            writer.save(channel, make(written, written + args.appends))
             written += args.appends
             started = time.perf_counter()
             timeline = reader.timeline(channel)
