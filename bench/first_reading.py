@@ -12,7 +12,8 @@ reading of the channel's latest message (the offline backend). Reported per proc
 from its start to the reading (imports included), and the part from opening the runtime on.
 Read models loaded from their files take turns with read models rebuilt from SQL and Chroma
 (``AWAI_READ_MODEL__PERSIST=false``), and with the anchor channel. Target: ≤ 2 s at 100k from
-the file. Also printed: whether the reading clustered schemas on demand (imported hdbscan).
+the file. Also printed: the part of it opening the runtime took, and whether the process
+clustered schemas on demand (imported hdbscan), opened Chroma or loaded the encoder.
 """
 
 from __future__ import annotations
@@ -40,10 +41,13 @@ from awai_engine.visibility import EVERYTHING
 from bots.runtime import open_runtime
 opened = time.perf_counter()
 runtime = open_runtime(load_settings())
+ready = time.perf_counter()
 reading = runtime.engine.read(sys.argv[1], sys.argv[2], EVERYTHING)
 done = time.perf_counter()
 print(json.dumps({"runtime_to_reading": done - opened, "in_process": done - started,
-                  "hdbscan": "hdbscan" in sys.modules, "torch": "torch" in sys.modules,
+                  "open": ready - opened, "hdbscan": "hdbscan" in sys.modules,
+                  "torch": "torch" in sys.modules, "chromadb": "chromadb" in sys.modules,
+                  "onnxruntime": "onnxruntime" in sys.modules,
                   "schemas": len(reading.context.schemas)}))
 """
 
@@ -135,8 +139,11 @@ def main() -> None:
         "read model",
         "wall s",
         "open runtime → reading s",
+        "of which opening s",
         f"wall vs {args.anchor_size:,} from file",
         "clustered on demand",
+        "opened Chroma",
+        "loaded the encoder",
         "imported torch",
     ):
         table.add_column(column, justify="right")
@@ -147,9 +154,12 @@ def main() -> None:
             how,
             f"{wall:.2f}",
             f"{statistics.median(r['runtime_to_reading'] for r in values):.2f}",
+            f"{statistics.median(r['open'] for r in values):.2f}",
             f"{wall / anchor:.2f}",
-            f"{sum(bool(r['hdbscan']) for r in values)}/{len(values)}",
-            f"{sum(bool(r['torch']) for r in values)}/{len(values)}",
+            *(
+                f"{sum(bool(r[module]) for r in values)}/{len(values)}"
+                for module in ("hdbscan", "chromadb", "onnxruntime", "torch")
+            ),
         )
     console.print(table)
 
