@@ -36,7 +36,7 @@ import numpy as np
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 
 from awai_engine.embedding import Embedder
 from awai_engine.settings import Settings
@@ -65,7 +65,8 @@ COPY_BATCH = 2000
 
 def clone_channel(store: AwaiStore, source: str, target: str, size: int) -> None:
     """``target`` made a copy of the first ``size`` messages of ``source``: its rows, thoughts and
-    revision in SQL, its vectors (with their metadata) in a collection of its own."""
+    revision in SQL (one transaction), its vectors (with their metadata) in a collection of its
+    own. Only what is missing is copied, so a run stopped half-way is finished by the next."""
     info = store.channel_info(source)
     assert info is not None and info.embedding_model is not None and info.dimension is not None
     store.ensure_channel(target, info.embedding_model, info.dimension)
@@ -91,7 +92,10 @@ def clone_channel(store: AwaiStore, source: str, target: str, size: int) -> None
             )
             for row in rows
         ]
-        for start in range(0, len(copied), COPY_BATCH):
+        already = session.scalar(
+            select(func.count(UtteranceRow.id)).where(UtteranceRow.channel_id == theirs.id)
+        )
+        for start in range(0, len(copied) if not already else 0, COPY_BATCH):
             part = copied[start : start + COPY_BATCH]
             ids = session.scalars(
                 insert(UtteranceRow).returning(UtteranceRow.id, sort_by_parameter_order=True),
@@ -105,14 +109,17 @@ def clone_channel(store: AwaiStore, source: str, target: str, size: int) -> None
                     for idx, text in thoughts
                 ],
             )
-        theirs.revision = mine.revision
+        if not already:
+            theirs.revision = mine.revision
         source_collection, target_collection = mine.collection, theirs.collection
-    vectors = store.vectors.all_vectors(source_collection)
     wanted = [
         (vector_id(values["message_id"], idx), values["message_id"], idx, values["speaker_id"])
         for values, thoughts in copied
         for idx, _ in thoughts
     ]
+    if store.vectors.count(target_collection) == len(wanted):
+        return
+    vectors = store.vectors.all_vectors(source_collection)
     for start in range(0, len(wanted), COPY_BATCH):
         part = wanted[start : start + COPY_BATCH]
         store.vectors.upsert(
@@ -185,8 +192,7 @@ def main() -> None:
         ):
             writer.save(channel, make(start, min(args.size, start + WRITE_BATCH)))
         for other in track(channels[1:], description="copying it", console=console):
-            if other not in writer.channels():
-                clone_channel(writer, channel, other, args.size)
+            clone_channel(writer, channel, other, args.size)
 
         for channel in channels:  # built once, written to its file, dropped again
             writer.timeline(channel)
