@@ -275,9 +275,13 @@ class ReadModel:
             if (
                 channel_row.revision == cached.timeline.revision
                 and channel_row.collection == cached.collection
+                and _synced_span(session, channel_row.id)
+                == (len(cached.timeline.messages), cached.last_id)
             ):
                 # Nothing readers see changed since it was current (a file written at this
-                # revision): as for a timeline cached in memory, no fingerprint is needed.
+                # revision): as for a timeline cached in memory, no fingerprint is needed. The
+                # count and last id of the synced rows are a cheap guard against a database
+                # put back from elsewhere whose counter happens to match.
                 return True
             fingerprint = _fingerprint(session, channel_row, cached.last_id)
             if fingerprint != cached.fingerprint:
@@ -344,6 +348,16 @@ def _rows(
             Thought(index=idx, text=text, fallback=fallback)
         )
     return rows, thoughts
+
+
+def _synced_span(session: Session, channel_id: int) -> tuple[int, int]:
+    """How many rows of the channel are synced, and the last id among them."""
+    count, last = session.execute(
+        select(func.count(UtteranceRow.id), func.coalesce(func.max(UtteranceRow.id), 0)).where(
+            UtteranceRow.channel_id == channel_id, UtteranceRow.synced.is_(True)
+        )
+    ).one()
+    return int(count), int(last)
 
 
 def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str:
