@@ -173,10 +173,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--max-mb", type=int, default=256, help="The bound of the bounded row.")
     parser.add_argument("--data-dir", type=Path, help="Keep the channels here, for later runs.")
+    parser.add_argument(
+        "--lines",
+        type=int,
+        default=12_000,
+        help="Distinct chat lines to cycle (each embedded once per run, even in a kept folder).",
+    )
     args = parser.parse_args()
     console = Console()
     embedder = Embedder(Settings(_env_file=None).embedding)  # type: ignore[call-arg]
-    lines = chat_lines(12_000)
+    lines = chat_lines(args.lines)
     channels = [f"bench:local:c{n}" for n in range(args.channels)]
     with contextlib.ExitStack() as stack:
         folder = args.data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
