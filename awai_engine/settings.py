@@ -362,6 +362,16 @@ class SchemaSettings(BaseModel):
     on_demand_cache: int = Field(
         128, ge=1, le=100_000, description="Clusterings made for readings kept in memory (LRU)."
     )
+    fixed_point_bits: int = Field(
+        3,
+        ge=1,
+        le=16,
+        description=(
+            "A reading uses the clustering of the speaker's first F(n) thoughts, F(n) keeping the"
+            " leading binary digits of n (awai_engine/schemas/fixed_points.py): 3 clusters at"
+            " 1-8, 10, 12, 14, 16, 20, 24..., so a schema lags under a quarter of what was said."
+        ),
+    )
 
 
 class SchedulerSettings(BaseModel):
