@@ -416,16 +416,31 @@ def _mark(session: Session, channel_id: int) -> SchemaMarkRow:
 
 
 def _version_id(session: Session, channel_id: int, state: SchemaState, now: float) -> int:
-    """The row of this version, inserted if it is new (an unchanged schema links its old row)."""
-    existing = session.scalar(
-        select(SchemaVersionRow.id).where(
+    """The row of this version, inserted if it is new (an unchanged schema links its old row).
+
+    In one history of the speaker's thoughts an id and a version name one state: a version is
+    numbered by the fixed point it formed at, and one run clusters each point. A row with the
+    same id and version but other members was made from a history that has since changed (an
+    edit or an insertion before that point gave every later prefix a new fingerprint). No
+    reading can use it any more, so it goes, with the runs that link it (a run must never
+    lend a reading members its basis lacks); a history that comes back is clustered again.
+    """
+    members = json.dumps(list(state.members), ensure_ascii=False)
+    existing = session.execute(
+        select(SchemaVersionRow.id, SchemaVersionRow.members).where(
             SchemaVersionRow.channel_id == channel_id,
             SchemaVersionRow.schema_id == state.schema_id,
             SchemaVersionRow.version == state.version,
         )
-    )
+    ).one_or_none()
+    if existing is not None and existing.members == members:
+        return existing.id
     if existing is not None:
-        return existing
+        holders = select(SchemaRunVersionRow.run_id).where(
+            SchemaRunVersionRow.version_id == existing.id
+        )
+        session.execute(delete(SchemaRunRow).where(SchemaRunRow.id.in_(holders)))
+        session.execute(delete(SchemaVersionRow).where(SchemaVersionRow.id == existing.id))
     if state.summary is None:
         raise ValueError(f"schema {state.schema_id} v{state.version} has no summary to store")
     row = SchemaVersionRow(
@@ -435,7 +450,7 @@ def _version_id(session: Session, channel_id: int, state: SchemaState, now: floa
         schema_id=state.schema_id,
         version=state.version,
         summary=state.summary,
-        members=json.dumps(list(state.members), ensure_ascii=False),
+        members=members,
         member_positions=json.dumps(list(state.member_positions)),
         centroid=np.asarray(state.centroid, dtype=np.float32).tobytes(),
         as_of=state.as_of,
