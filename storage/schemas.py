@@ -159,22 +159,51 @@ class SqlSchemaStore:
             ).one_or_none()
             return _run(session, channel, row) if row else None
 
-    def run_before(self, channel: str, speaker_id: str, basis_count: int) -> SchemaRun | None:
+    def highest_run(
+        self, channel: str, speaker_id: str, bases: Sequence[tuple[str, str]]
+    ) -> SchemaRun | None:
+        wanted = set(bases)
+        if not wanted:
+            return None
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
                 return None
-            row = session.scalars(
-                select(SchemaRunRow)
+            rows = session.execute(
+                select(SchemaRunRow.id, SchemaRunRow.method, SchemaRunRow.basis_digest)
                 .where(
                     SchemaRunRow.channel_id == channel_row.id,
                     SchemaRunRow.speaker_id == speaker_id,
-                    SchemaRunRow.basis_count < basis_count,
+                    SchemaRunRow.basis_digest.in_({digest for _, digest in wanted}),
                 )
-                .order_by(SchemaRunRow.basis_count.desc(), SchemaRunRow.id.desc())
-                .limit(1)
-            ).one_or_none()
-            return _run(session, channel, row) if row else None
+                .order_by(SchemaRunRow.basis_count.desc())
+            ).all()
+            found = next((row.id for row in rows if (row.method, row.basis_digest) in wanted), None)
+            return _run(session, channel, session.get_one(SchemaRunRow, found)) if found else None
+
+    def run_counts(self, channel: str, speaker_id: str) -> list[tuple[int, int]]:
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return []
+            rows = session.execute(
+                select(SchemaRunRow.id, SchemaRunRow.basis_count).where(
+                    SchemaRunRow.channel_id == channel_row.id,
+                    SchemaRunRow.speaker_id == speaker_id,
+                )
+            )
+            return [(row.id, row.basis_count) for row in rows]
+
+    def drop_runs(self, channel: str, run_ids: Sequence[int]) -> int:
+        if not run_ids:
+            return 0
+        with self.db.session() as session:
+            channel_id = _channel_id(self.db, session, channel)
+            return session.execute(
+                delete(SchemaRunRow).where(
+                    SchemaRunRow.channel_id == channel_id, SchemaRunRow.id.in_(list(run_ids))
+                )
+            ).rowcount
 
     def save_run(self, run: SchemaRun) -> SchemaRun:
         now = time.time()

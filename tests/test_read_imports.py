@@ -1,8 +1,9 @@
 """What ``awai read`` of an ingested, re-clustered channel loads in a fresh process.
 
 Start-up is most of what a person waits for on a read: torch and the clustering libraries
-(hdbscan, hence scikit-learn) take seconds to import. A reading of a speaker's newest message
-finds the clustering in force stored by the re-clustering, so it imports neither. Nor does it
+(hdbscan, hence scikit-learn) take seconds to import. After a re-clustering, a reading of any
+message finds the clustering in force (at the fixed point below what its speaker had said)
+stored, so it imports neither. Nor does it
 open Chroma (about a second to import) or load the encoder: the channel's read model, written
 when the last command closed, is current, so it vouches for the start-up check's count and
 holds every vector the reading needs, and a stored message needs nothing embedded.
@@ -43,14 +44,11 @@ print(json.dumps({"schemas": schemas, "loaded": [m for m in %r if m in sys.modul
 """
 
 
-def test_reading_newest_messages_after_a_re_clustering_imports_no_torch_clustering_or_chroma(
+def test_reading_any_message_after_a_re_clustering_imports_no_torch_clustering_or_chroma(
     tmp_path: Path,
 ) -> None:
     sample = SAMPLES["en"].path
-    newest = {}  # each speaker's newest message: what a re-clustering stores the run for
-    for line in sample.read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        newest[record["speaker"]] = record["id"]
+    every = [json.loads(line)["id"] for line in sample.read_text(encoding="utf-8").splitlines()]
     data = tmp_path / "data"
     assert main(["--data-dir", str(data), "ingest", str(sample)]) == 0
     assert main(["--data-dir", str(data), "recluster"]) == 0
@@ -61,7 +59,7 @@ def test_reading_newest_messages_after_a_re_clustering_imports_no_torch_clusteri
             "-c",
             READ_AND_LIST_MODULES % (NOT_ON_A_READ,),
             str(data),
-            *newest.values(),
+            *every,
         ],
         env={**os.environ, "PYTHONPATH": str(TREE)},
         capture_output=True,
@@ -70,4 +68,5 @@ def test_reading_newest_messages_after_a_re_clustering_imports_no_torch_clusteri
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["loaded"] == []
-    assert len(result["schemas"]) >= 3 and any(result["schemas"])  # preconceptions were used
+    assert len(result["schemas"]) == len(every)
+    assert sum(map(bool, result["schemas"])) >= len(every) // 4  # preconceptions were used

@@ -25,7 +25,9 @@ def test_recluster_schemas_digest_and_forget_from_the_terminal(
 
     assert awai("schemas", "launch", "--speaker", "carla", "--as-of", "m046", "--json") == 0
     (carla,) = json.loads(capsys.readouterr().out)
-    assert carla["speaker_name"] == "Carla" and not carla["stored"]  # clustered for m046 now
+    # The run in force for m046: her first F(n) thoughts before it, stored by the re-clustering.
+    assert carla["speaker_name"] == "Carla" and carla["stored"]
+    assert 0 < carla["clustered"] <= carla["thoughts"]
     assert carla["schemas"]
     assert all(int(s["as_of_message_id"][1:]) < 46 for s in carla["schemas"])
 

@@ -90,14 +90,24 @@ class SpeakerRows:
             return len(rows) if end_row is None else bisect.bisect_left(rows, end_row)
 
     def basis(self, channel: str, speaker_id: str, end_row: int | None = None) -> Basis | None:
-        """The speaker's thoughts in rows below ``end_row`` (all of them if ``None``).
+        """The speaker's thoughts in rows below ``end_row`` (all of them if ``None``)."""
+        with self._lock:
+            return self.head(channel, speaker_id, self.count(speaker_id, end_row))
+
+    def digest(self, speaker_id: str, count: int) -> str:
+        """The fingerprint of the speaker's first ``count`` thoughts (``count`` ≥ 1)."""
+        with self._lock:
+            return self._said(speaker_id).digests[count - 1]
+
+    def head(self, channel: str, speaker_id: str, count: int) -> Basis | None:
+        """The speaker's first ``count`` thoughts (``None`` for none).
 
         The speaker's keys, texts and running fingerprints are kept per index, so cutting a
         basis for one reading is slicing, not a walk over everything the speaker ever said.
         """
         with self._lock:
-            count = self.count(speaker_id, end_row)
-            if count == 0:
+            count = min(count, self.count(speaker_id))
+            if count <= 0:
                 return None
             said = self._said(speaker_id)
             rows = self._rows[speaker_id][:count]

@@ -90,7 +90,8 @@ def method_for(count: int, settings: SchemaSettings) -> str:
     """The algorithm and parameters that cluster ``count`` thoughts: stored with every run.
 
     A stored run is reused for a reading only when the method would be the same today, so
-    changing a setting never mixes clusterings made two ways.
+    changing a setting never mixes clusterings made two ways. The fixed points are part of it:
+    a run's ids come from the run at the fixed point below it (:mod:`.fixed_points`).
     """
     algorithm = settings.algorithm
     if algorithm == "auto":
@@ -99,7 +100,7 @@ def method_for(count: int, settings: SchemaSettings) -> str:
         f"hdbscan-{algorithm}/mcs{settings.min_cluster_size}/ms{settings.min_samples}"
         f"/cohesion{settings.min_cohesion:g}/join{settings.join_similarity:g}"
         f"/words{settings.min_words}/content{settings.min_content_words}"
-        f"/split-mixtures{settings.concern_margin:g}/join-one"
+        f"/split-mixtures{settings.concern_margin:g}/join-one/points{settings.fixed_point_bits}"
     )
     return f"{name}/k{settings.knn_neighbours}" if algorithm == "knn-graph" else name
 

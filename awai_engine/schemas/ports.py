@@ -96,9 +96,19 @@ class SchemaStore(Protocol):
         """The stored run made by ``method`` on exactly the thoughts fingerprinted by the digest."""
         ...
 
-    def run_before(self, channel: str, speaker_id: str, basis_count: int) -> SchemaRun | None:
-        """The stored run of the speaker with the largest basis below ``basis_count`` (newest first
-        on a tie): the run a clustering of ``basis_count`` thoughts takes its ids from."""
+    def highest_run(
+        self, channel: str, speaker_id: str, bases: Sequence[tuple[str, str]]
+    ) -> SchemaRun | None:
+        """Of the stored runs made by ``method`` on the thoughts fingerprinted by ``digest`` for
+        some ``(method, digest)`` of ``bases``, the one with the largest basis."""
+        ...
+
+    def run_counts(self, channel: str, speaker_id: str) -> list[tuple[int, int]]:
+        """``(run id, basis count)`` of every stored run of the speaker."""
+        ...
+
+    def drop_runs(self, channel: str, run_ids: Sequence[int]) -> int:
+        """Remove runs no reading uses (a superseded "as of now"); their versions stay."""
         ...
 
     def save_run(self, run: SchemaRun) -> SchemaRun:

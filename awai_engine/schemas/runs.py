@@ -1,36 +1,42 @@
-"""The run a basis gets: the stored one made on exactly those thoughts, else one clustered now.
+"""Which run serves a reading, a digest or the re-clustering job: runs at fixed points.
 
 This is where the no-future-leak guarantee for schemas is kept. Reading message ``i`` of speaker
-``s`` uses the clustering of exactly ``s``'s thoughts before ``i`` (the basis): its versions all
-have ``as_of`` < ``i``. If the scheduler stored a run on that very basis, it is used; otherwise
-the basis is clustered on demand with the same function, taking ids from the same predecessor
-(the stored run of ``s`` with the largest basis below it). So which clusters a reading sees is a
-function of the thoughts before ``i`` alone, never of when the scheduler happened to run: a
-channel imported afresh reads alike. (A stored run on a shorter prefix is not used in its place:
-it would make the reading depend on the scheduler's timing, and a re-clustering cut before ``i``
-but saved after ``i`` was read would change that reading.)
+``s`` uses the run *in force* after ``n`` thoughts of ``s`` (those before ``i``): the clustering
+of ``s``'s first ``F(n)`` thoughts, ``F`` the fixed point below ``n``
+(:mod:`awai_engine.schemas.fixed_points`). The runs at ``s``'s fixed points form a chain: the run
+at a point takes its ids from the run at the point below it, and from nothing else. So every run
+of the chain, its ids, versions and (memoised) summaries, is a function of ``s``'s first ``F(n)``
+thoughts alone, whenever and wherever it is made: by the re-clustering job, which stores the run
+at every point it reaches, or on demand for a reading the job has not caught up with, by the same
+function from the highest run of the chain known below it. Re-clustering, digests and new
+messages never change an earlier reading; only removing messages (privacy) does, as it changes
+the fingerprint of every prefix holding them.
 
-Why that is stable: runs are only stored on a speaker's history at the time (their whole
-history, and the history before their newest message), so once ``i`` exists every later run of
-``s`` has a basis of at least ``s``'s thoughts before ``i``; none can slip in below it. So a later
-run is either on this exact basis, with the same predecessor, hence the same clusters, ids,
-versions and (memoised) summaries, or it is above it and not used. Re-clustering, digests and new
-messages therefore never change an earlier reading; only removing messages (privacy) does.
+*As of now* (``awai schemas`` without ``--as-of``, the digest) is the clustering of the speaker's
+whole history, with its ids from the run in force for their next message. It is no link of the
+chain, so no reading ever depends on it; the job stores the latest one of each speaker so those
+views look it up.
+
+A speaker with at most ``min_cluster_size`` thoughts at a point has no schemas there (a cluster
+needs more, :func:`awai_engine.schemas.clustering.cluster_labels`), so the chain starts above.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
-from awai_engine.schemas.basis import Basis
+from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import method_for
+from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point, points_up_to
 from awai_engine.schemas.model import SchemaRun
 from awai_engine.schemas.ports import SchemaStore
 from awai_engine.settings import SchemaSettings
 
-CacheKey = tuple[str, str, str, str, int | None]
+# channel, speaker, method, basis digest, whether ids came down the chain (else: no predecessor)
+CacheKey = tuple[str, str, str, str, bool]
 
 
 class Runs:
@@ -42,19 +48,96 @@ class Runs:
         self._cache: OrderedDict[CacheKey, SchemaRun] = OrderedDict()
         self._lock = threading.Lock()
 
-    def stored(self, basis: Basis) -> SchemaRun | None:
-        method = method_for(basis.count, self.settings)
-        return self.store.run_with_basis(basis.channel, basis.speaker_id, method, basis.digest)
+    @property
+    def first_point(self) -> int:
+        """The smallest count of thoughts a clustering can find a schema in."""
+        return self.settings.min_cluster_size + 1
 
-    def for_basis(self, basis: Basis) -> SchemaRun:
-        """The stored run on exactly this basis, or the same clustering made now (not stored)."""
+    def in_force(
+        self, index: SpeakerRows, channel: str, speaker_id: str, count: int
+    ) -> tuple[Basis, SchemaRun] | None:
+        """The basis and run a reading after ``count`` of the speaker's thoughts uses, or
+        ``None`` while the fixed point below ``count`` is too small to hold a schema."""
+        point = fixed_point(count, self.settings.fixed_point_bits)
+        basis = index.head(channel, speaker_id, point) if point >= self.first_point else None
+        return None if basis is None else (basis, self.chained(index, basis))
+
+    def latest(
+        self, index: SpeakerRows, channel: str, speaker_id: str
+    ) -> tuple[Basis, SchemaRun] | None:
+        """The speaker's schemas as of now: their whole history clustered (stored, else now),
+        with ids from the run in force for their next message."""
+        count = index.count(speaker_id)
+        if is_fixed_point(count, self.settings.fixed_point_bits):
+            return self.in_force(index, channel, speaker_id, count)
+        basis = index.head(channel, speaker_id, count)
+        if basis is None or count < self.first_point:
+            return None
         stored = self.stored(basis)
-        return stored if stored is not None else self.unstored(basis)[0]
+        if stored is not None:
+            return basis, stored
+        below = self.in_force(index, channel, speaker_id, count)
+        return basis, self.made(basis, below[1] if below else None)
 
-    def unstored(self, basis: Basis) -> tuple[SchemaRun, SchemaRun | None]:
-        """The clustering of a basis no stored run covers, and the predecessor it took ids from."""
-        predecessor = self.store.run_before(basis.channel, basis.speaker_id, basis.count)
-        return self._clustered(basis, predecessor), predecessor
+    def chained(self, index: SpeakerRows, basis: Basis) -> SchemaRun:
+        """The chain's run on a basis at a fixed point: stored on exactly this basis, else
+        clustered now along the chain from the highest run of it known below."""
+        stored = self.stored(basis)
+        if stored is not None:
+            return stored
+        known, todo = self.unmade(index, basis.channel, basis.speaker_id, basis.count)
+        run = known
+        for each in todo:
+            run = self.made(each, run)
+        assert run is not None  # todo ends with the basis itself
+        return run
+
+    def unmade(
+        self,
+        index: SpeakerRows,
+        channel: str,
+        speaker_id: str,
+        point: int,
+        in_memory: bool = True,
+    ) -> tuple[SchemaRun | None, list[Basis]]:
+        """The highest run of the chain known at a point below or at ``point`` (stored, or also
+        in memory), and the bases of the points above it up to ``point``, in order."""
+        points = points_up_to(point, self.settings.fixed_point_bits, start=self.first_point)
+        digests = {count: index.digest(speaker_id, count) for count in points}
+        cached_at, known = 0, None
+        with self._lock:
+            for count in reversed(points) if in_memory else ():
+                key = self._key(channel, speaker_id, count, digests[count], chained=True)
+                if key in self._cache:
+                    cached_at, known = count, self._cache[key]
+                    break
+        if cached_at != point:
+            stored = self.store.highest_run(
+                channel,
+                speaker_id,
+                [(self._method(count), digests[count]) for count in points if count > cached_at],
+            )
+            if stored is not None:
+                cached_at, known = stored.basis_count, stored
+        todo = []
+        for count in points:
+            if count > cached_at:
+                basis = index.head(channel, speaker_id, count)
+                assert basis is not None
+                todo.append(basis)
+        return known, todo
+
+    def stored(self, basis: Basis) -> SchemaRun | None:
+        """The stored run on exactly this basis, if any."""
+        return self.store.run_with_basis(
+            basis.channel, basis.speaker_id, self._method(basis.count), basis.digest
+        )
+
+    def made(self, basis: Basis, predecessor: SchemaRun | None) -> SchemaRun:
+        """The clustering of ``basis`` with ids from ``predecessor``, the run of the chain at
+        the fixed point below it (kept in memory: made once for the readings that need it)."""
+        key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, chained=True)
+        return self._cached(key, lambda: cluster_run(basis, predecessor, self.settings))
 
     def clustered(self, basis: Basis) -> SchemaRun:
         """The clustering of a basis on its own: no stored run, no predecessor's ids.
@@ -63,30 +146,32 @@ class Runs:
         whole channel, so neither its states nor the ids it would hand down may be used, and the
         run is then a pure function of the visible thoughts.
         """
-        return self._clustered(basis, None)
-
-    def _clustered(self, basis: Basis, predecessor: SchemaRun | None) -> SchemaRun:
-        key = (
-            basis.channel,
-            basis.speaker_id,
-            method_for(basis.count, self.settings),
-            basis.digest,
-            predecessor.run_id if predecessor else None,
-        )
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is not None:
-                self._cache.move_to_end(key)
-                return cached
-        run = cluster_run(basis, predecessor, self.settings)
-        with self._lock:
-            self._cache[key] = run
-            while len(self._cache) > self.settings.on_demand_cache:
-                self._cache.popitem(last=False)
-        return run
+        key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, chained=False)
+        return self._cached(key, lambda: cluster_run(basis, None, self.settings))
 
     def forget(self, channel: str) -> None:
         """Drop the channel's cached clusterings (after removals: no removed text stays here)."""
         with self._lock:
             for key in [key for key in self._cache if key[0] == channel]:
                 del self._cache[key]
+
+    def _cached(self, key: CacheKey, make: Callable[[], SchemaRun]) -> SchemaRun:
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return cached
+        run = make()
+        with self._lock:
+            self._cache[key] = run
+            while len(self._cache) > self.settings.on_demand_cache:
+                self._cache.popitem(last=False)
+        return run
+
+    def _method(self, count: int) -> str:
+        return method_for(count, self.settings)
+
+    def _key(
+        self, channel: str, speaker_id: str, count: int, digest: str, chained: bool
+    ) -> CacheKey:
+        return (channel, speaker_id, self._method(count), digest, chained)

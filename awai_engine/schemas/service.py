@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from awai_engine.errors import AwaiError
 from awai_engine.ports import LanguageBackend
@@ -23,6 +24,7 @@ from awai_engine.schemas.digest import (
     speaker_digest,
     speaker_panel,
 )
+from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point
 from awai_engine.schemas.markdown import channel_title, render_markdown
 from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
 from awai_engine.schemas.naming import version_keyphrases
@@ -40,6 +42,7 @@ from awai_engine.visibility import Scopes, TimelineViews, View
 log = logging.getLogger(__name__)
 EXAMPLES = 2  # central thoughts shown with a schema
 LANGUAGE_SAMPLE = 200  # a speaker's latest thoughts that say which language the digest is in
+Progress = Callable[[int, int], None]  # runs made so far, runs to make in all
 
 
 class UnknownChannelError(AwaiError, LookupError):
@@ -96,12 +99,15 @@ class SchemaView(Value):
 
 
 class SpeakerSchemas(Value):
-    """A speaker's schemas at one point of the channel; ``stored`` says whether a stored run
-    holds them (else they were clustered on demand, as a reading at that point would)."""
+    """A speaker's schemas at one point of the channel: ``thoughts`` they had said there, of
+    which the run in force clustered the first ``clustered`` (a fixed point; all of them as of
+    now); ``stored`` says whether a stored run holds them (else they were clustered on demand,
+    as a reading at that point would)."""
 
     speaker_id: str
     speaker_name: str
     thoughts: int
+    clustered: int
     stored: bool
     schemas: tuple[SchemaView, ...]
 
@@ -136,12 +142,14 @@ class SchemaService:
             return (), associations
         timeline = view.timeline
         message = timeline.messages[position]
-        basis = self._index(channel, timeline, view.key).basis(
-            channel, message.ref.speaker_id, end_row=message.first_row
+        index = self._index(channel, timeline, view.key)
+        speaker = message.ref.speaker_id
+        found = self._in_force(
+            index, channel, speaker, index.count(speaker, message.first_row), view
         )
-        if basis is None:
+        if found is None:
             return (), associations
-        run = self._run(basis, view)
+        basis, run = found
         cues = timeline.vectors[timeline.rows_of(position)]
         chosen = related(run.states, cues, associations, self.settings.schemas)
         states = self.summaries.fill(basis, [state for state, _ in chosen], strict=False)
@@ -173,7 +181,8 @@ class SchemaService:
     def schemas(
         self, channel: str, speaker_id: str | None = None, before_message: str | None = None
     ) -> list[SpeakerSchemas]:
-        """Each speaker's schemas now, or as a reading of ``before_message`` would see them."""
+        """Each speaker's schemas now, or as a reading of ``before_message`` would see them (the
+        run in force there: :mod:`awai_engine.schemas.runs`)."""
         timeline = self._timeline(channel)
         end_row = None
         if before_message is not None:
@@ -186,16 +195,33 @@ class SchemaService:
         for speaker in index.speakers():
             if speaker_id is not None and speaker != speaker_id:
                 continue
-            basis = index.basis(channel, speaker, end_row)
-            if basis is None:
+            count = index.count(speaker, end_row)
+            if count == 0:
                 continue
-            run = self.runs.for_basis(basis)
+            if end_row is None:
+                in_force = self.runs.latest(index, channel, speaker)
+            else:
+                in_force = self.runs.in_force(index, channel, speaker, count)
+            if in_force is None:
+                found.append(
+                    SpeakerSchemas(
+                        speaker_id=speaker,
+                        speaker_name=index.name(speaker),
+                        thoughts=count,
+                        clustered=0,
+                        stored=False,
+                        schemas=(),
+                    )
+                )
+                continue
+            basis, run = in_force
             states = self.summaries.fill(basis, run.states, strict=False)
             found.append(
                 SpeakerSchemas(
                     speaker_id=speaker,
                     speaker_name=basis.speaker_name,
-                    thoughts=basis.count,
+                    thoughts=count,
+                    clustered=basis.count,
                     stored=run.run_id is not None,
                     schemas=tuple(_view(state, basis, timeline) for state in states),
                 )
@@ -217,12 +243,17 @@ class SchemaService:
             if self.store.reclustered_revision(channel) != self.messages.timeline(channel).revision
         ]
 
-    def recluster_all(self, only_pending: bool = True) -> list[ReclusterReport]:
-        """Re-cluster every channel (with changes); one failing channel is logged, not fatal."""
+    def recluster_all(
+        self, only_pending: bool = True, progress: Callable[[str], Progress] | None = None
+    ) -> list[ReclusterReport]:
+        """Re-cluster every channel (with changes); one failing channel is logged, not fatal.
+        ``progress`` gives each channel's progress callback (see :meth:`recluster`)."""
         reports = []
         for channel in self.pending() if only_pending else self.messages.channels():
             try:
-                reports.append(self.recluster(channel))
+                reports.append(
+                    self.recluster(channel, progress=progress(channel) if progress else None)
+                )
             except Exception as error:
                 log.exception("re-clustering %s failed", channel)
                 reports.append(
@@ -230,8 +261,13 @@ class SchemaService:
                 )
         return reports
 
-    def recluster(self, channel: str, force: bool = False) -> ReclusterReport:
-        """Store a run for every speaker whose thoughts changed; new versions where clusters did.
+    def recluster(
+        self, channel: str, force: bool = False, progress: Progress | None = None
+    ) -> ReclusterReport:
+        """Store the run at every fixed point each speaker has reached and not stored yet, in
+        order (each takes its ids from the one below), then their run as of now; new versions
+        where clusters changed. ``progress`` hears of each run made, with the total to make:
+        catching up over an imported channel clusters every speaker's history many times.
 
         First removes every version holding a thought of a message deleted since the last time.
         Runs of one channel never overlap (a lock per channel); channels run in parallel.
@@ -244,21 +280,28 @@ class SchemaService:
             if purged.versions or purged.summaries:
                 self.runs.forget(channel)
             index = self._index(channel, timeline)
-            stored = new_versions = 0
             speakers = index.speakers()
-            for speaker in speakers:
-                basis = index.basis(channel, speaker)
-                if basis is None:
-                    continue
-                todo = [*self._newest_uncovered(index, channel, basis)]
-                todo += [basis] if self.runs.stored(basis) is None else []
-                for each in todo:
-                    run, before = self.runs.unstored(each)
-                    run = run.with_states(self.summaries.fill(each, run.states, strict=True))
-                    known = {(s.schema_id, s.version) for s in before.states} if before else set()
-                    self.store.save_run(run)
+            plan = [(speaker, *self._unstored(index, channel, speaker)) for speaker in speakers]
+            total = sum(len(todo) for _, _, todo in plan)
+            stored = new_versions = 0
+            if progress is not None:
+                progress(0, total)
+            for speaker, before, todo in plan:
+                seen = {(s.schema_id, s.version) for s in before.states} if before else set()
+                for basis in todo:
+                    run = self.runs.made(basis, before)
+                    run = run.with_states(self.summaries.fill(basis, run.states, strict=True))
+                    run = self.store.save_run(run)
+                    new = {(s.schema_id, s.version) for s in run.states} - seen
+                    new_versions += len(new)
+                    seen |= new
+                    if is_fixed_point(basis.count, self.settings.schemas.fixed_point_bits):
+                        before = run  # the next point's ids come from this one
                     stored += 1
-                    new_versions += sum((s.schema_id, s.version) not in known for s in run.states)
+                    if progress is not None:
+                        progress(stored, total)
+                if todo:
+                    self._drop_superseded(index, channel, speaker)
             self.store.mark_reclustered(channel, timeline.revision)
         log.info("re-clustered %s: %d runs, %d new versions", channel, stored, new_versions)
         return ReclusterReport(
@@ -303,7 +346,9 @@ class SchemaService:
             basis = index.basis(channel, speaker)
             if basis is None:
                 continue
-            states = self.summaries.fill(basis, self._run(basis, view).states, strict=False)
+            states = self.summaries.fill(
+                basis, self._whole(index, channel, speaker, view).states, strict=False
+            )
             section = speaker_digest(
                 basis, states, number, previous, timeline.position_of, settings.examples_per_schema
             )
@@ -395,28 +440,58 @@ class SchemaService:
             raise UnknownChannelError(f"No channel {channel!r} is stored.")
         return self.messages.timeline(channel)
 
-    def _run(self, basis: Basis, view: View) -> SchemaRun:
-        """The run of a basis: the stored record's for the whole channel; for a restricted view,
-        clustered from its own thoughts with no predecessor, since the stored runs (and so the
-        ids they hand down) were made from messages the asker may not see."""
+    def _in_force(
+        self, index: SpeakerRows, channel: str, speaker_id: str, count: int, view: View
+    ) -> tuple[Basis, SchemaRun] | None:
+        """The run in force after ``count`` of the speaker's thoughts: the chain's for the whole
+        channel; for a restricted view, the same fixed point clustered from its own thoughts with
+        no predecessor, since the stored runs (and so the ids they hand down) were made from
+        messages the asker may not see."""
+        if not view.restricted:
+            return self.runs.in_force(index, channel, speaker_id, count)
+        point = fixed_point(count, self.settings.schemas.fixed_point_bits)
+        basis = index.head(channel, speaker_id, point) if point >= self.runs.first_point else None
+        return None if basis is None else (basis, self.runs.clustered(basis))
+
+    def _whole(self, index: SpeakerRows, channel: str, speaker_id: str, view: View) -> SchemaRun:
+        """The speaker's run as of now (for a restricted view: its thoughts alone, as above)."""
+        basis = index.basis(channel, speaker_id)
+        assert basis is not None
         if view.restricted:
             return self.runs.clustered(basis)
-        return self.runs.for_basis(basis)
+        latest = self.runs.latest(index, channel, speaker_id)
+        return latest[1] if latest else self.runs.clustered(basis)
 
-    def _newest_uncovered(
-        self, index: SpeakerRows, channel: str, basis: Basis
-    ) -> tuple[Basis, ...]:
-        """The basis of a reading of the speaker's newest message, at the speaker's first
-        re-clustering (as after an import, when a person reads the latest messages): stored
-        first, so that this likeliest reading looks its clustering up instead of clustering (and
-        importing hdbscan). It is the very clustering such a reading makes on demand (same basis,
-        same predecessor: none), so storing it changes no reading
-        (:mod:`awai_engine.schemas.runs`)."""
-        if self.store.run_before(channel, basis.speaker_id, basis.count + 1) is not None:
-            return ()  # not the speaker's first re-clustering
-        newest = index.timeline.messages[int(basis.positions[-1])]
-        before = index.basis(channel, basis.speaker_id, end_row=newest.first_row)
-        return () if before is None else (before,)
+    def _unstored(
+        self, index: SpeakerRows, channel: str, speaker_id: str
+    ) -> tuple[SchemaRun | None, list[Basis]]:
+        """The highest stored run of the speaker's chain, and what is left to store: the fixed
+        points above it they have reached, then their whole history unless it is one of them."""
+        count = index.count(speaker_id)
+        point = fixed_point(count, self.settings.schemas.fixed_point_bits)
+        if point < self.runs.first_point:
+            return None, []
+        before, todo = self.runs.unmade(index, channel, speaker_id, point, in_memory=False)
+        if point != count:
+            whole = index.basis(channel, speaker_id)
+            assert whole is not None
+            if self.runs.stored(whole) is None:
+                todo.append(whole)
+        return before, todo
+
+    def _drop_superseded(self, index: SpeakerRows, channel: str, speaker_id: str) -> None:
+        """Drop the speaker's stored runs as of an earlier now: no reading uses a run off the
+        fixed points, and the one of their whole history now replaces them."""
+        bits = self.settings.schemas.fixed_point_bits
+        now = index.count(speaker_id)
+        self.store.drop_runs(
+            channel,
+            [
+                run_id
+                for run_id, count in self.store.run_counts(channel, speaker_id)
+                if count != now and not is_fixed_point(count, bits)
+            ],
+        )
 
     def _index(
         self, channel: str, timeline: Timeline, view: frozenset[str] | None = None

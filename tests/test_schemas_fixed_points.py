@@ -1,0 +1,165 @@
+"""Clusterings at fixed points of each speaker's thought count: what a reading uses, what the
+re-clustering job stores, and that both follow from the messages alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point, points_up_to
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import Runtime
+from tests.schema_topics import CHATTER, said, topic_sentences
+
+CHANNEL = "terminal:local:fixed-points"
+
+
+def texts(topic: str, count: int, seed: int = 0) -> list[str]:
+    return [text for text, _ in topic_sentences([topic], count, seed)]
+
+
+@given(count=st.integers(0, 10**7), bits=st.integers(1, 8))
+def test_the_fixed_point_below_a_count_lags_it_by_less_than_a_share_set_by_the_bits(
+    count: int, bits: int
+) -> None:
+    point = fixed_point(count, bits)
+    assert point <= count and fixed_point(point, bits) == point
+    assert count - point <= max(0, count / 2 ** (bits - 1) - 1)
+    assert count >= 2**bits or point == count  # a small speaker's every thought counts
+    assert fixed_point(count + 1, bits) >= point  # never goes back as the speaker goes on
+
+
+@given(count=st.integers(1, 3000), bits=st.integers(1, 6))
+def test_the_fixed_points_are_the_values_the_function_takes_and_grow_logarithmically(
+    count: int, bits: int
+) -> None:
+    points = points_up_to(count, bits)
+    assert points == sorted({fixed_point(n, bits) for n in range(1, count + 1)})
+    assert all(is_fixed_point(point, bits) for point in points)
+    assert len(points) <= 2**bits + max(0, count.bit_length() - bits) * 2 ** (bits - 1)
+
+
+def test_a_reading_uses_the_speakers_first_thoughts_up_to_the_fixed_point_below(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime(schemas={"recall_threshold": -1.0})
+    # 11 thoughts before m0050: the run in force clusters her first 10 (3 bits: 8, 10, 12, …).
+    runtime.engine.ingest(
+        said(CHANNEL, "ann", texts("battery", 10) + texts("battery", 1, seed=7), 1)
+        + said(CHANNEL, "ann", ["Our Android app drains the battery at night."], 50)
+    )
+    (ann,) = runtime.schemas.schemas(CHANNEL, "ann", before_message="m0050")
+    assert (ann.thoughts, ann.clustered) == (11, 10)
+    reading = runtime.engine.read(CHANNEL, "m0050", EVERYTHING)
+    assert reading.context.schemas
+    first_ten = {f"m{n:04d}" for n in range(1, 11)}
+    assert all(set(schema.members) <= first_ten for schema in reading.context.schemas)
+
+
+def test_after_a_re_clustering_every_reading_and_the_next_live_message_find_their_run_stored(
+    runtime: Runtime,
+) -> None:
+    channel = (
+        said(CHANNEL, "ann", texts("battery", 9) + CHATTER[:2] + texts("food", 9), 1)
+        + said(CHANNEL, "bob", texts("pricing", 7) + CHATTER[2:5], 100)
+        + said(CHANNEL, "ann", texts("battery", 5, seed=2), 200)
+    )
+    runtime.engine.ingest(channel)
+    runtime.schemas.recluster(CHANNEL)
+    live = said(CHANNEL, "bob", ["The Pro plan is still too expensive for students."], 300)
+    runtime.engine.ingest(live)  # said after the job ran: its run in force is one it stored
+    looked_up = 0
+    for utterance in [*channel, *live]:
+        for speaker in runtime.schemas.schemas(CHANNEL, before_message=utterance.message_id):
+            assert speaker.stored or speaker.clustered == 0, (utterance.message_id, speaker)
+            looked_up += speaker.stored
+    assert looked_up >= len(channel)  # most readings have a run in force for both speakers
+
+
+def test_the_job_stores_each_fixed_point_once_and_one_run_as_of_now_per_speaker(
+    runtime: Runtime,
+) -> None:
+    battery, food = texts("battery", 16), texts("food", 16)
+    steps = [battery[:5], food[:6], battery[5:12], CHATTER[:3], food[6:], battery[12:]]
+    start, made = 1, []
+    for step in steps:  # re-clustered after every step, as a scheduler would at any time
+        runtime.engine.ingest(said(CHANNEL, "ann", step, start))
+        start += 100
+        made.append(runtime.schemas.recluster(CHANNEL).runs_stored)
+    count = sum(len(step) for step in steps)  # 45 thoughts: points 4-8, 10, …, 40, and now
+    bits, floor = runtime.settings.schemas.fixed_point_bits, 4
+    stored = sorted(n for _, n in runtime.store.schemas.run_counts(CHANNEL, "ann"))
+    assert stored == [*points_up_to(count, bits, start=floor), count]
+    # Each point was clustered once, however the job's runs fell; each run also stored "now"
+    # unless the speaker stood on a fixed point.
+    nows = sum(not is_fixed_point(n, bits) for n in _running_counts(steps))
+    assert sum(made) == len(points_up_to(count, bits, start=floor)) + nows
+
+
+def _running_counts(steps: list[list[str]]) -> list[int]:
+    counts, total = [], 0
+    for step in steps:
+        total += len(step)
+        counts.append(total)
+    return counts
+
+
+def test_catching_up_over_an_imported_channel_reports_its_progress(runtime: Runtime) -> None:
+    runtime.engine.ingest(
+        said(CHANNEL, "ann", texts("battery", 16) + texts("food", 14), 1)
+        + said(CHANNEL, "bob", texts("pricing", 12), 100)
+    )
+    heard: list[tuple[int, int]] = []
+    report = runtime.schemas.recluster(
+        CHANNEL, progress=lambda done, total: heard.append((done, total))
+    )
+    total = report.runs_stored
+    assert heard == [(done, total) for done in range(total + 1)]
+    assert total == len(points_up_to(30, 3, start=4)) + 1 + len(points_up_to(12, 3, start=4))
+
+
+def test_the_chain_is_the_same_however_often_the_job_ran(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    channel = said(CHANNEL, "ann", texts("battery", 8) + CHATTER[:4] + texts("food", 12), 1)
+    stepwise, at_once = make_runtime("stepwise"), make_runtime("at-once")
+    for cut in (6, 13, 17, 24):
+        stepwise.engine.ingest(channel[:cut])
+        stepwise.schemas.recluster(CHANNEL)
+    at_once.engine.ingest(channel)
+    at_once.schemas.recluster(CHANNEL)
+    # Ids come down the chain of fixed points only, so even they agree, at every point.
+    for utterance in channel:
+        views = [
+            r.schemas.schemas(CHANNEL, "ann", before_message=utterance.message_id)
+            for r in (stepwise, at_once)
+        ]
+        assert views[0] == views[1]
+    assert stepwise.schemas.schemas(CHANNEL) == at_once.schemas.schemas(CHANNEL)
+
+
+def test_an_edit_inside_the_prefix_re_clusters_the_points_after_it_as_a_fresh_import_would(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    battery = texts("battery", 14)
+    channel = said(CHANNEL, "ann", battery[:12], 1) + said(CHANNEL, "ann", battery[12:], 50)
+    # Her seventh message becomes two thoughts: every prefix from there on changes, while the
+    # schema formed before it keeps its id and reaches the same fixed points with other members.
+    edited = channel[6].model_copy(update={"text": f"{CHATTER[0]} {battery[13]}"})
+    lived, fresh = make_runtime("lived"), make_runtime("fresh")
+    lived.engine.ingest(channel)
+    lived.schemas.recluster(CHANNEL)
+    before = lived.engine.read(CHANNEL, "m0051", EVERYTHING).context.schemas
+    assert lived.engine.edit(edited)
+    lived.schemas.recluster(CHANNEL)
+    fresh.engine.ingest([*channel[:6], edited, *channel[7:]])
+    fresh.schemas.recluster(CHANNEL)
+    assert before != lived.engine.read(CHANNEL, "m0051", EVERYTHING).context.schemas
+    for utterance in channel:
+        read, anew = (
+            r.engine.read(CHANNEL, utterance.message_id, EVERYTHING).context.schemas
+            for r in (lived, fresh)
+        )
+        assert read == anew, utterance.message_id
