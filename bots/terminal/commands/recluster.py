@@ -1,19 +1,23 @@
 """``awai recluster [CHANNEL]``: re-cluster the speakers' schemas now (what the scheduler does).
 
 Without a channel, every channel with new thoughts since its last re-clustering; ``--force`` also
-re-checks channels with nothing new. One failing channel is reported and the others go on.
+re-checks channels with nothing new. One failing channel is reported and the others go on. On
+a terminal, a bar shows each channel's runs as they are made: catching up over an imported
+channel clusters every speaker at each fixed point of their history.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
-from bots.terminal.say import plain_console, styled, warn
+from bots.terminal.say import plain_console, stderr, styled, warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,13 +35,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     runtime = open_runtime(settings, notify=warn)
     try:
-        if args.channel:
-            channel = find_channel(runtime, args.channel)
-            if channel is None:
-                return 2
-            reports = [runtime.schemas.recluster(channel, force=args.force)]
-        else:
-            reports = runtime.schemas.recluster_all(only_pending=not args.force)
+        with Progress(
+            TextColumn("{task.description}", markup=False),  # a channel name is no markup
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=stderr,
+            transient=True,
+            disable=not stderr.is_terminal,
+        ) as bar:
+
+            def progress(channel: str) -> Callable[[int, int], None]:
+                task = bar.add_task(f"{channel}: runs", total=None)
+                return lambda done, total: bar.update(task, completed=done, total=total)
+
+            if args.channel:
+                channel = find_channel(runtime, args.channel)
+                if channel is None:
+                    return 2
+                reports = [
+                    runtime.schemas.recluster(channel, force=args.force, progress=progress(channel))
+                ]
+            else:
+                reports = runtime.schemas.recluster_all(
+                    only_pending=not args.force, progress=progress
+                )
     finally:
         runtime.close()
     console = plain_console()

@@ -1,7 +1,8 @@
 """``awai schemas CHANNEL [--speaker NAME] [--as-of MESSAGE_ID]``: the speakers' preconceptions.
 
-Without ``--as-of``: as of now. With it: exactly what a reading of that message may use, i.e.
-clustered on each speaker's thoughts before it (a stored run when one fits, else clustered now).
+Without ``--as-of``: as of now. With it: exactly what a reading of that message uses, i.e.
+clustered on each speaker's first thoughts up to the fixed point below what they had said before
+it (``awai_engine/schemas/fixed_points.py``; the run the re-clustering stored, else clustered now).
 """
 
 from __future__ import annotations
@@ -68,12 +69,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         console.print(f"No thoughts {where} in {channel}.")
     for item in found:
         origin = "stored" if item.stored else "clustered for this point, not stored"
+        held = (
+            f", clustered on the first {item.clustered}" if item.clustered < item.thoughts else ""
+        )
         table = Table(
             "preconception",
             "size",
             "examples (most central)",
             "as of",
-            title=f"{item.speaker_name}: {item.thoughts} thoughts {where} ({origin})",
+            title=f"{item.speaker_name}: {item.thoughts} thoughts {where}{held} ({origin})",
             title_justify="left",
             show_lines=True,
         )
