@@ -154,6 +154,25 @@ def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtim
     assert second.previous_at == first.created_at
 
 
+def test_a_schema_whose_members_did_not_change_since_the_last_digest_is_reported_unchanged(
+    runtime: Runtime,
+) -> None:
+    # 19 thoughts: the digest clusters all of them (as of now), between her fixed points 16
+    # and 20; by the next digest the job has clustered the same members again at 20, under
+    # that point's version number.
+    runtime.engine.ingest(
+        said(CHANNEL, "ann", texts("battery", 8) + CHATTER[:2] + texts("food", 9), 1)
+    )
+    first = runtime.schemas.digest(CHANNEL, EVERYTHING)
+    runtime.engine.ingest(said(CHANNEL, "ann", CHATTER[2:4], 100))  # nothing on her topics
+    second = runtime.schemas.digest(CHANNEL, EVERYTHING)
+    before = {s.schema_id: s for s in first.speakers[0].schemas}
+    after = {s.schema_id: s for s in second.speakers[0].schemas}
+    assert before.keys() == after.keys() and len(after) == 2
+    assert any(after[i].version != before[i].version for i in after)  # renumbered, not changed
+    assert all(not schema.changes for schema in after.values())
+
+
 def test_a_preview_digest_is_not_the_reference_for_the_next_one(runtime: Runtime) -> None:
     three_speakers(runtime)
     recorded = runtime.schemas.digest(CHANNEL, EVERYTHING)

@@ -125,6 +125,10 @@ def summary_hash(summary: str) -> str:
     return hashlib.sha256(summary.encode()).hexdigest()[:16]
 
 
+def members_hash(members: Sequence[str]) -> str:
+    return hashlib.sha256("\x1f".join(members).encode()).hexdigest()[:16]
+
+
 def changes_of(state: SchemaState, previous: DigestEntry | None) -> tuple[SchemaChange, ...]:
     if previous is None:
         return (SchemaChange(kind="new"),)
@@ -134,11 +138,20 @@ def changes_of(state: SchemaState, previous: DigestEntry | None) -> tuple[Schema
         found.append(SchemaChange(kind="grown", **was))
     elif state.size < previous.size:
         found.append(SchemaChange(kind="shrunk", **was))
-    elif state.version != previous.version:
+    elif _members_changed(state, previous):
         found.append(SchemaChange(kind="members changed", **was))
     if summary_hash(state.summary or "") != previous.summary_hash:
         found.append(SchemaChange(kind="summary rewritten"))
     return tuple(found)
+
+
+def _members_changed(state: SchemaState, previous: DigestEntry) -> bool:
+    """By the members themselves where the snapshot has them: a digest is as of now, and a
+    state clustered then may come back under another version number once the job clusters the
+    same members at a fixed point (:mod:`awai_engine.schemas.runs`)."""
+    if previous.members_hash is None:
+        return state.version != previous.version
+    return members_hash(state.members) != previous.members_hash
 
 
 def speaker_digest(
@@ -247,6 +260,7 @@ def snapshot(
                 size=state.size,
                 summary_hash=summary_hash(state.summary or ""),
                 messages=len({message_of(key) for key in state.members}),
+                members_hash=members_hash(state.members),
             )
             for speaker_id, states in speakers
             for state in states

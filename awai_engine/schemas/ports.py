@@ -61,6 +61,7 @@ class DigestEntry:
     size: int
     summary_hash: str
     messages: int | None = None  # messages it came back in; None in snapshots made before
+    members_hash: str | None = None  # of its thought keys; None in snapshots made before
 
 
 @dataclass(frozen=True)
