@@ -2,8 +2,9 @@
 change the reading of an earlier message.
 
 Each example plays one channel's life: some messages, maybe a re-clustering, more messages,
-maybe another, then a reading of message ``i``; then the rest of the messages, a re-clustering
-and maybe a digest, and the same reading again, which must be identical (schemas, their ids,
+maybe another, then a reading of message ``i``; then the rest of the messages, maybe an edit or
+a deletion of a message after ``i``, a re-clustering and maybe a digest, and the same reading
+again, which must be identical (schemas, their ids,
 versions, names, keyphrases, similarities and which thoughts come back to a schema included).
 Sentences come from a small vocabulary so the embedder's cache makes every ingest cheap after
 the first.
@@ -84,7 +85,7 @@ def test_reclustering_digests_and_later_messages_never_change_an_earlier_reading
         said = utterances(channel, PRELUDE + plan)
         before = data.draw(st.integers(2, len(said)), label="ingested before the reading")
         position = data.draw(st.integers(before // 2, before - 1), label="message read")
-        early = data.draw(st.sampled_from([None, *range(1, before)]), label="re-clustered after")
+        early = data.draw(st.none() | st.integers(1, before - 1), label="re-clustered after")
         recluster_before_reading, digest = data.draw(st.booleans()), data.draw(st.booleans())
         engine, schemas = runtime.engine, runtime.schemas
 
@@ -106,6 +107,14 @@ def test_reclustering_digests_and_later_messages_never_change_an_earlier_reading
             assert schema.as_of < position
 
         engine.ingest(said[before:])
+        later = data.draw(st.sampled_from([None, *range(position + 1, len(said))]), label="later")
+        if later is not None:  # a later message is edited, or deleted, after a re-clustering
+            schemas.recluster(channel)
+            if data.draw(st.booleans(), label="delete it"):
+                engine.delete(channel, said[later].message_id)
+            else:
+                edited = f"{CHATTER[later % len(CHATTER)]} {said[later].text}"
+                assert engine.edit(said[later].model_copy(update={"text": edited}))
         schemas.recluster(channel)
         if digest:
             schemas.digest(channel, EVERYTHING)
