@@ -12,7 +12,7 @@ which the job stores at every point it reaches. What is measured, per checkout, 
 process (``bench/fixed_points_worker.py``) on a copy of the same data folder:
 
 - the job catching up over an imported channel (the first 90% of its messages): wall and CPU
-  seconds, and clusterings made;
+  seconds, clusterings made, and new versions (with a language model, one summary each);
 - the live messages (the last 10%), each read as it arrives, a re-clustering every ``--tick``
   of them: readings that clustered on demand, clusterings made, the median reading, and the
   ticks' cost;
@@ -129,6 +129,7 @@ def report(base: list[dict], today: list[dict], args: argparse.Namespace, tree: 
         ("catch-up: wall s", lambda f: f["catch_up"]["wall"], ".2f"),
         ("catch-up: CPU s", lambda f: f["catch_up"]["cpu"], ".2f"),
         ("catch-up: clusterings", lambda f: f["catch_up_runs"], ".0f"),
+        ("catch-up: new versions (model summaries)", lambda f: f["catch_up"]["versions"], ".0f"),
         ("live readings", lambda f: f["live_readings"], ".0f"),
         ("live: readings clustering on demand", lambda f: f["live_on_demand"], ".0f"),
         ("live: clusterings on demand", lambda f: f["live_clusterings"], ".0f"),
@@ -136,6 +137,7 @@ def report(base: list[dict], today: list[dict], args: argparse.Namespace, tree: 
         ("ticks", lambda f: len(f["ticks"]), ".0f"),
         ("ticks: CPU s in all", lambda f: sum(t["cpu"] for t in f["ticks"]), ".2f"),
         ("ticks: clusterings", lambda f: f["tick_runs"], ".0f"),
+        ("ticks: new versions", lambda f: sum(t["versions"] for t in f["ticks"]), ".0f"),
         ("earlier readings", lambda f: f["earlier_readings"], ".0f"),
         ("earlier: readings clustering on demand", lambda f: f["earlier_on_demand"], ".0f"),
         ("earlier: median reading ms", lambda f: 1000 * f["earlier_read_median"], ".1f"),

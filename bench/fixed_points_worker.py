@@ -108,8 +108,10 @@ def main() -> None:
 
 def _timed(action) -> dict:
     start, start_cpu = time.perf_counter(), time.process_time()
-    action()
-    return {"wall": time.perf_counter() - start, "cpu": time.process_time() - start_cpu}
+    result = action()
+    found = {"wall": time.perf_counter() - start, "cpu": time.process_time() - start_cpu}
+    # A re-clustering's new versions: each is one summary a language model would write.
+    return {**found, "versions": getattr(result, "new_versions", 0)}
 
 
 if __name__ == "__main__":
