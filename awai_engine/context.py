@@ -21,6 +21,7 @@ import numpy as np
 from awai_engine.conversation import conversation_of
 from awai_engine.exchange import Exchange, exchange_of
 from awai_engine.lexical import NO_MATCHES, WordMatch, WordSearch
+from awai_engine.reaching import asks_the_room, names_the_absent
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, FlowSummary, FlowUtterance, RecallReason
@@ -99,12 +100,20 @@ def recall(
             if association.stranger_z is None
             else near_bar(timeline, rows, similarity, prefix_rows, association.stranger_z),
         )
+    alone = exchange is None or exchange.alone
+    names_absent = names_the_absent(timeline, position)
+    asks_past = names_absent or (
+        association.questions_reach_back and alone and asks_the_room(timeline, position)
+    )
+    reaching = (
+        asks_past if association.conversation_when_alone == "unless-reaching" else names_absent
+    )
     outsiders: tuple[frozenset[int], np.ndarray] | None = None
     if (
         conversation is not None
         and association.conversation_z is not None
         and exchange is not None
-        and not exchange.alone
+        and (not alone or (association.conversation_when_alone != "never" and not reaching))
     ):
         outsiders = (
             conversation,
@@ -140,6 +149,8 @@ def recall(
             room,
             exchange,
             conversation if association.far_conversation else None,
+            asks_past,
+            names_absent,
         )
         taken |= {pick.source for pick in far}
         near = _by_meaning(
@@ -354,10 +365,16 @@ def near_bar(
     Why: in a busy room most nearby lines belong to other conversations, and how alike two
     unrelated lines look depends on the message (a short "thanks" resembles many lines). A
     thought well above what the message shares with everything said just before is on topic.
+
+    With fewer than z² + 2 recent thoughts there is no bar (``-inf``): one line among n can
+    stand at most (n − 1)/√n deviations above them all, so a bar of z would shut out even the
+    line the message repeats word for word in a young channel.
     """
     if z is None or not len(rows):
         return np.full(similarity.shape[1], -np.inf)
     recent = similarity[rows >= end_row - timeline.index.recent_rows]
+    if z > 0 and len(recent) < z * z + 2:
+        return np.full(similarity.shape[1], -np.inf)
     return recent.mean(axis=0) + z * recent.std(axis=0)
 
 
@@ -459,6 +476,8 @@ def _far(
     room: int,
     exchange: Exchange | None = None,
     conversation: frozenset[int] | None = None,
+    asks_past: bool = True,
+    names_absent: bool = False,
 ) -> list[_Pick]:
     """Up to ``far_items`` messages at least ``far_distance`` back whose evidence (meaning and
     words together, :func:`_evidence`) reaches ``far_score_bar`` standard deviations, best
@@ -466,24 +485,32 @@ def _far(
     outside the flow and the cues (``far_rivals`` says whose near messages compete): the far
     past wins a slot only when it says more than the near past does. With ``far_exchange``, a
     far message must be part of the speaker's ``exchange``, and with a ``conversation``, part of
-    the message's inferred conversation, unless the speaker has no exchange.
+    the message's inferred conversation, unless the speaker has no exchange. A message that does
+    not reach for the past (``asks_past`` false: it names no one it does not address, and is no
+    question to the room from a speaker in no exchange; :mod:`awai_engine.reaching`) gets no far line
+    while its speaker is in an exchange (unless ``far_in_talk``), and otherwise only the
+    speaker's own or lines at least ``far_unasked_similarity`` alike.
 
     ``rows`` and ``similarity`` are what :meth:`Timeline.search` found for the message.
     """
     room = min(room, settings.far_items)
     far_end = position - settings.far_distance  # messages before it are far
-    if room <= 0 or far_end <= 0:
+    in_talk = exchange is not None and not exchange.alone
+    if room <= 0 or far_end <= 0 or (in_talk and not asks_past and not settings.far_in_talk):
         return []
     evidence = _evidence(timeline, position, rows, similarity, far_end, settings)
     sources, score = evidence.sources, evidence.score
     free = ~np.isin(sources, np.fromiter(taken, dtype=np.int64, count=len(taken)))
+    speaker = timeline.speaker_code(timeline.messages[position].ref.speaker_id)
     rival = -math.inf
     if settings.far_above_near:
         near = free & (sources >= far_end)
-        if settings.far_rivals == "others" or (
-            settings.far_rivals == "others-when-alone" and exchange is not None and exchange.alone
+        alone = exchange is not None and exchange.alone
+        if (
+            settings.far_rivals == "others"
+            or (settings.far_rivals == "others-when-alone" and alone)
+            or (settings.far_rivals == "others-when-named" and alone and names_absent)
         ):
-            speaker = timeline.speaker_code(timeline.messages[position].ref.speaker_id)
             near &= timeline.speaker_codes[sources] != speaker
         if near.any():
             rival = float(score[near].max())
@@ -495,7 +522,7 @@ def _far(
     picks: list[_Pick] = []
     # Best first; ties go to the more recent message.
     order = winners[np.lexsort((-sources[winners], -score[winners]))]
-    in_talk = exchange is not None and not exchange.alone
+    unasked = None if asks_past else settings.far_unasked_similarity
     if in_talk and conversation is not None:  # one vectorised test instead of one per winner
         inside = np.fromiter(conversation, dtype=np.int64, count=len(conversation))
         order = order[np.isin(sources[order], inside)]
@@ -521,6 +548,12 @@ def _far(
         )
         pick = _best_thought(timeline, source, cues, reason, "far", needed, words)
         if pick.similarity < settings.far_floor:
+            continue
+        if (
+            unasked is not None
+            and pick.similarity < unasked
+            and timeline.speaker_codes[source] != speaker
+        ):
             continue
         picks.append(pick)
         if len(picks) == room:

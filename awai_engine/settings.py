@@ -155,14 +155,14 @@ class AssociationSettings(BaseModel):
         ),
     )
     cues_in_conversation: tuple[Literal["addressed", "addressed-speaker", "own"], ...] = Field(
-        ("own",),
+        ("own", "addressed-speaker"),
         description=(
             "Addressing cues kept only when their line is in the message's inferred conversation"
             " or clears the near bar (on topic); needs conversation_window."
         ),
     )
     conversation_z: float | None = Field(
-        3.0,
+        4.0,
         ge=-5,
         le=50,
         description=(
@@ -176,6 +176,14 @@ class AssociationSettings(BaseModel):
         description=(
             "A far message must be in the message's inferred conversation when the speaker has"
             " an exchange; needs conversation_window."
+        ),
+    )
+    conversation_when_alone: Literal["never", "unless-naming", "unless-reaching"] = Field(
+        "unless-reaching",
+        description=(
+            "Apply conversation_z also when the speaker has no exchange: never, unless the"
+            " message names someone it does not address, or unless it reaches for the past in"
+            " any way (names someone or asks the room: awai_engine.reaching)."
         ),
     )
     far_items: int = Field(
@@ -202,7 +210,7 @@ class AssociationSettings(BaseModel):
         ),
     )
     named_weight: float = Field(
-        1.0,
+        2.0,
         ge=0,
         le=20,
         description=(
@@ -218,12 +226,38 @@ class AssociationSettings(BaseModel):
             " exchange_window."
         ),
     )
-    far_rivals: Literal["everyone", "others", "others-when-alone"] = Field(
-        "others-when-alone",
+    far_rivals: Literal["everyone", "others", "others-when-alone", "others-when-named"] = Field(
+        "others-when-named",
         description=(
             "With far_above_near, whose near messages the far past must beat: everyone's, only"
-            " those of people other than the speaker, or others' only when the speaker is in no"
-            " exchange (needs exchange_window)."
+            " those of people other than the speaker, others' only when the speaker is in no"
+            " exchange (needs exchange_window), or only when, besides, the message names someone"
+            " it does not address (a speaker repeating their own question has their own earlier"
+            " line to beat)."
+        ),
+    )
+    questions_reach_back: bool = Field(
+        True,
+        description=(
+            "A question put to no one in particular (a '?' and no addressee) by a speaker in no"
+            " exchange reaches for the past, as naming someone not addressed does"
+            " (awai_engine.reaching)."
+        ),
+    )
+    far_in_talk: bool = Field(
+        False,
+        description=(
+            "Far slots for a speaker in an exchange whose message does not reach for the past"
+            " (names no one it does not address): such a message continues the room's talk."
+        ),
+    )
+    far_unasked_similarity: Similarity | None = Field(
+        0.5,
+        ge=-1,
+        le=1,
+        description=(
+            "A far line recalled for a message that does not reach for the past must be the"
+            " speaker's own or at least this similar (None: no such bar)."
         ),
     )
     far_floor: Similarity = Field(

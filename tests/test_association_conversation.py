@@ -112,7 +112,7 @@ def test_an_addressing_cue_from_another_conversation_is_kept_only_when_on_topic(
         "own_recent": 0,
         "conversation_window": 50,
     }
-    kept = make_runtime("kept", association=cues)
+    kept = make_runtime("kept", association={**cues, "cues_in_conversation": []})
     judged = make_runtime(
         "judged", association={**cues, "cues_in_conversation": ["addressed-speaker"]}
     )
@@ -134,13 +134,13 @@ def test_meaning_from_outside_the_conversation_must_stand_out_from_the_recent_pa
     lines: list[Line] = [
         ("Dee", ("Bo",)),  # 0: Dee asks Bo something that reads like Al's message
         ("Bo", ("Al",)),  # 1: Bo answers Al: the conversation Al's message continues
-        *[("Cy", ())] * 4,  # 2–5: the flow
-        ("Al", ("Bo",)),  # 6: Al answers Bo
+        *[("Cy", ())] * 14,  # 2–15: the room (a bar of 3σ needs 11 lines to mean anything)
+        ("Al", ("Bo",)),  # 16: Al answers Bo
     ]
     vectors = rng.normal(size=(len(lines), 16))
-    vectors[0], vectors[6] = said + 0.3 * rng.normal(size=16), said
+    vectors[0], vectors[16] = said + 0.8 * rng.normal(size=16), said  # alike, not the same
     timeline = timeline_of(lines, vectors.astype(np.float32))
-    assert conversation_of(timeline, 6, window=100) == {1, 6}
+    assert conversation_of(timeline, 16, window=100) == {1, 16}
 
     def by_meaning(conversation_z: float | None) -> set[int]:
         association = AssociationSettings(
@@ -152,8 +152,8 @@ def test_meaning_from_outside_the_conversation_must_stand_out_from_the_recent_pa
             conversation_window=100,
             conversation_z=conversation_z,
         )
-        flow = build_flow(timeline, 6, FlowSettings())
-        items = recall(timeline, 6, flow, association, ActivationSettings())
+        flow = build_flow(timeline, 16, FlowSettings())
+        items = recall(timeline, 16, flow, association, ActivationSettings())
         return {item.source.position for item in items if item.reason == "meaning"}
 
     # Dee's line is in Al's exchange (said to Bo, whom Al addresses) and close in meaning…

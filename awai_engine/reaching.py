@@ -1,0 +1,34 @@
+"""Does a message reach for the channel's past, or continue the talk in the room?
+
+Why it exists: the far past is worth a slot in two situations that look alike to similarity and
+word search. Someone who asks about what a person said ("what did Caroline research?") or puts
+a question to the room ("is the 420 limit still there?") is reaching back, and a loose match in
+the archive is often the answer. Someone who continues the talk ("lol", "my fx5200 works fine")
+is not, and the far lines that happen to share a word or a nick with it are rarely on topic
+(docs/evaluation.md, "Precision: who reaches for the past"). Both signs are read from the
+message and the speakers who spoke before it only, so they are functions of the prefix.
+"""
+
+from __future__ import annotations
+
+from awai_engine.timeline import Timeline
+
+QUESTION_MARKS = ("?", "？")  # the Japanese full-width one too
+
+
+def names_the_absent(timeline: Timeline, position: int) -> bool:
+    """Does the message at ``position`` name someone who spoke before it without addressing
+    them ("what did Caroline say"; ``@name`` and ``name:`` address)? People talk *about* a
+    person's earlier words that way, rather than *to* them."""
+    named = timeline.named_speakers(position)
+    if not named:
+        return False
+    addressed = {name.casefold() for name in timeline.messages[position].addressees}
+    return any(timeline.speaker_name(s).casefold() not in addressed for s in named)
+
+
+def asks_the_room(timeline: Timeline, position: int) -> bool:
+    """Is the message at ``position`` a question put to no one in particular? Anything said in
+    the channel may answer it, the far past included; a question put to someone is theirs."""
+    message = timeline.messages[position]
+    return not message.addressees and any(mark in message.text for mark in QUESTION_MARKS)
