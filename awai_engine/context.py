@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from awai_engine.conversation import conversation_of
+from awai_engine.conversation import addressed_share, conversation_of
 from awai_engine.exchange import Exchange, exchange_of
 from awai_engine.lexical import NO_MATCHES, WordMatch, WordSearch
 from awai_engine.reaching import asks_the_room, names_the_absent
@@ -113,7 +113,15 @@ def recall(
         conversation is not None
         and association.conversation_z is not None
         and exchange is not None
-        and (not alone or (association.conversation_when_alone != "never" and not reaching))
+        and (
+            not alone
+            or (
+                association.conversation_when_alone != "never"
+                and not reaching
+                and addressed_share(timeline, position, association.conversation_window)
+                >= association.conversation_addressed_share
+            )
+        )
     ):
         outsiders = (
             conversation,

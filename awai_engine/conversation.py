@@ -58,3 +58,19 @@ def conversation_of(timeline: Timeline, position: int, window: int) -> frozenset
             addressed_last[name] = at
     own = root(position - start)
     return frozenset(start + k for k in range(len(parent)) if root(k) == own)
+
+
+def addressed_share(timeline: Timeline, position: int, window: int) -> float:
+    """The share of the ``window`` lines before ``position`` that address someone.
+
+    Why: an inferred conversation says which thread a line belongs to only where people address
+    each other (IRC, a busy Discord room). Where almost no one does (a small team's Slack
+    channel), every line addressing no one continues its speaker's own, and "outside the
+    conversation" would only mean "said by someone else".
+    """
+    start = max(position - window, 0)
+    if start == position:
+        return 0.0
+    return sum(bool(timeline.messages[at].addressees) for at in range(start, position)) / (
+        position - start
+    )

@@ -186,6 +186,17 @@ class AssociationSettings(BaseModel):
             " any way (names someone or asks the room: awai_engine.reaching)."
         ),
     )
+    conversation_addressed_share: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description=(
+            "conversation_when_alone applies only where at least this share of the"
+            " conversation_window lines address someone: elsewhere (a channel where people"
+            " rarely address each other) lines outside a speaker's conversation are simply"
+            " other people's."
+        ),
+    )
     far_items: int = Field(
         5,
         ge=0,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awai_engine.context import build_flow, recall
-from awai_engine.conversation import conversation_of
+from awai_engine.conversation import addressed_share, conversation_of
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
@@ -49,6 +49,13 @@ def test_a_conversation_chains_the_replies_its_addressing_implies() -> None:
     assert conversation_of(timeline, 5, window=50) == {5}
 
 
+def test_the_addressed_share_counts_the_lines_before_the_message_that_address_someone() -> None:
+    timeline = timeline_of(ROOM)
+    assert addressed_share(timeline, 6, window=50) == 3 / 6  # lines 1, 3 and 4
+    assert addressed_share(timeline, 6, window=2) == 1 / 2  # lines 4 and 5
+    assert addressed_share(timeline, 0, window=50) == 0.0  # nothing before the first line
+
+
 def test_the_window_bounds_how_far_back_a_conversation_reaches() -> None:
     timeline = timeline_of(ROOM)
     assert conversation_of(timeline, 6, window=2) == {4, 6}
@@ -73,6 +80,7 @@ def test_later_lines_never_change_the_conversation_of_an_earlier_message(
     window = data.draw(st.integers(1, 40), label="window")
     whole, prefix = timeline_of(lines), timeline_of(lines[: position + 1])
     assert conversation_of(whole, position, window) == conversation_of(prefix, position, window)
+    assert addressed_share(whole, position, window) == addressed_share(prefix, position, window)
 
 
 @settings(max_examples=100, deadline=None)
