@@ -118,7 +118,9 @@ class AssociationSettings(BaseModel):
         le=100_000,
         description=(
             "Who talks with whom: the utterances looked back at to find the speaker's exchange"
-            " (the people they addressed or were addressed by); 0 turns it off."
+            " (the people they addressed or were addressed by). 0 turns it off: no speaker is"
+            " then in an exchange, so the rules for speakers in one (stranger_z, conversation_z,"
+            " far_exchange, far_in_talk) never apply and those for speakers in none always do."
         ),
     )
     stranger_z: float | None = Field(
@@ -151,7 +153,9 @@ class AssociationSettings(BaseModel):
         le=100_000,
         description=(
             "Which conversation a line belongs to: the utterances looked back at to chain the"
-            " replies inferred from addressing (awai_engine.conversation); 0 turns it off."
+            " replies inferred from addressing (awai_engine.conversation). 0 turns it off, and"
+            " with it the rules that need a conversation (cues_in_conversation, conversation_z,"
+            " far_conversation)."
         ),
     )
     cues_in_conversation: tuple[Literal["addressed", "addressed-speaker", "own"], ...] = Field(
