@@ -121,12 +121,8 @@ class ReadModelFiles:
             return None
         try:
             with self._locked(folder, exclusive=False):
-                meta = json.loads((folder / POINTER).read_text(encoding="utf-8"))
-                if (
-                    meta.get("format") != FORMAT
-                    or meta.get("channel") != channel
-                    or meta.get("index") != index.model_dump()
-                ):
+                meta = _pointer(folder)
+                if not _written_for(meta, channel) or meta.get("index") != index.model_dump():
                     raise ValueError("made by another version or with other index settings")
                 return _read(folder / meta["generation"], meta, index)
         except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
@@ -147,10 +143,9 @@ class ReadModelFiles:
             return None
         try:
             with self._locked(folder, exclusive=False):
-                meta = json.loads((folder / POINTER).read_text(encoding="utf-8"))
+                meta = _pointer(folder)
             if (
-                meta.get("format") != FORMAT
-                or meta.get("channel") != channel
+                not _written_for(meta, channel)
                 or meta.get("revision") != revision
                 or meta.get("collection") != collection
                 or not (folder / meta["generation"] / VECTORS).is_file()
@@ -397,3 +392,14 @@ def _sync_folder(folder: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def _pointer(folder: Path) -> dict[str, Any]:
+    """A channel folder's pointer: which generation is current, and what it was written from."""
+    return json.loads((folder / POINTER).read_text(encoding="utf-8"))
+
+
+def _written_for(meta: dict[str, Any], channel: str) -> bool:
+    """Whether a pointer is of this file format and this channel (a hash collision of folder
+    names, or a file left by another version, is not)."""
+    return meta.get("format") == FORMAT and meta.get("channel") == channel
