@@ -66,7 +66,7 @@ class _Cached:
     fingerprint: str
     text_bytes: int = 0
     persisted: int = 0  # messages in the channel's file on disk (0: none written)
-    collection: str = ""  # the Chroma collection its vectors came from
+    source: str = ""  # the channel row it was made from (ChannelRow.source)
 
     @property
     def nbytes(self) -> int:
@@ -175,7 +175,7 @@ class ReadModel:
             snapshot.fingerprint,
             snapshot.text_bytes,
             count,
-            snapshot.collection,
+            snapshot.source,
         )
 
     def flush(self) -> None:
@@ -202,7 +202,7 @@ class ReadModel:
             cached.last_id,
             cached.fingerprint,
             cached.text_bytes,
-            cached.collection,
+            cached.source,
         )
 
         def still_current() -> bool:
@@ -215,24 +215,21 @@ class ReadModel:
         if self.files.save(channel, snapshot, still_current):
             cached.persisted = count
 
-    def vouched_thoughts(self, channel: str, revision: int, collection: str) -> int | None:
+    def vouched_thoughts(self, channel: str, revision: int, source: str) -> int | None:
         """How many thoughts' vectors the channel's read model holds, if it is current at
-        ``revision`` and was read from ``collection`` (in memory, else its file); else ``None``.
+        ``revision`` and was made from ``source`` (:attr:`ChannelRow.source`: this database's
+        channel row and its collection; in memory, else its file); else ``None``.
 
         Its vectors were read from that collection for every synced thought it holds, and the
         revision moves with every change readers see, so a count equal to SQL's vouches that
         the stores agree without asking Chroma (the start-up check, :mod:`storage.repair`).
         """
         cached = self._touch(channel)
-        if (
-            cached is not None
-            and cached.timeline.revision == revision
-            and cached.collection == collection
-        ):
+        if cached is not None and cached.timeline.revision == revision and cached.source == source:
             return len(cached.timeline.vectors)
         if self.files is None:
             return None
-        return self.files.vouched_thoughts(channel, revision, collection)
+        return self.files.vouched_thoughts(channel, revision, source)
 
     def cached_bytes(self) -> int:
         """The estimated memory of every cached timeline (what ``max_mb`` bounds)."""
@@ -274,7 +271,7 @@ class ReadModel:
                 return False
             if (
                 channel_row.revision == cached.timeline.revision
-                and channel_row.collection == cached.collection
+                and channel_row.source == cached.source
                 and _synced_span(session, channel_row.id)
                 == (len(cached.timeline.messages), cached.last_id)
             ):
@@ -290,6 +287,7 @@ class ReadModel:
             last_id = max((row.id for row in rows), default=cached.last_id)
             new_fingerprint = _fingerprint(session, channel_row, last_id)
             revision, collection = channel_row.revision, channel_row.collection
+            source = channel_row.source
         timeline = cached.timeline
         if rows and timeline.messages and rows[0].ts < timeline.messages[-1].ref.ts:
             return False  # earlier in channel order than what is cached: positions would move
@@ -299,7 +297,7 @@ class ReadModel:
         )
         timeline.revision = revision
         cached.last_id, cached.fingerprint = last_id, new_fingerprint
-        cached.collection = collection
+        cached.source = source
         return True
 
     def _build(self, channel: str) -> _Cached:
@@ -313,9 +311,10 @@ class ReadModel:
             last_id = max((row.id for row in rows), default=0)
             fingerprint = _fingerprint(session, channel_row, last_id)
             collection, dimension = channel_row.collection, channel_row.dimension or 0
+            source = channel_row.source
         timeline = Timeline(dimension=dimension, revision=revision, index=self.recall_index)
         text_bytes = _fill(timeline, rows, thoughts, self.vectors.all_vectors(collection))
-        return _Cached(timeline, last_id, fingerprint, text_bytes, collection=collection)
+        return _Cached(timeline, last_id, fingerprint, text_bytes, source=source)
 
 
 def _rows(
@@ -397,7 +396,7 @@ def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str
         )
     )
     return json.dumps(
-        [scopes, int(edited), float(latest_edit), int(fallbacks), channel_row.collection, holder]
+        [scopes, int(edited), float(latest_edit), int(fallbacks), channel_row.source, holder]
     )
 
 

@@ -52,7 +52,9 @@ from awai_engine.timeline import MessageColumns, Timeline
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3  # 2: lexical terms are Snowball stems; 3: the pointer names collection and thoughts
+FORMAT = (
+    4  # 2: lexical terms are Snowball stems; 3: the pointer counts thoughts; 4: names its source
+)
 POINTER = "current.json"
 VECTORS = "vectors.npy"
 STRINGS = "strings.json"
@@ -103,8 +105,8 @@ class Snapshot:
     last_id: int
     fingerprint: str
     text_bytes: int
-    collection: str = ""
-    """The Chroma collection its vectors were read from."""
+    source: str = ""
+    """The channel row and collection it was made from (``ChannelRow.source``)."""
 
 
 class ReadModelFiles:
@@ -130,9 +132,9 @@ class ReadModelFiles:
             self.shred(channel)
             return None
 
-    def vouched_thoughts(self, channel: str, revision: int, collection: str) -> int | None:
+    def vouched_thoughts(self, channel: str, revision: int, source: str) -> int | None:
         """How many thoughts' vectors the channel's file holds, if it was written at
-        ``revision`` from ``collection`` (then the two stores agreed on them when it was
+        ``revision`` from ``source`` (then the two stores agreed on them when it was
         written, and nothing readers see has changed since); ``None`` otherwise.
 
         Reads the pointer only, never the arrays: it is what lets the start-up check skip
@@ -147,7 +149,7 @@ class ReadModelFiles:
             if (
                 not _written_for(meta, channel)
                 or meta.get("revision") != revision
-                or meta.get("collection") != collection
+                or meta.get("source") != source
                 or not (folder / meta["generation"] / VECTORS).is_file()
             ):
                 return None
@@ -275,7 +277,7 @@ def _write(folder: Path, snapshot: Snapshot) -> dict[str, Any]:
     _sync_folder(folder)
     return {
         "revision": timeline.revision,
-        "collection": snapshot.collection,
+        "source": snapshot.source,
         "thoughts": len(timeline.vectors),
         "last_id": snapshot.last_id,
         "fingerprint": snapshot.fingerprint,
@@ -361,7 +363,7 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         lexicon=lexicon,
     )
     return Snapshot(
-        timeline, meta["last_id"], meta["fingerprint"], meta["text_bytes"], meta["collection"]
+        timeline, meta["last_id"], meta["fingerprint"], meta["text_bytes"], meta["source"]
     )
 
 

@@ -68,7 +68,7 @@ class Repair(StorePart):
                     UtteranceRow.message_id.in_(tombstone_ids(row.id)),
                 )
             )
-            collection, revision = row.collection, row.revision
+            collection, revision, source = row.collection, row.revision, row.source
         if (
             not thorough
             and not unsynced
@@ -78,7 +78,7 @@ class Repair(StorePart):
                 # each of these thoughts: it vouches for the count without opening Chroma.
                 # (An index damaged since is found by what next reads or writes its vectors,
                 # and by ``awai doctor``, which always compares every id.)
-                thought_count == self.read_model.vouched_thoughts(channel, revision, collection)
+                thought_count == self.read_model.vouched_thoughts(channel, revision, source)
                 or thought_count == self.vectors.count(collection)
             )
         ):

@@ -36,6 +36,7 @@ import errno
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -83,6 +84,15 @@ class ChannelRow(Base):
     dimension: Mapped[int | None] = mapped_column(Integer)
     # Bumped by every change readers must see; a cached read model compares it to stay fresh.
     revision: Mapped[int] = mapped_column(Integer, default=0)
+    # A random token given when the row is made: a database reset, restored or replaced counts
+    # revisions and row ids again from the same numbers, and must not pass for this one.
+    incarnation: Mapped[str | None] = mapped_column(String(32), default=lambda: uuid.uuid4().hex)
+
+    @property
+    def source(self) -> str:
+        """What a read model of the channel was made from: the collection its vectors are in and
+        the incarnation of this row (a read model made from another database never matches)."""
+        return f"{self.collection}@{self.incarnation or ''}"
 
 
 class UtteranceRow(Base):

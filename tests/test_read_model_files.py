@@ -320,3 +320,26 @@ def test_a_start_whose_file_is_current_reads_without_opening_chroma_or_the_model
         assert not last.store.vectors.opened
     finally:
         last.close()
+
+
+def test_a_file_made_from_a_database_since_reset_is_never_taken_for_the_new_one(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """A reset database counts revisions and row ids from the same numbers again, so a kept
+    file can match them while the messages differ: the channel row's incarnation tells them
+    apart (found in review: m3, which the new database does not hold, was read)."""
+    said = ["we ship the release on friday", "the staging box is down again"]
+    writer = persisted_runtime(make_runtime)
+    for n, text in enumerate([*said, "the zyxwvutq password is hunter2"], start=1):
+        writer.engine.ingest([utterance(f"m{n}", text)])
+    writer.engine.read(CHANNEL, "m3", EVERYTHING)
+    writer.close()
+    for leftover in writer.settings.data_dir.glob("awai.sqlite3*"):
+        leftover.unlink()  # the database reset; the read-models folder stays
+    other = make_runtime("data", read_model={"persist": False}, recall_index=SMALL_INDEX)
+    for message_id, text in [("m1", said[0]), ("m2", said[1]), ("m4", "lunch at noon anyone")]:
+        other.engine.ingest([utterance(message_id, text)])
+    other.close()
+
+    fresh = persisted_runtime(make_runtime)
+    assert list(fresh.store.timeline(CHANNEL).position_of) == ["m1", "m2", "m4"]
