@@ -112,7 +112,6 @@ def recall(
     if (
         conversation is not None
         and association.conversation_z is not None
-        and exchange is not None
         and (
             not alone
             or (
@@ -513,7 +512,7 @@ def _far(
     rival = -math.inf
     if settings.far_above_near:
         near = free & (sources >= far_end)
-        alone = exchange is not None and exchange.alone
+        alone = exchange is None or exchange.alone  # as in recall(): no exchange known, none
         if (
             settings.far_rivals == "others"
             or (settings.far_rivals == "others-when-alone" and alone)
