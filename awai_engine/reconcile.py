@@ -133,6 +133,10 @@ class ReconcilableStore(Protocol):
         """Build the channel's vector index anew from the thoughts in SQL; returns how many."""
         ...
 
+    def set_aside(self, channel: str, message_ids: Sequence[str]) -> None:
+        """Keep messages that lost their thoughts out of readings and found by every start."""
+        ...
+
 
 Restore = Callable[[str, Sequence[str]], int]
 """Extracts the thoughts of stored messages again from their text: (channel, message ids) ->
@@ -247,7 +251,7 @@ def reconcile(
                 reports.append(_rebuild(store, encoder, found))
                 continue
             _repair(store, encoder, found)
-            reports.append(_restored(found, restore))
+            reports.append(_restored(store, found, restore))
             continue
         # Vectors of another model would make the channel's similarities meaningless: such a
         # channel gets its deletes and orphans repaired, and its re-embedding waits for reembed.
@@ -295,12 +299,16 @@ def _repair(store: ReconcilableStore, encoder: TextEncoder | None, found: Channe
         store.remove_vectors(found.channel, found.orphans)
 
 
-def _restored(found: ChannelAudit, restore: Restore | None) -> ChannelReport:
-    """The report of a repaired channel, its lost thoughts extracted again if ``restore``."""
+def _restored(
+    store: ReconcilableStore, found: ChannelAudit, restore: Restore | None
+) -> ChannelReport:
+    """The report of a repaired channel, its lost thoughts extracted again if ``restore``; else
+    they are set aside, so that the next start finds and tells them again."""
     report = _report(found, True)
     if not found.thoughtless:
         return report
     if restore is None:
+        store.set_aside(found.channel, found.thoughtless)
         return report.model_copy(
             update={
                 "repaired": False,

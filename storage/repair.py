@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 
 from awai_engine.reconcile import ChannelAudit, DamagedVectorsError, PendingMessage
 from awai_engine.values import Utterance
@@ -98,6 +98,8 @@ class Repair(StorePart):
         expected = {vector for row in rows for vector in row.vector_ids}
         unsynced, missing = [], []
         for row in rows:
+            if not row.message.thoughts:
+                continue  # lost its thoughts: nothing to embed (``thoughtless`` below)
             if not row.synced:
                 unsynced.append(row.message)
             elif synced_before.get(row.message.message_id) == row and not present.issuperset(
@@ -183,6 +185,23 @@ class Repair(StorePart):
                 stored_utterance(channel, row)
                 for row in sorted(reopened, key=lambda row: (row.ts, row.id))
             ]
+
+    def set_aside(self, channel: str, message_ids: Sequence[str]) -> None:
+        """Mark messages that lost their thoughts unsynced (readers skip them; they could not be
+        read anyway), so that every start finds them again until they are restored; one that
+        got thoughts meanwhile is left alone."""
+        with self.db.session() as session:
+            channel_id = channel_row(self.db, session, channel).id
+            for batch in batches(list(message_ids)):
+                session.execute(
+                    update(UtteranceRow)
+                    .where(
+                        UtteranceRow.channel_id == channel_id,
+                        UtteranceRow.message_id.in_(batch),
+                        ~UtteranceRow.thoughts.any(),
+                    )
+                    .values(synced=False)
+                )
 
     def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
         """Write a message's vectors and mark it synced, if its thoughts are still ``message``'s.

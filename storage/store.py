@@ -211,18 +211,26 @@ class AwaiStore:
     def finish_deletes(self, channel: str, message_ids: Sequence[str]) -> int:
         return self._repair.finish_deletes(channel, message_ids)
 
+    def set_aside(self, channel: str, message_ids: Sequence[str]) -> None:
+        self._repair.set_aside(channel, message_ids)
+
     def restore_thoughts(
         self,
         channel: str,
         message_ids: Sequence[str],
         prepare: Callable[[list[Utterance]], list[PreparedUtterance]],
+        batch: int = 200,
     ) -> int:
         """Extract again (``prepare``: the engine's extraction) the thoughts of stored messages
-        that have none, and save them at the same position; returns how many were restored."""
-        reopened = self._repair.reopen_thoughtless(channel, message_ids)
-        if reopened:
-            self._writes.save(channel, prepare(reopened))
-        return len(reopened)
+        that have none, and save them at the same position, ``batch`` at a time (what is done
+        stays done if a later batch fails); returns how many were restored."""
+        restored = 0
+        for start in range(0, len(message_ids), batch):
+            reopened = self._repair.reopen_thoughtless(channel, message_ids[start : start + batch])
+            if reopened:
+                self._writes.save(channel, prepare(reopened))
+                restored += len(reopened)
+        return restored
 
     # -- erasure: no bytes left of what was removed (storage.erasures) -------------------------
 

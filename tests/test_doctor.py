@@ -170,7 +170,12 @@ def test_doctor_repair_extracts_again_the_thoughts_an_upgrade_deleted(
     with runtime.store.db.engine.begin() as connection:
         connection.exec_driver_sql("DELETE FROM thoughts")  # what the cascade did
     runtime.store.read_model.forget(CHANNEL)
-    assert reconcile(runtime.store, runtime.engine.embedder).channels[0].orphan_vectors
+    first = reconcile(runtime.store, runtime.engine.embedder).channels[0]  # a start
+    assert first.orphan_vectors and first.lost_thoughts == 16 and not first.repaired
+    again = reconcile(runtime.store, runtime.engine.embedder).channels[0]  # the next start
+    assert again.lost_thoughts == 16 and "awai doctor --repair" in (
+        again.not_repaired_because or ""
+    )
     assert EDITED not in runtime.store.timeline(CHANNEL).position_of  # unreadable now
     data_dir = str(runtime.settings.data_dir)
 
