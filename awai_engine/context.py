@@ -374,7 +374,7 @@ def near_bar(
     thought well above what the message shares with everything said just before is on topic.
 
     With fewer than z² + 2 recent thoughts there is no bar (``-inf``): one line among n can
-    stand at most (n − 1)/√n deviations above them all, so a bar of z would shut out even the
+    stand at most √(n − 1) deviations above them all (numpy's std), so a bar of z would shut out even the
     line the message repeats word for word in a young channel.
     """
     if z is None or not len(rows):
@@ -481,10 +481,10 @@ def _far(
     taken: set[int],
     settings: AssociationSettings,
     room: int,
-    exchange: Exchange | None = None,
-    conversation: frozenset[int] | None = None,
-    asks_past: bool = True,
-    names_absent: bool = False,
+    exchange: Exchange | None,
+    conversation: frozenset[int] | None,
+    asks_past: bool,
+    names_absent: bool,
 ) -> list[_Pick]:
     """Up to ``far_items`` messages at least ``far_distance`` back whose evidence (meaning and
     words together, :func:`_evidence`) reaches ``far_score_bar`` standard deviations, best

@@ -11,9 +11,12 @@ message and the speakers who spoke before it only, so they are functions of the 
 
 from __future__ import annotations
 
+import re
+
 from awai_engine.timeline import Timeline
 
 QUESTION_MARKS = ("?", "？")  # the Japanese full-width one too
+_LINK = re.compile(r"\b[a-z][a-z0-9+.-]*://\S*[^\s?？]", re.IGNORECASE)  # not its last "?"
 
 
 def names_the_absent(timeline: Timeline, position: int) -> bool:
@@ -31,4 +34,5 @@ def asks_the_room(timeline: Timeline, position: int) -> bool:
     """Is the message at ``position`` a question put to no one in particular? Anything said in
     the channel may answer it, the far past included; a question put to someone is theirs."""
     message = timeline.messages[position]
-    return not message.addressees and any(mark in message.text for mark in QUESTION_MARKS)
+    said = _LINK.sub(" ", message.text)  # a link's query string ("?q=…") asks nothing
+    return not message.addressees and any(mark in said for mark in QUESTION_MARKS)

@@ -55,6 +55,17 @@ def test_naming_someone_without_addressing_them_or_asking_the_room_reaches_back(
     ]
 
 
+def test_a_question_mark_inside_a_link_asks_nothing_but_one_after_it_does() -> None:
+    timeline = timeline_of(
+        [
+            ("Ann", "The results: https://example.com/search?q=flaky&page=2", ()),
+            ("Bo", "Has anyone read https://example.com/postmortem?", ()),
+            ("Dee", "Docs at http://wiki.local/page?id=7 (updated).", ()),
+        ]
+    )
+    assert [asks_the_room(timeline, p) for p in range(3)] == [False, True, False]
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     lines=st.lists(
