@@ -109,6 +109,10 @@ def _filled(column: sa.Column) -> object:
     return {int: 1, float: 1.5, bool: False, str: "x"}[python]
 
 
+# A channel, a message, and the rows that refer to the message (a cascade deleted those).
+REFERRING = ("channels", "utterances", "thoughts", "utterance_versions")
+
+
 @pytest.mark.parametrize("revision", _revisions()[:-1])
 def test_upgrading_a_sqlite_database_keeps_the_rows_that_refer_to_altered_tables(
     tmp_path: Path, revision: str
@@ -124,8 +128,8 @@ def test_upgrading_a_sqlite_database_keeps_the_rows_that_refer_to_altered_tables
     with old.begin() as connection:
         connection.exec_driver_sql("PRAGMA foreign_keys=ON")
         tables = sa.MetaData()
-        tables.reflect(connection, only=["channels", "utterances", "thoughts"])
-        for name in ("channels", "utterances", "thoughts"):
+        tables.reflect(connection, only=list(REFERRING))
+        for name in REFERRING:
             table = tables.tables[name]
             row = {
                 column.name: _filled(column)
@@ -139,7 +143,7 @@ def test_upgrading_a_sqlite_database_keeps_the_rows_that_refer_to_altered_tables
     try:
         assert migrations.current(database.engine) == migrations.head()
         with database.engine.connect() as connection:
-            for name in ("channels", "utterances", "thoughts"):
+            for name in REFERRING:
                 assert connection.exec_driver_sql(f"SELECT count(*) FROM {name}").scalar() == 1
     finally:
         database.dispose()
