@@ -6,6 +6,11 @@ everywhere, memory included: otherwise its words would stay in a long-running bo
 cache happened to evict them. Each such cache registers here; whatever removes messages from the
 store (a deletion, a "forget me", a channel dropped) calls :func:`forget_cached_texts`. The
 caches are only a saving, so emptying all of them changes no result, only the next call's cost.
+
+What this does not do: in a deployment of several processes, only the process that removed the
+message empties its caches; the others hold the words until their caches evict them (no reader
+gets them from there: every reading starts from the store, where they are gone). A reading that
+was already running when the message went may also put a word back after the clearing.
 """
 
 from __future__ import annotations
