@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
@@ -42,13 +43,19 @@ ALWAYS_SCORED = 64  # a term held by at most this many messages is never left ou
 _TERM_OBJECTS = 420  # per term: str header, dict slot, _Postings object, two array headers
 # Runs of letters/digits outside Japanese script, or runs of Japanese script.
 _RUN = re.compile(r"[^\W_]+", re.UNICODE)
-_ENGLISH = snowballstemmer.stemmer("english")
+# One stemmer per thread: a Snowball stemmer keeps the word it is stemming on itself, so two
+# threads stemming with one (readings and a re-clustering at once) read each other's word and
+# fail with IndexError (seen in tests/test_concurrency.py once the cache below missed often).
+_stemmers = threading.local()
 
 
 @text_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     """The Snowball English stem of a word (chat vocabularies repeat: cached)."""
-    return _ENGLISH.stemWord(word)
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
 @text_cache(maxsize=4096)

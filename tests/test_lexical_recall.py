@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import random
+import string
+import threading
 from collections.abc import Callable
 
+import snowballstemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awai_engine.lexical import LexicalIndex, terms
+from awai_engine.text_caches import forget_cached_texts
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.factories import far_question, utterance
@@ -102,3 +107,36 @@ def test_without_far_slots_or_lexical_recall_nothing_is_recalled_by_words(
         )
         associations = runtime.engine.context(CHANNEL, "m011", EVERYTHING).associations
         assert all(item.reason != "words" and not item.shared_words for item in associations)
+
+
+def test_index_terms_are_found_from_several_threads_at_once() -> None:
+    """A Snowball stemmer keeps the word it stems on itself: shared by threads (readings and a
+    re-clustering at once, with the stem cache emptied by a deletion), it failed with IndexError
+    or gave another thread's stem."""
+    rng = random.Random(3)
+    suffixes = ("ational", "fulness", "ization", "iveness")
+    own_words = [
+        [
+            "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 12))) + suffix
+            for _ in range(4000)
+        ]
+        for suffix in suffixes
+    ]  # each thread its own words, so none finds another's in the caches
+    reference = snowballstemmer.stemmer("english")
+    expected = [[(reference.stemWord(word),) for word in words] for words in own_words]
+    found: list[list[tuple[str, ...]]] = [[] for _ in suffixes]
+    failures: list[BaseException] = []
+
+    def stem(thread: int) -> None:
+        try:
+            found[thread] = [terms(word) for word in own_words[thread]]
+        except BaseException as error:
+            failures.append(error)
+
+    forget_cached_texts()
+    threads = [threading.Thread(target=stem, args=(n,)) for n in range(len(suffixes))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and found == expected
