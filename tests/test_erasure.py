@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import linecache
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -80,12 +81,14 @@ def held_in_memory(needle: str) -> list[str]:
     linecache.clearcache()
     gc.collect()
     found = []
-    for holder in gc.get_objects():
-        for item in gc.get_referents(holder):
-            if isinstance(item, str) and needle in item and item is not needle:
-                found.append(f"{type(holder).__name__}: {item[:60]}")
-            elif isinstance(item, bytes) and needle.encode() in item:
-                found.append(f"{type(holder).__name__}: bytes")
+    with warnings.catch_warnings():  # looking at torch's lazy module attributes warns
+        warnings.simplefilter("ignore")
+        for holder in gc.get_objects():
+            for item in gc.get_referents(holder):
+                if isinstance(item, str) and needle in item and item is not needle:
+                    found.append(f"{type(holder).__name__}: {item[:60]}")
+                elif isinstance(item, bytes) and needle.encode() in item:
+                    found.append(f"{type(holder).__name__}: bytes")
     return found
 
 
