@@ -41,12 +41,17 @@ def thread_root_of(message: Message) -> str | None:
     return thread_ts if thread_ts and thread_ts != message.get("ts") else None
 
 
+def said_by_a_person(message: Message) -> bool:
+    """Whether a person (not a bot or an integration) wrote the message."""
+    return bool(message.get("user") and message.get("ts")) and not message.get("bot_id")
+
+
 def is_spoken(message: Message, bot_user_id: str | None) -> bool:
     """A person's message to the room (not a bot, a system notice, or a command to AWAI)."""
     subtype = message.get("subtype")
     if subtype is not None and subtype not in SPOKEN_SUBTYPES:
         return False
-    if message.get("bot_id") or not message.get("user") or not message.get("ts"):
+    if not said_by_a_person(message):
         return False
     addressed_to_awai = bool(bot_user_id) and message.get("text", "").lstrip().startswith(
         f"<@{bot_user_id}>"

@@ -19,7 +19,7 @@ from slack_sdk.errors import SlackApiError
 from awai_engine.values import Utterance
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
-from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
+from bots.slack.ingest import Message, channel_key, is_spoken, said_by_a_person, to_utterance
 from bots.slack.line import line_before
 from bots.slack.linked import other_workspace_refusal
 from bots.slack.links import MalformedLinkError, parse_permalink
@@ -96,7 +96,7 @@ def handle_message(
         engine.ingest([utterance])
     elif (
         subtype == "message_changed"
-        and _said_by_a_person(message)
+        and said_by_a_person(message)
         and engine.delete(channel_key(team, channel_id), message["ts"])
     ):
         # Edited into a command to AWAI or into no words: the person's words are off Slack, so
@@ -198,10 +198,6 @@ def _utterance_of(
         channel_id,
         lambda user_id: services.directory.display_name(client, team, user_id),
     )
-
-
-def _said_by_a_person(message: Message) -> bool:
-    return bool(message.get("user") and message.get("ts")) and not message.get("bot_id")
 
 
 def handle_uninstall(services: SlackServices, event: Payload | None, context: BoltContext) -> None:
