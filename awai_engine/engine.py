@@ -275,7 +275,7 @@ class Engine:
         ids = [utterance.message_id for utterance in utterances]
         stored = self.store.stored_texts(channel, ids)
         edit_times = self.store.stored_edit_times(channel, ids)
-        deleted = self.store.deleted_ids(channel, ids)
+        tombstones = self.store.tombstones(channel, ids)
         counts = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0, "stale": 0}
         latest: dict[str, Utterance] = {}
         for utterance in utterances:  # a repeated id in one batch: the newest version wins
@@ -284,7 +284,9 @@ class Engine:
                 latest[utterance.message_id] = utterance
         todo = []
         for utterance in latest.values():
-            if utterance.message_id in deleted:
+            if utterance.message_id in tombstones and not utterance.brings_back(
+                tombstones[utterance.message_id]
+            ):
                 counts["refused_deleted"] += 1
             elif utterance.message_id not in stored:
                 counts["added"] += 1
@@ -359,13 +361,15 @@ class Engine:
     def edit(self, utterance: Utterance) -> bool:
         """Replace a stored message's text (thoughts and vectors with it).
 
-        ``False`` if the message is unknown, or if the new text is refused (over a limit): the
-        stored text then stays as it was, and the reason is logged.
+        ``False`` if the message is unknown or deleted, or if the new text is refused (over a
+        limit): the stored text then stays as it was, and the reason is logged. A message whose
+        words an earlier edit took off the platform (:meth:`withdraw`) is stored again.
         """
-        if utterance.message_id not in self.store.stored_texts(
-            utterance.channel, [utterance.message_id]
-        ):
-            return False
+        channel, message_id = utterance.channel, utterance.message_id
+        if message_id not in self.store.stored_texts(channel, [message_id]):
+            withdrawn = self.store.tombstones(channel, [message_id])
+            if message_id not in withdrawn or not utterance.brings_back(withdrawn[message_id]):
+                return False
         report = self.ingest([utterance])
         for problem in report.problems:
             log.warning("edit of message %s refused: %s", problem.message_id, problem.reason)
@@ -374,7 +378,17 @@ class Engine:
     def delete(self, channel: str, message_id: str) -> bool:
         """Remove a message everywhere, schema summaries made from it included; it will not be
         ingested again (privacy beats fidelity)."""
-        deleted = self.store.delete(channel, message_id)
+        return self._forget(channel, message_id, None)
+
+    def withdraw(self, channel: str, message_id: str, edited_ts: float | None) -> bool:
+        """Its words were edited off the platform at ``edited_ts`` (into a command to AWAI, or
+        into a file alone): forgotten as a deletion is, but an edit made after that which puts
+        words back stores the message again at its place, as the platform shows it. Without an
+        edit time nothing can tell a later edit from a redelivered earlier one: out for good."""
+        return self._forget(channel, message_id, edited_ts)
+
+    def _forget(self, channel: str, message_id: str, withdrawn_ts: float | None) -> bool:
+        deleted = self.store.delete(channel, message_id, withdrawn_ts)
         self.views.forget(channel)
         if deleted and self.schemas is not None:
             self.schemas.purge_deleted(channel)

@@ -71,8 +71,9 @@ class Store(Protocol):
         """The platform edit time of each stored message's text (``None``: never edited)."""
         ...
 
-    def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
-        """Ids among ``message_ids`` that were deleted: they must not come back."""
+    def tombstones(self, channel: str, message_ids: Sequence[str]) -> dict[str, float | None]:
+        """The deleted among ``message_ids``: they must not come back, but for a withdrawal (its
+        edit time, else ``None``) that a later edit undoes (:meth:`Utterance.brings_back`)."""
         ...
 
     def fallback_utterances(self, channel: str) -> list[Utterance]:
@@ -84,8 +85,9 @@ class Store(Protocol):
         model's extraction also replaces a stored fallback of the same text, in place."""
         ...
 
-    def delete(self, channel: str, message_id: str) -> bool:
-        """Remove a message from every store; ``False`` if it was not there."""
+    def delete(self, channel: str, message_id: str, withdrawn_ts: float | None = None) -> bool:
+        """Remove a message from every store; ``False`` if it was not there. ``withdrawn_ts``:
+        its words were edited off the platform then, and a later edit may bring it back."""
         ...
 
     def timeline(self, channel: str) -> Timeline:

@@ -55,6 +55,17 @@ class Utterance(Value):
             return False
         return self.edited_ts is None or self.edited_ts < stored_edited_ts
 
+    def brings_back(self, withdrawn_ts: float | None) -> bool:
+        """Whether this version undoes a tombstone: only one whose words were edited off the
+        platform at ``withdrawn_ts`` (into a command to AWAI, or into none), and only by a
+        version edited after that (a redelivered or paged copy of an earlier one cannot).
+        ``None`` is a deletion or a forget, which nothing undoes."""
+        return (
+            withdrawn_ts is not None
+            and self.edited_ts is not None
+            and self.edited_ts > withdrawn_ts
+        )
+
 
 class Thought(Value):
     """One unit of meaning (claim, proposal, question, feeling, decision) of an utterance."""

@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from awai_engine.values import Utterance
 from storage.batches import IN_BATCH, batches
-from storage.queries import channel_row, tombstoned
-from storage.sql import Database, UtteranceRow
+from storage.queries import channel_row
+from storage.sql import Database, DeletedMessageRow, UtteranceRow
 
 
 class Reads:
@@ -50,15 +50,21 @@ class Reads:
                 found.update((message_id, edited) for message_id, edited in session.execute(query))
         return found
 
-    def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
-        """Ids among ``message_ids`` that were deleted: they must not come back."""
-        found: set[str] = set()
+    def tombstones(self, channel: str, message_ids: Sequence[str]) -> dict[str, float | None]:
+        """The deleted among ``message_ids``, each with its withdrawal's edit time (``None``:
+        deleted for good; see :meth:`Utterance.brings_back`)."""
+        found: dict[str, float | None] = {}
         with self.db.read() as session:
             row = self.db.channel(session, channel)
             if row is None:
                 return found
             for batch in batches(message_ids):
-                found.update(tombstoned(session, row.id, batch))
+                query = select(DeletedMessageRow.message_id, DeletedMessageRow.withdrawn_ts).where(
+                    DeletedMessageRow.channel_id == row.id, DeletedMessageRow.message_id.in_(batch)
+                )
+                found.update(
+                    (message_id, withdrawn) for message_id, withdrawn in session.execute(query)
+                )
         return found
 
     def fallback_utterances(self, channel: str) -> list[Utterance]:

@@ -165,7 +165,13 @@ class ThoughtRow(Base):
 
 
 class DeletedMessageRow(Base):
-    """A tombstone: the id of a deleted message, so redelivery or backfill cannot bring it back."""
+    """A tombstone: the id of a deleted message, so redelivery or backfill cannot bring it back.
+
+    ``withdrawn_ts`` is set when the words were edited off the platform rather than deleted (the
+    message turned into a command to AWAI, or into a file alone): the platform's time of that
+    edit. The message is forgotten all the same, but a later edit that puts words back in it is
+    stored again, as the platform shows it. ``None``: deleted or forgotten for good.
+    """
 
     __tablename__ = "deleted_messages"
 
@@ -174,6 +180,7 @@ class DeletedMessageRow(Base):
     )
     message_id: Mapped[str] = mapped_column(String(255), primary_key=True)
     deleted_at: Mapped[float] = mapped_column(Float, default=time.time)
+    withdrawn_ts: Mapped[float | None] = mapped_column(Float)
 
 
 BUSY_TIMEOUT_SECONDS = 30.0

@@ -154,8 +154,8 @@ class AwaiStore:
     ) -> dict[str, float | None]:
         return self._reads.stored_edit_times(channel, message_ids)
 
-    def deleted_ids(self, channel: str, message_ids: Sequence[str]) -> set[str]:
-        return self._reads.deleted_ids(channel, message_ids)
+    def tombstones(self, channel: str, message_ids: Sequence[str]) -> dict[str, float | None]:
+        return self._reads.tombstones(channel, message_ids)
 
     def fallback_utterances(self, channel: str) -> list[Utterance]:
         """Stored messages whose thoughts were made offline as a fallback, in channel order."""
@@ -171,10 +171,10 @@ class AwaiStore:
         """Store new and edited messages (see the module docstring for the write order)."""
         self._writes.save(channel, items)
 
-    def delete(self, channel: str, message_id: str) -> bool:
+    def delete(self, channel: str, message_id: str, withdrawn_ts: float | None = None) -> bool:
         if self.channel_info(channel) is not None:
             self.erasures.begin(channel)  # the bytes of its vectors go when it is finished
-        deleted = self._writes.delete(channel, message_id)
+        deleted = self._writes.delete(channel, message_id, withdrawn_ts)
         forget_cached_texts()  # and its words in memory go now
         return deleted
 

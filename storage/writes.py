@@ -47,6 +47,17 @@ def _improves(row: UtteranceRow, item: PreparedUtterance) -> bool:
     return row.extraction_fallback and not item.extraction.fallback
 
 
+def _outdated(row: UtteranceRow | None, withdrawn_ts: float | None) -> bool:
+    """Whether a withdrawal is older than the stored version (edited after it): a redelivered
+    withdrawing edit must not take back words that a later edit put in."""
+    return (
+        withdrawn_ts is not None
+        and row is not None
+        and row.edited_ts is not None
+        and row.edited_ts > withdrawn_ts
+    )
+
+
 class Writes(StorePart):
     def save(self, channel: str, items: Sequence[PreparedUtterance]) -> None:
         """Store new and edited messages.
@@ -116,10 +127,18 @@ class Writes(StorePart):
             row_of_channel = channel_row(self.db, session, channel)
             channel_id = row_of_channel.id
             plan = _WritePlan(collection=row_of_channel.collection)
-            skipped: set[str] = set()
+            tombstones: dict[str, DeletedMessageRow] = {}
             existing: dict[str, UtteranceRow] = {}
             for batch in batches([item.utterance.message_id for item in items]):
-                skipped.update(tombstoned(session, channel_id, batch))
+                tombstones.update(
+                    (row.message_id, row)
+                    for row in session.scalars(
+                        select(DeletedMessageRow).where(
+                            DeletedMessageRow.channel_id == channel_id,
+                            DeletedMessageRow.message_id.in_(batch),
+                        )
+                    )
+                )
                 existing.update(
                     (row.message_id, row)
                     for row in session.scalars(
@@ -132,8 +151,11 @@ class Writes(StorePart):
             now = time.time()
             for item in items:
                 utterance = item.utterance
-                if utterance.message_id in skipped:
-                    continue
+                tombstone = tombstones.get(utterance.message_id)
+                if tombstone is not None:
+                    if not utterance.brings_back(tombstone.withdrawn_ts):
+                        continue
+                    session.delete(tombstone)  # words edited back in: stored as a new message
                 row = existing.get(utterance.message_id)
                 if row is None:
                     row = UtteranceRow(channel_id=channel_id, message_id=utterance.message_id)
@@ -183,8 +205,12 @@ class Writes(StorePart):
                 )
             bump_revision(session, channel_id)
 
-    def delete(self, channel: str, message_id: str) -> bool:
-        """Remove a message from every store and keep it out; ``False`` if it was not there."""
+    def delete(self, channel: str, message_id: str, withdrawn_ts: float | None = None) -> bool:
+        """Remove a message from every store and keep it out; ``False`` if it was not there.
+
+        With ``withdrawn_ts`` (the platform's time of an edit that took the words off it) a later
+        edit may bring the message back; without, it is out for good, a withdrawn one included.
+        """
         with self.locks(channel):
             with self.db.session() as session:
                 row_of_channel = self.db.channel(session, channel)
@@ -192,8 +218,20 @@ class Writes(StorePart):
                     return False
                 channel_id = row_of_channel.id
                 row = utterance_row(session, channel_id, message_id)
-                if session.get(DeletedMessageRow, (channel_id, message_id)) is None:
-                    session.add(DeletedMessageRow(channel_id=channel_id, message_id=message_id))
+                if _outdated(row, withdrawn_ts):
+                    return False  # a late copy of the withdrawing edit: the words came back since
+                tombstone = session.get(DeletedMessageRow, (channel_id, message_id))
+                if tombstone is None:
+                    session.add(
+                        DeletedMessageRow(
+                            channel_id=channel_id, message_id=message_id, withdrawn_ts=withdrawn_ts
+                        )
+                    )
+                elif tombstone.withdrawn_ts is not None:
+                    # Deleted after a withdrawal: for good. Withdrawn again: from the later edit.
+                    tombstone.withdrawn_ts = (
+                        None if withdrawn_ts is None else max(withdrawn_ts, tombstone.withdrawn_ts)
+                    )
                 if row is not None:
                     session.delete(row)
                     bump_revision(session, channel_id)

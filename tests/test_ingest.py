@@ -83,6 +83,53 @@ def test_a_delete_removes_the_text_from_sql_and_chroma_and_it_never_comes_back(
     assert not runtime.engine.delete(CHANNEL, "m404")
 
 
+def test_words_edited_back_into_a_withdrawn_message_are_stored_again_at_its_place(
+    runtime: Runtime,
+) -> None:
+    """A message edited into a command to AWAI (or into a file alone) is forgotten; when a later
+    edit puts words back, the platform shows them again, and so does AWAI. Copies of earlier
+    versions, and of the withdrawing edit itself, change nothing."""
+    engine = runtime.engine
+    engine.ingest(
+        [utterance("m1", "Hello."), utterance("m2", "Budget is 40k."), utterance("m3", "Ok.")]
+    )
+    assert engine.withdraw(CHANNEL, "m2", edited_ts=100.0)
+    assert "40k" not in sql_dump(runtime)
+
+    original = utterance("m2", "Budget is 40k.")  # a redelivered or paged copy: never edited
+    earlier = utterance("m2", "Budget is 30k.").model_copy(update={"edited_ts": 90.0})
+    assert engine.ingest([original, earlier]).refused_deleted == 1
+    assert not engine.edit(earlier)
+
+    back = utterance("m2", "Budget is 45k, not 40k.").model_copy(update={"edited_ts": 120.0})
+    assert engine.edit(back)
+    context = engine.context(CHANNEL, "m3", EVERYTHING)
+    assert context.flow.previous.message.message_id == "m2"  # type: ignore[union-attr]
+    assert [t.text for t in engine.context(CHANNEL, "m2", EVERYTHING).thoughts] == [
+        "Budget is 45k, not 40k."
+    ]
+    assert not engine.withdraw(CHANNEL, "m2", edited_ts=100.0), "a late copy takes nothing back"
+    assert runtime.store.stored_texts(CHANNEL, ["m2"]) == {"m2": "Budget is 45k, not 40k."}
+
+
+def test_a_message_deleted_after_its_words_were_withdrawn_never_comes_back(
+    runtime: Runtime,
+) -> None:
+    engine = runtime.engine
+    engine.ingest([utterance("m1", "The vendor contract renews on the 9th.")])
+    engine.withdraw(CHANNEL, "m1", edited_ts=100.0)
+    engine.delete(CHANNEL, "m1")  # deleted on the platform, or forgotten through AWAI
+    later = utterance("m1", "The contract renews on the 12th.").model_copy(
+        update={"edited_ts": 200.0}
+    )
+    assert engine.ingest([later]).refused_deleted == 1 and not engine.edit(later)
+    assert runtime.store.message_count(CHANNEL) == 0
+
+    engine.ingest([utterance("m2", "Kept out without an edit time.")])
+    engine.withdraw(CHANNEL, "m2", edited_ts=None)  # nothing could tell later from earlier
+    assert not engine.edit(later.model_copy(update={"message_id": "m2"}))
+
+
 def test_messages_arriving_out_of_order_are_read_in_time_order(runtime: Runtime) -> None:
     runtime.engine.ingest([utterance("m3", "Third."), utterance("m1", "First.")])
     runtime.engine.ingest([utterance("m2", "Second.")])

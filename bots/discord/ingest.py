@@ -74,6 +74,7 @@ def to_utterance(message: discord.Message, line: Line) -> Utterance | None:
         thread_root=line.thread_root,
         scope=line.scope,
         addressees=addressees,
+        edited_ts=message.edited_at.timestamp() if message.edited_at else None,
     )
 
 

@@ -54,7 +54,7 @@ class StoreSync:
     async def edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         """An edit: the new text replaces the old. An edit that leaves no words, or turns the
         message into a command to AWAI (``@AWAI read``), took the person's words off Discord:
-        they are forgotten as a deletion is (AWAI's posts quoting them redacted)."""
+        they are withdrawn (:meth:`withdraw`)."""
         guild = self.bot.get_guild(payload.guild_id) if payload.guild_id else None
         if guild is None:
             return
@@ -77,13 +77,21 @@ class StoreSync:
             return
         if not is_read(message):
             if not message.author.bot and addressed_to_awai(message):
-                await self.delete(guild.id, channel.id, [message.id])
+                await self.withdraw(channel, message)
             return
         utterance = to_utterance(message, line_of(channel))
         if utterance is None:  # the words were edited away
-            await self.delete(guild.id, channel.id, [message.id])
+            await self.withdraw(channel, message)
             return
         await asyncio.to_thread(self.runtime.engine.edit, utterance)
+
+    async def withdraw(self, channel: access.Readable, message: discord.Message) -> None:
+        """The words were edited off Discord: forgotten as a deletion is, AWAI's posts quoting
+        them redacted. An edit made after this one that puts words back stores them again."""
+        key = line_of(channel).key
+        edited = message.edited_at.timestamp() if message.edited_at else None
+        await asyncio.to_thread(self.runtime.engine.withdraw, key, str(message.id), edited)
+        await redact_posts(self.bot, self.runtime, key)
 
     async def delete(self, guild_id: int, channel_id: int, message_ids: list[int]) -> None:
         """Delete everywhere: in the message's channel, or in every channel of the guild when the

@@ -28,6 +28,9 @@ test_an_edit_replaces_thoughts_and_vectors_and_keeps_the_old_text_as_history = (
 test_a_delete_removes_the_text_from_sql_and_chroma_and_it_never_comes_back = (
     ingest.test_a_delete_removes_the_text_from_sql_and_chroma_and_it_never_comes_back
 )
+test_words_edited_back_into_a_withdrawn_message_are_stored_again_at_its_place = (
+    ingest.test_words_edited_back_into_a_withdrawn_message_are_stored_again_at_its_place
+)
 test_messages_arriving_out_of_order_are_read_in_time_order = (
     ingest.test_messages_arriving_out_of_order_are_read_in_time_order
 )

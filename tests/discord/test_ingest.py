@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime, timedelta
 
 import discord
 import pytest
@@ -11,6 +12,19 @@ import pytest
 from tests.discord import payloads
 from tests.discord.conftest import Harness
 from tests.discord.payloads import ANN, BOB, SNOWFLAKES
+
+_IMAGE = {
+    "id": "1",
+    "filename": "a.png",
+    "size": 1,
+    "url": "https://x/a.png",
+    "proxy_url": "https://x/a.png",
+}
+
+
+def _at(minutes: int) -> str:
+    """An edit time ``minutes`` after now, as the gateway writes it."""
+    return payloads.iso(datetime.now(UTC) + timedelta(minutes=minutes))
 
 
 async def test_a_message_is_stored_with_mentions_as_names_and_markup_removed(harness: Harness):
@@ -140,6 +154,18 @@ async def test_an_edit_that_removes_every_word_forgets_the_message(harness: Harn
         discord.RawMessageUpdateEvent(data=edited, message=harness.message(edited))
     )
     assert harness.stored() == {}
+
+
+async def test_words_edited_back_after_an_edit_removed_them_are_stored_again(harness: Harness):
+    data = payloads.message(SNOWFLAKES.next(), content="The launch is on the 9th.")
+    await harness.post(data)
+    emptied = {**data, "content": "", "attachments": [_IMAGE], "edited_timestamp": _at(1)}
+    back = {**data, "content": "The launch moved to the 12th.", "edited_timestamp": _at(2)}
+    for edit in (emptied, back, emptied):  # the last, a late copy of the first edit
+        await harness.cog.on_raw_message_edit(
+            discord.RawMessageUpdateEvent(data=edit, message=harness.message(edit))
+        )
+    assert harness.stored() == {data["id"]: "The launch moved to the 12th."}
 
 
 async def test_a_deleted_message_is_gone_and_does_not_come_back(harness: Harness):

@@ -87,6 +87,29 @@ def test_a_message_edited_into_a_command_to_awai_or_into_no_words_is_forgotten(
     assert slack.stored_texts() == {kept["ts"]: "Let's ask legal first."}
 
 
+def test_words_edited_back_after_a_command_edit_are_read_again_and_late_copies_change_nothing(
+    slack: SlackHarness,
+):
+    before = slack.say(ANN, "Who owns the vendor contract?")
+    commanded = slack.say(BEN, "The vendor contract renews on the 9th.")
+    after = slack.say(CAT, "Let's ask legal first.")
+    slack.settle()
+    withdrawing = slack.api.next_ts()
+    _changed(slack, commanded, f"<@{BOT_USER_ID}> read", withdrawing)
+    slack.settle()
+    assert commanded["ts"] not in slack.stored_texts()
+
+    _changed(slack, commanded, "The vendor contract renews on the 12th.", slack.api.next_ts())
+    slack.settle()
+    _changed(slack, commanded, f"<@{BOT_USER_ID}> read", withdrawing)  # a late copy of it
+    slack.deliver_message_event(commanded, event_id="Ev-original-again")  # and of the original
+    slack.settle()
+
+    assert slack.stored_texts()[commanded["ts"]] == "The vendor contract renews on the 12th."
+    timeline = slack.runtime.store.timeline(GENERAL_KEY)
+    assert [m.message_id for m in timeline.messages] == [before["ts"], commanded["ts"], after["ts"]]
+
+
 def test_a_redelivered_event_is_stored_once_and_cannot_undo_a_later_edit(slack: SlackHarness):
     original = slack.say(ANN, "The budget is ten thousand.")
     first_delivery = f"Ev-{original['ts']}"

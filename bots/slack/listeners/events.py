@@ -19,7 +19,14 @@ from slack_sdk.errors import SlackApiError
 from awai_engine.values import Utterance
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
-from bots.slack.ingest import Message, channel_key, is_spoken, said_by_a_person, to_utterance
+from bots.slack.ingest import (
+    Message,
+    channel_key,
+    edited_ts_of,
+    is_spoken,
+    said_by_a_person,
+    to_utterance,
+)
 from bots.slack.line import line_before
 from bots.slack.linked import other_workspace_refusal
 from bots.slack.links import MalformedLinkError, parse_permalink
@@ -97,10 +104,11 @@ def handle_message(
     elif (
         subtype == "message_changed"
         and said_by_a_person(message)
-        and engine.delete(channel_key(team, channel_id), message["ts"])
+        and engine.withdraw(channel_key(team, channel_id), message["ts"], edited_ts_of(message))
     ):
         # Edited into a command to AWAI or into no words: the person's words are off Slack, so
-        # they are forgotten as a deletion is, and AWAI's posts quoting them are redacted.
+        # they are forgotten as a deletion is, and AWAI's posts quoting them are redacted. An
+        # edit made after this one that puts words back stores the message again.
         redact_posts(services.runtime, client, channel_key(team, channel_id))
 
 
