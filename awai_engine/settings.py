@@ -165,6 +165,14 @@ class AssociationSettings(BaseModel):
             " or clears the near bar (on topic); needs conversation_window."
         ),
     )
+    conversation_pairs: bool = Field(
+        True,
+        description=(
+            "In the inferred conversation, a line addressing someone also answers that person's"
+            " latest line to its speaker and continues its speaker's latest line to them, not"
+            " only that person's latest line; needs conversation_window."
+        ),
+    )
     conversation_z: float | None = Field(
         4.0,
         ge=-5,
