@@ -88,7 +88,9 @@ def recall(
         else None
     )
     conversation = (
-        conversation_of(timeline, position, association.conversation_window)
+        conversation_of(
+            timeline, position, association.conversation_window, association.conversation_pairs
+        )
         if association.conversation_window
         else None
     )

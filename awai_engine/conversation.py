@@ -18,13 +18,19 @@ from __future__ import annotations
 from awai_engine.timeline import Timeline
 
 
-def conversation_of(timeline: Timeline, position: int, window: int) -> frozenset[int]:
+def conversation_of(
+    timeline: Timeline, position: int, window: int, pairs: bool = True
+) -> frozenset[int]:
     """Positions of the lines within ``window`` before ``position`` that the inferred replies
     connect to the message at ``position`` (the message itself included).
 
     Inferred replies, read in channel order: a line that addresses people replies to each one's
     latest line; a line that addresses no one replies to its speaker's previous line and to the
-    latest line that addressed its speaker. Connected lines are one conversation (union-find).
+    latest line that addressed its speaker. With ``pairs``, a line that addresses someone also
+    replies to that person's latest line addressed to its speaker and to its speaker's own
+    latest line addressed to that person: "bob: thanks" answers what bob last said *to me*, even
+    when bob has since answered others, and continues what I last said to bob. Connected lines
+    are one conversation (union-find).
     """
     start = max(position - window, 0)
     parent = list(range(position - start + 1))
@@ -40,6 +46,7 @@ def conversation_of(timeline: Timeline, position: int, window: int) -> frozenset
 
     latest: dict[str, int] = {}  # speaker → their latest line
     addressed_last: dict[str, int] = {}  # speaker → the latest line addressed to them
+    said_to: dict[tuple[str, str], int] = {}  # (speaker, addressee) → the speaker's latest to them
     names = timeline.speaker_names  # a column: most lines need no message built
     for at in range(start, position + 1):
         speaker = names[at].casefold()
@@ -47,8 +54,12 @@ def conversation_of(timeline: Timeline, position: int, window: int) -> frozenset
         to = {name.casefold() for name in addressees} - {speaker} if addressees else set()
         if to:
             for name in to:
-                if name in latest:
-                    join(at, latest[name])
+                answered = [latest.get(name)]
+                if pairs:  # what they last said to me, and what I last said to them
+                    answered += [said_to.get((name, speaker)), said_to.get((speaker, name))]
+                for earlier in answered:
+                    if earlier is not None:
+                        join(at, earlier)
         else:
             for earlier in (latest.get(speaker), addressed_last.get(speaker)):
                 if earlier is not None:
@@ -56,6 +67,7 @@ def conversation_of(timeline: Timeline, position: int, window: int) -> frozenset
         latest[speaker] = at
         for name in to:
             addressed_last[name] = at
+            said_to[speaker, name] = at
     own = root(position - start)
     return frozenset(start + k for k in range(len(parent)) if root(k) == own)
 

@@ -49,6 +49,24 @@ def test_a_conversation_chains_the_replies_its_addressing_implies() -> None:
     assert conversation_of(timeline, 5, window=50) == {5}
 
 
+def test_a_line_addressing_someone_answers_what_they_last_said_to_its_speaker() -> None:
+    timeline = timeline_of(
+        [
+            ("Bo", ("Al",)),  # 0: al: try sudo lshw
+            ("Bo", ("Cy",)),  # 1: cy: the driver is in restricted
+            ("Cy", ()),  # 2: ok, installing it
+            ("Al", ("Bo",)),  # 3: bo: thanks, that worked (answers 0, not only Bo's latest)
+            ("Al", ()),  # 4: my wifi is back
+            ("Al", ("Bo",)),  # 5: bo: and the sound too (continues 3, what Al last said to Bo)
+        ]
+    )
+    assert conversation_of(timeline, 3, window=50) == {0, 1, 2, 3}
+    assert conversation_of(timeline, 3, window=50, pairs=False) == {1, 2, 3}
+    assert conversation_of(timeline, 5, window=50) == {0, 1, 2, 3, 4, 5}
+    assert 3 not in conversation_of(timeline, 5, window=2, pairs=False)
+    assert 3 in conversation_of(timeline, 5, window=2)
+
+
 def test_the_addressed_share_counts_the_lines_before_the_message_that_address_someone() -> None:
     timeline = timeline_of(ROOM)
     assert addressed_share(timeline, 6, window=50) == 3 / 6  # lines 1, 3 and 4
@@ -79,7 +97,10 @@ def test_later_lines_never_change_the_conversation_of_an_earlier_message(
     position = data.draw(st.integers(0, len(lines) - 1), label="message")
     window = data.draw(st.integers(1, 40), label="window")
     whole, prefix = timeline_of(lines), timeline_of(lines[: position + 1])
-    assert conversation_of(whole, position, window) == conversation_of(prefix, position, window)
+    pairs = data.draw(st.booleans(), label="pairs")
+    assert conversation_of(whole, position, window, pairs) == conversation_of(
+        prefix, position, window, pairs
+    )
     assert addressed_share(whole, position, window) == addressed_share(prefix, position, window)
 
 
