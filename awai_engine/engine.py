@@ -26,6 +26,7 @@ from awai_engine.ports import ContextTooLargeError, LanguageBackend, PreparedUtt
 from awai_engine.reconcile import DamagedVectorsError, rebuilt_notice
 from awai_engine.settings import Settings
 from awai_engine.text import clean, detect_language
+from awai_engine.text_caches import forget_cached_texts
 from awai_engine.values import (
     Association,
     Interpretation,
@@ -128,6 +129,7 @@ class Engine:
         self.backend = backend
         self.schemas = schemas
         self.views = views or TimelineViews()  # shared with ``schemas`` when it recalls by view
+        self._removals_seen: str | None = None  # see drop_removed_elsewhere
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -393,6 +395,23 @@ class Engine:
         if deleted and self.schemas is not None:
             self.schemas.purge_deleted(channel)
         return deleted
+
+    def drop_removed_elsewhere(self) -> list[str]:
+        """What another process removed leaves this one too: its read models holding a row
+        changed since are dropped from memory and disk, with this engine's views of them, the
+        schemas held for them and every cache of message words (a process clears its own at once
+        when it removes one).
+        Run by the scheduler in every process; returns the channels dropped."""
+        removals = self.store.removal_mark()
+        channels = self.store.drop_outdated_timelines()
+        for channel in channels:
+            self.views.forget(channel)
+            if self.schemas is not None:  # its clusterings and indexes hold thoughts' texts
+                self.schemas.purge_deleted(channel)
+        if channels or removals != self._removals_seen:
+            forget_cached_texts()  # a text embedded or indexed here, in a channel not held too
+        self._removals_seen = removals
+        return channels
 
     # -- reading -------------------------------------------------------------------------------
 

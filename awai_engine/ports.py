@@ -94,6 +94,17 @@ class Store(Protocol):
         """The channel's current read model (cheap: cached, rebuilt only after changes)."""
         ...
 
+    def removal_mark(self) -> str:
+        """A token that changes whenever a message is removed or a channel dropped, by any
+        process sharing the database."""
+        ...
+
+    def drop_outdated_timelines(self) -> list[str]:
+        """Drop the read models this process holds (in memory and on disk) that hold a row
+        changed since other than by an append (another process removed or edited a message);
+        the channels dropped."""
+        ...
+
     def thread_scopes(self, channel: str) -> dict[str, frozenset[str]]:
         """Each thread with stored messages, and the visibility scopes its messages carry."""
         ...

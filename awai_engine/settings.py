@@ -442,6 +442,15 @@ class SchedulerSettings(BaseModel):
     misfire_grace_seconds: int = Field(
         600, ge=1, description="A run missed by up to this long (e.g. while stopped) still runs."
     )
+    removal_check_seconds: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        description=(
+            "How often each process drops from its memory and read-model files the messages"
+            " another process of the deployment removed."
+        ),
+    )
 
 
 class DigestSettings(BaseModel):

@@ -7,10 +7,12 @@ cache happened to evict them. Each such cache registers here; whatever removes m
 store (a deletion, a "forget me", a channel dropped) calls :func:`forget_cached_texts`. The
 caches are only a saving, so emptying all of them changes no result, only the next call's cost.
 
-What this does not do: in a deployment of several processes, only the process that removed the
-message empties its caches; the others hold the words until their caches evict them (no reader
-gets them from there: every reading starts from the store, where they are gone). A reading that
-was already running when the message went may also put a word back after the clearing.
+In a deployment of several processes, the process that removed the message empties its caches
+at once, and every other one at its next removal check (``scheduler.removal_check_seconds``,
+:meth:`awai_engine.engine.Engine.drop_removed_elsewhere`), which sees the removal in the
+database. Until then they hold the words (no reader gets them from there: every reading starts
+from the store, where they are gone). A reading that was already running when the message went
+may also put a word back after the clearing.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The background service: re-cluster channels with new thoughts, have the language model rewrite
-thoughts it could not write while it was down, and post digests on schedules.
+thoughts it could not write while it was down, post digests on schedules, and drop from this
+process what another one removed.
 
 APScheduler 3 with its jobs in the AWAI database as data (``runtime.job_store``, a
 :class:`storage.job_store.DataJobStore`: JSON rows, no pickles, and a row can only name one of
@@ -13,7 +14,8 @@ never two re-clusterings at once, and runs missed while stopped collapse into on
 Several bot processes share the job store, and each one's scheduler may fire the same run at the
 same moment (APScheduler 3 does not coordinate schedulers). So a firing first claims itself in the
 database (``runtime.claim``, a row with a unique key) for half the job's period: one process
-re-clusters or posts the digest, the others skip that run.
+re-clusters or posts the digest, the others skip that run. The removal check is the exception:
+each process holds its own read models, so each runs it, from an in-memory job store.
 
 The service calls the engine's entry points (``runtime.schemas``) and the runtime's door; it does
 not reach into storage.
@@ -27,6 +29,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.jobstores.base import JobLookupError
+from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.base import BaseTrigger
@@ -43,6 +46,8 @@ log = logging.getLogger(__name__)
 JOB_STORE = "awai"
 RECLUSTER_JOB = "awai-recluster"
 REEXTRACT_JOB = "awai-reextract"
+REMOVAL_CHECK_JOB = "awai-removal-check"
+LOCAL_JOBS = "process"  # an in-memory job store: jobs every process runs for itself
 DigestPoster = Callable[[str, Digest], None]
 # The only functions a stored job may run, by the kind its row names.
 JOB_KINDS = {
@@ -107,6 +112,7 @@ class SchedulerService:
         settings = runtime.settings.scheduler
         self.scheduler = scheduler or BackgroundScheduler(timezone=UTC)
         self.scheduler.add_jobstore(runtime.job_store(JOB_KINDS), alias=JOB_STORE)
+        self.scheduler.add_jobstore(MemoryJobStore(), alias=LOCAL_JOBS)
         self._job_options = {
             "jobstore": JOB_STORE,
             "replace_existing": True,
@@ -139,6 +145,16 @@ class SchedulerService:
                 name="rewrite thoughts made offline with the language model",
                 **self._job_options,
             )
+        self.scheduler.add_job(  # this process's own: kept in memory, never claimed
+            self.runtime.engine.drop_removed_elsewhere,
+            IntervalTrigger(seconds=self.runtime.settings.scheduler.removal_check_seconds),
+            id=REMOVAL_CHECK_JOB,
+            name="drop what another process removed from this one's memory and files",
+            jobstore=LOCAL_JOBS,
+            replace_existing=True,
+            max_instances=1,
+            coalesce=True,
+        )
         if not self.scheduler.running:
             self.scheduler.start(paused=paused)
 

@@ -161,6 +161,44 @@ class ReadModel:
         if self.files is not None:
             self.files.shred(channel)
 
+    def drop_outdated(self) -> list[str]:
+        """Drop every timeline held in memory, and shred every file, that holds a row changed
+        since other than by an append (a removal, an edit, a rescope, the channel dropped or its
+        database replaced); returns the channels dropped.
+
+        Why: a process drops its own at once when it removes a message, but another process of
+        the same deployment learns of it only at its next reading of that channel. Until then
+        the removed words would stay in its memory, and in its read-model files if it keeps its
+        own data folder. This is the check the scheduler runs in every process. Rows appended
+        are left for the next reading to catch up: dropping for them would only cost a rebuild.
+        """
+        with self._cache_guard:
+            held = dict(self._cache)
+        on_disk = self.files.channels() if self.files is not None else []
+        dropped = []
+        for channel in dict.fromkeys([*held, *on_disk]):
+            states = []
+            if channel in held:
+                cached = held[channel]
+                states.append((cached.timeline.revision, cached.last_id, cached.fingerprint))
+            written = self.files.written_from(channel) if self.files is not None else None
+            if written is not None:
+                states.append((written.revision, written.last_id, written.fingerprint))
+            if any(self._changed(channel, *state) for state in states):
+                self.discard(channel)
+                dropped.append(channel)
+        return dropped
+
+    def _changed(self, channel: str, revision: int, last_id: int, fingerprint: str) -> bool:
+        """Whether a row of what was built at ``revision`` (up to ``last_id``) changed since."""
+        with self.db.read() as session:
+            channel_row = self.db.channel(session, channel)
+            if channel_row is None:
+                return True
+            if channel_row.revision == revision:
+                return False
+            return _fingerprint(session, channel_row, last_id) != fingerprint
+
     def _load(self, channel: str) -> _Cached | None:
         """The channel's persisted timeline, not yet checked against SQL (catching up does)."""
         if self.files is None:

@@ -109,6 +109,16 @@ class Snapshot:
     """The channel row and collection it was made from (``ChannelRow.source``)."""
 
 
+@dataclass(frozen=True)
+class WrittenFrom:
+    """The state of SQL a file was written from: enough to tell, without loading it, whether a
+    row it holds has changed since (see :meth:`storage.read_model.ReadModel.drop_outdated`)."""
+
+    revision: int
+    last_id: int
+    fingerprint: str
+
+
 class ReadModelFiles:
     """The persisted read models of one data folder."""
 
@@ -156,6 +166,35 @@ class ReadModelFiles:
             return int(meta["thoughts"])
         except (OSError, ValueError, KeyError, TypeError):
             return None  # no file, or one a load will find unusable: count instead
+
+    def channels(self) -> list[str]:
+        """The channels with a file in this folder, as their pointers name them."""
+        found = []
+        for pointer in sorted(self.folder.glob(f"*/{POINTER}")):
+            try:
+                channel = _pointer(pointer.parent).get("channel")
+            except (OSError, ValueError):
+                continue  # being replaced, or torn: a load finds it unusable and shreds it
+            if isinstance(channel, str) and pointer.parent == self._channel_folder(channel):
+                found.append(channel)
+        return found
+
+    def written_from(self, channel: str) -> WrittenFrom | None:
+        """What the channel's file was written from, read from its pointer alone (``None``: no
+        file, or one a load would find unusable and shred anyway)."""
+        folder = self._channel_folder(channel)
+        if not (folder / POINTER).is_file():
+            return None
+        try:
+            with self._locked(folder, exclusive=False):
+                meta = _pointer(folder)
+            if not _written_for(meta, channel):
+                return None
+            return WrittenFrom(
+                int(meta["revision"]), int(meta["last_id"]), str(meta["fingerprint"])
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     def save(self, channel: str, snapshot: Snapshot, still_current: Callable[[], bool]) -> bool:
         """Write ``snapshot`` as the channel's, if ``still_current()`` (checked under the lock,

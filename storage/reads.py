@@ -6,14 +6,15 @@ these reads see unsynced rows too (they are the record), unlike the read model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from awai_engine.values import Utterance
 from storage.batches import IN_BATCH, batches
 from storage.queries import channel_row
-from storage.sql import Database, DeletedMessageRow, UtteranceRow
+from storage.sql import ChannelRow, Database, DeletedMessageRow, UtteranceRow
 
 
 class Reads:
@@ -66,6 +67,18 @@ class Reads:
                     (message_id, withdrawn) for message_id, withdrawn in session.execute(query)
                 )
         return found
+
+    def removal_mark(self) -> str:
+        """Tombstones (count and latest) and channels (count and id sum), across channels: a
+        deletion, a withdrawal undone, a forget-me or a channel dropped changes it."""
+        with self.db.read() as session:
+            tombstones = session.execute(
+                select(func.count(), func.coalesce(func.max(DeletedMessageRow.deleted_at), 0.0))
+            ).one()
+            channels = session.execute(
+                select(func.count(ChannelRow.id), func.coalesce(func.sum(ChannelRow.id), 0))
+            ).one()
+        return json.dumps([int(tombstones[0]), float(tombstones[1]), *map(int, channels)])
 
     def fallback_utterances(self, channel: str) -> list[Utterance]:
         """Stored messages whose thoughts were made offline as a fallback, in channel order."""

@@ -197,6 +197,12 @@ class AwaiStore:
     def timeline(self, channel: str) -> Timeline:
         return self.read_model.timeline(channel)
 
+    def removal_mark(self) -> str:
+        return self._reads.removal_mark()
+
+    def drop_outdated_timelines(self) -> list[str]:
+        return self.read_model.drop_outdated()
+
     # -- reconciliation (storage.repair, driven by awai_engine.reconcile) ----------------------
 
     def audit(self, channel: str, thorough: bool) -> ChannelAudit:

@@ -17,10 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from awai_engine.text_caches import register_owner
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime, open_runtime
 from bots.terminal.cli import main
+from storage.locks import ChannelLocks
+from storage.read_model import ReadModel
 
 CHANNEL = "terminal:local:erasure"
 # Every reading writes the channel's read model to disk, so the scans cover its files too.
@@ -153,6 +156,97 @@ def test_deleted_messages_leave_none_of_their_words_in_the_process_memory(
         runtime.engine.delete(CHANNEL, message_id)
 
     assert held_in_memory(WORDS) == []
+
+
+def test_what_another_process_deleted_leaves_this_ones_memory_at_its_next_check(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    reader = make_runtime()  # two processes of one deployment, on the same data
+    remover = make_runtime()
+    remover.engine.ingest(conversation())
+    reader.engine.read(CHANNEL, "m7", EVERYTHING)
+    remover.engine.ingest([_said("m8", "Shall we try a bigger disk?")])
+    assert reader.engine.drop_removed_elsewhere() == [], "rows appended are caught up, not dropped"
+    assert CHANNEL in reader.store.read_model.cached_channels()
+
+    for message_id in ("m0", "m2", "m4", "m6"):
+        remover.engine.delete(CHANNEL, message_id)
+    assert held_in_memory(WORDS), "the reader holds them until it checks"
+
+    assert reader.engine.drop_removed_elsewhere() == [CHANNEL]
+    assert held_in_memory(WORDS) == []
+    assert reader.engine.drop_removed_elsewhere() == []
+    previous = reader.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous
+    assert previous is not None and previous.message.message_id == "m5"
+
+
+def test_a_process_with_its_own_data_folder_shreds_its_file_of_what_another_deleted(
+    make_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    """With PostgreSQL and a Chroma server, each process may keep its read models in a data
+    folder of its own, which a removal in another process cannot shred."""
+    remover = make_runtime(**PERSISTED)
+    remover.engine.ingest(conversation())
+    elsewhere = tmp_path / "other-process" / "read-models"
+    other = _read_model(remover, elsewhere)
+    other.timeline(CHANNEL)  # read there, and written to its folder
+    remover.engine.delete(CHANNEL, "m0")  # "The … deploy keeps failing on the staging disk."
+    assert hits(elsewhere, "keeps failing"), "its file still holds the deleted message"
+
+    restarted = _read_model(remover, elsewhere)  # nothing in memory yet, only the file
+    assert restarted.drop_outdated() == [CHANNEL]
+    assert hits(elsewhere, "keeps failing") == []
+    assert restarted.drop_outdated() == []
+    assert "m0" not in restarted.timeline(CHANNEL).position_of
+
+
+class _CacheOwner:
+    """Stands for a cache of message words (the embedder's, say): counts its clearings."""
+
+    def __init__(self) -> None:
+        self.cleared = 0
+
+    def forget_cached_texts(self) -> None:
+        self.cleared += 1
+
+
+def test_a_removal_elsewhere_empties_the_caches_of_words_of_a_process_holding_no_read_model(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """A process that embedded or indexed a message holds its words in caches whether or not it
+    still holds the channel's read model."""
+    reader, remover = make_runtime(), make_runtime()
+    remover.engine.ingest(conversation())
+    cache = _CacheOwner()
+    register_owner(cache)
+    reader.engine.drop_removed_elsewhere()
+    before = cache.cleared
+    assert reader.engine.drop_removed_elsewhere() == [] and cache.cleared == before, (
+        "nothing removed since: nothing cleared"
+    )
+    remover.engine.delete(CHANNEL, "m0")
+    cleared_by_the_remover = cache.cleared
+    assert reader.engine.drop_removed_elsewhere() == []  # it holds no read model of the channel
+    assert cache.cleared == cleared_by_the_remover + 1
+
+
+def _read_model(runtime: Runtime, folder: Path) -> ReadModel:
+    """Another process's read models, on the same SQL and Chroma, persisted in ``folder``."""
+    store, settings = runtime.store, runtime.settings
+    return ReadModel(
+        store.db, store.vectors, ChannelLocks(), settings.recall_index, settings.read_model, folder
+    )
+
+
+def _said(message_id: str, text: str) -> Utterance:
+    return Utterance(
+        channel=CHANNEL,
+        message_id=message_id,
+        speaker_id="ann",
+        speaker_name="Ann",
+        text=text,
+        ts=1_700_000_000 + 60 * int(message_id[1:]),
+    )
 
 
 def test_a_deleted_message_leaves_no_bytes_once_its_erasure_is_finished(

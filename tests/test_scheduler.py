@@ -21,7 +21,9 @@ from bots.runtime import Runtime
 from bots.scheduler import (
     JOB_KINDS,
     JOB_STORE,
+    LOCAL_JOBS,
     RECLUSTER_JOB,
+    REMOVAL_CHECK_JOB,
     SchedulerService,
     digest_job,
     digest_job_id,
@@ -134,6 +136,21 @@ def test_a_digest_job_without_its_poster_here_is_skipped_with_a_warning(
         assert digest_job_id("slack", CHANNEL) not in {
             job.id for job in service.scheduler.get_jobs(jobstore=JOB_STORE)
         }
+    finally:
+        service.shutdown()
+
+
+def test_every_process_checks_for_removals_made_elsewhere_with_a_job_of_its_own(
+    runtime: Runtime,
+) -> None:
+    service = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="removals")
+    try:
+        service.start(paused=True)
+        job = service.scheduler.get_job(REMOVAL_CHECK_JOB, jobstore=LOCAL_JOBS)
+        assert job is not None and job.func == runtime.engine.drop_removed_elsewhere
+        assert job.trigger.interval.total_seconds() == 60  # scheduler.removal_check_seconds
+        shared = {job.id for job in service.scheduler.get_jobs(jobstore=JOB_STORE)}
+        assert REMOVAL_CHECK_JOB not in shared, "not claimed by one process for all"
     finally:
         service.shutdown()
 
