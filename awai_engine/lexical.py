@@ -256,13 +256,21 @@ class LexicalIndex:
         ).astype(np.float64)
         idf = np.repeat([idf for _, idf, _, _ in chosen], [frequency for *_, frequency in chosen])
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._lengths[found] / mean_length)
-        positions, inverse = np.unique(found, return_inverse=True)
-        scores = np.bincount(inverse, weights=idf * counts * (BM25_K1 + 1.0) / (counts + norm))
+        weights = idf * counts * (BM25_K1 + 1.0) / (counts + norm)
+        if len(chosen) == 1:  # one term's postings: ascending and distinct already
+            positions, scores = found, weights
+        else:
+            # Summed by position over the whole prefix rather than sorted first (np.unique):
+            # thousands of postings sort slower than a pass over the prefix, and bincount adds
+            # each position's terms in the same order, so the sums are the same.
+            scores = np.bincount(found, weights=weights, minlength=end)
+            held = np.zeros(end, dtype=bool)
+            held[found] = True
+            positions = np.flatnonzero(held)
+            scores = scores[positions]
         mean = float(scores.sum()) / end
         spread = math.sqrt(max(float(scores @ scores) / end - mean * mean, 0.0))
-        # Best score first; ties go to the more recent message, so the order is total.
-        best = np.lexsort((-positions, -scores))[:limit]
-        return WordSearch(positions[best], scores[best], mean, spread)
+        return WordSearch(*_best(positions, scores, limit), mean, spread)
 
     def explain(self, query: str, end: int, position: int, score: float) -> WordMatch:
         """What the message at ``position`` (before ``end``) shares with ``query``: the share of
@@ -299,3 +307,15 @@ class LexicalIndex:
             chosen.append((term, idf, postings, frequency))
         self._last_query = (query, end, chosen)
         return chosen
+
+
+def _best(positions: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``limit`` best (positions, scores), best score first; ties go to the more recent
+    message, so the order is total. Only the scores at least the ``limit``-th best are sorted
+    (a partition finds it): a query holds thousands of matches and keeps fifty."""
+    if len(scores) > limit:
+        kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        top = np.flatnonzero(scores >= kth)
+        positions, scores = positions[top], scores[top]
+    best = np.lexsort((-positions, -scores))[:limit]
+    return positions[best], scores[best]

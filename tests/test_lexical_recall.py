@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import math
 import random
 import string
 import threading
 from collections.abc import Callable
 
+import pytest
 import snowballstemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from awai_engine.lexical import LexicalIndex, terms
+from awai_engine.lexical import BM25_B, BM25_K1, LexicalIndex, terms
 from awai_engine.text_caches import forget_cached_texts
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -47,6 +49,46 @@ def test_later_messages_never_change_the_scores_of_an_earlier_search(
         index_of(texts[:end]).search(query, end, 10),
     )
     assert (whole.mean, whole.spread) == (prefix.mean, prefix.spread)
+
+
+def plain_bm25(texts: list[str], query: str, end: int, limit: int) -> list[tuple[int, float]]:
+    """BM25 of every message before ``end``, term by term (query terms in sorted order), fully
+    sorted: best first, ties to the more recent message."""
+    documents = [terms(text) for text in texts[:end]]
+    if not documents:
+        return []
+    mean_length = max(sum(len(d) for d in documents) / end, 1e-9)
+    scores = [0.0] * end
+    held = [False] * end
+    for term in sorted(set(terms(query))):
+        frequency = sum(term in d for d in documents)
+        if not frequency:
+            continue
+        idf = math.log(1.0 + (end - frequency + 0.5) / (frequency + 0.5))
+        for position, document in enumerate(documents):
+            count = float(document.count(term))
+            if count:
+                norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len(document) / mean_length)
+                scores[position] += idf * count * (BM25_K1 + 1.0) / (count + norm)
+                held[position] = True
+    ranked = sorted((p for p in range(end) if held[p]), key=lambda p: (-scores[p], -p))
+    return [(p, scores[p]) for p in ranked[:limit]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=texts_strategy, data=st.data())
+def test_the_best_matches_are_plain_bm25_fully_sorted_to_the_last_bit(
+    texts: list[str], data: st.DataObject
+) -> None:
+    # Few enough messages that no term is left out as too common (ALWAYS_SCORED).
+    end = data.draw(st.integers(0, len(texts)), label="searched before")
+    query = data.draw(st.sampled_from([*texts, "key key 420", "tanaka"]), label="query")
+    limit = data.draw(st.integers(1, 12), label="limit")
+    found = index_of(texts).search(query, end, limit)
+    expected = plain_bm25(texts, query, end, limit)
+    assert list(zip(found.positions.tolist(), found.scores.tolist(), strict=True)) == expected
+    every = plain_bm25(texts, query, end, len(texts))
+    assert found.mean == pytest.approx(sum(score for _, score in every) / max(end, 1))
 
 
 def test_a_rare_word_outranks_a_common_one_and_says_what_is_shared() -> None:
