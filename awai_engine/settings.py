@@ -97,6 +97,13 @@ class AssociationSettings(BaseModel):
             " likely continues them); 0 turns it off."
         ),
     )
+    edge_names_address: bool = Field(
+        True,
+        description=(
+            "A message whose first or last words are an earlier speaker's name ('tim - …',"
+            " '!ask | jered') addresses them for the addressed cue, as @name and name: do."
+        ),
+    )
     cue_window: int = Field(
         200,
         ge=1,
