@@ -21,7 +21,7 @@ import numpy as np
 from awai_engine.conversation import addressed_share, conversation_of
 from awai_engine.exchange import Exchange, exchange_of
 from awai_engine.lexical import NO_MATCHES, WordMatch, WordSearch
-from awai_engine.reaching import asks_the_room, names_the_absent
+from awai_engine.reaching import asks_the_room, named_at_the_edge, names_the_absent
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, FlowSummary, FlowUtterance, RecallReason
@@ -87,9 +87,17 @@ def recall(
         if association.exchange_window
         else None
     )
+    # Names written as the message's first or last words address those people too.
+    edge_named = (
+        named_at_the_edge(timeline, position) if association.edge_names_address else frozenset()
+    )
     conversation = (
         conversation_of(
-            timeline, position, association.conversation_window, association.conversation_pairs
+            timeline,
+            position,
+            association.conversation_window,
+            association.conversation_pairs,
+            edge_named,
         )
         if association.conversation_window
         else None
@@ -129,7 +137,7 @@ def recall(
             near_bar(timeline, rows, similarity, prefix_rows, association.conversation_z),
         )
     picks: list[_Pick] = []
-    for source, reason in cue_sources(timeline, position, association):
+    for source, reason in cue_sources(timeline, position, association, edge_named):
         if source in flow_positions:
             continue
         pick = _best_thought(timeline, source, cues, reason)
@@ -247,12 +255,16 @@ def _best_thought(
 
 
 def cue_sources(
-    timeline: Timeline, position: int, settings: AssociationSettings
+    timeline: Timeline,
+    position: int,
+    settings: AssociationSettings,
+    also_addressed: frozenset[str] = frozenset(),
 ) -> list[tuple[int, RecallReason]]:
     """Positions of earlier messages the message's addressing points to, most telling first.
 
     - ``addressed``: the latest ``addressed_recent`` messages of each person the message addresses
-      (``@name`` in Slack and Discord, ``nick:`` at the start of an IRC-style line);
+      (``@name`` in Slack and Discord, ``nick:`` at the start of an IRC-style line, and the names
+      in ``also_addressed``: those written as its first or last words);
     - ``addressed-speaker``: the latest ``addressed_speaker_recent`` messages that addressed the
       speaker, which the message most likely answers;
     - ``own``: the speaker's own latest ``own_recent`` messages, which it most likely continues.
@@ -263,7 +275,7 @@ def cue_sources(
     """
     message = timeline.messages[position]
     speaker_id, speaker = message.ref.speaker_id, message.ref.speaker_name.casefold()
-    addressed = {name.casefold() for name in message.addressees} - {speaker}
+    addressed = {name.casefold() for name in (*message.addressees, *also_addressed)} - {speaker}
     addressed_found: dict[str, list[int]] = {name: [] for name in addressed}
     addressing: list[int] = []
     own: list[int] = []

@@ -19,7 +19,11 @@ from awai_engine.timeline import Timeline
 
 
 def conversation_of(
-    timeline: Timeline, position: int, window: int, pairs: bool = True
+    timeline: Timeline,
+    position: int,
+    window: int,
+    pairs: bool = True,
+    addresses: frozenset[str] = frozenset(),
 ) -> frozenset[int]:
     """Positions of the lines within ``window`` before ``position`` that the inferred replies
     connect to the message at ``position`` (the message itself included).
@@ -29,7 +33,9 @@ def conversation_of(
     latest line that addressed its speaker. With ``pairs``, a line that addresses someone also
     replies to that person's latest line addressed to its speaker and to its speaker's own
     latest line addressed to that person: "bob: thanks" answers what bob last said *to me*, even
-    when bob has since answered others, and continues what I last said to bob. Connected lines
+    when bob has since answered others, and continues what I last said to bob. ``addresses``
+    are names the message at ``position`` addresses besides its parsed addressees (names written
+    as its first or last words: :func:`awai_engine.reaching.named_at_the_edge`). Connected lines
     are one conversation (union-find).
     """
     start = max(position - window, 0)
@@ -51,6 +57,8 @@ def conversation_of(
     for at in range(start, position + 1):
         speaker = names[at].casefold()
         addressees = timeline.messages[at].addressees
+        if at == position and addresses:
+            addressees = (*addressees, *addresses)
         to = {name.casefold() for name in addressees} - {speaker} if addressees else set()
         if to:
             for name in to:

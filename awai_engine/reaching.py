@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from awai_engine.lexical import terms
 from awai_engine.timeline import Timeline
 
 QUESTION_MARKS = ("?", "？")  # the Japanese full-width one too
@@ -36,3 +37,19 @@ def asks_the_room(timeline: Timeline, position: int) -> bool:
     message = timeline.messages[position]
     said = _LINK.sub(" ", message.text)  # a link's query string ("?q=…") asks nothing
     return not message.addressees and any(mark in said for mark in QUESTION_MARKS)
+
+
+def named_at_the_edge(timeline: Timeline, position: int) -> frozenset[str]:
+    """Names of the earlier speakers the message at ``position`` names as its first or last
+    words ("tim - you need a wired one", "!ask | jered", "bonhoffer netstat -ln"): the informal
+    way to address someone where the platform's mention (``@name``) or ``name:`` is not used."""
+    named = timeline.named_speakers(position)
+    if not named:
+        return frozenset()
+    words = terms(timeline.messages[position].text)
+    found = set()
+    for speaker_id in named:
+        name = frozenset(terms(timeline.speaker_name(speaker_id)))
+        if name <= set(words[: len(name)]) or name <= set(words[-len(name) :]):
+            found.add(timeline.speaker_name(speaker_id))
+    return frozenset(found)

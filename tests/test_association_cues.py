@@ -75,6 +75,25 @@ def test_addressing_someone_recalls_their_latest_message_with_honest_numbers(
     assert item.occurrences >= 1 and np.isfinite(item.activation)
 
 
+def test_a_name_as_the_first_words_addresses_like_a_mention_when_the_setting_is_on(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    messages = [
+        said("m000", "Try booting with the nomodeset option.", "bo"),
+        *filler(1, 8),
+        said("m009", "bo - thanks, the screen works now", "al"),  # no @ and no colon
+    ]
+    edge = cue_runtime(make_runtime, "edge", addressed_recent=1)
+    plain = make_runtime(
+        "plain",
+        association={**NO_MEANING, **NO_CUES, "addressed_recent": 1, "edge_names_address": False},
+    )
+    for runtime in (edge, plain):
+        runtime.engine.ingest(messages)
+    assert {k: v.reason for k, v in recalled(edge, "m009").items()} == {"m000": "addressed"}
+    assert recalled(plain, "m009") == {}
+
+
 def test_the_addressing_cue_off_recalls_nothing_by_addressing(
     make_runtime: Callable[..., Runtime],
 ) -> None:

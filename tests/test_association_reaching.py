@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from awai_engine.reaching import asks_the_room, names_the_absent
+from awai_engine.reaching import asks_the_room, named_at_the_edge, names_the_absent
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING
@@ -55,6 +55,31 @@ def test_naming_someone_without_addressing_them_or_asking_the_room_reaches_back(
     ]
 
 
+def test_a_name_written_as_the_first_or_last_words_addresses_that_speaker() -> None:
+    timeline = timeline_of(
+        [
+            ("tim", "I have a question about installing with a wireless keyboard.", ()),
+            ("Mary Jo", "mine is wired", ()),
+            ("Raf", "tim - you need a wired one to start the install.", ()),
+            ("Raf", "!ask | tim", ()),
+            ("Raf", "Mary Jo try the other port", ()),
+            ("Raf", "what did tim try before?", ()),  # named inside: about him, not to him
+            ("Raf", "zed - are you there?", ()),  # zed never spoke
+            ("Raf", "Jo, is it the mouse?", ()),  # only part of a name
+        ]
+    )
+    assert [named_at_the_edge(timeline, p) for p in range(8)] == [
+        frozenset(),
+        frozenset(),
+        {"tim"},
+        {"tim"},
+        {"Mary Jo"},
+        frozenset(),
+        frozenset(),
+        frozenset(),
+    ]
+
+
 def test_a_question_mark_inside_a_link_asks_nothing_but_one_after_it_does() -> None:
     timeline = timeline_of(
         [
@@ -87,6 +112,7 @@ def test_later_lines_never_change_whether_a_message_reaches_back(
     whole, prefix = timeline_of(said), timeline_of(said[: position + 1])
     assert names_the_absent(whole, position) == names_the_absent(prefix, position)
     assert asks_the_room(whole, position) == asks_the_room(prefix, position)
+    assert named_at_the_edge(whole, position) == named_at_the_edge(prefix, position)
 
 
 def far_sources(runtime: Runtime, message_id: str) -> set[str]:
