@@ -216,6 +216,17 @@ class AssociationSettings(BaseModel):
             " other people's."
         ),
     )
+    conversation_quiet_z: float | None = Field(
+        2.0,
+        ge=-5,
+        le=50,
+        description=(
+            "Where fewer than conversation_addressed_share of the lines address someone, the"
+            " conversation bar for a speaker in no exchange, in standard deviations: lower than"
+            " conversation_z, since there a line outside the speaker's conversation is simply"
+            " someone else's (None: no bar there)."
+        ),
+    )
     far_items: int = Field(
         5,
         ge=0,
