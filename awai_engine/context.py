@@ -118,23 +118,24 @@ def recall(
     reaching = (
         asks_past if association.conversation_when_alone == "unless-reaching" else names_absent
     )
-    outsiders: tuple[frozenset[int], np.ndarray] | None = None
-    if (
-        conversation is not None
-        and association.conversation_z is not None
-        and (
-            not alone
-            or (
-                association.conversation_when_alone != "never"
-                and not reaching
-                and addressed_share(timeline, position, association.conversation_window)
-                >= association.conversation_addressed_share
+    # The conversation bar: how far above the recent past a line from outside the message's
+    # inferred conversation must stand (None: no bar).
+    outside_z: float | None = None
+    if conversation is not None and association.conversation_z is not None:
+        if not alone:
+            outside_z = association.conversation_z
+        elif association.conversation_when_alone != "never" and not reaching:
+            addressing = addressed_share(timeline, position, association.conversation_window)
+            outside_z = (
+                association.conversation_z
+                if addressing >= association.conversation_addressed_share
+                else association.conversation_quiet_z
             )
-        )
-    ):
+    outsiders: tuple[frozenset[int], np.ndarray] | None = None
+    if outside_z is not None:
         outsiders = (
             conversation,
-            near_bar(timeline, rows, similarity, prefix_rows, association.conversation_z),
+            near_bar(timeline, rows, similarity, prefix_rows, outside_z),
         )
     picks: list[_Pick] = []
     for source, reason in cue_sources(timeline, position, association, edge_named):

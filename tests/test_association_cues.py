@@ -200,6 +200,7 @@ def test_cues_come_first_and_share_the_budget_with_meaning_one_item_per_source(
             "addressed_speaker_recent": 0,
             "own_recent": 0,
             "exchange_window": 0,  # the filler's speaker is a stranger to Al's exchange
+            "conversation_window": 0,  # …and outside Al's conversation: no bar for either
         }
     )
     runtime.engine.ingest(
