@@ -456,6 +456,9 @@ def parse_variant(text: str, base: Settings) -> tuple[str, Settings]:
     update = {}
     for section, values in sections.items():
         current = getattr(base, section)
+        unknown = set(values) - set(type(current).model_fields)
+        if unknown:  # the settings models ignore unknown keys: a typo would be a silent no-op
+            raise SystemExit(f"--variant {name!r}: {section} has no {', '.join(sorted(unknown))}")
         update[section] = type(current).model_validate({**current.model_dump(), **values})
     return name, base.model_copy(update=update)
 
