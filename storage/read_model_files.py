@@ -150,22 +150,20 @@ class ReadModelFiles:
         Reads the pointer only, never the arrays: it is what lets the start-up check skip
         counting the channel's vectors in Chroma (:mod:`storage.repair`).
         """
-        folder = self._channel_folder(channel)
-        if not (folder / POINTER).is_file():
-            return None
+        found = self._written_pointer(channel)
+        if found is None:
+            return None  # no file, or one a load will find unusable: count instead
+        folder, meta = found
         try:
-            with self._locked(folder, exclusive=False):
-                meta = _pointer(folder)
             if (
-                not _written_for(meta, channel)
-                or meta.get("revision") != revision
+                meta.get("revision") != revision
                 or meta.get("source") != source
                 or not (folder / meta["generation"] / VECTORS).is_file()
             ):
                 return None
             return int(meta["thoughts"])
         except (OSError, ValueError, KeyError, TypeError):
-            return None  # no file, or one a load will find unusable: count instead
+            return None
 
     def channels(self) -> list[str]:
         """The channels with a file in this folder, as their pointers name them."""
@@ -182,19 +180,29 @@ class ReadModelFiles:
     def written_from(self, channel: str) -> WrittenFrom | None:
         """What the channel's file was written from, read from its pointer alone (``None``: no
         file, or one a load would find unusable and shred anyway)."""
+        found = self._written_pointer(channel)
+        if found is None:
+            return None
+        _, meta = found
+        try:
+            return WrittenFrom(
+                int(meta["revision"]), int(meta["last_id"]), str(meta["fingerprint"])
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def _written_pointer(self, channel: str) -> tuple[Path, dict[str, Any]] | None:
+        """The channel's folder and pointer, if there is one of this format for this channel
+        (read under the shared lock, so never half replaced)."""
         folder = self._channel_folder(channel)
         if not (folder / POINTER).is_file():
             return None
         try:
             with self._locked(folder, exclusive=False):
                 meta = _pointer(folder)
-            if not _written_for(meta, channel):
-                return None
-            return WrittenFrom(
-                int(meta["revision"]), int(meta["last_id"]), str(meta["fingerprint"])
-            )
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError):
             return None
+        return (folder, meta) if isinstance(meta, dict) and _written_for(meta, channel) else None
 
     def save(self, channel: str, snapshot: Snapshot, still_current: Callable[[], bool]) -> bool:
         """Write ``snapshot`` as the channel's, if ``still_current()`` (checked under the lock,

@@ -13,9 +13,11 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 from sqlalchemy import delete, select, update
+from sqlalchemy.orm import Session
 
 from awai_engine.ports import PreparedUtterance
 from storage.batches import batches
@@ -45,6 +47,17 @@ def _improves(row: UtteranceRow, item: PreparedUtterance) -> bool:
     """A model's extraction of a stored message whose thoughts were an offline fallback: a
     re-extraction, written as an edit at the same position (the text stays, no version)."""
     return row.extraction_fallback and not item.extraction.fallback
+
+
+_Keyed = TypeVar("_Keyed", UtteranceRow, DeletedMessageRow)
+
+
+def _by_message_id(
+    session: Session, table: type[_Keyed], channel_id: int, message_ids: Sequence[str]
+) -> dict[str, _Keyed]:
+    """The channel's rows of ``table`` for ``message_ids`` (one batch), by message id."""
+    query = select(table).where(table.channel_id == channel_id, table.message_id.in_(message_ids))
+    return {row.message_id: row for row in session.scalars(query)}
 
 
 def _outdated(row: UtteranceRow | None, withdrawn_ts: float | None) -> bool:
@@ -130,24 +143,8 @@ class Writes(StorePart):
             tombstones: dict[str, DeletedMessageRow] = {}
             existing: dict[str, UtteranceRow] = {}
             for batch in batches([item.utterance.message_id for item in items]):
-                tombstones.update(
-                    (row.message_id, row)
-                    for row in session.scalars(
-                        select(DeletedMessageRow).where(
-                            DeletedMessageRow.channel_id == channel_id,
-                            DeletedMessageRow.message_id.in_(batch),
-                        )
-                    )
-                )
-                existing.update(
-                    (row.message_id, row)
-                    for row in session.scalars(
-                        select(UtteranceRow).where(
-                            UtteranceRow.channel_id == channel_id,
-                            UtteranceRow.message_id.in_(batch),
-                        )
-                    )
-                )
+                tombstones.update(_by_message_id(session, DeletedMessageRow, channel_id, batch))
+                existing.update(_by_message_id(session, UtteranceRow, channel_id, batch))
             now = time.time()
             for item in items:
                 utterance = item.utterance
