@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
 from awai_engine.schemas.identity import inherited, jaccard, new_schema_id
 from awai_engine.schemas.model import SchemaState
@@ -51,6 +53,38 @@ def test_an_old_id_passes_to_the_cluster_overlapping_it_most_and_only_to_one() -
     equal_half = frozenset({"a", "b", "c"})  # Jaccard 3/6
     heirs = inherited([smaller, equal_half, larger], old)
     assert [heir.schema_id if heir else None for heir in heirs] == [None, None, "sA"]
+
+
+def all_pairs(
+    clusters: list[frozenset[str]], previous: list[SchemaState]
+) -> list[SchemaState | None]:
+    """Spec §4 as written: every cluster against every state, greedily from the highest overlap."""
+    pairs = sorted(
+        (-jaccard(cluster, frozenset(old.members)), index, old.schema_id, old)
+        for index, cluster in enumerate(clusters)
+        for old in previous
+        if jaccard(cluster, frozenset(old.members)) >= 0.5
+    )
+    chosen: list[SchemaState | None] = [None] * len(clusters)
+    for _, index, schema_id, old in pairs:
+        if chosen[index] is None and schema_id not in {c.schema_id for c in chosen if c}:
+            chosen[index] = old
+    return chosen
+
+
+@given(
+    old=st.lists(st.sets(st.integers(0, 30), min_size=1, max_size=8), max_size=8),
+    new=st.lists(st.sets(st.integers(0, 30), min_size=1, max_size=8), max_size=8),
+)
+def test_ids_pass_on_exactly_as_comparing_every_cluster_with_every_old_state_would(
+    old: list[set[int]], new: list[set[int]]
+) -> None:
+    previous = [state(f"s{n}", [f"m{k}#0" for k in sorted(keys)]) for n, keys in enumerate(old)]
+    clusters = [frozenset(f"m{k}#0" for k in keys) for keys in new]
+    def ids(heirs: list[SchemaState | None]) -> list[str | None]:
+        return [heir.schema_id if heir else None for heir in heirs]
+
+    assert ids(inherited(clusters, previous)) == ids(all_pairs(clusters, previous))
 
 
 def test_new_ids_depend_on_the_cluster_only_and_avoid_ids_taken_in_the_run() -> None:

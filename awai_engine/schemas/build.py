@@ -12,16 +12,23 @@ from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.clustering import cluster_labels, method_for
 from awai_engine.schemas.identity import inherited, new_schema_id
 from awai_engine.schemas.model import SchemaRun, SchemaState
+from awai_engine.schemas.neighbours import NeighbourMemo
 from awai_engine.settings import SchemaSettings
 
 
-def cluster_run(basis: Basis, predecessor: SchemaRun | None, settings: SchemaSettings) -> SchemaRun:
+def cluster_run(
+    basis: Basis,
+    predecessor: SchemaRun | None,
+    settings: SchemaSettings,
+    memo: NeighbourMemo | None = None,
+) -> SchemaRun:
     """Cluster the basis; ids come from ``predecessor`` (Jaccard ≥ 0.5), else new ones.
 
     A cluster with exactly the members of the state it inherits *is* that state (same version,
-    same summary); any other cluster is a new version numbered by the basis size.
+    same summary); any other cluster is a new version numbered by the basis size. ``memo``
+    carries nearest neighbours up a speaker's fixed points (it changes the speed, not the run).
     """
-    labels = cluster_labels(basis.vectors, settings, basis.texts)
+    labels = cluster_labels(basis.vectors, settings, basis.texts, memo)
     groups = [
         np.flatnonzero(labels == cluster) for cluster in range(int(labels.max(initial=-1)) + 1)
     ]

@@ -69,6 +69,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from awai_engine.schemas.neighbours import NeighbourMemo, nearest_neighbours
 from awai_engine.schemas.substance import content_words
 from awai_engine.settings import SchemaSettings
 from awai_engine.text import words
@@ -78,7 +79,6 @@ from awai_engine.text import words
 
 NOISE = -1
 ROW_BLOCK = 1024
-KNN_BLOCK = 256  # rows per block in knn-graph: its index arrays are int64, block × n
 SMALL_K = 8
 SPLIT_SHARE = 0.3  # see _split
 LOOSE = 0.5  # of the concern gap: under it a cluster is a catch-all (see _split)
@@ -102,7 +102,10 @@ def method_for(count: int, settings: SchemaSettings) -> str:
         f"/words{settings.min_words}/content{settings.min_content_words}"
         f"/split-mixtures{settings.concern_margin:g}/join-one/points{settings.fixed_point_bits}"
     )
-    return f"{name}/k{settings.knn_neighbours}" if algorithm == "knn-graph" else name
+    # "by-row": neighbours tied in distance are taken by row (.neighbours), not as a partition
+    # happens to order them, so runs stored before that are not mixed with these.
+    knn = f"{name}/k{settings.knn_neighbours}/by-row"
+    return knn if algorithm == "knn-graph" else name
 
 
 def eligible(texts: Sequence[str], settings: SchemaSettings) -> np.ndarray:
@@ -119,13 +122,17 @@ def eligible(texts: Sequence[str], settings: SchemaSettings) -> np.ndarray:
 
 
 def cluster_labels(
-    vectors: np.ndarray, settings: SchemaSettings, texts: Sequence[str] | None = None
+    vectors: np.ndarray,
+    settings: SchemaSettings,
+    texts: Sequence[str] | None = None,
+    memo: NeighbourMemo | None = None,
 ) -> np.ndarray:
     """One label per row (``-1`` for noise), clusters numbered in order of their first row.
 
     With ``texts`` (one per row), thoughts too slight to carry a concern (:func:`eligible`) stay
     noise and take no part, and a cluster whose core shares no content word is dropped
-    (:func:`_worded`).
+    (:func:`_worded`). ``memo`` carries the knn graph's neighbours from the clustering of a
+    prefix of these vectors to this one (the same labels, found faster: :mod:`.neighbours`).
     """
     count = len(vectors)
     labels = np.full(count, NOISE, dtype=np.int64)
@@ -133,16 +140,19 @@ def cluster_labels(
     if len(rows) > settings.min_cluster_size:
         kept = [texts[row] for row in rows] if texts is not None else None
         points = np.ascontiguousarray(vectors[rows], dtype=np.float32)
-        labels[rows] = _clustered(points, kept, settings)
+        labels[rows] = _clustered(points, kept, settings, memo)
     return _renumber(labels)
 
 
 def _clustered(
-    points: np.ndarray, texts: Sequence[str] | None, settings: SchemaSettings
+    points: np.ndarray,
+    texts: Sequence[str] | None,
+    settings: SchemaSettings,
+    memo: NeighbourMemo | None,
 ) -> np.ndarray:
     size = settings.min_cluster_size
     floor = settings.min_cohesion
-    condensed = _condensed(points, settings)
+    condensed = _condensed(points, settings, memo)
     # A concern closes ``concern_margin`` of the gap between the speaker's mean similarity and 1.
     background = cohesion(points)
     gap = settings.concern_margin * (1.0 - background)
@@ -157,7 +167,9 @@ def _clustered(
     return _joined(points, labels, settings.join_similarity)
 
 
-def _condensed(points: np.ndarray, settings: SchemaSettings) -> np.ndarray:
+def _condensed(
+    points: np.ndarray, settings: SchemaSettings, memo: NeighbourMemo | None = None
+) -> np.ndarray:
     """HDBSCAN's condensed cluster tree of ``points`` (exact or knn-graph by their number)."""
     from hdbscan._hdbscan_linkage import label
     from hdbscan._hdbscan_tree import condense_tree
@@ -167,7 +179,7 @@ def _condensed(points: np.ndarray, settings: SchemaSettings) -> np.ndarray:
     if method_for(count, settings).startswith("hdbscan-exact"):
         edges = _exact_tree(points, min_samples)
     else:
-        edges = _knn_graph_tree(points, min_samples, settings.knn_neighbours)
+        edges = _knn_graph_tree(points, min_samples, settings.knn_neighbours, memo)
     edges = edges[np.argsort(edges[:, 2])]  # hdbscan's own sort: tied weights ordered alike
     return condense_tree(label(edges), settings.min_cluster_size)
 
@@ -382,25 +394,19 @@ def _kth_smallest(rows: np.ndarray, k: int) -> np.ndarray:
     return work.min(axis=1)
 
 
-def _knn_graph_tree(points: np.ndarray, min_samples: int, neighbours: int) -> np.ndarray:
+def _knn_graph_tree(
+    points: np.ndarray, min_samples: int, neighbours: int, memo: NeighbourMemo | None = None
+) -> np.ndarray:
     """Spanning tree of mutual reachability restricted to each point's k nearest neighbours."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 
     count = len(points)
     k = min(count - 1, max(neighbours, min_samples))
-    nearest = np.empty((count, k + 1), dtype=np.int64)
-    distance = np.empty((count, k + 1), dtype=np.float32)
-    block = np.empty((min(KNN_BLOCK, count), count), dtype=np.float32)
-    for start in range(0, count, KNN_BLOCK):
-        rows = block[: min(KNN_BLOCK, count - start)]
-        _distance_block(points, start, rows)
-        rows[np.arange(len(rows)), np.arange(start, start + len(rows))] = 0.0
-        candidates = np.argpartition(rows, k, axis=1)[:, : k + 1]
-        found = np.take_along_axis(rows, candidates, axis=1)
-        order = np.lexsort((candidates, found), axis=1)
-        nearest[start : start + len(rows)] = np.take_along_axis(candidates, order, axis=1)
-        distance[start : start + len(rows)] = np.take_along_axis(found, order, axis=1)
+    found = nearest_neighbours(points, k, memo.neighbours if memo else None)
+    if memo is not None:
+        memo.neighbours = found
+    nearest, distance = found.nearest, found.distance
     core = distance[:, min_samples]
     source = np.repeat(np.arange(count), k + 1)
     target = nearest.ravel()

@@ -11,6 +11,7 @@ reading) names its schemas the same way.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 
 from awai_engine.schemas.model import SchemaState
@@ -26,12 +27,24 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 def inherited(
     clusters: Sequence[frozenset[str]], previous: Sequence[SchemaState]
 ) -> list[SchemaState | None]:
-    """For each cluster, the previous state whose id it takes over, or ``None`` for a new one."""
+    """For each cluster, the previous state whose id it takes over, or ``None`` for a new one.
+
+    Only states sharing a member with a cluster can reach the threshold, so the pairs are found
+    through which state holds each member, not by comparing every cluster with every state: a
+    long speaker has a thousand of each, and the all-pairs loop was a sixth of a catch-up.
+    """
+    sets = [frozenset(state.members) for state in previous]
+    holders: dict[str, list[int]] = {}
+    for number, members in enumerate(sets):
+        for key in members:
+            holders.setdefault(key, []).append(number)
     candidates = []
     for index, cluster in enumerate(clusters):
-        for state in previous:
-            overlap = jaccard(cluster, frozenset(state.members))
+        shared = Counter(number for key in cluster for number in holders.get(key, ()))
+        for number, common in shared.items():
+            overlap = common / (len(cluster) + len(sets[number]) - common)
             if overlap >= INHERIT_JACCARD:
+                state = previous[number]
                 candidates.append((-overlap, index, state.schema_id, state))
     candidates.sort(key=lambda item: item[:3])
     chosen: list[SchemaState | None] = [None] * len(clusters)

@@ -32,6 +32,7 @@ from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import method_for
 from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point, points_up_to
 from awai_engine.schemas.model import SchemaRun
+from awai_engine.schemas.neighbours import NeighbourMemo
 from awai_engine.schemas.ports import SchemaStore
 from awai_engine.settings import SchemaSettings
 
@@ -87,8 +88,9 @@ class Runs:
             return stored
         known, todo = self.unmade(index, basis.channel, basis.speaker_id, basis.count)
         run = known
+        memo = NeighbourMemo()
         for each in todo:
-            run = self.made(each, run)
+            run = self.made(each, run, memo)
         assert run is not None  # todo ends with the basis itself
         return run
 
@@ -133,11 +135,14 @@ class Runs:
             basis.channel, basis.speaker_id, self._method(basis.count), basis.digest
         )
 
-    def made(self, basis: Basis, predecessor: SchemaRun | None) -> SchemaRun:
+    def made(
+        self, basis: Basis, predecessor: SchemaRun | None, memo: NeighbourMemo | None = None
+    ) -> SchemaRun:
         """The clustering of ``basis`` with ids from ``predecessor``, the run of the chain at
-        the fixed point below it (kept in memory: made once for the readings that need it)."""
+        the fixed point below it (kept in memory: made once for the readings that need it).
+        ``memo``: one per walk up a speaker's points, so each extends the last's neighbours."""
         key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, chained=True)
-        return self._cached(key, lambda: cluster_run(basis, predecessor, self.settings))
+        return self._cached(key, lambda: cluster_run(basis, predecessor, self.settings, memo))
 
     def clustered(self, basis: Basis) -> SchemaRun:
         """The clustering of a basis on its own: no stored run, no predecessor's ids.

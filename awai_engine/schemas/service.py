@@ -28,6 +28,7 @@ from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point
 from awai_engine.schemas.markdown import channel_title, render_markdown
 from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
 from awai_engine.schemas.naming import version_keyphrases
+from awai_engine.schemas.neighbours import NeighbourMemo
 from awai_engine.schemas.picture import picture_size, render_png
 from awai_engine.schemas.ports import MessageStore, PurgeReport, SchemaStore
 from awai_engine.schemas.recall import mark_important, related, returning
@@ -288,8 +289,9 @@ class SchemaService:
                 progress(0, total)
             for speaker, before, todo in plan:
                 seen = {(s.schema_id, s.version) for s in before.states} if before else set()
+                memo = NeighbourMemo()  # each point's thoughts extend the last's
                 for basis in todo:
-                    run = self.runs.made(basis, before)
+                    run = self.runs.made(basis, before, memo)
                     run = run.with_states(self.summaries.fill(basis, run.states, strict=True))
                     run = self.store.save_run(run)
                     new = {(s.schema_id, s.version) for s in run.states} - seen

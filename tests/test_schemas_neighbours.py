@@ -1,0 +1,108 @@
+"""Nearest neighbours extended up a speaker's fixed points equal those found afresh.
+
+The re-clustering job extends each point's neighbours from the point below
+(:mod:`awai_engine.schemas.neighbours`); a reading clustering on demand may find them afresh.
+Both must give the same graph, so the same schemas, or a reading would depend on what the job
+happened to do first.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from awai_engine.schemas.clustering import cluster_labels
+from awai_engine.schemas.neighbours import NeighbourMemo, nearest_neighbours
+from awai_engine.settings import SchemaSettings
+
+
+def lattice(seed: int, distinct: int, count: int) -> np.ndarray:
+    """Unit vectors of four ±½ entries, drawn with repeats: their dot products are multiples of
+    ¼, exact in float32, so distances tie often (as repeated thoughts do) and are known exactly."""
+    rng = np.random.default_rng(seed)
+    base = np.zeros((distinct, 384), dtype=np.float32)
+    for row in base:
+        row[rng.choice(8, size=4, replace=False)] = rng.choice([-0.5, 0.5], size=4)
+    return base[rng.integers(0, distinct, size=count)]
+
+
+def gaussian(seed: int, count: int) -> np.ndarray:
+    """Unit vectors in clumps, some repeated: distances as MiniLM's are, rounded in float32."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(max(2, count // 40), 384))
+    points = centres[rng.integers(0, len(centres), size=count)] + 0.7 * rng.normal(
+        size=(count, 384)
+    )
+    points[rng.random(count) < 0.2] = points[0]
+    return (points / np.linalg.norm(points, axis=1, keepdims=True)).astype(np.float32)
+
+
+def extended(points: np.ndarray, k: int, cuts: list[int]):
+    """The neighbours found for each cut in turn, each extending the last, then for all."""
+    known = None
+    for cut in [*sorted(cuts), len(points)]:
+        known = nearest_neighbours(points[:cut], k, known)
+    return known
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    distinct=st.integers(2, 60),
+    count=st.integers(32, 700),
+    k=st.integers(1, 30),
+    cuts=st.lists(st.floats(0.05, 1.0), max_size=4),
+)
+def test_neighbours_extended_from_prefixes_are_those_of_the_whole_by_distance_then_row(
+    seed: int, distinct: int, count: int, k: int, cuts: list[float]
+) -> None:
+    points = lattice(seed, distinct, count)
+    k = min(k, count - 1)
+    prefixes = sorted({max(k + 1, int(share * count)) for share in cuts})
+    fresh = nearest_neighbours(points, k)
+    grown = extended(points, k, prefixes)
+    assert np.array_equal(grown.nearest, fresh.nearest)
+    assert np.array_equal(grown.distance.view(np.int32), fresh.distance.view(np.int32))
+    # The k + 1 smallest (distance, row) pairs of each row, with exact distances.
+    distance = np.sqrt(np.maximum(2.0 - 2.0 * (points @ points.T), 0.0), dtype=np.float32)
+    np.fill_diagonal(distance, 0.0)
+    for row in range(count):
+        order = np.lexsort((np.arange(count), distance[row]))[: k + 1]
+        assert fresh.nearest[row].tolist() == order.tolist()
+        assert np.array_equal(fresh.distance[row], distance[row, order])
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**16), count=st.integers(300, 1100), first=st.floats(0.1, 0.9))
+def test_neighbours_of_rounded_distances_extend_bit_for_bit(
+    seed: int, count: int, first: float
+) -> None:
+    points = gaussian(seed, count)
+    cut = int(first * count)
+    grown = extended(points, 24, [cut, (cut + count) // 2])
+    fresh = nearest_neighbours(points, 24)
+    assert np.array_equal(grown.nearest, fresh.nearest)
+    assert np.array_equal(grown.distance.view(np.int32), fresh.distance.view(np.int32))
+
+
+def test_neighbours_of_other_points_are_found_afresh_not_extended() -> None:
+    points = gaussian(3, 600)
+    other = nearest_neighbours(gaussian(4, 400), 24)
+    mixed = nearest_neighbours(points, 24, other)
+    fresh = nearest_neighbours(points, 24)
+    assert np.array_equal(mixed.nearest, fresh.nearest)
+    assert np.array_equal(
+        nearest_neighbours(points, 12, fresh).nearest, nearest_neighbours(points, 12).nearest
+    )
+
+
+def test_a_speaker_clustered_up_their_points_with_a_memo_gets_the_labels_found_afresh() -> None:
+    points = gaussian(11, 1400)
+    knn = SchemaSettings(algorithm="knn-graph")
+    memo = NeighbourMemo()
+    for count in (640, 768, 896, 1024, 1280, 1400):
+        carried = cluster_labels(points[:count], knn, memo=memo)
+        assert np.array_equal(carried, cluster_labels(points[:count], knn))
+        assert memo.neighbours is not None and len(memo.neighbours.points) == count
+    assert carried.max() >= 1  # the clumps were found: the labels compared mean something
