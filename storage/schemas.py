@@ -59,6 +59,12 @@ class SchemaRunRow(Base):
     created_at: Mapped[float] = mapped_column(Float)
 
 
+# A version's summary until something shows it: the re-clustering job stores versions unworded and
+# the words are written, memoised by member set, when first needed (awai_engine/schemas/summaries).
+# The column stays NOT NULL so stores made before this need no migration; no summary is empty.
+UNWRITTEN = ""
+
+
 class SchemaVersionRow(Base):
     __tablename__ = "schema_versions"
     __table_args__ = (
@@ -470,15 +476,13 @@ def _version_id(session: Session, channel_id: int, state: SchemaState, now: floa
         )
         session.execute(delete(SchemaRunRow).where(SchemaRunRow.id.in_(holders)))
         session.execute(delete(SchemaVersionRow).where(SchemaVersionRow.id == existing.id))
-    if state.summary is None:
-        raise ValueError(f"schema {state.schema_id} v{state.version} has no summary to store")
     row = SchemaVersionRow(
         channel_id=channel_id,
         speaker_id=state.speaker_id,
         speaker_name=state.speaker_name,
         schema_id=state.schema_id,
         version=state.version,
-        summary=state.summary,
+        summary=state.summary or UNWRITTEN,
         members=members,
         member_positions=json.dumps(list(state.member_positions)),
         centroid=np.asarray(state.centroid, dtype=np.float32).tobytes(),
@@ -500,7 +504,7 @@ def _state(row: SchemaVersionRow) -> SchemaState:
         members=tuple(json.loads(row.members)),
         member_positions=tuple(json.loads(row.member_positions)),
         centroid=np.frombuffer(row.centroid, dtype=np.float32).copy(),
-        summary=row.summary,
+        summary=row.summary or None,
         as_of_message_id=row.as_of_message_id,
         as_of=row.as_of,
         created_at=row.created_at,

@@ -6,16 +6,16 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy import inspect, select
+from sqlalchemy.exc import OperationalError
 
-from awai_engine.backends.offline import OfflineBackend
-from awai_engine.embedding import Embedder
 from awai_engine.schemas.digest import Digest
+from awai_engine.schemas.model import SchemaRun
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.scheduler import (
@@ -77,44 +77,35 @@ def test_a_digest_job_in_the_sqlite_job_store_survives_a_restart_of_the_schedule
     assert runtime.schemas.pending() == []  # the digest re-clustered the channel first
 
 
-class FailingSummaries(OfflineBackend):
-    """A model backend (it summarises schemas, as the offline one no longer does: offline names
-    are keyphrases) whose summary of any schema of ``speaker`` fails."""
-
-    offline = False
-
-    def __init__(self, speaker: str) -> None:
-        super().__init__()
-        self.speaker = speaker
-
-    def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
-        if speaker_name == self.speaker:
-            raise RuntimeError("the summariser is down for this speaker")
-        return super().summarise_schema(speaker_name, thoughts)
-
-
 def test_a_failing_channel_is_logged_and_the_others_are_reclustered(
     make_runtime: Callable[..., Runtime],
-    embedder: Embedder,
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     runtime = make_runtime()
-    broken = Runtime(runtime.settings, runtime.store, embedder, FailingSummaries("Boom"))
-    battery_talk(broken, "terminal:local:a-broken", speaker="boom")
-    battery_talk(broken, "terminal:local:b-fine")
-    service = SchedulerService(broken, BackgroundScheduler(timezone=UTC), name="failing")
+    battery_talk(runtime, "terminal:local:a-broken", speaker="boom")
+    battery_talk(runtime, "terminal:local:b-fine")
+    save_run = runtime.store.schemas.save_run
+
+    def failing(run: SchemaRun) -> SchemaRun:  # the database refuses this channel's writes
+        if run.channel == "terminal:local:a-broken":
+            raise OperationalError("INSERT INTO schema_runs", {}, Exception("disk I/O error"))
+        return save_run(run)
+
+    monkeypatch.setattr(runtime.store.schemas, "save_run", failing)
+    service = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="failing")
     try:
         with caplog.at_level(logging.ERROR):
             recluster_job("failing")  # what the stored job calls when it fires
     finally:
         service.shutdown()
     assert "terminal:local:a-broken" in caplog.text
-    assert "summariser is down" in caplog.text
-    fine = broken.schemas.schemas("terminal:local:b-fine")
+    assert "disk I/O error" in caplog.text
+    fine = runtime.schemas.schemas("terminal:local:b-fine")
     assert fine[0].stored and fine[0].schemas
-    assert broken.schemas.pending() == ["terminal:local:a-broken"]  # retried next time
-    # A digest of the failing channel still comes, with schemas clustered for it (extractive).
-    digest = broken.schemas.digest("terminal:local:a-broken", EVERYTHING)
+    assert runtime.schemas.pending() == ["terminal:local:a-broken"]  # retried next time
+    # A digest of the failing channel still comes, with schemas clustered for it.
+    digest = runtime.schemas.digest("terminal:local:a-broken", EVERYTHING)
     assert digest.speakers[0].schemas and "## Boom:" in digest.markdown
 
 

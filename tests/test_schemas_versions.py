@@ -81,6 +81,7 @@ def test_ids_pass_on_exactly_as_comparing_every_cluster_with_every_old_state_wou
 ) -> None:
     previous = [state(f"s{n}", [f"m{k}#0" for k in sorted(keys)]) for n, keys in enumerate(old)]
     clusters = [frozenset(f"m{k}#0" for k in keys) for keys in new]
+
     def ids(heirs: list[SchemaState | None]) -> list[str | None]:
         return [heir.schema_id if heir else None for heir in heirs]
 

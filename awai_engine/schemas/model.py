@@ -28,8 +28,9 @@ class SchemaState:
     ``version`` numbers a state by how many of the speaker's thoughts the clustering had heard
     when the state first formed, so numbers grow with time and one number names one state for
     good, including a state clustered on demand for an old message (see ``recall.py``).
-    ``summary`` is ``None`` only for a state clustered for a reading and not yet recalled: a
-    summary may cost a language-model call, so only recalled states are summarised then.
+    ``summary`` is ``None`` until a reading, a digest or ``awai schemas`` first shows the state,
+    stored or not: a summary may cost a language-model call, so only states shown are worded
+    (:mod:`awai_engine.schemas.summaries`).
     """
 
     schema_id: str

@@ -153,7 +153,7 @@ class SchemaService:
         basis, run = found
         cues = timeline.vectors[timeline.rows_of(position)]
         chosen = related(run.states, cues, associations, self.settings.schemas)
-        states = self.summaries.fill(basis, [state for state, _ in chosen], strict=False)
+        states = self.summaries.fill(basis, [state for state, _ in chosen])
         rows_of = {key: row for row, key in enumerate(basis.keys)}
         recalled = tuple(
             RecalledSchema(
@@ -216,7 +216,7 @@ class SchemaService:
                 )
                 continue
             basis, run = in_force
-            states = self.summaries.fill(basis, run.states, strict=False)
+            states = self.summaries.fill(basis, run.states)
             found.append(
                 SpeakerSchemas(
                     speaker_id=speaker,
@@ -291,9 +291,8 @@ class SchemaService:
                 seen = {(s.schema_id, s.version) for s in before.states} if before else set()
                 memo = NeighbourMemo()  # each point's thoughts extend the last's
                 for basis in todo:
-                    run = self.runs.made(basis, before, memo)
-                    run = run.with_states(self.summaries.fill(basis, run.states, strict=True))
-                    run = self.store.save_run(run)
+                    # Stored unsummarised: a version is worded when first shown (.summaries).
+                    run = self.store.save_run(self.runs.made(basis, before, memo))
                     new = {(s.schema_id, s.version) for s in run.states} - seen
                     new_versions += len(new)
                     seen |= new
@@ -348,13 +347,11 @@ class SchemaService:
             basis = index.basis(channel, speaker)
             if basis is None:
                 continue
-            states = self.summaries.fill(
-                basis, self._whole(index, channel, speaker, view).states, strict=False
-            )
+            states = self.summaries.fill(basis, self._whole(index, channel, speaker, view).states)
             section = speaker_digest(
                 basis, states, number, previous, timeline.position_of, settings.examples_per_schema
             )
-            section = self._with_dissolved_summaries(channel, section)
+            section = self._with_dissolved_summaries(channel, basis, section)
             number += len(section.schemas)
             sections.append(section)
             panel = speaker_panel(section, basis, settings.picture_rows, first=previous is None)
@@ -380,15 +377,18 @@ class SchemaService:
             self.store.save_digest(channel, snapshot(created_at, shown_states))
         return digest
 
-    def _with_dissolved_summaries(self, channel: str, section: SpeakerDigest) -> SpeakerDigest:
+    def _with_dissolved_summaries(
+        self, channel: str, basis: Basis, section: SpeakerDigest
+    ) -> SpeakerDigest:
+        """Schemas the last digest showed that no longer form, with the words it showed them by
+        (the memo of their member set, the speaker's ``basis`` giving the members' texts)."""
         if not section.dissolved:
             return section
         dissolved = []
         for item in section.dissolved:
             stored = self.store.version(channel, item.schema_id, item.version)
-            dissolved.append(
-                item.model_copy(update={"summary": stored.summary if stored else None})
-            )
+            summary = self.summaries.known(basis, stored) if stored else None
+            dissolved.append(item.model_copy(update={"summary": summary}))
         return section.model_copy(update={"dissolved": tuple(dissolved)})
 
     # -- forgetting ----------------------------------------------------------------------------

@@ -1,0 +1,105 @@
+"""Schema summaries are written when first shown, from the version's own members only.
+
+The re-clustering job stores runs unworded (a long speaker's catch-up makes thousands of
+versions); a reading, a digest or ``awai schemas`` words what it shows. Written late, after the
+channel went on and was re-clustered, a summary must be the one written when the history stopped
+at the message read: the same thoughts handed to the model, none from later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import Runtime
+from tests.schema_topics import CHATTER, said, topic_sentences
+
+CHANNEL = "terminal:local:summaries"
+
+
+class WordingModel(OfflineBackend):
+    """A model backend whose summary of a schema is a fingerprint of exactly the thoughts it was
+    handed (so equal summaries mean equal requests), and which records every request."""
+
+    offline = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[tuple[str, ...]] = []
+
+    def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
+        self.asked.append(tuple(thoughts))
+        digest = hashlib.sha256("\x1f".join([speaker_name, *thoughts]).encode()).hexdigest()
+        return f"{speaker_name} keeps coming back to this ({digest[:12]})."
+
+
+def battery(count: int, seed: int = 0) -> list[str]:
+    return [text for text, _ in topic_sentences(["battery"], count, seed)]
+
+
+def conversation() -> list:
+    """Ann on one worry, a message to read (m0030), then more of the same worry and chatter."""
+    return (
+        said(CHANNEL, "ann", battery(12), 1)
+        + said(CHANNEL, "ann", ["The battery drained overnight again on my phone."], 30)
+        + said(CHANNEL, "ann", battery(12, seed=5) + CHATTER[:4], 31)
+    )
+
+
+def modelled(runtime: Runtime, embedder: Embedder) -> tuple[Runtime, WordingModel]:
+    model = WordingModel()
+    return Runtime(runtime.settings, runtime.store, embedder, model), model
+
+
+def test_the_catch_up_asks_the_model_nothing_and_a_reading_words_what_it_recalls(
+    make_runtime: Callable[..., Runtime], embedder: Embedder
+) -> None:
+    runtime, model = modelled(make_runtime(schemas={"recall_threshold": -1.0}), embedder)
+    runtime.engine.ingest(conversation())
+    report = runtime.schemas.recluster(CHANNEL, force=True)
+    assert report.runs_stored >= 5 and report.new_versions >= 1
+    assert model.asked == []
+
+    reading = runtime.engine.read(CHANNEL, "m0030", EVERYTHING)
+    assert reading.context.schemas
+    assert 1 <= len(model.asked) <= len(reading.context.schemas)
+    assert all("keeps coming back" in schema.summary for schema in reading.context.schemas)
+    asked = len(model.asked)
+    assert runtime.engine.read(CHANNEL, "m0030", EVERYTHING) == reading
+    assert len(model.asked) == asked  # memoised: written once
+
+
+def test_a_summary_written_late_is_the_one_written_when_the_history_stopped_at_the_message(
+    make_runtime: Callable[..., Runtime], embedder: Embedder
+) -> None:
+    messages = conversation()
+    read = next(n for n, u in enumerate(messages) if u.message_id == "m0030")
+    earlier = {thought for u in messages[:read] for thought in _thoughts(u.text)}
+
+    stopped, _ = modelled(make_runtime("stopped", schemas={"recall_threshold": -1.0}), embedder)
+    stopped.engine.ingest(messages[: read + 1])
+    stopped.schemas.recluster(CHANNEL, force=True)
+    at_once = stopped.engine.read(CHANNEL, "m0030", EVERYTHING)
+
+    went_on, model = modelled(make_runtime("went-on", schemas={"recall_threshold": -1.0}), embedder)
+    went_on.engine.ingest(messages)
+    went_on.schemas.recluster(CHANNEL, force=True)
+    later = went_on.engine.read(CHANNEL, "m0030", EVERYTHING)
+
+    assert at_once.context.schemas
+    assert [s.summary for s in later.context.schemas] == [
+        s.summary for s in at_once.context.schemas
+    ]
+    assert model.asked and all(set(thoughts) <= earlier for thoughts in model.asked)
+    # The digest words the schemas of the whole history, from all of it: the model hears later
+    # thoughts there, and only there.
+    went_on.schemas.digest(CHANNEL, EVERYTHING)
+    assert any(not set(thoughts) <= earlier for thoughts in model.asked)
+
+
+def _thoughts(text: str) -> list[str]:
+    """The thoughts the offline extractor makes of a message (one per sentence)."""
+    return [thought.text for thought in OfflineBackend().extract_one(text).thoughts]
