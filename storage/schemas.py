@@ -26,7 +26,9 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     delete,
+    insert,
     select,
+    tuple_,
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
@@ -63,6 +65,7 @@ class SchemaRunRow(Base):
 # the words are written, memoised by member set, when first needed (awai_engine/schemas/summaries).
 # The column stays NOT NULL so stores made before this need no migration; no summary is empty.
 UNWRITTEN = ""
+BATCH = 500  # versions looked up or inserted per statement (SQLite binds at most 32,766 values)
 
 
 class SchemaVersionRow(Base):
@@ -228,10 +231,14 @@ class SqlSchemaStore:
                 )
                 session.add(row)
                 session.flush()
-                for ordinal, state in enumerate(run.states):
-                    version_id = _version_id(session, channel_id, state, now)
-                    session.add(
-                        SchemaRunVersionRow(run_id=row.id, version_id=version_id, ordinal=ordinal)
+                version_ids = _version_ids(session, channel_id, run.states, now)
+                if version_ids:
+                    session.execute(
+                        insert(SchemaRunVersionRow),
+                        [
+                            {"run_id": row.id, "version_id": version_id, "ordinal": ordinal}
+                            for ordinal, version_id in enumerate(version_ids)
+                        ],
                     )
         except IntegrityError:
             # Stored by another process meanwhile: theirs is the same clustering; return it.
@@ -450,8 +457,10 @@ def _mark(session: Session, channel_id: int) -> SchemaMarkRow:
     return mark
 
 
-def _version_id(session: Session, channel_id: int, state: SchemaState, now: float) -> int:
-    """The row of this version, inserted if it is new (an unchanged schema links its old row).
+def _version_ids(
+    session: Session, channel_id: int, states: Sequence[SchemaState], now: float
+) -> list[int]:
+    """The rows of a run's versions, inserted where new (an unchanged schema links its old row).
 
     In one history of the speaker's thoughts an id and a version name one state: a version is
     numbered by the fixed point it formed at, and one run clusters each point. A row with the
@@ -459,40 +468,71 @@ def _version_id(session: Session, channel_id: int, state: SchemaState, now: floa
     edit or an insertion before that point gave every later prefix a new fingerprint). No
     reading can use it any more, so it goes, with the runs that link it (a run must never
     lend a reading members its basis lacks); a history that comes back is clustered again.
+
+    Looked up and inserted ``BATCH`` at a time, not one statement (and one ORM flush) per
+    version: a long speaker's run holds a thousand versions, and saving them one by one was a
+    third of a catch-up.
     """
-    members = json.dumps(list(state.members), ensure_ascii=False)
-    existing = session.execute(
-        select(SchemaVersionRow.id, SchemaVersionRow.members).where(
-            SchemaVersionRow.channel_id == channel_id,
-            SchemaVersionRow.schema_id == state.schema_id,
-            SchemaVersionRow.version == state.version,
+    members = [json.dumps(list(state.members), ensure_ascii=False) for state in states]
+    existing: dict[tuple[str, int], tuple[int, str]] = {}
+    names = [(state.schema_id, state.version) for state in states]
+    for start in range(0, len(names), BATCH):
+        rows = session.execute(
+            select(
+                SchemaVersionRow.id,
+                SchemaVersionRow.schema_id,
+                SchemaVersionRow.version,
+                SchemaVersionRow.members,
+            ).where(
+                SchemaVersionRow.channel_id == channel_id,
+                tuple_(SchemaVersionRow.schema_id, SchemaVersionRow.version).in_(
+                    names[start : start + BATCH]
+                ),
+            )
         )
-    ).one_or_none()
-    if existing is not None and existing.members == members:
-        return existing.id
-    if existing is not None:
+        existing.update({(row.schema_id, row.version): (row.id, row.members) for row in rows})
+    ids: list[int | None] = [None] * len(states)
+    stale = []
+    for number, name in enumerate(names):
+        found = existing.get(name)
+        if found is not None and found[1] == members[number]:
+            ids[number] = found[0]
+        elif found is not None:
+            stale.append(found[0])
+    for start in range(0, len(stale), BATCH):
+        chunk = stale[start : start + BATCH]
         holders = select(SchemaRunVersionRow.run_id).where(
-            SchemaRunVersionRow.version_id == existing.id
+            SchemaRunVersionRow.version_id.in_(chunk)
         )
         session.execute(delete(SchemaRunRow).where(SchemaRunRow.id.in_(holders)))
-        session.execute(delete(SchemaVersionRow).where(SchemaVersionRow.id == existing.id))
-    row = SchemaVersionRow(
-        channel_id=channel_id,
-        speaker_id=state.speaker_id,
-        speaker_name=state.speaker_name,
-        schema_id=state.schema_id,
-        version=state.version,
-        summary=state.summary or UNWRITTEN,
-        members=members,
-        member_positions=json.dumps(list(state.member_positions)),
-        centroid=np.asarray(state.centroid, dtype=np.float32).tobytes(),
-        as_of=state.as_of,
-        as_of_message_id=state.as_of_message_id,
-        created_at=now,
-    )
-    session.add(row)
-    session.flush()
-    return row.id
+        session.execute(delete(SchemaVersionRow).where(SchemaVersionRow.id.in_(chunk)))
+    new = [number for number, found in enumerate(ids) if found is None]
+    if new:
+        inserted = session.scalars(
+            insert(SchemaVersionRow).returning(SchemaVersionRow.id, sort_by_parameter_order=True),
+            [
+                {
+                    "channel_id": channel_id,
+                    "speaker_id": states[number].speaker_id,
+                    "speaker_name": states[number].speaker_name,
+                    "schema_id": states[number].schema_id,
+                    "version": states[number].version,
+                    "summary": states[number].summary or UNWRITTEN,
+                    "members": members[number],
+                    "member_positions": json.dumps(list(states[number].member_positions)),
+                    "centroid": np.asarray(states[number].centroid, dtype=np.float32).tobytes(),
+                    "as_of": states[number].as_of,
+                    "as_of_message_id": states[number].as_of_message_id,
+                    "created_at": now,
+                }
+                for number in new
+            ],
+        ).all()
+        for number, version_id in zip(new, inserted, strict=True):
+            ids[number] = version_id
+    done = [version_id for version_id in ids if version_id is not None]
+    assert len(done) == len(states)
+    return done
 
 
 def _state(row: SchemaVersionRow) -> SchemaState:
