@@ -17,7 +17,8 @@ from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.ports import PreparedUtterance
 from awai_engine.samples import SAMPLES
-from awai_engine.values import Utterance
+from awai_engine.values import Extraction, Utterance
+from bots.terminal.transcript import addressees
 
 # ``shared/`` beside the checkout, or beside a folder of worktrees that holds it.
 SHARED_DATA = next(
@@ -32,21 +33,38 @@ SHARED_DATA = next(
 
 def chat_lines(limit: int | None = None) -> list[str]:
     """Non-system chat lines, in file order."""
-    lines: list[str] = []
+    return [text for _, text in chat_records(limit)]
+
+
+def chat_records(limit: int | None = None) -> list[tuple[str, str]]:
+    """(speaker, text) of the non-system chat lines, in file order."""
+    records: list[tuple[str, str]] = []
     source = SHARED_DATA / "ubuntu-dev.jsonl"
     if source.exists():
         with source.open(encoding="utf-8") as handle:
             for raw in handle:
                 record = json.loads(raw)
                 if not record["is_system"] and record["text"].strip():
-                    lines.append(record["text"])
+                    records.append((record["speaker"], record["text"]))
     else:
         for sample in SAMPLES.values():
-            lines.extend(
-                json.loads(raw)["text"]
-                for raw in sample.path.read_text(encoding="utf-8").splitlines()
-            )
-    return lines[:limit] if limit else lines
+            for raw in sample.path.read_text(encoding="utf-8").splitlines():
+                record = json.loads(raw)
+                records.append((record["speaker"], record["text"]))
+    return records[:limit] if limit else records
+
+
+def _prepared(
+    embedder: Embedder, lines: list[str]
+) -> Callable[[int], tuple[Extraction, np.ndarray]]:
+    """Each distinct line's extraction (the offline backend's, as ingest does) and vectors,
+    computed once; by line index."""
+    backend = OfflineBackend()
+    extractions = [backend.extract_one(text) for text in lines]
+    flat = [thought.text for extraction in extractions for thought in extraction.thoughts]
+    vectors = embedder.encode(flat)
+    offsets = np.cumsum([0] + [len(e.thoughts) for e in extractions])
+    return lambda line: (extractions[line], vectors[offsets[line] : offsets[line + 1]])
 
 
 def synthetic_channel(
@@ -64,11 +82,7 @@ def synthetic_channel(
     threads), so a 100k-message channel costs the embedding of the distinct lines only; few
     speakers repeat themselves, so their preconceptions form.
     """
-    backend = OfflineBackend()
-    extractions = [backend.extract_one(text) for text in lines]
-    flat = [thought.text for extraction in extractions for thought in extraction.thoughts]
-    vectors = embedder.encode(flat)
-    offsets = np.cumsum([0] + [len(e.thoughts) for e in extractions])
+    prepared = _prepared(embedder, lines)
     rng = random.Random(seed)
     names = [f"user{n}" for n in range(speakers)]
     plan = [(rng.randrange(len(lines)), rng.choice(names)) for _ in range(size)]
@@ -88,11 +102,46 @@ def synthetic_channel(
                 ts=1_600_000_000.0 + position,
                 thread_root=f"m{root:07d}" if threaded else None,
             )
-            batch.append(
-                PreparedUtterance(
-                    utterance, extractions[line], vectors[offsets[line] : offsets[line + 1]]
-                )
+            batch.append(PreparedUtterance(utterance, *prepared(line)))
+        return batch
+
+    return make
+
+
+def replayed_channel(
+    channel: str, size: int, embedder: Embedder, records: list[tuple[str, str]]
+) -> Callable[[int, int], list[PreparedUtterance]]:
+    """A factory of prepared utterances for positions [start, stop) of a channel of ``size``:
+    a real log replayed in order with its own speakers, cycled.
+
+    Unlike :func:`synthetic_channel`, people address each other as often as in the log
+    (``nick:`` at the start, ``@nick``, found among the speakers seen so far as the terminal's
+    import does), so exchanges, inferred conversations and named speakers are as in real chat.
+    """
+    lines = [text for _, text in records]
+    prepared = _prepared(embedder, lines)
+    seen: set[str] = set()
+    said_to: list[tuple[str, ...]] = []
+    for position in range(size):
+        speaker, text = records[position % len(records)]
+        said_to.append(addressees(text, seen))
+        seen.add(speaker)
+
+    def make(start: int, stop: int) -> list[PreparedUtterance]:
+        batch = []
+        for position in range(start, stop):
+            line = position % len(records)
+            speaker = records[line][0]
+            utterance = Utterance(
+                channel=channel,
+                message_id=f"m{position:07d}",
+                speaker_id=speaker,
+                speaker_name=speaker,
+                text=lines[line],
+                ts=1_600_000_000.0 + position,
+                addressees=said_to[position],
             )
+            batch.append(PreparedUtterance(utterance, *prepared(line)))
         return batch
 
     return make
