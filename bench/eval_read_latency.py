@@ -12,6 +12,11 @@ past), the same without the inferred conversation (what judging cues by conversa
 defaults, the defaults without lexical recall, and any ``--variant NAME:field=v;...`` (fields of
 ``association``).
 
+Channels: *random* cycles real lines among 40 random speakers who never address each other, so
+every speaker is in no exchange and the far path runs for every message (the costliest case for
+the far slots); *replayed* cycles the real IRC log in order with its own speakers and their
+``nick:`` addressing, so exchanges, inferred conversations and their rules work as in real chat.
+
     nice -n 10 .venv/bin/python -m bench.eval_read_latency                  # 1k and 100k
     nice -n 10 .venv/bin/python -m bench.eval_read_latency --sizes 100000 --reads 300
 
@@ -43,11 +48,14 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.settings import AssociationSettings, Settings
 from awai_engine.visibility import EVERYTHING
-from bench.corpus import chat_lines, synthetic_channel
+from bench.corpus import chat_lines, chat_records, replayed_channel, synthetic_channel
 from bench.read_latency import WRITE_BATCH, percentile
 from storage.store import AwaiStore
 
 INTERLEAVE = 10
+# Each kind of channel, by the name its size makes (random ones keep their first name, so
+# channels kept in a --data-dir before replayed ones existed are read again).
+CHANNELS = {"random": "bench:local:c{size}", "replayed": "bench:local:r{size}"}
 NEAR_ONLY = "near only (before)"
 
 
@@ -80,6 +88,9 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=200, help="latest messages read per size")
     parser.add_argument("--lines", type=int, default=12_000, help="distinct real lines cycled")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:field=v;...")
+    parser.add_argument(
+        "--channels", nargs="+", choices=CHANNELS, default=list(CHANNELS), help="kinds of channel"
+    )
     parser.add_argument("--data-dir", type=Path, help="Keep the store here and resume from it.")
     parser.add_argument(
         "--write-only", action="store_true", help="Write the channels, read nothing."
@@ -90,9 +101,9 @@ def main() -> None:
     embedder = Embedder(base.embedding)
     lines = chat_lines(args.lines)
     rows = variants(base.association, args.variant)
-    timings: dict[tuple[int, str], list[float]] = {}
-    recalled: dict[tuple[int, str], list[int]] = {}
-    far: dict[tuple[int, str], list[int]] = {}
+    timings: dict[tuple[str, int, str], list[float]] = {}  # (kind, size, row) → ms
+    recalled: dict[tuple[str, int, str], list[int]] = {}
+    far: dict[tuple[str, int, str], list[int]] = {}
     with ExitStack() as stack:
         folder = args.data_dir or Path(stack.enter_context(tempfile.TemporaryDirectory()))
         settings = Settings(data_dir=folder, _env_file=None)  # type: ignore[call-arg]
@@ -106,13 +117,17 @@ def main() -> None:
             )
             for name, association in rows.items()
         }
-        windows: dict[int, list[str]] = {}
-        for size in args.sizes:
-            channel = f"bench:local:c{size}"
+        windows: dict[tuple[str, int], list[str]] = {}
+        for kind, size in [(kind, size) for kind in args.channels for size in args.sizes]:
+            channel = CHANNELS[kind].format(size=size)
             store.ensure_channel(channel, embedder.model_name, embedder.dimension)
             written = store.message_count(channel)
             if written < size:  # a kept channel already written needs no lines embedded
-                make = synthetic_channel(channel, size, embedder, lines)
+                make = (
+                    synthetic_channel(channel, size, embedder, lines)
+                    if kind == "random"
+                    else replayed_channel(channel, size, embedder, chat_records())
+                )
                 for start in track(
                     range(written, size, WRITE_BATCH),
                     description=f"writing {size:,}",
@@ -124,18 +139,19 @@ def main() -> None:
                 console.print(f"{channel}: {store.message_count(channel):,} messages")
                 continue
             reads = min(args.reads, size // 2)
-            windows[size] = [f"m{p:07d}" for p in range(size - reads, size)]
+            windows[kind, size] = [f"m{p:07d}" for p in range(size - reads, size)]
         for block in range(0, max(map(len, windows.values()), default=0), INTERLEAVE):
-            for size, ids in windows.items():
+            for (kind, size), ids in windows.items():
+                channel = CHANNELS[kind].format(size=size)
                 for name, engine in engines.items():
                     for message_id in ids[block : block + INTERLEAVE]:
                         started = time.perf_counter()
-                        context = engine.context(f"bench:local:c{size}", message_id, EVERYTHING)
+                        context = engine.context(channel, message_id, EVERYTHING)
                         elapsed = (time.perf_counter() - started) * 1000
-                        timings.setdefault((size, name), []).append(elapsed)
+                        timings.setdefault((kind, size, name), []).append(elapsed)
                         items = context.associations
-                        recalled.setdefault((size, name), []).append(len(items))
-                        far.setdefault((size, name), []).append(
+                        recalled.setdefault((kind, size, name), []).append(len(items))
+                        far.setdefault((kind, size, name), []).append(
                             sum(item.reach == "far" for item in items)
                         )
         store.close()
@@ -143,23 +159,24 @@ def main() -> None:
         return
 
     table = Table(title="Read-context latency (ms) by association setting, one run")
-    columns = ("messages", "association", "p50", "p95", "p50 / near only", "p95 / near only")
-    for column in (*columns, "recalled", "far"):
+    columns = ("p50", "p95", "p50 / near only", "p95 / near only", "recalled", "far")
+    for column in ("channel", "messages", "association", *columns):
         table.add_column(column, justify="right")
-    for size in args.sizes:
-        before = percentile(timings[size, NEAR_ONLY], 0.95)
-        middle = statistics.median(timings[size, NEAR_ONLY])
+    for kind, size in windows:
+        before = percentile(timings[kind, size, NEAR_ONLY], 0.95)
+        middle = statistics.median(timings[kind, size, NEAR_ONLY])
         for name in rows:
-            values = timings[size, name]
+            values = timings[kind, size, name]
             table.add_row(
+                kind,
                 f"{size:,}",
                 name,
                 f"{statistics.median(values):.1f}",
                 f"{percentile(values, 0.95):.1f}",
                 f"{statistics.median(values) / middle:.2f}",
                 f"{percentile(values, 0.95) / before:.2f}",
-                f"{statistics.mean(recalled[size, name]):.2f}",
-                f"{statistics.mean(far[size, name]):.2f}",
+                f"{statistics.mean(recalled[kind, size, name]):.2f}",
+                f"{statistics.mean(far[kind, size, name]):.2f}",
             )
     console.print(table)
 
