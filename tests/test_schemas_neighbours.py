@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from awai_engine.schemas.clustering import cluster_labels
-from awai_engine.schemas.neighbours import NeighbourMemo, nearest_neighbours
+from awai_engine.schemas.clustering import ChainMemo, cluster_labels
+from awai_engine.schemas.neighbours import nearest_neighbours
 from awai_engine.settings import SchemaSettings
 
 
@@ -99,10 +99,23 @@ def test_neighbours_of_other_points_are_found_afresh_not_extended() -> None:
 
 def test_a_speaker_clustered_up_their_points_with_a_memo_gets_the_labels_found_afresh() -> None:
     points = gaussian(11, 1400)
+    rng = np.random.default_rng(11)
+    words = ["battery", "drains", "overnight", "charger", "sync", "worker", "again", "phone"]
+    texts = tuple(
+        "ok thanks" if rng.random() < 0.15 else " ".join(rng.choice(words, size=5))
+        for _ in range(len(points))
+    )
     knn = SchemaSettings(algorithm="knn-graph")
-    memo = NeighbourMemo()
+    memo = ChainMemo()
     for count in (640, 768, 896, 1024, 1280, 1400):
-        carried = cluster_labels(points[:count], knn, memo=memo)
-        assert np.array_equal(carried, cluster_labels(points[:count], knn))
-        assert memo.neighbours is not None and len(memo.neighbours.points) == count
+        carried = cluster_labels(points[:count], knn, texts[:count], memo=memo)
+        assert np.array_equal(carried, cluster_labels(points[:count], knn, texts[:count]))
+        assert memo.neighbours is not None and len(memo.texts) == count
     assert carried.max() >= 1  # the clumps were found: the labels compared mean something
+    assert (carried[np.array(texts) == "ok thanks"] == -1).all()  # and slight thoughts left out
+    # A memo of other thoughts is not taken for a prefix of these.
+    other = ChainMemo()
+    cluster_labels(gaussian(12, 700), knn, texts[100:800], memo=other)
+    assert np.array_equal(
+        cluster_labels(points, knn, texts, memo=other), cluster_labels(points, knn, texts)
+    )

@@ -9,10 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from awai_engine.schemas.basis import Basis
-from awai_engine.schemas.clustering import cluster_labels, method_for
+from awai_engine.schemas.clustering import ChainMemo, cluster_labels, method_for
 from awai_engine.schemas.identity import inherited, new_schema_id
 from awai_engine.schemas.model import SchemaRun, SchemaState
-from awai_engine.schemas.neighbours import NeighbourMemo
 from awai_engine.settings import SchemaSettings
 
 
@@ -20,7 +19,7 @@ def cluster_run(
     basis: Basis,
     predecessor: SchemaRun | None,
     settings: SchemaSettings,
-    memo: NeighbourMemo | None = None,
+    memo: ChainMemo | None = None,
 ) -> SchemaRun:
     """Cluster the basis; ids come from ``predecessor`` (Jaccard ≥ 0.5), else new ones.
 

@@ -66,10 +66,11 @@ clustered on demand for a reading must equal the one the scheduler stores for th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from awai_engine.schemas.neighbours import NeighbourMemo, nearest_neighbours
+from awai_engine.schemas.neighbours import Neighbours, nearest_neighbours
 from awai_engine.schemas.substance import content_words
 from awai_engine.settings import SchemaSettings
 from awai_engine.text import words
@@ -84,6 +85,22 @@ SPLIT_SHARE = 0.3  # see _split
 LOOSE = 0.5  # of the concern gap: under it a cluster is a catch-all (see _split)
 # The sparse spanning-tree code drops zero weights; duplicates get this instead, and 0 back after.
 _TINY = 1e-30
+
+
+@dataclass
+class ChainMemo:
+    """What one walk up a speaker's fixed points carries from each clustering to the next.
+
+    One per walk (the re-clustering job's catch-up of a speaker, or a reading clustering the
+    points the job has not stored yet): each point's thoughts extend the last point's, so the
+    knn graph's neighbours are extended (:func:`.neighbours.nearest_neighbours`) and only the new
+    thoughts are judged :func:`eligible`. Both are checked to be of a prefix before use, and
+    change the speed only, never the labels.
+    """
+
+    neighbours: Neighbours | None = None
+    texts: tuple[str, ...] = ()
+    eligible: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 def method_for(count: int, settings: SchemaSettings) -> str:
@@ -125,18 +142,19 @@ def cluster_labels(
     vectors: np.ndarray,
     settings: SchemaSettings,
     texts: Sequence[str] | None = None,
-    memo: NeighbourMemo | None = None,
+    memo: ChainMemo | None = None,
 ) -> np.ndarray:
     """One label per row (``-1`` for noise), clusters numbered in order of their first row.
 
     With ``texts`` (one per row), thoughts too slight to carry a concern (:func:`eligible`) stay
     noise and take no part, and a cluster whose core shares no content word is dropped
-    (:func:`_worded`). ``memo`` carries the knn graph's neighbours from the clustering of a
-    prefix of these vectors to this one (the same labels, found faster: :mod:`.neighbours`).
+    (:func:`_worded`). ``memo`` carries the knn graph's neighbours and which thoughts were
+    eligible from the clustering of a prefix of these to this one (the same labels, found
+    faster: :class:`ChainMemo`).
     """
     count = len(vectors)
     labels = np.full(count, NOISE, dtype=np.int64)
-    rows = np.arange(count) if texts is None else np.flatnonzero(eligible(texts, settings))
+    rows = np.arange(count) if texts is None else np.flatnonzero(_eligible(texts, settings, memo))
     if len(rows) > settings.min_cluster_size:
         kept = [texts[row] for row in rows] if texts is not None else None
         points = np.ascontiguousarray(vectors[rows], dtype=np.float32)
@@ -144,11 +162,25 @@ def cluster_labels(
     return _renumber(labels)
 
 
+def _eligible(texts: Sequence[str], settings: SchemaSettings, memo: ChainMemo | None) -> np.ndarray:
+    """:func:`eligible`, judging only the texts past those the memo judged (a prefix of these)."""
+    if memo is None:
+        return eligible(texts, settings)
+    said = tuple(texts)
+    known = len(memo.texts)
+    if known <= len(said) and said[:known] == memo.texts:
+        judged = np.concatenate([memo.eligible, eligible(said[known:], settings)])
+    else:
+        judged = eligible(said, settings)
+    memo.texts, memo.eligible = said, judged
+    return judged
+
+
 def _clustered(
     points: np.ndarray,
     texts: Sequence[str] | None,
     settings: SchemaSettings,
-    memo: NeighbourMemo | None,
+    memo: ChainMemo | None,
 ) -> np.ndarray:
     size = settings.min_cluster_size
     floor = settings.min_cohesion
@@ -168,7 +200,7 @@ def _clustered(
 
 
 def _condensed(
-    points: np.ndarray, settings: SchemaSettings, memo: NeighbourMemo | None = None
+    points: np.ndarray, settings: SchemaSettings, memo: ChainMemo | None = None
 ) -> np.ndarray:
     """HDBSCAN's condensed cluster tree of ``points`` (exact or knn-graph by their number)."""
     from hdbscan._hdbscan_linkage import label
@@ -395,7 +427,7 @@ def _kth_smallest(rows: np.ndarray, k: int) -> np.ndarray:
 
 
 def _knn_graph_tree(
-    points: np.ndarray, min_samples: int, neighbours: int, memo: NeighbourMemo | None = None
+    points: np.ndarray, min_samples: int, neighbours: int, memo: ChainMemo | None = None
 ) -> np.ndarray:
     """Spanning tree of mutual reachability restricted to each point's k nearest neighbours."""
     from scipy.sparse import coo_matrix

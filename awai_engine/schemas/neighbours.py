@@ -130,15 +130,3 @@ def _smallest(values: np.ndarray, count: int, first: int) -> np.ndarray:
             keys = np.partition(keys, count - 1, axis=1)[:, :count]
         out[start : start + SELECT_ROWS] = np.sort(keys, axis=1)
     return out
-
-
-class NeighbourMemo:
-    """The neighbours the last clustering of one chain found, for the next point to extend.
-
-    One per speaker's walk up their fixed points (the re-clustering job's catch-up, or a reading
-    clustering the points the job has not stored yet): each point's thoughts extend the last
-    point's, so :func:`nearest_neighbours` only adds what the new thoughts change.
-    """
-
-    def __init__(self) -> None:
-        self.neighbours: Neighbours | None = None

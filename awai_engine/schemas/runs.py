@@ -29,10 +29,9 @@ from collections.abc import Callable
 
 from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.schemas.build import cluster_run
-from awai_engine.schemas.clustering import method_for
+from awai_engine.schemas.clustering import ChainMemo, method_for
 from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point, points_up_to
 from awai_engine.schemas.model import SchemaRun
-from awai_engine.schemas.neighbours import NeighbourMemo
 from awai_engine.schemas.ports import SchemaStore
 from awai_engine.settings import SchemaSettings
 
@@ -88,7 +87,7 @@ class Runs:
             return stored
         known, todo = self.unmade(index, basis.channel, basis.speaker_id, basis.count)
         run = known
-        memo = NeighbourMemo()
+        memo = ChainMemo()
         for each in todo:
             run = self.made(each, run, memo)
         assert run is not None  # todo ends with the basis itself
@@ -136,11 +135,11 @@ class Runs:
         )
 
     def made(
-        self, basis: Basis, predecessor: SchemaRun | None, memo: NeighbourMemo | None = None
+        self, basis: Basis, predecessor: SchemaRun | None, memo: ChainMemo | None = None
     ) -> SchemaRun:
         """The clustering of ``basis`` with ids from ``predecessor``, the run of the chain at
         the fixed point below it (kept in memory: made once for the readings that need it).
-        ``memo``: one per walk up a speaker's points, so each extends the last's neighbours."""
+        ``memo``: one per walk up a speaker's points, so each extends what the last found."""
         key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, chained=True)
         return self._cached(key, lambda: cluster_run(basis, predecessor, self.settings, memo))
 

@@ -16,6 +16,7 @@ from awai_engine.errors import AwaiError
 from awai_engine.ports import LanguageBackend
 from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.schemas.build import central_rows
+from awai_engine.schemas.clustering import ChainMemo
 from awai_engine.schemas.digest import (
     Digest,
     SpeakerDigest,
@@ -28,7 +29,6 @@ from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point
 from awai_engine.schemas.markdown import channel_title, render_markdown
 from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
 from awai_engine.schemas.naming import version_keyphrases
-from awai_engine.schemas.neighbours import NeighbourMemo
 from awai_engine.schemas.picture import picture_size, render_png
 from awai_engine.schemas.ports import MessageStore, PurgeReport, SchemaStore
 from awai_engine.schemas.recall import mark_important, related, returning
@@ -289,7 +289,7 @@ class SchemaService:
                 progress(0, total)
             for speaker, before, todo in plan:
                 seen = {(s.schema_id, s.version) for s in before.states} if before else set()
-                memo = NeighbourMemo()  # each point's thoughts extend the last's
+                memo = ChainMemo()  # each point's thoughts extend the last's
                 for basis in todo:
                     # Stored unsummarised: a version is worded when first shown (.summaries).
                     run = self.store.save_run(self.runs.made(basis, before, memo))
