@@ -210,10 +210,10 @@ class AssociationSettings(BaseModel):
         ge=0,
         le=1,
         description=(
-            "conversation_when_alone applies only where at least this share of the"
-            " conversation_window lines address someone: elsewhere (a channel where people"
-            " rarely address each other) lines outside a speaker's conversation are simply"
-            " other people's."
+            "conversation_when_alone judges with conversation_z where at least this share of"
+            " the conversation_window lines address someone, and with conversation_quiet_z"
+            " elsewhere (a channel where people rarely address each other, where lines outside"
+            " a speaker's conversation are simply other people's)."
         ),
     )
     conversation_quiet_z: float | None = Field(
