@@ -39,6 +39,9 @@ SENTENCES = [
     "What did Bo say about the 420 cap?",
     "cy: is the retry on the upload job in?",
     "@Ann the release moved to Thursday.",
+    # A name as the first or last words addresses too: the cue and the conversation follow it.
+    "bo - the retry is in now",
+    "thanks for the fix, ann",
 ]
 
 
