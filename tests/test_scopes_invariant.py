@@ -125,3 +125,28 @@ def test_an_exported_channel_keeps_each_message_s_scope_when_imported(
     path.write_text("\n".join(lines) + "\n")
     imported = read_transcript(path, "terminal:local:export", 1 << 20).utterances
     assert [u.scope for u in imported] == ["channel", "p1"]
+
+
+def test_schemas_of_a_view_that_leaves_messages_out_have_the_ids_of_a_store_of_that_view(
+    two_stores: tuple[Runtime, Runtime],
+) -> None:
+    """Found by the property above: clustered alone, the view's schema got an id of its own,
+    while a store holding only those messages names it down its chain of fixed points (4, 5)."""
+    full, visible_only = two_stores
+    said = "The deploy failed because the disk was full."
+    messages = build(
+        [(said, "ann", CHANNEL_SCOPE, False)] * 6 + [(said, "ann", "p1", False)],
+        "terminal:local:view-ids",
+    )
+    full.engine.ingest(messages)
+    visible_only.engine.ingest(messages[:6])
+    asker = Scopes.channel()
+    seen = full.engine.context("terminal:local:view-ids", "m005", asker)
+    assert seen.schemas and seen == visible_only.engine.context(
+        "terminal:local:view-ids", "m005", EVERYTHING
+    )
+    digest = full.schemas.digest("terminal:local:view-ids", asker)
+    alone = visible_only.schemas.digest("terminal:local:view-ids", EVERYTHING)
+    assert [s.schema_id for s in digest.speakers[0].schemas] == [
+        s.schema_id for s in alone.speakers[0].schemas
+    ]

@@ -35,8 +35,9 @@ from awai_engine.schemas.model import SchemaRun
 from awai_engine.schemas.ports import SchemaStore
 from awai_engine.settings import SchemaSettings
 
-# channel, speaker, method, basis digest, whether ids came down the chain (else: no predecessor)
-CacheKey = tuple[str, str, str, str, bool]
+# channel, speaker, method, basis digest, and where ids came from: "chain" (the store's chain),
+# "view" (a restricted view's own walk up its points) or "alone" (no predecessor)
+CacheKey = tuple[str, str, str, str, str]
 
 
 class Runs:
@@ -108,7 +109,7 @@ class Runs:
         cached_at, known = 0, None
         with self._lock:
             for count in reversed(points) if in_memory else ():
-                key = self._key(channel, speaker_id, count, digests[count], chained=True)
+                key = self._key(channel, speaker_id, count, digests[count], "chain")
                 if key in self._cache:
                     cached_at, known = count, self._cache[key]
                     break
@@ -140,7 +141,7 @@ class Runs:
         """The clustering of ``basis`` with ids from ``predecessor``, the run of the chain at
         the fixed point below it (kept in memory: made once for the readings that need it).
         ``memo``: one per walk up a speaker's points, so each extends what the last found."""
-        key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, chained=True)
+        key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, "chain")
         return self._cached(key, lambda: cluster_run(basis, predecessor, self.settings, memo))
 
     def clustered(self, basis: Basis) -> SchemaRun:
@@ -150,8 +151,34 @@ class Runs:
         whole channel, so neither its states nor the ids it would hand down may be used, and the
         run is then a pure function of the visible thoughts.
         """
-        key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, chained=False)
+        key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, "alone")
         return self._cached(key, lambda: cluster_run(basis, None, self.settings))
+
+    def walked(self, index: SpeakerRows, basis: Basis) -> SchemaRun:
+        """The run a store that only ever held the thoughts of ``index`` would use for ``basis``,
+        for a view of the channel that leaves messages out.
+
+        Every stored run was made from the whole channel, so neither it nor the ids it hands
+        down may be used; but clustering the basis alone (no predecessor) names its schemas
+        otherwise than that store's chain would. So the chain is walked again on the view's own
+        thoughts, each fixed point taking its ids from the one below, and a basis off the fixed
+        points (the view's history as of now) from the last of them, as :meth:`latest` does;
+        kept in memory like any on-demand run.
+        """
+        bits = self.settings.fixed_point_bits
+        run: SchemaRun | None = None
+        memo = ChainMemo()
+        for count in points_up_to(basis.count, bits, start=self.first_point):
+            point = index.head(basis.channel, basis.speaker_id, count)
+            assert point is not None
+            run = self._viewed(point, run, memo)
+        if run is None or not is_fixed_point(basis.count, bits):
+            run = self._viewed(basis, run, memo)
+        return run
+
+    def _viewed(self, basis: Basis, predecessor: SchemaRun | None, memo: ChainMemo) -> SchemaRun:
+        key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, "view")
+        return self._cached(key, lambda: cluster_run(basis, predecessor, self.settings, memo))
 
     def forget(self, channel: str) -> None:
         """Drop the channel's cached clusterings (after removals: no removed text stays here)."""
@@ -175,7 +202,5 @@ class Runs:
     def _method(self, count: int) -> str:
         return method_for(count, self.settings)
 
-    def _key(
-        self, channel: str, speaker_id: str, count: int, digest: str, chained: bool
-    ) -> CacheKey:
-        return (channel, speaker_id, self._method(count), digest, chained)
+    def _key(self, channel: str, speaker_id: str, count: int, digest: str, kind: str) -> CacheKey:
+        return (channel, speaker_id, self._method(count), digest, kind)

@@ -446,21 +446,21 @@ class SchemaService:
         self, index: SpeakerRows, channel: str, speaker_id: str, count: int, view: View
     ) -> tuple[Basis, SchemaRun] | None:
         """The run in force after ``count`` of the speaker's thoughts: the chain's for the whole
-        channel; for a restricted view, the same fixed point clustered from its own thoughts with
-        no predecessor, since the stored runs (and so the ids they hand down) were made from
-        messages the asker may not see."""
+        channel; for a restricted view, the chain walked again on its own thoughts
+        (:meth:`Runs.walked`), since the stored runs (and so the ids they hand down) were made
+        from messages the asker may not see."""
         if not view.restricted:
             return self.runs.in_force(index, channel, speaker_id, count)
         point = fixed_point(count, self.settings.schemas.fixed_point_bits)
         basis = index.head(channel, speaker_id, point) if point >= self.runs.first_point else None
-        return None if basis is None else (basis, self.runs.clustered(basis))
+        return None if basis is None else (basis, self.runs.walked(index, basis))
 
     def _whole(self, index: SpeakerRows, channel: str, speaker_id: str, view: View) -> SchemaRun:
-        """The speaker's run as of now (for a restricted view: its thoughts alone, as above)."""
+        """The speaker's run as of now (for a restricted view: from its thoughts alone, as above)."""
         basis = index.basis(channel, speaker_id)
         assert basis is not None
         if view.restricted:
-            return self.runs.clustered(basis)
+            return self.runs.walked(index, basis)
         latest = self.runs.latest(index, channel, speaker_id)
         return latest[1] if latest else self.runs.clustered(basis)
 
