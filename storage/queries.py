@@ -46,6 +46,16 @@ def bump_revision(session: Session, channel_id: int) -> int:
     ).scalar_one()
 
 
+def count_removal(session: Session, channel_id: int) -> None:
+    """``removals = removals + 1``: a message left the channel or came back to it, and every
+    process must drop what it holds of the channel (see ``Reads.removal_mark``)."""
+    session.execute(
+        update(ChannelRow)
+        .where(ChannelRow.id == channel_id)
+        .values(removals=ChannelRow.removals + 1)
+    )
+
+
 def tombstone_ids(channel_id: int) -> Select[tuple[str]]:
     """The ids of the channel's deleted messages, as a subquery."""
     return select(DeletedMessageRow.message_id).where(DeletedMessageRow.channel_id == channel_id)

@@ -6,10 +6,10 @@ these reads see unsynced rows too (they are the record), unlike the read model.
 
 from __future__ import annotations
 
-import json
+import hashlib
 from collections.abc import Iterator, Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from awai_engine.values import Utterance
 from storage.batches import IN_BATCH, batches
@@ -69,16 +69,20 @@ class Reads:
         return found
 
     def removal_mark(self) -> str:
-        """Tombstones (count and latest) and channels (count and id sum), across channels: a
-        deletion, a withdrawal undone, a forget-me or a channel dropped changes it."""
+        """Every channel's removal count with its row's incarnation, as one digest: a deletion,
+        a withdrawal or its undoing, a forget-me, or a channel dropped or made again changes it,
+        and nothing changes it back (a count of tombstones would: a withdrawal undone within one
+        check leaves it as it was)."""
+        digest = hashlib.sha256()
         with self.db.read() as session:
-            tombstones = session.execute(
-                select(func.count(), func.coalesce(func.max(DeletedMessageRow.deleted_at), 0.0))
-            ).one()
-            channels = session.execute(
-                select(func.count(ChannelRow.id), func.coalesce(func.sum(ChannelRow.id), 0))
-            ).one()
-        return json.dumps([int(tombstones[0]), float(tombstones[1]), *map(int, channels)])
+            rows = session.execute(
+                select(ChannelRow.id, ChannelRow.incarnation, ChannelRow.removals).order_by(
+                    ChannelRow.id
+                )
+            )
+            for channel_id, incarnation, removals in rows:
+                digest.update(f"{channel_id}:{incarnation}:{removals};".encode())
+        return digest.hexdigest()
 
     def fallback_utterances(self, channel: str) -> list[Utterance]:
         """Stored messages whose thoughts were made offline as a fallback, in channel order."""

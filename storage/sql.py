@@ -87,6 +87,9 @@ class ChannelRow(Base):
     # A random token given when the row is made: a database reset, restored or replaced counts
     # revisions and row ids again from the same numbers, and must not pass for this one.
     incarnation: Mapped[str | None] = mapped_column(String(32), default=lambda: uuid.uuid4().hex)
+    # Bumped by every deletion, withdrawal, revival and forget-me: other processes compare it to
+    # know they hold something removed (see ``Reads.removal_mark``); it never goes back.
+    removals: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     @property
     def source(self) -> str:
@@ -171,6 +174,8 @@ class DeletedMessageRow(Base):
     message turned into a command to AWAI, or into a file alone): the platform's time of that
     edit. The message is forgotten all the same, but a later edit that puts words back in it is
     stored again, as the platform shows it. ``None``: deleted or forgotten for good.
+    ``speaker_id`` is kept with a withdrawal only, so that the speaker's forget-me can find it and
+    make it for good; a tombstone for good names no one.
     """
 
     __tablename__ = "deleted_messages"
@@ -181,6 +186,7 @@ class DeletedMessageRow(Base):
     message_id: Mapped[str] = mapped_column(String(255), primary_key=True)
     deleted_at: Mapped[float] = mapped_column(Float, default=time.time)
     withdrawn_ts: Mapped[float | None] = mapped_column(Float)
+    speaker_id: Mapped[str | None] = mapped_column(String(255))
 
 
 BUSY_TIMEOUT_SECONDS = 30.0

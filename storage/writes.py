@@ -22,7 +22,13 @@ from sqlalchemy.orm import Session
 from awai_engine.ports import PreparedUtterance
 from storage.batches import batches
 from storage.parts import StorePart
-from storage.queries import bump_revision, channel_row, tombstoned, utterance_row
+from storage.queries import (
+    bump_revision,
+    channel_row,
+    count_removal,
+    tombstoned,
+    utterance_row,
+)
 from storage.sql import (
     DeletedMessageRow,
     ThoughtRow,
@@ -41,6 +47,8 @@ class _WritePlan:
     collection: str
     written: list[PreparedUtterance] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)
+    # Withdrawn messages whose words came back: their tombstones, restored if the save fails.
+    revived: list[DeletedMessageRow] = field(default_factory=list)
 
 
 def _improves(row: UtteranceRow, item: PreparedUtterance) -> bool:
@@ -105,6 +113,7 @@ class Writes(StorePart):
                         for i in plan.written
                         if i.utterance.message_id not in replaced
                     ],
+                    plan.revived,
                 )
                 raise
             # Readers see the new rows from here on; read models append them at their next read
@@ -113,12 +122,17 @@ class Writes(StorePart):
             if plan.replaced:
                 self.read_model.forget(channel)
 
-    def _drop_unfinished_new(self, channel: str, message_ids: Sequence[str]) -> None:
+    def _drop_unfinished_new(
+        self, channel: str, message_ids: Sequence[str], revived: Sequence[DeletedMessageRow]
+    ) -> None:
         """After step 2 failed: the new rows of step 1 go, so a message Chroma refused is not
-        half stored (the caller reports it as not stored). Edited rows stay for repair, as after
-        a crash; vectors already written are orphans that repair removes."""
+        half stored (the caller reports it as not stored), and a withdrawn message that was to
+        come back is withdrawn again (else neither row nor tombstone would keep a late copy of
+        its old words out). Edited rows stay for repair, as after a crash; vectors already
+        written are orphans that repair removes."""
         if not message_ids:
             return
+        withdrawn = {tombstone.message_id: tombstone for tombstone in revived}
         try:
             with self.db.session() as session:
                 channel_id = channel_row(self.db, session, channel).id
@@ -131,6 +145,16 @@ class Writes(StorePart):
                         )
                     ):
                         session.delete(row)
+                        if (tombstone := withdrawn.get(row.message_id)) is not None:
+                            session.add(
+                                DeletedMessageRow(
+                                    channel_id=channel_id,
+                                    message_id=tombstone.message_id,
+                                    deleted_at=tombstone.deleted_at,
+                                    withdrawn_ts=tombstone.withdrawn_ts,
+                                    speaker_id=tombstone.speaker_id,
+                                )
+                            )
         except Exception:
             log.warning("unfinished rows of %s stay for repair", channel, exc_info=False)
 
@@ -153,6 +177,8 @@ class Writes(StorePart):
                     if not utterance.brings_back(tombstone.withdrawn_ts):
                         continue
                     session.delete(tombstone)  # words edited back in: stored as a new message
+                    plan.revived.append(tombstone)
+                    count_removal(session, channel_id)  # others drop what the withdrawal left
                 row = existing.get(utterance.message_id)
                 if row is None:
                     row = UtteranceRow(channel_id=channel_id, message_id=utterance.message_id)
@@ -221,14 +247,23 @@ class Writes(StorePart):
                 if tombstone is None:
                     session.add(
                         DeletedMessageRow(
-                            channel_id=channel_id, message_id=message_id, withdrawn_ts=withdrawn_ts
+                            channel_id=channel_id,
+                            message_id=message_id,
+                            withdrawn_ts=withdrawn_ts,
+                            # so the speaker's forget-me finds a withdrawal and makes it for good
+                            speaker_id=None
+                            if withdrawn_ts is None or row is None
+                            else row.speaker_id,
                         )
                     )
+                    count_removal(session, channel_id)
                 elif tombstone.withdrawn_ts is not None:
                     # Deleted after a withdrawal: for good. Withdrawn again: from the later edit.
-                    tombstone.withdrawn_ts = (
-                        None if withdrawn_ts is None else max(withdrawn_ts, tombstone.withdrawn_ts)
-                    )
+                    if withdrawn_ts is None:
+                        tombstone.withdrawn_ts, tombstone.speaker_id = None, None
+                    else:
+                        tombstone.withdrawn_ts = max(withdrawn_ts, tombstone.withdrawn_ts)
+                    count_removal(session, channel_id)
                 if row is not None:
                     session.delete(row)
                     bump_revision(session, channel_id)
@@ -241,8 +276,9 @@ class Writes(StorePart):
     def delete_speaker(self, channel: str, speaker_id: str) -> list[str]:
         """Remove every message of one speaker (rows, thoughts, edit history, vectors) for good.
 
-        One transaction writes the tombstones and deletes the rows, unsynced ones included, so
-        none of the speaker's messages can come back; their vectors go after it. Returns the ids.
+        One transaction writes the tombstones and deletes the rows, unsynced ones included, and
+        makes the speaker's withdrawals for good, so none of the speaker's messages can come back,
+        not even by a later edit; their vectors go after it. Returns the ids of the rows deleted.
         """
         with self.locks(channel):
             with self.db.session() as session:
@@ -262,8 +298,18 @@ class Writes(StorePart):
                         if message_id not in known
                     )
                 session.execute(delete(UtteranceRow).where(mine))
+                withdrawn = session.execute(
+                    update(DeletedMessageRow)
+                    .where(
+                        DeletedMessageRow.channel_id == channel_id,
+                        DeletedMessageRow.speaker_id == speaker_id,
+                    )
+                    .values(withdrawn_ts=None, speaker_id=None)
+                ).rowcount
                 if ids:
                     bump_revision(session, channel_id)
+                if ids or withdrawn:
+                    count_removal(session, channel_id)
                 collection = row_of_channel.collection
             for batch in batches(ids):
                 self.vectors.delete_messages(collection, batch)

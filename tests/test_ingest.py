@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+import numpy as np
 import pytest
 from sqlalchemy import MetaData
 
@@ -128,6 +129,75 @@ def test_a_message_deleted_after_its_words_were_withdrawn_never_comes_back(
     engine.ingest([utterance("m2", "Kept out without an edit time.")])
     engine.withdraw(CHANNEL, "m2", edited_ts=None)  # nothing could tell later from earlier
     assert not engine.edit(later.model_copy(update={"message_id": "m2"}))
+
+
+def test_a_forget_me_makes_the_speakers_withdrawn_messages_gone_for_good(
+    runtime: Runtime,
+) -> None:
+    """A withdrawn message has no row left for the forget-me to find; its tombstone names the
+    speaker until the withdrawal is for good, so words edited back into it later stay out."""
+    engine = runtime.engine
+    engine.ingest(
+        [
+            utterance("m1", "Hello there.", speaker="ann"),
+            utterance("m2", "My salary is 90k.", speaker="bob"),
+            utterance("m3", "Pending, will fix.", speaker="ann"),
+        ]
+    )
+    assert engine.withdraw(CHANNEL, "m2", edited_ts=100.0)
+    assert engine.withdraw(CHANNEL, "m3", edited_ts=100.0)
+    runtime.schemas.forget_speaker(CHANNEL, "bob")
+
+    back = utterance("m2", "My salary is 95k.", speaker="bob").model_copy(
+        update={"edited_ts": 120.0}
+    )
+    assert not engine.edit(back) and engine.ingest([back]).refused_deleted == 1
+    assert "95k" not in sql_dump(runtime) and "bob" not in sql_dump(runtime)
+    fixed = utterance("m3", "Fixed in 4.2.", speaker="ann").model_copy(update={"edited_ts": 130.0})
+    assert engine.edit(fixed), "another speaker's withdrawal may still be undone"
+
+
+def test_a_withdrawn_message_whose_words_could_not_be_stored_again_stays_withdrawn(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The save that brings words back fails at the vectors: the message stays out, and a late
+    copy of its withdrawn words (no edit time) is still refused."""
+    engine = runtime.engine
+    engine.ingest([utterance("m1", "Budget is 40k.")])
+    assert engine.withdraw(CHANNEL, "m1", edited_ts=100.0)
+    upsert = runtime.store.vectors.upsert
+
+    def refusing(name: str, ids: Sequence[str], vectors: np.ndarray, metadatas: list) -> None:
+        if any(vector.startswith("m1#") for vector in ids):
+            raise ValueError("Chroma refused a record")
+        upsert(name, ids, vectors, metadatas)
+
+    monkeypatch.setattr(runtime.store.vectors, "upsert", refusing)
+    back = utterance("m1", "Budget is 45k.").model_copy(update={"edited_ts": 120.0})
+    report = engine.ingest([back, utterance("m2", "Ok.")])
+    assert [problem.message_id for problem in report.problems] == ["m1"]
+    monkeypatch.setattr(runtime.store.vectors, "upsert", upsert)
+    assert [u.message_id for u in runtime.store.utterances(CHANNEL)] == ["m2"]
+    assert engine.ingest([utterance("m1", "Budget is 40k.")]).refused_deleted == 1
+    assert engine.edit(back), "the edit can still bring the words back once the store takes it"
+
+
+def test_a_withdrawal_undone_before_another_process_looks_still_changes_the_removal_mark(
+    runtime: Runtime,
+) -> None:
+    """Other processes compare the mark to drop what they hold: a withdrawal and its undoing
+    within one check must not leave it as it was."""
+    engine = runtime.engine
+    engine.ingest([utterance("m1", "Budget is 40k."), utterance("m2", "Ok.")])
+    marks = [runtime.store.removal_mark()]
+    engine.withdraw(CHANNEL, "m1", edited_ts=100.0)
+    marks.append(runtime.store.removal_mark())
+    engine.edit(utterance("m1", "Budget is 45k.").model_copy(update={"edited_ts": 120.0}))
+    marks.append(runtime.store.removal_mark())
+    engine.ingest([utterance("m3", "Thanks.")])
+    marks.append(runtime.store.removal_mark())
+    assert len(set(marks[:3])) == 3, "each removal and revival changes the mark"
+    assert marks[3] == marks[2], "a new message is not a removal"
 
 
 def test_messages_arriving_out_of_order_are_read_in_time_order(runtime: Runtime) -> None:

@@ -31,6 +31,12 @@ test_a_delete_removes_the_text_from_sql_and_chroma_and_it_never_comes_back = (
 test_words_edited_back_into_a_withdrawn_message_are_stored_again_at_its_place = (
     ingest.test_words_edited_back_into_a_withdrawn_message_are_stored_again_at_its_place
 )
+test_a_forget_me_makes_the_speakers_withdrawn_messages_gone_for_good = (
+    ingest.test_a_forget_me_makes_the_speakers_withdrawn_messages_gone_for_good
+)
+test_a_withdrawal_undone_before_another_process_looks_still_changes_the_removal_mark = (
+    ingest.test_a_withdrawal_undone_before_another_process_looks_still_changes_the_removal_mark
+)
 test_messages_arriving_out_of_order_are_read_in_time_order = (
     ingest.test_messages_arriving_out_of_order_are_read_in_time_order
 )
