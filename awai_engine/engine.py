@@ -85,6 +85,14 @@ class SchemaRecall(Protocol):
         """Forget every schema version and summary made from a deleted message."""
         ...
 
+    def forget_held(self, channel: str) -> None:
+        """Drop what memory holds for the channel (when its read model goes)."""
+        ...
+
+    def held_channels(self) -> list[str]:
+        """The channels anything is held in memory for."""
+        ...
+
 
 class IngestProblem(Value):
     """A message that was not stored, and why, so the user can fix it."""
@@ -130,6 +138,8 @@ class Engine:
         self.schemas = schemas
         self.views = views or TimelineViews()  # shared with ``schemas`` when it recalls by view
         self._removals_seen: str | None = None  # see drop_removed_elsewhere
+        # What is derived from a read model goes with it (evicted, rebuilt, dropped).
+        store.on_timeline_released(self._released)
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -401,9 +411,26 @@ class Engine:
         changed since are dropped from memory and disk, with this engine's views of them, the
         schemas held for them and every cache of message words (a process clears its own at once
         when it removes one).
-        Run by the scheduler in every process; returns the channels dropped."""
+
+        Every channel this process holds anything for is looked at, not only its read models:
+        a view, a schema index or a clustering is kept only while the read model it was made
+        from is (:meth:`_released` drops them with it), so one held for a channel whose read
+        model this process does not hold cannot be checked against the database, and goes.
+
+        A reading in flight during the check may hold a timeline the check drops, and would
+        keep its views and indexes after the check dropped them: every timeline the read model
+        lets go of is marked retired first, and the views and the schema service never keep a
+        retired one (:class:`~awai_engine.visibility.TimelineViews`), so that reading ends with
+        nothing of it kept. Run by the scheduler in every process; returns the channels dropped.
+        """
         removals = self.store.removal_mark()
-        channels = self.store.drop_outdated_timelines()
+        channels = self.store.drop_outdated_timelines()  # their views and schemas go with them
+        held = [*self.views.channels(), *(self.schemas.held_channels() if self.schemas else ())]
+        channels += [
+            channel
+            for channel in dict.fromkeys(held)
+            if channel not in channels and not self.store.holds_timeline(channel)
+        ]
         for channel in channels:
             self.views.forget(channel)
             if self.schemas is not None:  # its clusterings and indexes hold thoughts' texts
@@ -412,6 +439,12 @@ class Engine:
             forget_cached_texts()  # a text embedded or indexed here, in a channel not held too
         self._removals_seen = removals
         return channels
+
+    def _released(self, channel: str) -> None:
+        """The channel's read model was let go of: so is all this engine made from it."""
+        self.views.forget(channel)  # before the schemas: it retires the views they index
+        if self.schemas is not None:
+            self.schemas.forget_held(channel)
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -105,6 +105,16 @@ class Store(Protocol):
         the channels dropped."""
         ...
 
+    def holds_timeline(self, channel: str) -> bool:
+        """Whether this process holds the channel's read model in memory (never builds it)."""
+        ...
+
+    def on_timeline_released(self, listener: Callable[[str], None]) -> None:
+        """Have ``listener(channel)`` called whenever a read model of the channel is let go of
+        (evicted under ``read_model.max_mb``, rebuilt, forgotten or dropped as outdated), so
+        whatever was derived from it goes too."""
+        ...
+
     def thread_scopes(self, channel: str) -> dict[str, frozenset[str]]:
         """Each thread with stored messages, and the visibility scopes its messages carry."""
         ...

@@ -215,6 +215,10 @@ class Timeline:
     _speaker_of: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     # step → rows 0, step, 2·step… copied contiguous (see every_kth_row); rows never change.
     _strided: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    # Set once by whoever owns the timeline (the read model, or the views of a channel) when it
+    # lets go of it: no cache may keep a retired timeline, which may hold removed words (see
+    # :meth:`awai_engine.engine.Engine.drop_removed_elsewhere`). It is never cleared.
+    retired: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._cells = CellIndex(self.index)

@@ -98,6 +98,14 @@ class TimelineViews:
     A channel's timeline only grows in place (any other change builds a new one, see
     :class:`~awai_engine.timeline.Timeline`), so a view catches up by appending the newly visible
     messages, and is rebuilt when its channel's timeline was replaced.
+
+    Nothing here outlives the read model it was made from: a retired timeline (one the read model
+    let go of, :attr:`~awai_engine.timeline.Timeline.retired`) is never kept, and the engine has
+    the channel forgotten when its read model goes. A reading that got its timeline just before
+    it was retired still gets its view, made for it alone (and retired itself, so the schema
+    indexes do not keep it either): the check of the flag and the keeping are under the lock
+    :meth:`forget` takes, and the read model sets the flag before it has the channel forgotten,
+    so a retired timeline is either refused here or dropped by that forget.
     """
 
     _views: dict[str, OrderedDict[frozenset[str], _Built]] = field(default_factory=dict)
@@ -115,7 +123,8 @@ class TimelineViews:
             count = len(timeline.messages)
             if seen < count:
                 found = found | set(timeline.scopes[seen:count])
-            self._scopes[channel] = (base, count, found)
+            if not timeline.retired:
+                self._scopes[channel] = (base, count, found)
             return found
 
     def view(self, channel: str, timeline: Timeline, scopes: Scopes) -> View:
@@ -125,30 +134,41 @@ class TimelineViews:
         assert scopes.names is not None
         key = scopes.names
         with self._lock:
+            if timeline.retired:  # for this reading alone (see the class)
+                built = _new(timeline)
+                built.view.retired = True
+                _catch_up(built, key)
+                return View(timeline=built.view, restricted=True, key=key)
             built_views = self._views.setdefault(channel, OrderedDict())
             built = built_views.get(key)
             if built is None or built.base is not timeline:
-                built = _Built(
-                    base=timeline,
-                    seen=0,
-                    view=Timeline(
-                        dimension=timeline.dimension,
-                        revision=timeline.revision,
-                        index=timeline.index,
-                    ),
-                )
-                built_views[key] = built
+                if built is not None:
+                    built.view.retired = True
+                built = built_views[key] = _new(timeline)
             built_views.move_to_end(key)
             while len(built_views) > VIEWS_PER_CHANNEL:
-                built_views.popitem(last=False)
+                built_views.popitem(last=False)[1].view.retired = True
             _catch_up(built, key)
             return View(timeline=built.view, restricted=True, key=key)
 
     def forget(self, channel: str) -> None:
-        """Drop a channel's views (after a removal: no removed words stay in memory)."""
+        """Drop a channel's views (after a removal, or when its read model goes: no words it
+        dropped stay in memory); each view's timeline is retired with it."""
         with self._lock:
-            self._views.pop(channel, None)
+            for built in self._views.pop(channel, OrderedDict()).values():
+                built.view.retired = True
             self._scopes.pop(channel, None)
+
+    def channels(self) -> list[str]:
+        """The channels a view or a scope list is held for."""
+        with self._lock:
+            return list(dict.fromkeys([*self._views, *self._scopes]))
+
+
+def _new(base: Timeline) -> _Built:
+    """An empty view of ``base``, to catch up."""
+    view = Timeline(dimension=base.dimension, revision=base.revision, index=base.index)
+    return _Built(base=base, seen=0, view=view)
 
 
 def _catch_up(built: _Built, scopes: frozenset[str]) -> None:

@@ -23,6 +23,12 @@ it is (no fingerprint, no row read) and never opens Chroma.
 
 Memory is bounded by ``read_model.max_mb``: the channels read least recently are dropped first
 (their next read rebuilds them), never the one being read.
+
+Whatever the engine derives from a timeline (its views, the schema indexes and clusterings)
+goes with it: every timeline the cache lets go of (evicted, replaced by a rebuild, forgotten,
+discarded or dropped as outdated) is marked :attr:`~awai_engine.timeline.Timeline.retired`,
+then the listeners registered with :meth:`ReadModel.on_release` hear of its channel. So no
+words the read model dropped stay in memory elsewhere, and ``max_mb`` bounds those too.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,6 +135,17 @@ class ReadModel:
         self.settings = settings or ReadModelSettings()
         self._cache: OrderedDict[str, _Cached] = OrderedDict()  # least recently read first
         self._cache_guard = threading.Lock()
+        self._listeners: list[Callable[[str], None]] = []
+
+    def on_release(self, listener: Callable[[str], None]) -> None:
+        """Have ``listener(channel)`` called whenever a timeline of the channel leaves the cache,
+        or the channel is forgotten (see the module): it drops what it derived from it."""
+        self._listeners.append(listener)
+
+    def holds(self, channel: str) -> bool:
+        """Whether a timeline of the channel is cached in memory (never builds one)."""
+        with self._cache_guard:
+            return channel in self._cache
 
     def timeline(self, channel: str) -> Timeline:
         """The channel's current timeline; readers take the lock only when it must change."""
@@ -144,15 +161,30 @@ class ReadModel:
                 cached = self._build(channel)
             self._persist(channel, cached)
             with self._cache_guard:
-                self._cache[channel] = cached
-                self._cache.move_to_end(channel)
+                # Retired meanwhile (a removal check dropped it while this caught it up): it is
+                # returned for this one reading but not cached again; the next read rebuilds.
+                replaced = None
+                if not cached.timeline.retired:
+                    replaced = self._cache.get(channel)
+                    self._cache[channel] = cached
+                    self._cache.move_to_end(channel)
+                    if replaced is not None and replaced.timeline is not cached.timeline:
+                        replaced.timeline.retired = True
+                    else:
+                        replaced = None
+            if replaced is not None:
+                self._released(channel)
             self._evict(keep=channel)
             return cached.timeline
 
     def forget(self, channel: str) -> None:
-        """Drop the cached timeline; the next read rebuilds it from the stores."""
+        """Drop the cached timeline; the next read rebuilds it from the stores. The listeners
+        hear of it even if none was cached: what they derived may have outlived it."""
         with self._cache_guard:
-            self._cache.pop(channel, None)
+            cached = self._cache.pop(channel, None)
+            if cached is not None:
+                cached.timeline.retired = True
+        self._released(channel)
 
     def discard(self, channel: str) -> None:
         """After a removal: drop the cached timeline and shred the channel's file, so no
@@ -288,13 +320,24 @@ class ReadModel:
 
     def _evict(self, keep: str) -> None:
         limit = self.settings.max_mb * 1024 * 1024
+        evicted = []
         with self._cache_guard:
             total = sum(cached.nbytes for cached in self._cache.values())
             for channel in list(self._cache):
                 if total <= limit:
                     break
                 if channel != keep:
-                    total -= self._cache.pop(channel).nbytes
+                    cached = self._cache.pop(channel)
+                    cached.timeline.retired = True
+                    total -= cached.nbytes
+                    evicted.append(channel)
+        for channel in evicted:
+            self._released(channel)
+
+    def _released(self, channel: str) -> None:
+        """Tell the listeners (outside the cache's guard: they take locks of their own)."""
+        for listener in list(self._listeners):
+            listener(channel)
 
     def _revision(self, channel: str) -> int:
         with self.db.read() as session:

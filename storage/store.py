@@ -203,6 +203,12 @@ class AwaiStore:
     def drop_outdated_timelines(self) -> list[str]:
         return self.read_model.drop_outdated()
 
+    def holds_timeline(self, channel: str) -> bool:
+        return self.read_model.holds(channel)
+
+    def on_timeline_released(self, listener: Callable[[str], None]) -> None:
+        self.read_model.on_release(listener)
+
     # -- reconciliation (storage.repair, driven by awai_engine.reconcile) ----------------------
 
     def audit(self, channel: str, thorough: bool) -> ChannelAudit:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from awai_engine.text_caches import register_owner
+from awai_engine.text_caches import forget_cached_texts, register_owner
 from awai_engine.values import Utterance
-from awai_engine.visibility import EVERYTHING
+from awai_engine.visibility import EVERYTHING, Scopes
 from bots.runtime import Runtime, open_runtime
 from bots.terminal.cli import main
 from storage.locks import ChannelLocks
@@ -228,6 +228,101 @@ def test_a_removal_elsewhere_empties_the_caches_of_words_of_a_process_holding_no
     cleared_by_the_remover = cache.cleared
     assert reader.engine.drop_removed_elsewhere() == []  # it holds no read model of the channel
     assert cache.cleared == cleared_by_the_remover + 1
+
+
+OTHER = "terminal:local:elsewhere"
+
+
+def _readings_held(runtime: Runtime) -> list[str]:
+    """The channels the views and the schema indexes hold a timeline for."""
+    views = runtime.engine.views
+    indexed = (channel for channel, _ in runtime.schemas._indexes)
+    return sorted({*views._views, *views._scopes, *indexed})
+
+
+def test_what_was_made_from_a_read_model_goes_when_it_is_evicted(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """The views (a restricted one too) and the schema indexes hold the channel's timeline:
+    evicted under ``read_model.max_mb``, it takes them along, and a removal elsewhere then
+    leaves no word in this process (on main they kept it, and ``max_mb`` bounded nothing)."""
+    reader, remover = make_runtime(), make_runtime()
+    private = _said("m8", "Only the thread sees this.").model_copy(update={"scope": "thread-1"})
+    remover.engine.ingest([*conversation(), private])
+    remover.engine.ingest([_said("m1", "Elsewhere.").model_copy(update={"channel": OTHER})])
+    reader.engine.read(CHANNEL, "m7", EVERYTHING)
+    reader.engine.read(CHANNEL, "m7", Scopes.channel())  # a restricted view, and its index
+    assert _readings_held(reader) == [CHANNEL]
+    read_model = reader.store.read_model
+    read_model.settings = read_model.settings.model_copy(update={"max_mb": 0})  # full
+
+    reader.engine.read(OTHER, "m1", EVERYTHING)  # evicts the channel read least recently
+
+    assert read_model.cached_channels() == [OTHER]
+    assert _readings_held(reader) == [OTHER]
+    for message_id in ("m0", "m2", "m4", "m6"):
+        remover.engine.delete(CHANNEL, message_id)
+    reader.engine.drop_removed_elsewhere()
+    assert held_in_memory(WORDS) == []
+
+
+def test_the_removal_check_drops_views_and_indexes_whose_read_model_is_gone(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """Whatever holds a channel's words is checked, not only the read models: views and
+    indexes left holding a timeline the read model no longer has (popped here behind its
+    back) cannot be checked against the database, so they go (on main they stayed)."""
+    reader, remover = make_runtime(), make_runtime()
+    remover.engine.ingest(conversation())
+    reader.engine.read(CHANNEL, "m7", EVERYTHING)
+    read_model = reader.store.read_model
+    with read_model._cache_guard:
+        del read_model._cache[CHANNEL]
+    assert _readings_held(reader) == [CHANNEL]
+    assert reader.engine.drop_removed_elsewhere() == [CHANNEL], "held, and not checkable"
+    assert _readings_held(reader) == []
+
+    reader.engine.read(CHANNEL, "m7", EVERYTHING)
+    with read_model._cache_guard:
+        del read_model._cache[CHANNEL]
+    for message_id in ("m0", "m2", "m4", "m6"):
+        remover.engine.delete(CHANNEL, message_id)
+    assert reader.engine.drop_removed_elsewhere() == [CHANNEL]
+    assert held_in_memory(WORDS) == []
+
+
+def test_a_reading_in_flight_during_the_removal_check_keeps_nothing_it_dropped(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race, made deterministic: the reading gets the channel's timeline, then (before it
+    makes its views and schema index) another process deletes and this one's check drops that
+    timeline. The reading still answers, from what it had; then nothing of it is kept (on main
+    it registered the dropped timeline again, for good)."""
+    reader, remover = make_runtime(), make_runtime()
+    remover.engine.ingest(conversation())
+    reader.engine.read(CHANNEL, "m7", EVERYTHING)
+    timeline = reader.store.timeline
+    raced = []
+
+    def removed_meanwhile(channel: str):  # type: ignore[no-untyped-def]
+        got = timeline(channel)
+        if not raced:
+            raced.append(channel)
+            for message_id in ("m0", "m2", "m4", "m6"):
+                remover.engine.delete(CHANNEL, message_id)
+            assert reader.engine.drop_removed_elsewhere() == [CHANNEL]
+        return got
+
+    monkeypatch.setattr(reader.store, "timeline", removed_meanwhile)
+    assert reader.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous is not None
+    assert raced == [CHANNEL]
+    monkeypatch.undo()
+
+    forget_cached_texts()  # the words it looked up meanwhile (the text caches' own gap)
+    assert held_in_memory(WORDS) == []
+    assert reader.engine.drop_removed_elsewhere() == []
+    previous = reader.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous
+    assert previous is not None and previous.message.message_id == "m5"
 
 
 def _read_model(runtime: Runtime, folder: Path) -> ReadModel:

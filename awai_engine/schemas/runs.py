@@ -186,6 +186,11 @@ class Runs:
             for key in [key for key in self._cache if key[0] == channel]:
                 del self._cache[key]
 
+    def channels(self) -> list[str]:
+        """The channels a clustering is cached for."""
+        with self._lock:
+            return list(dict.fromkeys(key[0] for key in self._cache))
+
     def _cached(self, key: CacheKey, make: Callable[[], SchemaRun]) -> SchemaRun:
         with self._lock:
             cached = self._cache.get(key)

@@ -129,6 +129,7 @@ class SchemaService:
         self.runs = Runs(store, settings.schemas)
         self.summaries = Summaries(backend, store, settings.schemas)
         self._indexes: dict[tuple[str, frozenset[str] | None], SpeakerRows] = {}
+        self._indexes_guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
 
@@ -141,6 +142,14 @@ class SchemaService:
         before it. A restricted view clusters its own thoughts (see :meth:`_run`)."""
         if self.settings.schemas.max_recalled == 0:
             return (), associations
+        try:
+            return self._recall(channel, view, position, associations)
+        finally:
+            self._unless_retired(channel, view.timeline)
+
+    def _recall(
+        self, channel: str, view: View, position: int, associations: tuple[Association, ...]
+    ) -> tuple[tuple[RecalledSchema, ...], tuple[Association, ...]]:
         timeline = view.timeline
         message = timeline.messages[position]
         index = self._index(channel, timeline, view.key)
@@ -227,6 +236,7 @@ class SchemaService:
                     schemas=tuple(_view(state, basis, timeline) for state in states),
                 )
             )
+        self._unless_retired(channel, timeline)
         return found
 
     def speakers(self, channel: str) -> dict[str, str]:
@@ -304,6 +314,7 @@ class SchemaService:
                 if todo:
                     self._drop_superseded(index, channel, speaker)
             self.store.mark_reclustered(channel, timeline.revision)
+            self._unless_retired(channel, timeline)
         log.info("re-clustered %s: %d runs, %d new versions", channel, stored, new_versions)
         return ReclusterReport(
             channel=channel,
@@ -375,6 +386,7 @@ class SchemaService:
         )
         if record:
             self.store.save_digest(channel, snapshot(created_at, shown_states))
+        self._unless_retired(channel, timeline)
         return digest
 
     def _with_dissolved_summaries(
@@ -401,6 +413,19 @@ class SchemaService:
             self.store.forget_deleted(channel)
             self.runs.forget(channel)
             self._forget_indexes(channel)
+
+    def forget_held(self, channel: str) -> None:
+        """Drop what memory holds for the channel (its indexes, which hold its timelines, and
+        the clusterings made from them, which hold thoughts' texts), when the read model they
+        were made from goes: nothing outlives it. The next reading makes them again."""
+        self._forget_indexes(channel)
+        self.runs.forget(channel)
+
+    def held_channels(self) -> list[str]:
+        """The channels an index or a clustering is held in memory for."""
+        with self._indexes_guard:
+            indexed = [channel for channel, _ in self._indexes]
+        return list(dict.fromkeys([*indexed, *self.runs.channels()]))
 
     def forget_speaker(self, channel: str, speaker_id: str) -> ForgetReport:
         """Remove the speaker's messages, thoughts and vectors, then every schema version, summary
@@ -498,17 +523,34 @@ class SchemaService:
     def _index(
         self, channel: str, timeline: Timeline, view: frozenset[str] | None = None
     ) -> SpeakerRows:
-        index = self._indexes.get((channel, view))
-        if index is None or index.timeline is not timeline:
-            index = SpeakerRows(timeline)
-            self._indexes[(channel, view)] = index
-        else:
+        """The speakers' rows of ``timeline``, kept for the next reading unless the timeline is
+        retired (its read model, or its view, let go of it: see
+        :class:`~awai_engine.visibility.TimelineViews`, which keeps views the same way). The
+        flag is checked under the guard :meth:`_forget_indexes` takes, and set before that runs,
+        so a reading in flight when the timeline went cannot leave it here."""
+        with self._indexes_guard:
+            index = self._indexes.get((channel, view))
+        if index is not None and index.timeline is timeline:
             index.catch_up()
+            return index
+        index = SpeakerRows(timeline)  # outside the guard: a pass over the channel
+        with self._indexes_guard:
+            if not timeline.retired:
+                self._indexes[(channel, view)] = index
         return index
 
     def _forget_indexes(self, channel: str) -> None:
-        for key in [key for key in self._indexes if key[0] == channel]:
-            del self._indexes[key]
+        with self._indexes_guard:
+            for key in [key for key in self._indexes if key[0] == channel]:
+                del self._indexes[key]
+
+    def _unless_retired(self, channel: str, timeline: Timeline) -> None:
+        """After a reading (or a run) that may have clustered on ``timeline`` and kept the
+        runs: if the timeline was retired meanwhile, drop them. Its retirement set the flag
+        before it had the channel's clusterings dropped, so either that drop came after these
+        were kept, or this sees the flag."""
+        if timeline.retired:
+            self.forget_held(channel)
 
     def _lock(self, channel: str) -> threading.RLock:
         with self._locks_guard:
