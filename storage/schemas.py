@@ -297,11 +297,22 @@ class SqlSchemaStore:
         members: Sequence[str],
         summary: str,
     ) -> str:
+        """Memoise a summary; if another writer was first, theirs wins. Nothing is stored if a
+        member's message is deleted by now.
+
+        The tombstone check is in the write transaction, which writers take one at a time, so
+        either a purge (:meth:`forget_deleted`) runs after this and finds the row, or this finds
+        the tombstone: a summary written while its member was deleted and purged (a model call
+        takes seconds) cannot come after the purge and stay for good.
+        """
         try:
             with self.db.session() as session:
+                channel_id = _channel_id(self.db, session, channel)
+                if _any_deleted(session, channel_id, members):
+                    return summary  # shown to the one asking, whose reading began before it went
                 session.add(
                     SchemaSummaryRow(
-                        channel_id=_channel_id(self.db, session, channel),
+                        channel_id=channel_id,
                         speaker_id=speaker_id,
                         members_digest=members_digest,
                         members=json.dumps(list(members), ensure_ascii=False),
@@ -436,6 +447,23 @@ class SqlSchemaStore:
                 part = doomed_summaries[start : start + 500]
                 session.execute(delete(SchemaSummaryRow).where(SchemaSummaryRow.id.in_(part)))
             return PurgeReport(runs, len(doomed_versions), len(doomed_summaries), 0)
+
+
+def _any_deleted(session: Session, channel_id: int, members: Sequence[str]) -> bool:
+    """Whether a tombstone names the message of any of these thought keys."""
+    messages = sorted({message_of(key) for key in members})
+    return any(
+        session.scalar(
+            select(DeletedMessageRow.message_id)
+            .where(
+                DeletedMessageRow.channel_id == channel_id,
+                DeletedMessageRow.message_id.in_(messages[start : start + BATCH]),
+            )
+            .limit(1)
+        )
+        is not None
+        for start in range(0, len(messages), BATCH)
+    )
 
 
 def _holds(members_json: str, deleted: set[str]) -> bool:

@@ -9,13 +9,16 @@ at the message read: the same thoughts handed to the model, none from later.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable, Sequence
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
+from awai_engine.engine import Engine
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.schema_topics import CHATTER, said, topic_sentences
+from tests.test_ingest import sql_dump
 
 CHANNEL = "terminal:local:summaries"
 
@@ -103,3 +106,45 @@ def test_a_summary_written_late_is_the_one_written_when_the_history_stopped_at_t
 def _thoughts(text: str) -> list[str]:
     """The thoughts the offline extractor makes of a message (one per sentence)."""
     return [thought.text for thought in OfflineBackend().extract_one(text).thoughts]
+
+
+class DeletingModel(WordingModel):
+    """A model during whose call another thread deletes one of the thoughts' messages (and purges
+    the schemas made from it, as every deletion does)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.engine: Engine | None = None
+        self.deleted: dict[str, str] = {}
+
+    def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
+        summary = super().summarise_schema(speaker_name, thoughts)
+        if not self.deleted:
+            assert self.engine is not None
+            said = [u.text for u in conversation()]
+            texts = {u.message_id: u.text for u in conversation() if said.count(u.text) == 1}
+            victim = next(message for message, text in texts.items() if text in thoughts)
+            self.deleted[victim] = texts[victim]
+            deleting = threading.Thread(target=self.engine.delete, args=(CHANNEL, victim))
+            deleting.start()
+            deleting.join(timeout=60)
+            assert not deleting.is_alive()
+        return f"{summary} Such as: {' | '.join(thoughts)}"
+
+
+def test_a_summary_whose_member_is_deleted_during_the_model_call_is_not_stored(
+    make_runtime: Callable[..., Runtime], embedder: Embedder
+) -> None:
+    base = make_runtime(schemas={"recall_threshold": -1.0})
+    model = DeletingModel()
+    runtime = Runtime(base.settings, base.store, embedder, model)
+    model.engine = runtime.engine
+    runtime.engine.ingest(conversation())
+    runtime.schemas.recluster(CHANNEL, force=True)
+    runtime.engine.read(CHANNEL, "m0030", EVERYTHING)
+    assert model.deleted
+
+    runtime.schemas.purge_deleted(CHANNEL)  # any later purge
+    runtime.store.finish_erasures()
+    dump = sql_dump(runtime)
+    assert not any(said in dump for said in model.deleted.values())
