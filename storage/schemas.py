@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 from sqlalchemy import (
+    Boolean,
     Float,
     ForeignKey,
     Index,
@@ -26,9 +27,11 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     delete,
+    false,
     insert,
     select,
     tuple_,
+    update,
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, Session, mapped_column
@@ -105,7 +108,12 @@ class SchemaRunVersionRow(Base):
 
 
 class SchemaSummaryRow(Base):
-    """A summary written for exactly one member set (ids and texts), so it is written once."""
+    """A summary written for exactly one member set (ids and texts), so it is written once.
+
+    ``fallback`` marks words made without the language model (its keyphrase name, by a process
+    with no model or while the model failed): a backend with the model takes them for missing and
+    writes its own over them, once; an offline one reuses them. The model's words are final.
+    """
 
     __tablename__ = "schema_summaries"
     __table_args__ = (
@@ -120,6 +128,7 @@ class SchemaSummaryRow(Base):
     members: Mapped[str] = mapped_column(Text)  # JSON list of thought keys
     summary: Mapped[str] = mapped_column(Text)
     created_at: Mapped[float] = mapped_column(Float)
+    fallback: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class SchemaDigestRow(Base):
@@ -277,17 +286,20 @@ class SqlSchemaStore:
 
     # -- summaries -----------------------------------------------------------------------------
 
-    def summary(self, channel: str, speaker_id: str, members_digest: str) -> str | None:
+    def summary(
+        self, channel: str, speaker_id: str, members_digest: str, *, model_only: bool = False
+    ) -> str | None:
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
                 return None
-            return session.scalar(
-                select(SchemaSummaryRow.summary).where(
-                    SchemaSummaryRow.channel_id == channel_row.id,
-                    SchemaSummaryRow.members_digest == members_digest,
-                )
+            query = select(SchemaSummaryRow.summary).where(
+                SchemaSummaryRow.channel_id == channel_row.id,
+                SchemaSummaryRow.members_digest == members_digest,
             )
+            if model_only:
+                query = query.where(SchemaSummaryRow.fallback.is_(False))
+            return session.scalar(query)
 
     def save_summary(
         self,
@@ -296,20 +308,30 @@ class SqlSchemaStore:
         members_digest: str,
         members: Sequence[str],
         summary: str,
+        *,
+        fallback: bool = False,
     ) -> str:
-        """Memoise a summary; if another writer was first, theirs wins. Nothing is stored if a
-        member's message is deleted by now.
+        """Memoise a summary; another writer's, if first, wins, unless theirs is a fallback and
+        this one the model's. Nothing is stored if a member's message is deleted by now.
 
         The tombstone check is in the write transaction, which writers take one at a time, so
         either a purge (:meth:`forget_deleted`) runs after this and finds the row, or this finds
         the tombstone: a summary written while its member was deleted and purged (a model call
         takes seconds) cannot come after the purge and stay for good.
         """
-        try:
-            with self.db.session() as session:
-                channel_id = _channel_id(self.db, session, channel)
-                if _any_deleted(session, channel_id, members):
-                    return summary  # shown to the one asking, whose reading began before it went
+        with self.db.session() as session:
+            channel_id = _channel_id(self.db, session, channel)
+            if _any_deleted(session, channel_id, members):
+                return summary  # shown to the one asking, whose reading began before it went
+            stored = session.execute(
+                select(
+                    SchemaSummaryRow.id, SchemaSummaryRow.summary, SchemaSummaryRow.fallback
+                ).where(
+                    SchemaSummaryRow.channel_id == channel_id,
+                    SchemaSummaryRow.members_digest == members_digest,
+                )
+            ).one_or_none()
+            if stored is None:  # no writer can insert it meanwhile: they wait for this one
                 session.add(
                     SchemaSummaryRow(
                         channel_id=channel_id,
@@ -318,11 +340,18 @@ class SqlSchemaStore:
                         members=json.dumps(list(members), ensure_ascii=False),
                         summary=summary,
                         created_at=time.time(),
+                        fallback=fallback,
                     )
                 )
-        except IntegrityError:
-            pass  # another writer memoised this member set first: use theirs
-        return self.summary(channel, speaker_id, members_digest) or summary
+                return summary
+            if stored.fallback and not fallback:  # the model's words replace a fallback's
+                session.execute(
+                    update(SchemaSummaryRow)
+                    .where(SchemaSummaryRow.id == stored.id)
+                    .values(summary=summary, fallback=False, created_at=time.time())
+                )
+                return summary
+            return stored.summary  # another writer memoised this member set first: theirs
 
     # -- marks and digests ---------------------------------------------------------------------
 

@@ -12,6 +12,8 @@ import hashlib
 import threading
 from collections.abc import Callable, Sequence
 
+from sqlalchemy import text as sql
+
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
@@ -106,6 +108,63 @@ def test_a_summary_written_late_is_the_one_written_when_the_history_stopped_at_t
 def _thoughts(text: str) -> list[str]:
     """The thoughts the offline extractor makes of a message (one per sentence)."""
     return [thought.text for thought in OfflineBackend().extract_one(text).thoughts]
+
+
+# -- words written without the model ------------------------------------------------------------
+#
+# A process with no model (an operator's `awai read` or `awai schemas` without an API key) shares
+# the store with the bot, which has one. Its keyphrase names are stored marked as not the model's:
+# the first process to show a version must not decide its words for ever.
+
+
+def _memo_rows(runtime: Runtime, columns: str = "summary") -> list[dict[str, object]]:
+    """The memoised summaries, as stored (``columns``: what SQL selects)."""
+    query = sql(f"SELECT {columns} FROM schema_summaries ORDER BY id")
+    with runtime.store.db.engine.connect() as connection:
+        return [dict(row._mapping) for row in connection.execute(query)]
+
+
+def test_a_version_an_offline_process_showed_first_is_worded_by_the_model_once_it_is_asked(
+    make_runtime: Callable[..., Runtime], embedder: Embedder
+) -> None:
+    offline = make_runtime(schemas={"recall_threshold": -1.0})
+    offline.engine.ingest(conversation())
+    online, model = modelled(offline, embedder)  # the bot, on the same store
+    online.schemas.recluster(CHANNEL, force=True)
+    unworded = offline.engine.read(CHANNEL, "m0030", EVERYTHING)
+    assert unworded.context.schemas
+    assert not any("keeps coming back" in s.summary for s in unworded.context.schemas)
+    offline_rows = _memo_rows(offline, "*")
+    assert offline_rows
+
+    reading = online.engine.read(CHANNEL, "m0030", EVERYTHING)
+    assert model.asked
+    assert all("keeps coming back" in s.summary for s in reading.context.schemas)
+    assert all("keeps coming back" in row["summary"] for row in _memo_rows(online))
+    # The offline names were stored marked as not the model's; the model's replaced them.
+    assert all(row.get("fallback") for row in offline_rows)
+    assert not any(row["fallback"] for row in _memo_rows(online, "*"))
+
+
+def test_the_models_summary_stays_once_written_whoever_shows_the_version_next(
+    make_runtime: Callable[..., Runtime], embedder: Embedder
+) -> None:
+    offline = make_runtime(schemas={"recall_threshold": -1.0})
+    offline.engine.ingest(conversation())
+    online, model = modelled(offline, embedder)
+    online.schemas.recluster(CHANNEL, force=True)
+    offline.engine.read(CHANNEL, "m0030", EVERYTHING)
+    worded = online.engine.read(CHANNEL, "m0030", EVERYTHING)
+    assert all("keeps coming back" in s.summary for s in worded.context.schemas)
+    rows, asked = _memo_rows(online), len(model.asked)
+
+    # An offline process shows the model's words and stores none of its own.
+    later = offline.engine.read(CHANNEL, "m0030", EVERYTHING)
+    assert [s.summary for s in later.context.schemas] == [s.summary for s in worded.context.schemas]
+    assert _memo_rows(offline) == rows
+    # The bot reads its memo: the model is not asked again.
+    assert online.engine.read(CHANNEL, "m0030", EVERYTHING) == worded
+    assert len(model.asked) == asked
 
 
 class DeletingModel(WordingModel):

@@ -122,8 +122,11 @@ class SchemaStore(Protocol):
 
     def version(self, channel: str, schema_id: str, version: int) -> SchemaState | None: ...
 
-    def summary(self, channel: str, speaker_id: str, members_digest: str) -> str | None:
-        """The memoised summary of exactly these members (ids and texts), if any."""
+    def summary(
+        self, channel: str, speaker_id: str, members_digest: str, *, model_only: bool = False
+    ) -> str | None:
+        """The memoised summary of exactly these members (ids and texts), if any; with
+        ``model_only``, ``None`` for one made without the language model (a fallback)."""
         ...
 
     def save_summary(
@@ -133,8 +136,12 @@ class SchemaStore(Protocol):
         members_digest: str,
         members: Sequence[str],
         summary: str,
+        *,
+        fallback: bool = False,
     ) -> str:
-        """Memoise a summary; if another writer was first, return theirs (one summary per set)."""
+        """Memoise a summary (``fallback``: made without the model) and return the one that
+        stands: another writer's if first, unless theirs is a fallback and this one is not, which
+        replaces it. Stores nothing if a member's message is deleted by then."""
         ...
 
     def reclustered_revision(self, channel: str) -> int | None:

@@ -11,6 +11,12 @@ of 24,000 thoughts), while readings recall a few and a digest shows the latest. 
 every version was half of a catch-up with the fake model, and one model call each with a real
 one. A summary is made from the version's own members, the speaker's thoughts up to its run's
 fixed point, whenever it is written, so writing it later sees nothing later.
+
+Why a name made without the model is memoised marked: a process with no model (an operator's
+``awai read`` without an API key) shares the store with the bot. Memoised as final, its keyphrase
+name would stand for good if it showed a version first; marked, the bot's model still words it.
+A memo is never stored for a member set one of whose messages is deleted by then (the store
+checks in its write transaction), so a summary written during a deletion cannot outlive its purge.
 """
 
 from __future__ import annotations
@@ -41,9 +47,12 @@ class Summaries:
     def fill(self, basis: Basis, states: Sequence[SchemaState]) -> tuple[SchemaState, ...]:
         """Each state with a summary: kept, memoised, or written now by the backend.
 
-        ``basis`` is the one the states were clustered from. A backend failure falls back to the
-        offline name, not memoised, so a later call can still write the summary. Offline, the
-        name is the schema's keyphrases (:mod:`awai_engine.schemas.naming`).
+        ``basis`` is the one the states were clustered from. Offline, the name is the schema's
+        keyphrases (:mod:`awai_engine.schemas.naming`); so it is when the model fails or writes
+        nothing. That name is memoised marked as a fallback: an offline backend reuses it, one
+        with the model takes it for missing and writes the model's summary over it, which then
+        stands for every process. Whichever process shows a version first, offline or not, the
+        model words it once it is asked.
         """
         rows_of = {key: row for row, key in enumerate(basis.keys)}
         filled = []
@@ -53,32 +62,34 @@ class Summaries:
                 continue
             rows = central_rows(basis, state, rows_of)
             digest = members_digest(basis, rows)
-            memo = self.store.summary(basis.channel, basis.speaker_id, digest)
+            memo = self.store.summary(
+                basis.channel, basis.speaker_id, digest, model_only=not self.backend.offline
+            )
             if memo is None:
                 texts = [basis.texts[row] for row in rows[: self.settings.summary_thoughts]]
-                try:
-                    written = (
-                        ""
-                        if self.backend.offline
-                        else self.backend.summarise_schema(basis.speaker_name, texts).strip()
-                    )
-                except Exception:
-                    log.exception("the %s backend failed to summarise a schema", self.backend.name)
-                    filled.append(state.with_summary(_offline_name(basis, state, texts[0])))
-                    continue
+                written = ""
+                if not self.backend.offline:
+                    try:
+                        written = self.backend.summarise_schema(basis.speaker_name, texts).strip()
+                    except Exception:
+                        log.exception(
+                            "the %s backend failed to summarise a schema", self.backend.name
+                        )
                 memo = self.store.save_summary(
                     basis.channel,
                     basis.speaker_id,
                     digest,
                     state.members,
                     written or _offline_name(basis, state, texts[0]),
+                    fallback=not written,
                 )
             filled.append(state.with_summary(memo))
         return tuple(filled)
 
     def known(self, basis: Basis, state: SchemaState) -> str | None:
         """The summary memoised for a state's member set, written by nobody now: for a schema
-        that no longer forms (``None`` if none was written, or its members changed since)."""
+        that no longer forms (``None`` if none was written, or its members changed since). A
+        fallback counts here: it is the words the schema was shown by."""
         rows_of = {key: row for row, key in enumerate(basis.keys)}
         if state.summary is not None or any(key not in rows_of for key in state.members):
             return state.summary
