@@ -89,7 +89,9 @@ def recall(
     )
     # Names written as the message's first or last words address those people too.
     edge_named = (
-        named_at_the_edge(timeline, position) if association.edge_names_address else frozenset()
+        named_at_the_edge(timeline, position, association.edge_name_set_off)
+        if association.edge_names_address
+        else frozenset()
     )
     conversation = (
         conversation_of(
@@ -111,7 +113,7 @@ def recall(
             else near_bar(timeline, rows, similarity, prefix_rows, association.stranger_z),
         )
     alone = exchange is None or exchange.alone
-    names_absent = names_the_absent(timeline, position)
+    names_absent = names_the_absent(timeline, position, edge_named)
     asks_past = names_absent or (
         association.questions_reach_back and alone and asks_the_room(timeline, position)
     )

@@ -104,6 +104,14 @@ class AssociationSettings(BaseModel):
             " '!ask | jered') addresses them for the addressed cue, as @name and name: do."
         ),
     )
+    edge_name_set_off: Literal["ordinary-words", "always"] = Field(
+        "ordinary-words",
+        description=(
+            "Which names at a message's edge must be set off by punctuation to address ('will:"
+            " …', 'thanks, will'): 'ordinary-words' (names that are English stop words, such as"
+            " Will or May, which open sentences by themselves: 'Will do') or 'always'."
+        ),
+    )
     cue_window: int = Field(
         200,
         ge=1,

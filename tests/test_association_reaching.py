@@ -80,6 +80,58 @@ def test_a_name_written_as_the_first_or_last_words_addresses_that_speaker() -> N
     ]
 
 
+def test_a_name_that_is_an_ordinary_word_addresses_only_when_punctuation_sets_it_off() -> None:
+    timeline = timeline_of(
+        [
+            ("Will", "Can someone review the payments PR?", ()),
+            ("May", "I'm on the migration.", ()),
+            ("Ann", "Will do, thanks", ()),  # a sentence, not Will
+            ("Ann", "May I ask what changed?", ()),
+            ("Ann", "I doubt it will", ()),
+            ("Ann", "will: the review is done", ()),  # set off: to Will
+            ("Ann", "May, is the migration done?", ()),
+            ("Ann", "looks good, thanks | will", ()),
+            ("Ann", "Will", ()),  # the name alone
+        ]
+    )
+    assert [named_at_the_edge(timeline, p) for p in range(9)] == [
+        frozenset(),
+        frozenset(),
+        frozenset(),
+        frozenset(),
+        frozenset(),
+        {"Will"},
+        {"May"},
+        {"Will"},
+        {"Will"},
+    ]
+    nicks = timeline_of(
+        [
+            ("tim", "My keyboard is wireless.", ()),
+            ("Raf", "tim you need a wired one", ()),
+            ("Raf", "tim - you need a wired one", ()),
+        ]
+    )
+    assert [named_at_the_edge(nicks, p) for p in (1, 2)] == [{"tim"}, {"tim"}]
+    assert [named_at_the_edge(nicks, p, "always") for p in (1, 2)] == [frozenset(), {"tim"}], (
+        "with 'always', every name must be set off"
+    )
+
+
+def test_a_name_that_addresses_at_the_edge_is_not_someone_named_in_their_absence() -> None:
+    """'tim - you need a wired one' talks to tim, not about him: it does not reach for the far
+    past as 'what did tim try?' does."""
+    timeline = timeline_of(
+        [
+            ("tim", "My keyboard is wireless.", ()),
+            ("Raf", "tim - you need a wired one", ()),
+            ("Raf", "what did tim try before?", ()),
+        ]
+    )
+    edge = [named_at_the_edge(timeline, p) for p in range(3)]
+    assert [names_the_absent(timeline, p, edge[p]) for p in range(3)] == [False, False, True]
+
+
 def test_a_question_mark_inside_a_link_asks_nothing_but_one_after_it_does() -> None:
     timeline = timeline_of(
         [
