@@ -67,6 +67,20 @@ def _prepared(
     return lambda line: (extractions[line], vectors[offsets[line] : offsets[line + 1]])
 
 
+def _said(channel: str, position: int, speaker: str, text: str, **extra: object) -> Utterance:
+    """The bench channels' message at ``position``: its id and time follow from the position, one
+    message a second, and the speaker's id is their name."""
+    return Utterance(
+        channel=channel,
+        message_id=f"m{position:07d}",
+        speaker_id=speaker,
+        speaker_name=speaker,
+        text=text,
+        ts=1_600_000_000.0 + position,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
 def synthetic_channel(
     channel: str,
     size: int,
@@ -93,13 +107,11 @@ def synthetic_channel(
             line, speaker = plan[position]
             root = position - position % thread_every
             threaded = position % thread_every > 0 and position % 3 == 0
-            utterance = Utterance(
-                channel=channel,
-                message_id=f"m{position:07d}",
-                speaker_id=speaker,
-                speaker_name=speaker,
-                text=lines[line],
-                ts=1_600_000_000.0 + position,
+            utterance = _said(
+                channel,
+                position,
+                speaker,
+                lines[line],
                 thread_root=f"m{root:07d}" if threaded else None,
             )
             batch.append(PreparedUtterance(utterance, *prepared(line)))
@@ -132,15 +144,7 @@ def replayed_channel(
         for position in range(start, stop):
             line = position % len(records)
             speaker = records[line][0]
-            utterance = Utterance(
-                channel=channel,
-                message_id=f"m{position:07d}",
-                speaker_id=speaker,
-                speaker_name=speaker,
-                text=lines[line],
-                ts=1_600_000_000.0 + position,
-                addressees=said_to[position],
-            )
+            utterance = _said(channel, position, speaker, lines[line], addressees=said_to[position])
             batch.append(PreparedUtterance(utterance, *prepared(line)))
         return batch
 
