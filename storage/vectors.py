@@ -283,22 +283,12 @@ class ChromaVectors:
 
         Chroma leaves a dropped collection's index folder (its vectors) in the data folder, and
         its SQLite file keeps dropped log rows in free pages; both go here. A Chroma server's
-        files are not ours to touch: its operator runs ``chroma vacuum`` (docs/privacy.md).
+        files are not ours to touch: its operator runs ``chroma vacuum`` and ``awai
+        chroma-scrub``, which calls :func:`scrub_folder` there (docs/privacy.md).
         """
-        if self.path is None:
+        if self.path is None or not (self.path / "chroma.sqlite3").exists():
             return
-        database = self.path / "chroma.sqlite3"
-        if not database.exists():
-            return
-        connection = sqlite3.connect(database, timeout=30, isolation_level=None)
-        try:
-            live = {row[0] for row in connection.execute("SELECT id FROM segments")}
-            for folder in self.path.iterdir():
-                if folder.is_dir() and _is_uuid(folder.name) and folder.name not in live:
-                    shutil.rmtree(folder, ignore_errors=True)
-            connection.execute("VACUUM")
-        finally:
-            connection.close()
+        scrub_folder(self.path)
 
     def drop(self, name: str) -> None:
         """Delete a collection; one already gone (a drop redone after a crash) is not an error."""
@@ -308,6 +298,29 @@ class ChromaVectors:
             self.client.delete_collection(name)  # type: ignore[attr-defined]
         except NotFoundError:
             log.info("Chroma collection %s was already gone", name)
+
+
+def scrub_folder(path: Path) -> list[str]:
+    """Remove the index folders of dropped collections from a Chroma data folder, then vacuum its
+    SQLite file; returns the names of the folders removed.
+
+    Chroma (1.x, embedded and server alike: chroma-core/chroma#5259) deletes a collection's rows
+    but leaves its index folder, named by segment id, holding the collection's vectors and
+    whatever its writer's memory held in the index's unused slots. A folder no segment names is
+    such a leftover. A running server never opens it again, so this may run beside it.
+    """
+    connection = sqlite3.connect(path / "chroma.sqlite3", timeout=30, isolation_level=None)
+    try:
+        live = {row[0] for row in connection.execute("SELECT id FROM segments")}
+        removed = []
+        for folder in sorted(path.iterdir()):
+            if folder.is_dir() and _is_uuid(folder.name) and folder.name not in live:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder.name)
+        connection.execute("VACUUM")
+        return removed
+    finally:
+        connection.close()
 
 
 def _is_uuid(name: str) -> bool:

@@ -132,3 +132,30 @@ def test_an_invalid_setting_stops_the_cli_with_one_line_naming_the_variable(
     code, _, err = run(capsys, "--data-dir", str(tmp_path), "demo")
     assert code == 2
     assert "AWAI_FLOW__CAPACITY" in err and "Traceback" not in err
+
+
+def test_chroma_scrub_removes_the_index_folders_of_dropped_collections_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What an operator runs on a Chroma server's folder: Chroma deletes a dropped collection's
+    rows but leaves its index folder (its vectors) on disk; the kept collection still reads."""
+    import chromadb
+
+    folder = tmp_path / "chroma"
+    client = chromadb.PersistentClient(path=str(folder))
+    for name in ("kept", "dropped"):
+        client.create_collection(name).add(
+            ids=[f"{name}{i}" for i in range(3)], embeddings=[[float(i), 1.0, 0.5] for i in range(3)]
+        )
+    del client  # as a server would, the folder stays
+    client = chromadb.PersistentClient(path=str(folder))
+    client.delete_collection("dropped")
+    before = {path.name for path in folder.iterdir() if path.is_dir()}
+
+    code, out, _ = run(capsys, "chroma-scrub", str(folder))
+    after = {path.name for path in folder.iterdir() if path.is_dir()}
+    assert code == 0 and len(before - after) == 1 and "removed 1 index folder" in out
+    assert client.get_collection("kept").count() == 3
+
+    code, out, err = run(capsys, "chroma-scrub", str(tmp_path))
+    assert code == 2 and f"{tmp_path} is not a Chroma data folder" in err

@@ -1,10 +1,13 @@
 """Forgetting on PostgreSQL and a Chroma server: no row and no vector keeps the speaker, and once
-the Chroma server's operator runs ``chroma vacuum`` no file of its folder does.
+the Chroma server's operator runs ``chroma vacuum`` and ``awai chroma-scrub`` no file of its folder
+does.
 
 Every text of every AWAI table (cast to text) and every collection's metadata is checked through
 the servers' APIs. The Chroma server's files keep the dropped log rows in free pages until its
-``chroma.sqlite3`` is vacuumed, which ``chroma vacuum --path`` does while the server runs (the
-step docs/privacy.md asks of operators). PostgreSQL's files are not scanned: AWAI's ``VACUUM``
+``chroma.sqlite3`` is vacuumed, which ``chroma vacuum --path`` does while the server runs, and
+leaves a dropped collection's index folder (chroma-core/chroma#5259: its vectors, and at times
+bytes of the speaker's metadata from the server's memory in its unused slots), which ``awai
+chroma-scrub`` removes: the steps docs/privacy.md asks of operators. PostgreSQL's files are not scanned: AWAI's ``VACUUM``
 does not overwrite dead rows, and what can be promised there is in docs/privacy.md.
 """
 
@@ -19,6 +22,7 @@ from sqlalchemy import column, select, table, text
 
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
+from bots.terminal.cli import main as awai
 from storage import migrations
 from tests.backends.servers import ChromaServer
 from tests.test_erasure import CHANNEL, SPEAKER, WORDS, conversation, hits
@@ -43,7 +47,12 @@ def test_a_forgotten_speaker_is_in_no_row_and_no_collection_of_the_servers(
     chroma = Path(sys.executable).with_name("chroma")
     vacuum = [str(chroma), "vacuum", "--path", str(chroma_server.path), "--force"]
     subprocess.run(vacuum, check=True, capture_output=True, timeout=120)
+    live = {path.name for path in chroma_server.path.iterdir() if path.is_dir()}
+    assert awai(["chroma-scrub", str(chroma_server.path)]) == 0
+    left = {path.name for path in chroma_server.path.iterdir() if path.is_dir()}
+    assert left < live, "the dropped collection's index folder was on the server's disk"
     assert hits(chroma_server.path, SPEAKER) == []
+    assert runtime.engine.context(CHANNEL, "m7", EVERYTHING).thoughts, "the server still reads"
 
 
 def rows_holding(runtime: Runtime, needle: str) -> list[str]:
