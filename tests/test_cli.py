@@ -145,7 +145,8 @@ def test_chroma_scrub_removes_the_index_folders_of_dropped_collections_only(
     client = chromadb.PersistentClient(path=str(folder))
     for name in ("kept", "dropped"):
         client.create_collection(name).add(
-            ids=[f"{name}{i}" for i in range(3)], embeddings=[[float(i), 1.0, 0.5] for i in range(3)]
+            ids=[f"{name}{i}" for i in range(3)],
+            embeddings=[[float(i), 1.0, 0.5] for i in range(3)],
         )
     del client  # as a server would, the folder stays
     client = chromadb.PersistentClient(path=str(folder))
