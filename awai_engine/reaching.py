@@ -15,8 +15,6 @@ import re
 import unicodedata
 from typing import Literal
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
 from awai_engine.lexical import terms
 from awai_engine.timeline import Timeline
 
@@ -26,6 +24,45 @@ _LINK = re.compile(r"\b[a-z][a-z0-9+.-]*://\S*[^\s?？]", re.IGNORECASE)  # not 
 
 # What sets a name off from the sentence it opens or closes ("will: …", "May, …", "thanks | will").
 _SET_OFF = frozenset(":,;|-–—>.!?")
+# Given names that are also English words a sentence often opens or closes with ("Will do",
+# "May I…", "Hope this helps", "…a work of art"). A list of its own: a stop-word list misses
+# most of them, and importing one (scikit-learn's) would cost every fresh reading its import.
+ORDINARY_WORD_NAMES = frozenset(
+    [
+        "april",
+        "art",
+        "august",
+        "bill",
+        "can",
+        "chase",
+        "dawn",
+        "don",
+        "drew",
+        "faith",
+        "frank",
+        "grace",
+        "guy",
+        "hope",
+        "jack",
+        "joy",
+        "june",
+        "mark",
+        "max",
+        "may",
+        "miles",
+        "page",
+        "pat",
+        "penny",
+        "ray",
+        "rich",
+        "rose",
+        "sky",
+        "summer",
+        "sunny",
+        "sue",
+        "will",
+    ]
+)
 EdgeSetOff = Literal["ordinary-words", "always"]
 
 
@@ -60,9 +97,9 @@ def named_at_the_edge(
     words ("tim - you need a wired one", "!ask | jered", "bonhoffer netstat -ln"): the informal
     way to address someone where the platform's mention (``@name``) or ``name:`` is not used.
 
-    A name that is also an ordinary word ("Will", "May", "Bill": English stop words) opens and
-    closes sentences by itself ("Will do, thanks", "May I ask…", "…I doubt it will"), so it
-    addresses only when punctuation sets it off ("will: try this", "thanks, will"); with
+    A name that is also an ordinary word (:data:`ORDINARY_WORD_NAMES`: "Will", "May", "Hope")
+    opens and closes sentences by itself ("Will do, thanks", "May I ask…", "…I doubt it will"),
+    so it addresses only when punctuation sets it off ("will: try this", "thanks, will"); with
     ``set_off="always"`` every name must be set off."""
     named = timeline.named_speakers(position)
     if not named:
@@ -90,9 +127,9 @@ def _folded(text: str) -> str:
 
 
 def _ordinary_words(name: str) -> bool:
-    """Whether every word of a speaker's name is an English stop word ("will", "may", "bill")."""
+    """Whether every word of a speaker's name is also an ordinary English word ("Will", "Hope")."""
     words = re.findall(r"\w+", _folded(name))
-    return bool(words) and all(word in ENGLISH_STOP_WORDS for word in words)
+    return bool(words) and all(word in ORDINARY_WORD_NAMES for word in words)
 
 
 def _set_off_after(text: str, name: str) -> bool:

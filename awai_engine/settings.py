@@ -108,8 +108,8 @@ class AssociationSettings(BaseModel):
         "ordinary-words",
         description=(
             "Which names at a message's edge must be set off by punctuation to address ('will:"
-            " …', 'thanks, will'): 'ordinary-words' (names that are English stop words, such as"
-            " Will or May, which open sentences by themselves: 'Will do') or 'always'."
+            " …', 'thanks, will'): 'ordinary-words' (names that are also English words, such as"
+            " Will, May or Hope, which open sentences by themselves: 'Will do') or 'always'."
         ),
     )
     cue_window: int = Field(
