@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.calibration import calibrated
@@ -25,6 +26,7 @@ from awai_engine.visibility import Scopes, TimelineViews
 from bots.records import Records
 from bots.settings import BotSettings, composed
 from storage.store import AwaiStore
+from storage.vectors import scrub_folder
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +116,13 @@ class Runtime(Records):
         """The store itself, for tests and benchmarks that inspect it; adapters use the methods
         (tests/test_layering.py checks that no module of ``bots/`` reaches for it)."""
         return self._store
+
+
+def scrub_chroma_folder(path: Path) -> list[str]:
+    """Remove the index folders of dropped collections from a Chroma server's data folder and
+    vacuum its database (``awai chroma-scrub``, run on the server's host: no store is opened);
+    the names of the folders removed."""
+    return scrub_folder(path)
 
 
 def language_backend(settings: Settings) -> LanguageBackend:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from awai_engine.errors import AwaiError
 from awai_engine.settings import Settings
+from bots.runtime import scrub_chroma_folder
 from bots.terminal.say import plain_console
-from storage.vectors import scrub_folder
 
 
 class ChromaFolderError(AwaiError, ValueError):
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             " server was started with, chroma run --path)."
         )
     try:
-        removed = scrub_folder(path)
+        removed = scrub_chroma_folder(path)
     except sqlite3.DatabaseError as error:
         raise ChromaFolderError(f"Cannot read {path / 'chroma.sqlite3'}: {error}.") from error
     console = plain_console()
