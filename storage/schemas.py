@@ -38,6 +38,8 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
 from awai_engine.schemas.ports import DigestEntry, DigestSnapshot, PurgeReport
+from storage.batches import batches
+from storage.queries import tombstoned
 from storage.sql import Base, Database, DeletedMessageRow
 
 
@@ -481,18 +483,7 @@ class SqlSchemaStore:
 def _any_deleted(session: Session, channel_id: int, members: Sequence[str]) -> bool:
     """Whether a tombstone names the message of any of these thought keys."""
     messages = sorted({message_of(key) for key in members})
-    return any(
-        session.scalar(
-            select(DeletedMessageRow.message_id)
-            .where(
-                DeletedMessageRow.channel_id == channel_id,
-                DeletedMessageRow.message_id.in_(messages[start : start + BATCH]),
-            )
-            .limit(1)
-        )
-        is not None
-        for start in range(0, len(messages), BATCH)
-    )
+    return any(tombstoned(session, channel_id, batch) for batch in batches(messages, BATCH))
 
 
 def _holds(members_json: str, deleted: set[str]) -> bool:
