@@ -26,8 +26,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from awai_engine.posts import Post
 from storage.sql import Base, ChannelRow, Database, DeletedMessageRow
 
-IN_BATCH = 500
-
 
 class PostRow(Base):
     __tablename__ = "awai_posts"

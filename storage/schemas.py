@@ -70,7 +70,6 @@ class SchemaRunRow(Base):
 # the words are written, memoised by member set, when first needed (awai_engine/schemas/summaries).
 # The column stays NOT NULL so stores made before this need no migration; no summary is empty.
 UNWRITTEN = ""
-BATCH = 500  # versions looked up or inserted per statement (SQLite binds at most 32,766 values)
 
 
 class SchemaVersionRow(Base):
@@ -483,7 +482,7 @@ class SqlSchemaStore:
 def _any_deleted(session: Session, channel_id: int, members: Sequence[str]) -> bool:
     """Whether a tombstone names the message of any of these thought keys."""
     messages = sorted({message_of(key) for key in members})
-    return any(tombstoned(session, channel_id, batch) for batch in batches(messages, BATCH))
+    return any(tombstoned(session, channel_id, batch) for batch in batches(messages))
 
 
 def _holds(members_json: str, deleted: set[str]) -> bool:
@@ -517,14 +516,14 @@ def _version_ids(
     reading can use it any more, so it goes, with the runs that link it (a run must never
     lend a reading members its basis lacks); a history that comes back is clustered again.
 
-    Looked up and inserted ``BATCH`` at a time, not one statement (and one ORM flush) per
-    version: a long speaker's run holds a thousand versions, and saving them one by one was a
-    third of a catch-up.
+    Looked up a batch of ids at a time and inserted in one executemany, not one statement (and
+    one ORM flush) per version: a long speaker's run holds a thousand versions, and saving them
+    one by one was a third of a catch-up.
     """
     members = [json.dumps(list(state.members), ensure_ascii=False) for state in states]
     existing: dict[tuple[str, int], tuple[int, str]] = {}
     names = [(state.schema_id, state.version) for state in states]
-    for start in range(0, len(names), BATCH):
+    for batch in batches(names):
         rows = session.execute(
             select(
                 SchemaVersionRow.id,
@@ -533,9 +532,7 @@ def _version_ids(
                 SchemaVersionRow.members,
             ).where(
                 SchemaVersionRow.channel_id == channel_id,
-                tuple_(SchemaVersionRow.schema_id, SchemaVersionRow.version).in_(
-                    names[start : start + BATCH]
-                ),
+                tuple_(SchemaVersionRow.schema_id, SchemaVersionRow.version).in_(batch),
             )
         )
         existing.update({(row.schema_id, row.version): (row.id, row.members) for row in rows})
@@ -547,8 +544,7 @@ def _version_ids(
             ids[number] = found[0]
         elif found is not None:
             stale.append(found[0])
-    for start in range(0, len(stale), BATCH):
-        chunk = stale[start : start + BATCH]
+    for chunk in batches(stale):
         holders = select(SchemaRunVersionRow.run_id).where(
             SchemaRunVersionRow.version_id.in_(chunk)
         )
