@@ -119,7 +119,7 @@ def clone_channel(store: AwaiStore, source: str, target: str, size: int) -> None
     ]
     if store.vectors.count(target_collection) == len(wanted):
         return
-    vectors = store.vectors.all_vectors(source_collection)
+    vectors = store.vectors.vectors_of(source_collection, [vid for vid, *_ in wanted])
     for start in range(0, len(wanted), COPY_BATCH):
         part = wanted[start : start + COPY_BATCH]
         store.vectors.upsert(

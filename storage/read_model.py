@@ -372,10 +372,8 @@ class ReadModel:
         timeline = cached.timeline
         if rows and timeline.messages and rows[0].ts < timeline.messages[-1].ref.ts:
             return False  # earlier in channel order than what is cached: positions would move
-        ids = [vector_id(r.message_id, t.index) for r in rows for t in thoughts.get(r.id, ())]
-        cached.text_bytes += _fill(
-            timeline, rows, thoughts, self.vectors.vectors_of(collection, ids)
-        )
+        stored = self.vectors.vectors_of(collection, _vector_ids(rows, thoughts))
+        cached.text_bytes += _fill(timeline, rows, thoughts, stored)
         timeline.revision = revision
         cached.last_id, cached.fingerprint = last_id, new_fingerprint
         cached.source = source
@@ -394,7 +392,8 @@ class ReadModel:
             collection, dimension = channel_row.collection, channel_row.dimension or 0
             source = channel_row.source
         timeline = Timeline(dimension=dimension, revision=revision, index=self.recall_index)
-        text_bytes = _fill(timeline, rows, thoughts, self.vectors.all_vectors(collection))
+        stored = self.vectors.vectors_of(collection, _vector_ids(rows, thoughts))
+        text_bytes = _fill(timeline, rows, thoughts, stored)
         return _Cached(timeline, last_id, fingerprint, text_bytes, source=source)
 
 
@@ -479,6 +478,13 @@ def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str
     return json.dumps(
         [scopes, int(edited), float(latest_edit), int(fallbacks), channel_row.source, holder]
     )
+
+
+def _vector_ids(rows: Sequence[_Row], thoughts: dict[int, list[Thought]]) -> list[str]:
+    """The vector ids of the rows' thoughts. A timeline reads its vectors by id, never the
+    whole collection in pages: Chroma pages by offset, and a page far into a large collection
+    costs several times the first (bench/vector_pages.py)."""
+    return [vector_id(row.message_id, t.index) for row in rows for t in thoughts.get(row.id, ())]
 
 
 def _fill(

@@ -150,7 +150,9 @@ class Reembedder(StorePart):
                     .where(UtteranceRow.channel_id == row.id)
                     .order_by(UtteranceRow.id, ThoughtRow.idx)
                 ).all()
-            stored = self.vectors.all_vectors(old)
+            stored = self.vectors.vectors_of(
+                old, [vector_id(t.message_id, t.idx) for t in thoughts]
+            )
             kept = [t for t in thoughts if vector_id(t.message_id, t.idx) in stored]
             new = f"{collection_name(channel)[:490]}-{time.time_ns():x}"
             self.vectors.create(new, channel)

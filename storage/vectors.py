@@ -236,23 +236,9 @@ class ChromaVectors:
             with self._calling(name, writing=True):
                 collection.delete(ids=list(part))
 
-    def all_vectors(self, name: str) -> dict[str, np.ndarray]:
-        """Every vector of a collection by id, read in pages."""
-        collection = self._collection(name)
-        found: dict[str, np.ndarray] = {}
-        offset = 0
-        while True:
-            with self._calling(name):
-                page = collection.get(include=["embeddings"], limit=PAGE, offset=offset)
-            ids = page["ids"]
-            if not ids:
-                return found
-            embeddings = np.asarray(page["embeddings"], dtype=np.float32)
-            found.update(zip(ids, embeddings, strict=True))
-            offset += len(ids)
-
     def vectors_of(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The vectors of ``ids`` that exist, by id (what a read model catching up reads)."""
+        """The vectors of ``ids`` that exist, a page of ids at a time: a page by id costs the
+        same anywhere in a collection, where Chroma's pages by offset grow with the offset."""
         if not ids:
             return {}
         collection = self._collection(name)
