@@ -89,7 +89,13 @@ class Runs:
         known, todo = self.unmade(index, basis.channel, basis.speaker_id, basis.count)
         run = known
         memo = ChainMemo()
-        for each in todo:
+        for count in todo:
+            each = (
+                basis
+                if count == basis.count
+                else index.head(basis.channel, basis.speaker_id, count)
+            )
+            assert each is not None
             run = self.made(each, run, memo)
         assert run is not None  # todo ends with the basis itself
         return run
@@ -101,9 +107,14 @@ class Runs:
         speaker_id: str,
         point: int,
         in_memory: bool = True,
-    ) -> tuple[SchemaRun | None, list[Basis]]:
+    ) -> tuple[SchemaRun | None, list[int]]:
         """The highest run of the chain known at a point below or at ``point`` (stored, or also
-        in memory), and the bases of the points above it up to ``point``, in order."""
+        in memory), and the points above it up to ``point``, in order.
+
+        Points, not their bases: the caller cuts each basis (``index.head``) when its turn comes.
+        Every basis holds a copy of its thoughts' vectors, and the bases of all the points of a
+        long speaker's chain together are many times the speaker's history (a channel of
+        100,000 long messages ran out of 24 GiB holding them for every speaker at once)."""
         points = points_up_to(point, self.settings.fixed_point_bits, start=self.first_point)
         digests = {count: index.digest(speaker_id, count) for count in points}
         cached_at, known = 0, None
@@ -121,13 +132,7 @@ class Runs:
             )
             if stored is not None:
                 cached_at, known = stored.basis_count, stored
-        todo = []
-        for count in points:
-            if count > cached_at:
-                basis = index.head(channel, speaker_id, count)
-                assert basis is not None
-                todo.append(basis)
-        return known, todo
+        return known, [count for count in points if count > cached_at]
 
     def stored(self, basis: Basis) -> SchemaRun | None:
         """The stored run on exactly this basis, if any."""

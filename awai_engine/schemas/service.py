@@ -300,7 +300,9 @@ class SchemaService:
             for speaker, before, todo in plan:
                 seen = {(s.schema_id, s.version) for s in before.states} if before else set()
                 memo = ChainMemo()  # each point's thoughts extend the last's
-                for basis in todo:
+                for count in todo:
+                    basis = index.head(channel, speaker, count)  # one basis held at a time
+                    assert basis is not None
                     # Stored unsummarised: a version is worded when first shown (.summaries).
                     run = self.store.save_run(self.runs.made(basis, before, memo))
                     new = {(s.schema_id, s.version) for s in run.states} - seen
@@ -491,9 +493,10 @@ class SchemaService:
 
     def _unstored(
         self, index: SpeakerRows, channel: str, speaker_id: str
-    ) -> tuple[SchemaRun | None, list[Basis]]:
-        """The highest stored run of the speaker's chain, and what is left to store: the fixed
-        points above it they have reached, then their whole history unless it is one of them."""
+    ) -> tuple[SchemaRun | None, list[int]]:
+        """The highest stored run of the speaker's chain, and the counts of thoughts left to
+        store runs at: the fixed points above it they have reached, then their whole history
+        unless it is one of them."""
         count = index.count(speaker_id)
         point = fixed_point(count, self.settings.schemas.fixed_point_bits)
         if point < self.runs.first_point:
@@ -503,7 +506,7 @@ class SchemaService:
             whole = index.basis(channel, speaker_id)
             assert whole is not None
             if self.runs.stored(whole) is None:
-                todo.append(whole)
+                todo.append(count)
         return before, todo
 
     def _drop_superseded(self, index: SpeakerRows, channel: str, speaker_id: str) -> None:
