@@ -227,7 +227,10 @@ class Readings:
         try:
             return self._read(request, client)
         except UnreadableError as reason:
-            log.info("Reading of %s in %s: unreadable, said so", request.ts, request.channel)
+            # The reason too: the operator has only this line to tell "not found" from a bot's.
+            log.info(
+                "Reading of %s in %s: unreadable, told %r", request.ts, request.channel, str(reason)
+            )
             if tell is not None:
                 tell(str(reason))
         except Exception:
