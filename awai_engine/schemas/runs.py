@@ -140,6 +140,15 @@ class Runs:
             basis.channel, basis.speaker_id, self._method(basis.count), basis.digest
         )
 
+    def stored_at(
+        self, index: SpeakerRows, channel: str, speaker_id: str, count: int
+    ) -> SchemaRun | None:
+        """The stored run on the speaker's first ``count`` thoughts, if any, asked by their
+        fingerprint alone: no basis (a copy of their vectors) is cut to ask."""
+        return self.store.run_with_basis(
+            channel, speaker_id, self._method(count), index.digest(speaker_id, count)
+        )
+
     def made(
         self, basis: Basis, predecessor: SchemaRun | None, memo: ChainMemo | None = None
     ) -> SchemaRun:

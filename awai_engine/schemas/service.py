@@ -502,11 +502,8 @@ class SchemaService:
         if point < self.runs.first_point:
             return None, []
         before, todo = self.runs.unmade(index, channel, speaker_id, point, in_memory=False)
-        if point != count:
-            whole = index.basis(channel, speaker_id)
-            assert whole is not None
-            if self.runs.stored(whole) is None:
-                todo.append(count)
+        if point != count and self.runs.stored_at(index, channel, speaker_id, count) is None:
+            todo.append(count)
         return before, todo
 
     def _drop_superseded(self, index: SpeakerRows, channel: str, speaker_id: str) -> None:
