@@ -677,6 +677,16 @@ class ReadModelSettings(BaseModel):
             " are not; a start loads it and reads only the rows added since."
         ),
     )
+    writer_wait_seconds: float = Field(
+        10.0,
+        ge=0,
+        le=300,
+        description=(
+            "A reading of a message another writer is still storing (its row written, its"
+            " vectors not yet) waits this long for that writer, then finishes the write itself:"
+            " the writer crashed or is stuck."
+        ),
+    )
 
 
 class LimitsSettings(BaseModel):

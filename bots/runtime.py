@@ -18,7 +18,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine, UnknownMessageError
 from awai_engine.ports import LanguageBackend
 from awai_engine.posts import PostRecord
-from awai_engine.reconcile import ReconcileReport, reconcile
+from awai_engine.reconcile import ReconcileReport, finish_write, reconcile
 from awai_engine.schemas.service import ForgetReport, SchemaService
 from awai_engine.settings import Settings
 from awai_engine.values import Reading, Utterance
@@ -77,7 +77,8 @@ class Runtime(Records):
         fetch: Callable[[], Utterance | None],
     ) -> StoredReading:
         """The reading of a message for an asker who may read ``scopes``; one not stored yet is
-        fetched with ``fetch`` (from the platform), stored, then read.
+        fetched with ``fetch`` (from the platform), stored, then read. One that another writer
+        is storing right now (it was just posted) is waited for, not reported missing.
 
         Raises :class:`~awai_engine.engine.UnknownMessageError` when ``fetch`` finds nothing
         (``None``) or what it found is still not readable once stored.
@@ -86,11 +87,25 @@ class Runtime(Records):
             return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=False)
         except UnknownMessageError:
             pass
+        if self._finish_write(channel, message_id):  # another writer is storing it right now
+            return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=False)
         utterance = fetch()
         if utterance is None:
             raise UnknownMessageError(f"No message {message_id!r} in {channel!r} to read.")
         self.engine.ingest([utterance])
+        self._finish_write(channel, message_id)  # another writer began storing it meanwhile
         return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=True)
+
+    def _finish_write(self, channel: str, message_id: str) -> bool:
+        """Wait for (or finish) a write of the message that is under way; see
+        :func:`~awai_engine.reconcile.finish_write`."""
+        return finish_write(
+            self._store,
+            self.engine.embedder,
+            channel,
+            message_id,
+            self.engine.settings.read_model.writer_wait_seconds,
+        )
 
     def repair(self, channels: Sequence[str] | None = None) -> ReconcileReport:
         """Compare every id of SQL and the vectors and repair what disagrees (``awai doctor``)."""

@@ -203,6 +203,19 @@ class Repair(StorePart):
                     .values(synced=False)
                 )
 
+    def unfinished(self, channel: str, message_id: str) -> PendingMessage | None:
+        """The message if its row is written but not yet synced (readers do not see it yet):
+        another writer is between its steps, or one crashed there. ``None`` when it is synced,
+        not stored, or has no thought to write vectors for (set aside)."""
+        with self.db.read() as session:
+            row_of_channel = self.db.channel(session, channel)
+            if row_of_channel is None:
+                return None
+            row = utterance_row(session, row_of_channel.id, message_id)
+            if row is None or row.synced or not row.thoughts:
+                return None
+            return PendingMessage(message_id, thought_texts(row), row.edited_at is not None)
+
     def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
         """Write a message's vectors and mark it synced, if its thoughts are still ``message``'s.
 
