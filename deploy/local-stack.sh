@@ -27,7 +27,7 @@ export AWAI_DATABASE_URL="$AWAI_TEST_POSTGRES_URL"
 
 # 2. The Chroma server, on loopback only, with its data in a folder.
 chroma_port="$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$venv/bin/chroma" run --path "$work/chroma" --host 127.0.0.1 --port "$chroma_port" \
+MALLOC_PERTURB_=255 "$venv/bin/chroma" run --path "$work/chroma" --host 127.0.0.1 --port "$chroma_port" \
   > "$work/chroma.log" 2>&1 &
 chroma_pid=$!
 for _ in $(seq 1 150); do

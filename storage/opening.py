@@ -13,6 +13,7 @@ from pathlib import Path
 
 from awai_engine.settings import Settings
 from storage.errors import StorageError, driver_words
+from storage.heap import overwrite_freed_memory
 from storage.sql import Database
 from storage.vectors import ChromaVectors
 
@@ -26,6 +27,7 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
     the SQLite file immutable and Chroma from a temporary copy (embedded Chroma writes to its own
     folder even to read).
     """
+    overwrite_freed_memory()  # before any message is read: see storage.heap
     if read_only and _frozen(settings):
         return _open_frozen(settings)
     embedded = settings.chroma_url is None

@@ -46,7 +46,8 @@ class ChromaServer:
                 command,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+                # As deploy/README.md runs it: freed memory cannot reach the index files.
+                env={**os.environ, "ANONYMIZED_TELEMETRY": "False", "MALLOC_PERTURB_": "255"},
             )
         self._databases = itertools.count()
         self._wait_until_up()

@@ -1,0 +1,45 @@
+"""The process's heap hands out zeroed memory and overwrites what it frees (glibc's M_PERTURB).
+
+Why: an embedded Chroma keeps each collection's HNSW index in one block allocated with a plain
+``malloc`` on its own worker threads, and writes the block's whole capacity to disk
+(``chroma/<segment>/data_level0.bin``: about 1.7 KB a slot, 100 slots for a new collection, most
+of them unused). Whatever the process had freed in that memory went to disk with it: text of
+messages a thread of this process had handled, deleted ones included, after their erasure had
+finished (seen in the erasure test, about one run in 25 of the whole suite). glibc's
+``M_PERTURB`` fills every block it hands out with one byte value and every block it takes back
+with its complement, so an unused slot can only hold that byte; blocks small enough for a
+thread's cache (about 1 KB) are not filled, and no index is that small.
+
+The same switch for a Chroma server's process is ``MALLOC_PERTURB_=255`` in its environment
+(deploy/README.md). Turned on when a store opens, before any message is read; elsewhere than
+glibc (macOS, musl) there is no such switch and :func:`overwrite_freed_memory` says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import sys
+
+log = logging.getLogger(__name__)
+
+M_PERTURB = -6  # glibc's malloc.h
+FREED_BYTE = 0xFF
+"""Freed memory is set to this byte; memory handed out is set to its complement, zero."""
+
+
+def overwrite_freed_memory() -> bool:
+    """Have this process's C heap zero the memory it hands out and overwrite the memory it
+    frees; ``False`` where the C library offers no such switch. Safe to call again."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except AttributeError:
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    if mallopt(M_PERTURB, FREED_BYTE) != 1:  # musl's mallopt accepts nothing
+        log.info("the C library does not overwrite freed memory (no M_PERTURB)")
+        return False
+    return True
