@@ -87,17 +87,18 @@ class Runtime(Records):
             return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=False)
         except UnknownMessageError:
             pass
-        if self._finish_write(channel, message_id):  # another writer is storing it right now
+        if self.finish_write(channel, message_id):  # another writer is storing it right now
             return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=False)
         utterance = fetch()
         if utterance is None:
             raise UnknownMessageError(f"No message {message_id!r} in {channel!r} to read.")
         self.engine.ingest([utterance])
-        self._finish_write(channel, message_id)  # another writer began storing it meanwhile
+        self.finish_write(channel, message_id)  # another writer began storing it meanwhile
         return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=True)
 
-    def _finish_write(self, channel: str, message_id: str) -> bool:
-        """Wait for (or finish) a write of the message that is under way; see
+    def finish_write(self, channel: str, message_id: str) -> bool:
+        """Wait for (or finish) a write of the message that is under way, so that a reading
+        asked right after it was posted finds it; ``False`` when none was under way. See
         :func:`~awai_engine.reconcile.finish_write`."""
         return finish_write(
             self._store,

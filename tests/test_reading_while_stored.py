@@ -10,58 +10,19 @@ event, the way a slow Chroma server or a crash between the steps would hold it.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 
-from awai_engine.values import Utterance
 from awai_engine.visibility import Scopes
 from bots.runtime import Runtime
 from tests.factories import utterance
+from tests.held_writer import HELD_SECONDS, HeldWriter, ReleaseWhenWaitedFor
 
 CHANNEL = "terminal:local:test"
 EVERY_SCOPE = Scopes.channel()
-HELD_SECONDS = 60.0
 BEFORE = utterance("1", "Shall we ship the beta on Friday?", "ann")
 JUST_POSTED = utterance("2", "Friday works if QA signs off by Thursday.", "ben")
-
-
-class HeldWriter:
-    """A runtime storing one message whose vector upsert waits until :meth:`release`."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-        self.holding = threading.Event()
-        self._released = threading.Event()
-        self._thread = threading.Thread(target=self._store, daemon=True)
-        self.error: BaseException | None = None
-        vectors = runtime.store.vectors
-        upsert = vectors.upsert
-
-        def held_upsert(*args: Any, **kwargs: Any) -> Any:
-            self.holding.set()
-            assert self._released.wait(HELD_SECONDS), "the held writer was never released"
-            return upsert(*args, **kwargs)
-
-        vectors.upsert = held_upsert  # type: ignore[method-assign]
-
-    def start(self, message: Utterance) -> None:
-        self._message = message
-        self._thread.start()
-        assert self.holding.wait(HELD_SECONDS), "the writer never reached its vector upsert"
-
-    def release(self) -> None:
-        self._released.set()
-        self._thread.join(HELD_SECONDS)
-        assert self.error is None, self.error
-
-    def _store(self) -> None:
-        try:
-            self.runtime.engine.ingest([self._message])
-        except BaseException as error:  # reported by release()
-            self.error = error
 
 
 @pytest.fixture
@@ -81,14 +42,7 @@ def test_a_reading_asked_while_another_process_stores_the_message_waits_for_that
     writer = HeldWriter(writer_runtime)
     writer.start(JUST_POSTED)
 
-    class ReleaseOnceWaiting(logging.Handler):
-        """Lets the writer go once the reader says it waits for it: the reading must have waited."""
-
-        def emit(self, record: logging.LogRecord) -> None:
-            if record.getMessage().startswith("waiting for the writer of"):
-                threading.Thread(target=writer.release, daemon=True).start()
-
-    releaser = ReleaseOnceWaiting()
+    releaser = ReleaseWhenWaitedFor(writer)
     logging.getLogger("awai_engine.reconcile").addHandler(releaser)
     fetched: list[str] = []
     try:
