@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import Protocol
@@ -58,6 +59,16 @@ INGEST_CHUNK = 1024
 class UnknownMessageError(AwaiError, LookupError):
     """The message is not stored in that channel (never ingested, deleted, or another channel),
     or the asker may not see it: the two are one answer, so a refusal reveals nothing."""
+
+
+class StillStoringError(UnknownMessageError):
+    """A writer began storing the message and has not finished within
+    ``read_model.writer_wait_seconds``: it is stuck, or died between its steps (its restart
+    finishes the write). Readers do not see the message yet; asking again later will."""
+
+
+WRITER_POLL_SECONDS = (0.05, 0.5)
+"""The first and the longest pause between two looks at a message a writer is storing."""
 
 
 class OutOfSpaceError(AwaiError, RuntimeError):
@@ -454,6 +465,34 @@ class Engine:
         message stored in a place they cannot see must look like any unknown one. A forgotten
         message is not stored, and storing it again is refused."""
         return message_id in self.view(channel, scopes).timeline.position_of
+
+    def await_write(self, channel: str, message_id: str, scopes: Scopes) -> bool:
+        """Wait for a write of the message that is under way, so that a reading asked the moment
+        it was posted finds it; ``False`` when none was, or when the asker may not see the
+        message (to them it must look like any unknown one, without a wait).
+
+        Why: readers see only synced rows, and another process (or thread) storing the message
+        has its row in SQL before its vectors, so storing it again is rightly a no-op; without
+        the wait, the person would be told the message does not exist. Raises
+        :class:`StillStoringError` when the write is still under way after
+        ``read_model.writer_wait_seconds``. It does not finish the write itself: the writer may
+        still be running, and an edit or a delete landing meanwhile must not be overwritten.
+        """
+        scope = self.store.write_under_way(channel, message_id)
+        if scope is None or not scopes.allows(scope):
+            return False
+        log.info("waiting for the writer of %s in %s", message_id, channel)
+        patience = self.settings.read_model.writer_wait_seconds
+        deadline = time.monotonic() + patience
+        pause, longest = WRITER_POLL_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, longest)
+            if self.store.write_under_way(channel, message_id) is None:
+                return True
+        raise StillStoringError(
+            f"Message {message_id!r} of {channel!r} is still being stored after {patience:g} s."
+        )
 
     def scopes_of(self, channel: str) -> frozenset[str]:
         """The visibility scopes the channel's stored messages carry, for an adapter to check

@@ -94,6 +94,11 @@ class Store(Protocol):
         """The channel's current read model (cheap: cached, rebuilt only after changes)."""
         ...
 
+    def write_under_way(self, channel: str, message_id: str) -> str | None:
+        """The message's scope if a writer is between the steps of storing it (its row is
+        written, readers do not see it yet); ``None`` otherwise."""
+        ...
+
     def removal_mark(self) -> str:
         """A token that changes whenever a message is removed or a channel dropped, by any
         process sharing the database."""

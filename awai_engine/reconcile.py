@@ -19,15 +19,12 @@ one pass brings the two back together:
 
 It runs at every start, where it costs a few counts per channel when nothing is wrong (the
 vectors' count is vouched for by a current read model when there is one, so Chroma is not even
-opened), and on demand with ``awai doctor``, which always compares every id. A reading asked
-while a message's write is under way waits for its writer, and finishes the write itself if
-that writer does not (:func:`finish_write`).
+opened), and on demand with ``awai doctor``, which always compares every id.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -118,10 +115,6 @@ class ReconcilableStore(Protocol):
 
     def audit(self, channel: str, thorough: bool) -> ChannelAudit:
         """Compare the stores; with ``thorough=False`` only counts unless they disagree."""
-        ...
-
-    def unfinished(self, channel: str, message_id: str) -> PendingMessage | None:
-        """The message if its row is written and its vectors not yet (readers do not see it)."""
         ...
 
     def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
@@ -281,51 +274,6 @@ def reconcile(
     if not others.clean:
         log.warning("reconciled the stores: %s", others.summary())
     return report
-
-
-WRITER_POLL_SECONDS = (0.05, 0.5)
-"""The first and the longest pause between two looks at a message another writer is storing."""
-
-
-def finish_write(
-    store: ReconcilableStore,
-    encoder: TextEncoder,
-    channel: str,
-    message_id: str,
-    patience_seconds: float,
-) -> bool:
-    """Make readable a message whose write is under way: wait up to ``patience_seconds`` for
-    its writer to finish, then finish it here, as a start-up repair would (that writer crashed
-    or is stuck). ``False`` when no write of it was under way, so there was nothing to wait for.
-
-    Why: readers see only synced rows, and a message is asked for right after it is posted. A
-    reading asked while another process (or thread) writes the message's vectors finds its row
-    already there, so storing it again is rightly a no-op, and without this wait the person
-    would be told the message does not exist.
-    """
-    if store.unfinished(channel, message_id) is None:
-        return False
-    log.info("waiting for the writer of %s in %s", message_id, channel)
-    deadline = time.monotonic() + patience_seconds
-    pause, longest = WRITER_POLL_SECONDS
-    while (left := deadline - time.monotonic()) > 0:
-        time.sleep(min(pause, left))
-        pause = min(pause * 2, longest)
-        if store.unfinished(channel, message_id) is None:
-            return True
-    pending = store.unfinished(channel, message_id)
-    if pending is None:
-        return True
-    if store.complete(channel, pending, encoder.encode(list(pending.thoughts))):
-        log.warning(
-            "finished the write of %s in %s, which no writer finished within %.0f s",
-            message_id,
-            channel,
-            patience_seconds,
-        )
-    else:
-        log.info("%s changed while being finished; its writer finishes it", message_id)
-    return True
 
 
 def _rebuild(store: ReconcilableStore, encoder: TextEncoder, found: ChannelAudit) -> ChannelReport:

@@ -683,8 +683,9 @@ class ReadModelSettings(BaseModel):
         le=300,
         description=(
             "A reading of a message another writer is still storing (its row written, its"
-            " vectors not yet) waits this long for that writer, then finishes the write itself:"
-            " the writer crashed or is stuck."
+            " vectors not yet) waits this long for that writer; past it the person is told the"
+            " message is still being stored (the writer is stuck, or died and its restart"
+            " finishes the write)."
         ),
     )
 

@@ -18,7 +18,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine, UnknownMessageError
 from awai_engine.ports import LanguageBackend
 from awai_engine.posts import PostRecord
-from awai_engine.reconcile import ReconcileReport, finish_write, reconcile
+from awai_engine.reconcile import ReconcileReport, reconcile
 from awai_engine.schemas.service import ForgetReport, SchemaService
 from awai_engine.settings import Settings
 from awai_engine.values import Reading, Utterance
@@ -81,32 +81,26 @@ class Runtime(Records):
         is storing right now (it was just posted) is waited for, not reported missing.
 
         Raises :class:`~awai_engine.engine.UnknownMessageError` when ``fetch`` finds nothing
-        (``None``) or what it found is still not readable once stored.
+        (``None``) or what it found is still not readable once stored, and its subclass
+        :class:`~awai_engine.engine.StillStoringError` when another writer's write of it does not
+        finish within ``read_model.writer_wait_seconds``.
         """
+        engine = self.engine
         try:
-            return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=False)
+            return StoredReading(engine.read(channel, message_id, scopes), stored_now=False)
         except UnknownMessageError:
             pass
-        if self.finish_write(channel, message_id):  # another writer is storing it right now
-            return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=False)
+        if engine.await_write(channel, message_id, scopes):  # another writer was storing it
+            try:
+                return StoredReading(engine.read(channel, message_id, scopes), stored_now=False)
+            except UnknownMessageError:
+                pass  # that write failed and was undone, or it was an edit: store it here
         utterance = fetch()
         if utterance is None:
             raise UnknownMessageError(f"No message {message_id!r} in {channel!r} to read.")
-        self.engine.ingest([utterance])
-        self.finish_write(channel, message_id)  # another writer began storing it meanwhile
-        return StoredReading(self.engine.read(channel, message_id, scopes), stored_now=True)
-
-    def finish_write(self, channel: str, message_id: str) -> bool:
-        """Wait for (or finish) a write of the message that is under way, so that a reading
-        asked right after it was posted finds it; ``False`` when none was under way. See
-        :func:`~awai_engine.reconcile.finish_write`."""
-        return finish_write(
-            self._store,
-            self.engine.embedder,
-            channel,
-            message_id,
-            self.engine.settings.read_model.writer_wait_seconds,
-        )
+        engine.ingest([utterance])
+        engine.await_write(channel, message_id, scopes)  # another writer began it meanwhile
+        return StoredReading(engine.read(channel, message_id, scopes), stored_now=True)
 
     def repair(self, channels: Sequence[str] | None = None) -> ReconcileReport:
         """Compare every id of SQL and the vectors and repair what disagrees (``awai doctor``)."""

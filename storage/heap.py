@@ -5,10 +5,14 @@ Why: an embedded Chroma keeps each collection's HNSW index in one block allocate
 (``chroma/<segment>/data_level0.bin``: about 1.7 KB a slot, 100 slots for a new collection, most
 of them unused). Whatever the process had freed in that memory went to disk with it: text of
 messages a thread of this process had handled, deleted ones included, after their erasure had
-finished (seen in the erasure test, about one run in 25 of the whole suite). glibc's
-``M_PERTURB`` fills every block it hands out with one byte value and every block it takes back
-with its complement, so an unused slot can only hold that byte; blocks small enough for a
-thread's cache (about 1 KB) are not filled, and no index is that small.
+finished (seen in the erasure test, about one run in 25 of the whole suite; the block comes from
+the heap rather than fresh zeroed pages once glibc has raised its mmap threshold). With glibc's
+``M_PERTURB`` every block it takes back is filled with one byte value and every block it hands
+out with that byte's complement (zero here), so an unused slot holds only zeros. What it does
+not cover: blocks small enough for a thread's cache (about 1 KB; no index block is that small),
+and the part a ``realloc`` adds by growing a block in place over memory freed *before* the
+switch was on. That is why it is turned on first thing in every ``awai`` command
+(:mod:`bots.terminal.cli`) as well as when a store opens, before any message is read.
 
 The same switch for a Chroma server's process is ``MALLOC_PERTURB_=255`` in its environment
 (deploy/README.md). Turned on when a store opens, before any message is read; elsewhere than

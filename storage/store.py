@@ -214,8 +214,8 @@ class AwaiStore:
     def audit(self, channel: str, thorough: bool) -> ChannelAudit:
         return self._repair.audit(channel, thorough)
 
-    def unfinished(self, channel: str, message_id: str) -> PendingMessage | None:
-        return self._repair.unfinished(channel, message_id)
+    def write_under_way(self, channel: str, message_id: str) -> str | None:
+        return self._repair.write_under_way(channel, message_id)
 
     def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
         return self._repair.complete(channel, message, vectors)

@@ -17,7 +17,7 @@ from bots.runtime import Runtime
 
 HELD_SECONDS = 60.0
 WAITING = "waiting for the writer of"
-"""How :func:`awai_engine.reconcile.finish_write` logs that a reading waits for a writer."""
+"""How :meth:`awai_engine.engine.Engine.await_write` logs that a reading waits for a writer."""
 
 
 class HeldWriter:
@@ -58,7 +58,8 @@ class HeldWriter:
 
 class ReleaseWhenWaitedFor(logging.Handler):
     """Lets a held writer go once a reader logs that it waits for it, so a test knows the
-    reading did wait (it cannot have found the message before the writer finished)."""
+    reading did wait (it cannot have found the message before the writer finished). The
+    engine's logger must let INFO through (``caplog.at_level``) for the record to be made."""
 
     def __init__(self, writer: HeldWriter) -> None:
         super().__init__()

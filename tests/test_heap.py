@@ -1,59 +1,88 @@
 """Memory a store's process frees cannot reach disk through an index's unused slots.
 
 An embedded Chroma writes its HNSW index block whole, unused slots included, and allocates it
-with a plain ``malloc`` (storage/heap.py). These tests show that once a store is open, the C heap
-hands out no byte that an earlier use of the same memory left there.
+with a plain ``malloc`` (storage/heap.py). The switch is process-wide and stays on, and every
+store the suite opens turns it on, so each check runs in a fresh interpreter: a block filled
+with a word and freed comes back with the word before the switch, and zeroed after it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import subprocess
 import sys
-from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from bots.runtime import Runtime
-from storage.heap import overwrite_freed_memory
-
-WORD = b"quixotrylbeam "
-BLOCK = 100_000  # under glibc's mmap threshold: served from the heap, where freed bytes stay
-
-glibc_only = pytest.mark.skipif(
+pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux") or not hasattr(ctypes.CDLL(None), "gnu_get_libc_version"),
     reason="M_PERTURB is glibc's",
 )
 
+ROOT = Path(__file__).resolve().parents[1]
+REUSED_BLOCK = """
+import ctypes
 
-def _reused_block_after(text: bytes) -> bytes:
-    """Fill a heap block with ``text``, free it, and return what the next block of that size,
-    which glibc hands out from the same memory, holds when it is handed out."""
-    libc = ctypes.CDLL(None)
-    libc.malloc.restype = ctypes.c_void_p
-    libc.malloc.argtypes = (ctypes.c_size_t,)
-    libc.free.argtypes = (ctypes.c_void_p,)
+WORD = b"quixotrylbeam "
+BLOCK = 100_000  # under glibc's mmap threshold: served from the heap, where freed bytes stay
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = (ctypes.c_size_t,)
+libc.free.argtypes = (ctypes.c_void_p,)
+
+
+def reused_block():
     first = libc.malloc(BLOCK)
-    ctypes.memmove(first, (text * (BLOCK // len(text) + 1))[:BLOCK], BLOCK)
+    ctypes.memmove(first, (WORD * (BLOCK // len(WORD) + 1))[:BLOCK], BLOCK)
     libc.free(first)
-    second = libc.malloc(BLOCK)
+    second = libc.malloc(BLOCK)  # glibc hands out the same memory again
     try:
         return ctypes.string_at(second, BLOCK)
     finally:
         libc.free(second)
+"""
 
 
-@glibc_only
-def test_an_open_store_has_the_heap_hand_out_zeroed_memory(
-    make_runtime: Callable[..., Runtime],
-) -> None:
-    make_runtime()  # opening a store turns it on, before any message is read
-    handed_out = _reused_block_after(WORD)
-    assert WORD not in handed_out
-    assert handed_out == bytes(BLOCK)
+def _in_a_fresh_process(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", REUSED_BLOCK + code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip()
 
 
-@glibc_only
-def test_turning_it_on_again_is_harmless() -> None:
-    assert overwrite_freed_memory() is True
-    assert overwrite_freed_memory() is True
-    assert WORD not in _reused_block_after(WORD)
+def test_without_the_switch_freed_bytes_come_back_in_memory_handed_out() -> None:
+    """The hazard itself, so the other tests are known to test something."""
+    assert _in_a_fresh_process("print(WORD in reused_block())") == "True"
+
+
+def test_an_open_store_has_the_heap_hand_out_zeroed_memory(tmp_path: Path) -> None:
+    opened = f"""
+from awai_engine.settings import Settings
+from storage.store import AwaiStore
+
+assert WORD in reused_block()  # not on yet
+store = AwaiStore.open(Settings(data_dir={str(tmp_path / "data")!r}, _env_file=None))
+handed_out = reused_block()
+store.close()
+print(WORD not in handed_out and handed_out == bytes(BLOCK))
+"""
+    assert _in_a_fresh_process(opened) == "True"
+
+
+def test_every_awai_command_turns_it_on_first() -> None:
+    command = """
+from bots.terminal.cli import main
+
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+print(WORD not in reused_block())
+"""
+    assert _in_a_fresh_process(command).splitlines()[-1] == "True"

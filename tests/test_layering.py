@@ -13,7 +13,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOOR = {"bots/runtime.py", "bots/records.py"}
-STORAGE_ALLOWED = {"storage.errors"}  # what an adapter may import from storage: what it raises
+# What an adapter may import from storage: what it raises, and the heap switch every command
+# turns on first, before anything is read or stored (storage/heap.py).
+STORAGE_ALLOWED = {"storage.errors", "storage.heap"}
 # ``awai db`` migrates the database's schema before any store may open it: storage's own tool.
 MIGRATIONS = {"bots/terminal/commands/db.py": {"storage", "storage.sql"}}
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import discord
 from discord.ext import commands
 
-from awai_engine.engine import UnknownMessageError
+from awai_engine.engine import StillStoringError, UnknownMessageError
 from awai_engine.visibility import Scopes
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
@@ -84,6 +84,8 @@ class MentionReadings:
                     await _reply(ctx.message, messages.shared_already(shared.url))
         except ReadRefused as refusal:
             await self._tell(ctx.message, asker, str(refusal), ephemeral)
+        except StillStoringError:
+            await self._tell(ctx.message, asker, messages.STILL_STORING, ephemeral)
         except UnknownMessageError:
             await self._tell(ctx.message, asker, messages.NOT_READ, ephemeral)
 

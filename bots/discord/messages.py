@@ -12,6 +12,9 @@ ALREADY_READING = (
     "A reading of that message for you is already on its way (or was just posted); ask again in"
     " a minute for a new one."
 )
+STILL_STORING = (
+    "AWAI is still storing that message, which takes longer than it should. Try again in a minute."
+)
 NOT_READ = (
     "AWAI has not read that message: it may have no words to read (images, stickers and bots'"
     " messages are not read), or have been deleted."

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from awai_engine.engine import UnknownMessageError
+from awai_engine.engine import StillStoringError, UnknownMessageError
 from awai_engine.values import ReadingNote
 from awai_engine.visibility import Scopes
 from bots.discord import access, messages
@@ -89,6 +89,8 @@ class Readings:
             await self._read_privately(interaction, channel, line, link.message_id, scopes, note)
         except ReadRefused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
+        except StillStoringError:
+            await interaction.followup.send(messages.STILL_STORING, ephemeral=True)
         except UnknownMessageError:
             await interaction.followup.send(messages.NOT_READ, ephemeral=True)
 

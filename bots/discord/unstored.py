@@ -61,12 +61,14 @@ async def store_if_new(
     one, from the channel the asker named, so both get the same answer."""
     if await asyncio.to_thread(runtime.engine.is_stored, line.key, str(message_id), scopes):
         return False
-    if await asyncio.to_thread(runtime.finish_write, line.key, str(message_id)):
+    engine = runtime.engine
+    waited = await asyncio.to_thread(engine.await_write, line.key, str(message_id), scopes)
+    if waited and await asyncio.to_thread(engine.is_stored, line.key, str(message_id), scopes):
         return False  # another writer was storing it (it was just posted): now it is stored
     message = given if given is not None else await fetch_message(channel, message_id)
     utterance = utterance_of(message, line)
-    await asyncio.to_thread(runtime.engine.ingest, [utterance])
-    await asyncio.to_thread(runtime.finish_write, line.key, str(message_id))  # begun meanwhile
+    await asyncio.to_thread(engine.ingest, [utterance])
+    await asyncio.to_thread(engine.await_write, line.key, str(message_id), scopes)  # meanwhile
     return True
 
 

@@ -34,6 +34,9 @@ CANNOT_SEE_CHANNEL = (
     "Sorry, AWAI cannot see that channel. If it is yours, invite AWAI with `/invite @AWAI`"
     " and try again."
 )
+STILL_STORING = (
+    "AWAI is still storing that message, which takes longer than it should. Try again in a minute."
+)
 NOT_FOUND = (
     "Sorry, AWAI could not find that message. It may have been deleted, or the link may be"
     " incomplete."

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from awai_engine.engine import UnknownMessageError
+from awai_engine.engine import StillStoringError, UnknownMessageError
 from awai_engine.errors import AwaiError
 from awai_engine.values import Reading, ReadingNote, Utterance
 from bots.runtime import Runtime
@@ -102,7 +102,8 @@ class Readings:
             self._share(request, client, tell, shared_by=None)
             return
         reading = self._reading(request, client, tell)
-        if reading is None:
+        if reading is None:  # told why; asking again ("try again in a minute") is not refused
+            self.runtime.release(claim)
             return
         target = ReadingTarget(request.channel_id, request.ts, request.thread_ts)
         message = reading_message(
@@ -286,6 +287,8 @@ class Readings:
             found = self.runtime.read_storing_first(
                 request.channel, request.ts, MEMBER_SCOPES, fetch
             )
+        except StillStoringError:
+            raise UnreadableError(messages.STILL_STORING) from None
         except UnknownMessageError:
             raise UnreadableError(messages.NOT_FOUND) from None
         if not found.stored_now:

@@ -18,6 +18,7 @@ from awai_engine.errors import AwaiError
 from bots.settings import load_settings
 from bots.terminal.commands import COMMANDS
 from bots.terminal.say import fail, warn
+from storage.heap import overwrite_freed_memory
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    overwrite_freed_memory()  # first: no message may be in memory freed before it (storage.heap)
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

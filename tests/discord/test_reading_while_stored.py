@@ -33,12 +33,12 @@ async def test_a_reading_of_a_message_another_process_is_storing_waits_for_it(
     writer = HeldWriter(make_runtime())  # the other process, on the same data folder
     writer.start(utterance_of(message, line_of(message.channel)))  # type: ignore[arg-type]
     releaser = ReleaseWhenWaitedFor(writer)
-    logging.getLogger("awai_engine.reconcile").addHandler(releaser)
+    logging.getLogger("awai_engine.engine").addHandler(releaser)
     try:
-        with caplog.at_level(logging.INFO, logger="awai_engine.reconcile"):
+        with caplog.at_level(logging.INFO, logger="awai_engine.engine"):
             await harness.interact(payloads.interaction(data=payloads.message_menu(posted)))
     finally:
-        logging.getLogger("awai_engine.reconcile").removeHandler(releaser)
+        logging.getLogger("awai_engine.engine").removeHandler(releaser)
         writer.release()
 
     followups = [r.body for r in harness.server.calls("POST", "/webhooks/")]
