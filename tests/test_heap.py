@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REUSED_BLOCK = """
 import ctypes
 
-WORD = b"quixotrylbeam "
+WORD = b"zeroedheapmarker "  # not the erasure tests' word: they scan this process's memory
 BLOCK = 100_000  # under glibc's mmap threshold: served from the heap, where freed bytes stay
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
