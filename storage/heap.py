@@ -15,8 +15,8 @@ switch was on. That is why it is turned on first thing in every ``awai`` command
 (:mod:`bots.terminal.cli`) as well as when a store opens, before any message is read.
 
 The same switch for a Chroma server's process is ``MALLOC_PERTURB_=255`` in its environment
-(deploy/README.md). Turned on when a store opens, before any message is read; elsewhere than
-glibc (macOS, musl) there is no such switch and :func:`overwrite_freed_memory` says so.
+(deploy/README.md). Elsewhere than glibc (macOS, musl) there is no such switch, and
+:func:`overwrite_freed_memory` says so by returning ``False``.
 """
 
 from __future__ import annotations
