@@ -1,4 +1,5 @@
-"""What ingest and export read from the record: stored texts, tombstones, every message.
+"""What ingest, export and a waiting reading read from the record: stored texts, tombstones,
+every message, whether a write is under way.
 
 Ingest asks before it extracts anything, so a redelivered or deleted message costs no model call;
 these reads see unsynced rows too (they are the record), unlike the read model.
@@ -20,6 +21,23 @@ from storage.sql import ChannelRow, Database, DeletedMessageRow, UtteranceRow
 class Reads:
     def __init__(self, database: Database) -> None:
         self.db = database
+
+    def write_under_way(self, channel: str, message_id: str) -> str | None:
+        """The scope of the message if its row is written but not yet synced, so readers do not
+        see it yet: a writer is between its steps (or died there, and its restart finishes it).
+        ``None`` when it is synced, not stored, or set aside (no thought to write vectors for)."""
+        with self.db.read() as session:
+            row = self.db.channel(session, channel)
+            if row is None:
+                return None
+            return session.scalar(
+                select(UtteranceRow.scope).where(
+                    UtteranceRow.channel_id == row.id,
+                    UtteranceRow.message_id == message_id,
+                    UtteranceRow.synced.is_(False),
+                    UtteranceRow.thoughts.any(),
+                )
+            )
 
     def stored_texts(self, channel: str, message_ids: Sequence[str]) -> dict[str, str]:
         """Current text of the given messages that are stored (absent ids are new)."""

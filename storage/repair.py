@@ -203,19 +203,6 @@ class Repair(StorePart):
                     .values(synced=False)
                 )
 
-    def write_under_way(self, channel: str, message_id: str) -> str | None:
-        """The scope of the message if its row is written but not yet synced, so readers do not
-        see it yet: a writer is between its steps (or died there, and its restart finishes it).
-        ``None`` when it is synced, not stored, or set aside (no thought to write vectors for)."""
-        with self.db.read() as session:
-            row_of_channel = self.db.channel(session, channel)
-            if row_of_channel is None:
-                return None
-            row = utterance_row(session, row_of_channel.id, message_id)
-            if row is None or row.synced or not row.thoughts:
-                return None
-            return row.scope
-
     def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
         """Write a message's vectors and mark it synced, if its thoughts are still ``message``'s.
 

@@ -149,6 +149,9 @@ class AwaiStore:
     def stored_texts(self, channel: str, message_ids: Sequence[str]) -> dict[str, str]:
         return self._reads.stored_texts(channel, message_ids)
 
+    def write_under_way(self, channel: str, message_id: str) -> str | None:
+        return self._reads.write_under_way(channel, message_id)
+
     def stored_edit_times(
         self, channel: str, message_ids: Sequence[str]
     ) -> dict[str, float | None]:
@@ -213,9 +216,6 @@ class AwaiStore:
 
     def audit(self, channel: str, thorough: bool) -> ChannelAudit:
         return self._repair.audit(channel, thorough)
-
-    def write_under_way(self, channel: str, message_id: str) -> str | None:
-        return self._repair.write_under_way(channel, message_id)
 
     def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
         return self._repair.complete(channel, message, vectors)

@@ -59,9 +59,9 @@ async def store_if_new(
     (``given``: the message Discord sent with the command, saving a fetch); whether it was
     fetched and stored now. A stored message the asker may not see is fetched like an unknown
     one, from the channel the asker named, so both get the same answer."""
-    if await asyncio.to_thread(runtime.engine.is_stored, line.key, str(message_id), scopes):
-        return False
     engine = runtime.engine
+    if await asyncio.to_thread(engine.is_stored, line.key, str(message_id), scopes):
+        return False
     waited = await asyncio.to_thread(engine.await_write, line.key, str(message_id), scopes)
     if waited and await asyncio.to_thread(engine.is_stored, line.key, str(message_id), scopes):
         return False  # another writer was storing it (it was just posted): now it is stored
