@@ -192,6 +192,19 @@ def test_a_refusal_or_a_failure_is_never_posted_for_everyone(slack: SlackHarness
     assert slack.responses_text() == [messages.NOT_FOUND], "the person was told, privately"
 
 
+def test_asking_again_after_a_reading_that_could_not_be_had_is_not_refused(slack: SlackHarness):
+    """The person was told to try again ("still being stored", "not found"): the second request
+    is read again, not told that a reading is already on its way."""
+    slack.seed([(ANN, "Something to read.")])
+    missing = "https://awai-test.slack.com/archives/C1GENERAL/p1700000099000100"
+
+    for _ in range(2):
+        slack.send(slack.requests.command(f"read {missing}", GENERAL, ANN))
+        slack.settle()
+
+    assert slack.responses_text() == [messages.NOT_FOUND, messages.NOT_FOUND]
+
+
 def test_a_long_private_reading_keeps_its_buttons_within_slacks_block_limit(
     slack: SlackHarness,
 ):
