@@ -47,7 +47,7 @@ def report_model(settings: LanguageModelSettings, console: Console) -> bool:
             )
         )
         for problem in found.problems:
-            console.print(Text.assemble("  ", styled("✗ ", "red"), problem))
+            console.print(Text.assemble("  ", styled("✗ ", "red"), styled(problem, "")))
     for hint in found.hints:
-        console.print(Text.assemble("  → ", hint))
+        console.print(Text.assemble("  → ", styled(hint, "")))
     return found.ok

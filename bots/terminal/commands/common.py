@@ -16,6 +16,7 @@ from awai_engine.engine import IngestReport
 from bots.runtime import Runtime
 from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import Transcript, read_transcript
+from bots.terminal.visible import one_line
 
 __all__ = [
     "Ingested",
@@ -73,7 +74,7 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
     if not quiet:
         report = done.report
         stderr.print(
-            f"{done.transcript.channel}: {report.added} added, {report.edited} edited,"
+            f"{one_line(done.transcript.channel)}: {report.added} added, {report.edited} edited,"
             f" {report.unchanged} unchanged, {done.refused} refused"
         )
     return done
@@ -81,7 +82,7 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
 
 def report_problems(report: IngestReport) -> None:
     for problem in report.problems:
-        warn(f"message {problem.message_id}: {problem.reason}")
+        warn(f"message {one_line(problem.message_id)}: {problem.reason}")
     for note in report.notes:
         warn(note)
     if report.refused_deleted:
