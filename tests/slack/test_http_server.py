@@ -8,9 +8,11 @@ body, and bytes left after a 413 read as a second request.
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 from collections.abc import Iterator
+from urllib.parse import urlencode
 
 import pytest
 
@@ -171,3 +173,56 @@ def test_a_signed_url_verification_is_answered_through_bolt(
     answer = _exchange(server, _request(body, headers))
     assert _status_lines(answer) == [b"HTTP/1.1 200 OK"]
     assert answer.endswith(b'{"challenge": "abc123"}')
+
+
+def _form_payload(payload: str) -> str:
+    return urlencode({"payload": payload})
+
+
+# Validly signed bodies Slack never sends, each of a kind that Bolt failed on with a 500.
+MALFORMED = {
+    "json-not-json": ("application/json", "{not json"),
+    "json-a-list": ("application/json", "[1, 2]"),
+    "json-a-string": ("application/json", '"event_callback"'),
+    "event-a-string": ("application/json", '{"type": "event_callback", "event": "message"}'),
+    "event-team-a-list": (
+        "application/json",
+        '{"type": "event_callback", "team": [], "event": {"type": "message"}}',
+    ),
+    "payload-not-json": ("application/x-www-form-urlencoded", _form_payload("{not json")),
+    "payload-a-list": ("application/x-www-form-urlencoded", _form_payload("[]")),
+    "payload-a-string": ("application/x-www-form-urlencoded", _form_payload('"x"')),
+    "actions-a-string": (
+        "application/x-www-form-urlencoded",
+        _form_payload('{"type": "block_actions", "user": {"id": "U1"}, "actions": "x"}'),
+    ),
+    "shortcut-team-a-string": (
+        "application/x-www-form-urlencoded",
+        _form_payload('{"type": "message_action", "callback_id": "read_with_awai", "team": "T"}'),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_a_signed_body_that_is_no_slack_payload_is_a_bad_request_with_one_log_line(
+    slack: SlackHarness,
+    server: SlackHttpServer,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+):
+    content_type, text = MALFORMED[kind]
+    body = text.encode()
+    headers = {
+        **slack.requests.headers(text, content_type),
+        "Content-Length": str(len(body)),
+        "Connection": "close",
+    }
+    with caplog.at_level(logging.INFO):
+        answer = _exchange(server, _request(body, headers))
+        slack.settle()
+    assert _status_lines(answer) == [b"HTTP/1.1 400 Bad Request"]
+    said = [record for record in caplog.records if record.levelno >= logging.INFO]
+    assert [record.getMessage().split(" (")[0] for record in said] == [
+        "Refused a signed request that is no Slack payload"
+    ], [record.getMessage() for record in said]
+    assert all(record.exc_info is None and "\n" not in record.getMessage() for record in said)
