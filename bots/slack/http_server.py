@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -26,6 +27,8 @@ from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk.signature import SignatureVerifier
+from waitress.adjustments import Adjustments
+from waitress.server import TcpWSGIServer
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,9 @@ CLEANUP_SECONDS = 2
 SERVER_THREADS = 16
 """Threads that run Bolt's ``dispatch``; each waits at most for one listener's ``ack()``."""
 CONNECTION_LIMIT = 200
+WHOLE_REQUEST_SECONDS = 2
+"""Once every connection is taken, one that has not sent a whole request in this long is closed
+to make room (Slack sends each request at once; only a slow or stalled client takes longer)."""
 
 Environ = dict[str, Any]
 StartResponse = Callable[..., Any]
@@ -115,6 +121,44 @@ def payload_problem(body: dict[str, Any]) -> str | None:
     return None
 
 
+class SlowClientsMakeRoom(TcpWSGIServer):
+    """waitress's TCP server, closing the slowest clients when every connection is taken.
+
+    waitress closes a connection only once it has been silent for ``channel_timeout``, and
+    stops accepting at ``connection_limit``: 200 clients that each send one header byte every
+    four seconds are never silent, so they held every connection and no signed request got in
+    for as long as they stayed. waitress has no header timeout and no per-client limit, so
+    this adds the rule they would give: when the connections are all taken, every one that has
+    waited :data:`WHOLE_REQUEST_SECONDS` without handing over a whole request is closed (idle
+    keep-alive connections included; a request being served is never cut), and the waiting
+    clients are accepted in their place. Behind a proxy that buffers requests (nginx's
+    default, ``docs/slack.md``), slow clients never reach this server at all.
+
+    Listens on the first address of ``host`` (an IP address, as AWAI's settings give it).
+    """
+
+    def readable(self) -> bool:
+        if self.accepting and len(self._map) >= self.adj.connection_limit:
+            self._make_room(time.time())
+        return bool(super().readable())
+
+    def _make_room(self, now: float) -> None:
+        cutoff = now - WHOLE_REQUEST_SECONDS
+        stalled = [
+            channel
+            for channel in self.active_channels.values()
+            if not channel.requests and not channel.will_close and channel.creation_time < cutoff
+        ]
+        for channel in stalled:
+            channel.will_close = True
+        if stalled:
+            log.warning(
+                "Every connection was taken: closed %d that had sent no whole request in %d s",
+                len(stalled),
+                WHOLE_REQUEST_SECONDS,
+            )
+
+
 class SlackHttpServer:
     """Serve one Bolt app on ``host:port`` until :meth:`stop` (or Ctrl-C / SIGTERM)."""
 
@@ -128,9 +172,7 @@ class SlackHttpServer:
     ) -> None:
         guarded = SignedRequestsOnly(ParsedRequestsOnly(app, EVENTS_PATH), signing_secret)
         self._map: dict[int, Any] = {}
-        self._server = waitress.create_server(
-            guarded,
-            map=self._map,
+        adjustments = Adjustments(
             host=host,
             port=port,
             threads=SERVER_THREADS,
@@ -143,6 +185,7 @@ class SlackHttpServer:
             asyncore_use_poll=True,
             ident="awai",
         )
+        self._server = SlowClientsMakeRoom(guarded, map=self._map, adj=adjustments)
         self._thread: threading.Thread | None = None
 
     @property
