@@ -9,6 +9,7 @@ its own. Rich markup in a name prints literally.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -20,6 +21,7 @@ import pytest
 
 from bots.terminal.cli import main
 from bots.terminal.visible import one_line, terminal_json, visible
+from tests import fake_anthropic
 
 KINDS = {
     "csi-colour": "\x1b[31m",
@@ -218,3 +220,18 @@ def test_text_keeps_its_lines_emoji_and_japanese_and_a_name_keeps_one_line() -> 
     text = "一行目\n\tsecond line 👨‍👩‍👧 🏴󠁧󠁢󠁳󠁣󠁴󠁿 é"
     assert visible(text) == text
     assert one_line("Ann\nBo\tCy\rDee") == "Ann\\nBo\\tCy\\rDee"
+
+
+def test_what_the_models_api_answers_is_shown_escaped_by_the_doctor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalogue = fake_anthropic.MODELS
+    named = dataclasses.replace(catalogue["claude-sonnet-5-5"], display_name="Claude\x1b[2J\u202e")
+    monkeypatch.setitem(catalogue, "claude-sonnet-5-5", named)
+    with fake_anthropic.FakeAnthropic() as fake:
+        monkeypatch.setenv("AWAI_LLM__API_KEY", fake_anthropic.API_KEY)
+        monkeypatch.setenv("AWAI_LLM__BASE_URL", fake.base_url)
+        code, said = _run(capsys, tmp_path, "doctor")
+    assert code == 0, said
+    _assert_shown_not_obeyed(said)
+    assert "Claude\\x1b[2J\\u202e (claude-sonnet-5-5)" in said

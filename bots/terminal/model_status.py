@@ -34,7 +34,7 @@ def report_model(settings: LanguageModelSettings, console: Console) -> bool:
             Text.assemble(
                 styled("Language model: ", "bold"),
                 styled("ok", "green"),
-                f": {found.display_name} ({found.model}) at {found.endpoint}",
+                styled(f": {found.display_name} ({found.model}) at {found.endpoint}", ""),
             )
         )
     else:
@@ -43,7 +43,7 @@ def report_model(settings: LanguageModelSettings, console: Console) -> bool:
             Text.assemble(
                 styled("Language model: ", "bold"),
                 styled("not usable", "red"),
-                f": {named} at {found.endpoint}",
+                styled(f": {named} at {found.endpoint}", ""),
             )
         )
         for problem in found.problems:
