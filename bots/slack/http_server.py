@@ -43,7 +43,7 @@ CLEANUP_SECONDS = 2
 SERVER_THREADS = 16
 """Threads that run Bolt's ``dispatch``; each waits at most for one listener's ``ack()``."""
 CONNECTION_LIMIT = 200
-WHOLE_REQUEST_SECONDS = 2
+WHOLE_REQUEST_SECONDS = 1
 """Once every connection is taken, one that has not sent a whole request in this long is closed
 to make room (Slack sends each request at once; only a slow or stalled client takes longer)."""
 
