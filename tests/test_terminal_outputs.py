@@ -111,6 +111,12 @@ def test_a_digest_that_cannot_be_written_names_the_path_and_is_not_recorded(
     assert f"Cannot write {blocked / 'team-digest.md'}: a folder has that name" in said
     assert awai.last_digest("terminal:local:team") is None, "nobody received it"
 
+    (tmp_path / "a-file").write_text("not a folder")
+    code, said = awai("digest", "team", "--out", str(tmp_path / "a-file"))
+    assert code == 2
+    assert f"cannot write to {tmp_path / 'a-file'}: it is a file; give a folder" in said
+    assert awai.last_digest("terminal:local:team") is None
+
     code, said = awai("digest", "team", "--out", str(tmp_path / "good"))
     assert code == 0, said
     assert awai.last_digest("terminal:local:team") is not None

@@ -38,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         args.out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        fail(f"cannot write to {args.out}: it is a file; give a folder to write the digest into.")
+        return 2
     except OSError as error:
         fail(f"cannot write to {args.out}: {error.strerror or error}")
         return 2
