@@ -9,8 +9,10 @@ connections that stay silent. Bolt's ASGI adapter on uvicorn, by contrast, runs 
 ``dispatch`` on the event loop itself, one request at a time.
 
 The guard in front of Bolt checks the signature over the body before anything parses it, so an
-unsigned body costs an HMAC and a 401, and one that is not even UTF-8 a 400. Routing,
-the second signature check and the OAuth pages stay Bolt's.
+unsigned body costs an HMAC and a 401, and one that is not even UTF-8 a 400; a signed body that
+is no Slack payload gets a 400 too (:class:`ParsedRequestsOnly`). Routing, the second signature
+check and the OAuth pages stay Bolt's. Clients too slow to send a whole request cannot hold
+every connection (:class:`SlowClientsMakeRoom`).
 """
 
 from __future__ import annotations
