@@ -319,7 +319,12 @@ class SqlSchemaStore:
         either a purge (:meth:`forget_deleted`) runs after this and finds the row, or this finds
         the tombstone: a summary written while its member was deleted and purged (a model call
         takes seconds) cannot come after the purge and stay for good.
+
+        A database opened read-only (a backup on read-only media) keeps nothing: the summary
+        is shown to the one asking, and memoised by the first command that may write.
         """
+        if self.db.read_only:
+            return summary
         with self.db.session() as session:
             channel_id = _channel_id(self.db, session, channel)
             if _any_deleted(session, channel_id, members):

@@ -292,6 +292,7 @@ class Database:
         from storage import migrations  # imports every model module, so it comes after Base
 
         self.url = url
+        self.read_only = read_only
         self.engine = make_engine(url, read_only)
         if not read_only:
             migrations.upgrade(self.engine)

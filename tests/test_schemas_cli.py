@@ -33,9 +33,9 @@ def test_recluster_schemas_digest_and_forget_from_the_terminal(
 
     out = tmp_path / "digests"
     assert awai("digest", "launch", "--out", str(out)) == 0
-    markdown = (out / "terminal-local-launch-digest.md").read_text(encoding="utf-8")
+    markdown = (out / "launch-digest.md").read_text(encoding="utf-8")
     assert "## Carla:" in markdown
-    assert (out / "terminal-local-launch-digest.png").read_bytes().startswith(b"\x89PNG")
+    assert (out / "launch-digest.png").read_bytes().startswith(b"\x89PNG")
 
     assert awai("forget", "launch", "--speaker", "Carla") == 1  # no terminal to confirm on
     assert "add --yes" in capsys.readouterr().err

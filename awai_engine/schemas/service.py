@@ -328,11 +328,19 @@ class SchemaService:
 
     # -- digest --------------------------------------------------------------------------------
 
-    def digest(self, channel: str, scopes: Scopes, record: bool = True) -> Digest:
+    def digest(
+        self,
+        channel: str,
+        scopes: Scopes,
+        record: bool = True,
+        deliver: Callable[[Digest], None] | None = None,
+    ) -> Digest:
         """The channel's digest as an audience that may read ``scopes`` may see it, after
         re-clustering what is new; ``record`` keeps it as the reference the next digest reports
         changes against. If re-clustering fails (say the language model is down), the digest
-        still comes, from schemas clustered for it now.
+        still comes, from schemas clustered for it now. ``deliver`` (writing its files, say)
+        runs before it is recorded: if it raises, nothing is recorded, so the next digest does
+        not report its changes since one nobody received.
 
         A digest for a restricted view (some messages of the channel are outside ``scopes``) is
         clustered from the visible thoughts alone, reports no changes and is never recorded: the
@@ -386,9 +394,13 @@ class SchemaService:
             png=render_png(panels, channel_title(channel), settings, previous is None, language),
             png_size=picture_size(panels, settings),
         )
-        if record:
-            self.store.save_digest(channel, snapshot(created_at, shown_states))
-        self._unless_retired(channel, timeline)
+        try:
+            if deliver is not None:
+                deliver(digest)
+            if record:
+                self.store.save_digest(channel, snapshot(created_at, shown_states))
+        finally:
+            self._unless_retired(channel, timeline)
         return digest
 
     def _with_dissolved_summaries(

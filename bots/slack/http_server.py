@@ -9,8 +9,10 @@ connections that stay silent. Bolt's ASGI adapter on uvicorn, by contrast, runs 
 ``dispatch`` on the event loop itself, one request at a time.
 
 The guard in front of Bolt checks the signature over the body before anything parses it, so an
-unsigned body costs an HMAC and a 401, and one that is not even UTF-8 a 400. Routing,
-the second signature check and the OAuth pages stay Bolt's.
+unsigned body costs an HMAC and a 401, and one that is not even UTF-8 a 400; a signed body that
+is no Slack payload gets a 400 too (:class:`ParsedRequestsOnly`). Routing, the second signature
+check and the OAuth pages stay Bolt's. Clients too slow to send a whole request cannot hold
+every connection (:class:`SlowClientsMakeRoom`).
 """
 
 from __future__ import annotations
@@ -18,13 +20,17 @@ from __future__ import annotations
 import io
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import waitress
-from slack_bolt import App
+from slack_bolt import App, BoltRequest, BoltResponse
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk.signature import SignatureVerifier
+from waitress.adjustments import Adjustments
+from waitress.server import TcpWSGIServer
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +45,9 @@ CLEANUP_SECONDS = 2
 SERVER_THREADS = 16
 """Threads that run Bolt's ``dispatch``; each waits at most for one listener's ``ack()``."""
 CONNECTION_LIMIT = 200
+WHOLE_REQUEST_SECONDS = 1
+"""Once every connection is taken, one that has not sent a whole request in this long is closed
+to make room (Slack sends each request at once; only a slow or stalled client takes longer)."""
 
 Environ = dict[str, Any]
 StartResponse = Callable[..., Any]
@@ -72,6 +81,86 @@ class SignedRequestsOnly:
         return self.handler(environ, start_response)
 
 
+OBJECT_FIELDS = ("event", "team", "user", "channel", "enterprise", "view", "container", "message")
+"""Fields of a Slack payload that Bolt's middleware and listener matchers read as objects."""
+LIST_FIELDS = ("actions", "authorizations")
+"""Fields read as lists of objects."""
+
+
+class ParsedRequestsOnly(SlackRequestHandler):
+    """Bolt's WSGI adapter, answering 400 to a signed body that is no Slack payload.
+
+    Bolt parses the body and reads the team, user and channel out of it while it builds its
+    request, and its authorisation and listener matching read ``event``, ``actions`` and the
+    like as objects, before any listener runs: a body that is not JSON, a ``payload`` that is
+    not an object, an ``event`` that is a string, each raised there and answered 500 with a
+    traceback. Slack never sends such a body, so it is the sender's mistake: 400, one log line.
+    """
+
+    def dispatch(self, request: WsgiHttpRequest) -> BoltResponse:
+        try:
+            bolt_request = BoltRequest(
+                body=request.get_body(), query=request.query_string, headers=request.get_headers()
+            )
+            problem = payload_problem(bolt_request.body)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as error:
+            problem = f"{type(error).__name__}: {str(error)[:200]}"
+        if problem is not None:
+            log.info("Refused a signed request that is no Slack payload (%s)", problem)
+            return BoltResponse(status=400, body="the body is not a Slack payload")
+        return self.app.dispatch(bolt_request)
+
+
+def payload_problem(body: dict[str, Any]) -> str | None:
+    """What in a parsed body Bolt would fail on before a listener runs, or ``None``."""
+    for field in OBJECT_FIELDS:
+        if field in body and not isinstance(body[field], dict):
+            return f"{field!r} is not an object"
+    for field in LIST_FIELDS:
+        value = body.get(field, [])
+        if not (isinstance(value, list) and all(isinstance(item, dict) for item in value)):
+            return f"{field!r} is not a list of objects"
+    return None
+
+
+class SlowClientsMakeRoom(TcpWSGIServer):
+    """waitress's TCP server, closing the slowest clients when every connection is taken.
+
+    waitress closes a connection only once it has been silent for ``channel_timeout``, and
+    stops accepting at ``connection_limit``: 200 clients that each send one header byte every
+    four seconds are never silent, so they held every connection and no signed request got in
+    for as long as they stayed. waitress has no header timeout and no per-client limit, so
+    this adds the rule they would give: when the connections are all taken, every one that has
+    waited :data:`WHOLE_REQUEST_SECONDS` without handing over a whole request is closed (idle
+    keep-alive connections included; a request being served is never cut), and the waiting
+    clients are accepted in their place. Behind a proxy that buffers requests (nginx's
+    default, ``docs/slack.md``), slow clients never reach this server at all.
+
+    Listens on the first address of ``host`` (an IP address, as AWAI's settings give it).
+    """
+
+    def readable(self) -> bool:
+        if self.accepting and len(self._map) >= self.adj.connection_limit:
+            self._make_room(time.time())
+        return bool(super().readable())
+
+    def _make_room(self, now: float) -> None:
+        cutoff = now - WHOLE_REQUEST_SECONDS
+        stalled = [
+            channel
+            for channel in self.active_channels.values()
+            if not channel.requests and not channel.will_close and channel.creation_time < cutoff
+        ]
+        for channel in stalled:
+            channel.will_close = True
+        if stalled:
+            log.warning(
+                "Every connection was taken: closed %d that had sent no whole request in %d s",
+                len(stalled),
+                WHOLE_REQUEST_SECONDS,
+            )
+
+
 class SlackHttpServer:
     """Serve one Bolt app on ``host:port`` until :meth:`stop` (or Ctrl-C / SIGTERM)."""
 
@@ -83,11 +172,9 @@ class SlackHttpServer:
         port: int,
         idle_timeout_seconds: int = IDLE_TIMEOUT_SECONDS,
     ) -> None:
-        guarded = SignedRequestsOnly(SlackRequestHandler(app, EVENTS_PATH), signing_secret)
+        guarded = SignedRequestsOnly(ParsedRequestsOnly(app, EVENTS_PATH), signing_secret)
         self._map: dict[int, Any] = {}
-        self._server = waitress.create_server(
-            guarded,
-            map=self._map,
+        adjustments = Adjustments(
             host=host,
             port=port,
             threads=SERVER_THREADS,
@@ -100,6 +187,7 @@ class SlackHttpServer:
             asyncore_use_poll=True,
             ident="awai",
         )
+        self._server = SlowClientsMakeRoom(guarded, map=self._map, adj=adjustments)
         self._thread: threading.Thread | None = None
 
     @property

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from awai_engine.errors import AwaiError
 from bots.settings import load_settings
 from bots.terminal.commands import COMMANDS
-from bots.terminal.say import fail, warn
+from bots.terminal.say import VisibleFormatter, fail, warn
 from storage.heap import overwrite_freed_memory
 
 
@@ -40,10 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     overwrite_freed_memory()  # first: no message may be in memory freed before it (storage.heap)
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    logged = logging.StreamHandler()
+    logged.setFormatter(VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[logged])
     try:
         overrides = {"data_dir": args.data_dir} if args.data_dir else {}
         settings = load_settings(**overrides)

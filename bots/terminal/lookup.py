@@ -9,6 +9,7 @@ from __future__ import annotations
 from bots.runtime import Runtime
 from bots.terminal.say import fail
 from bots.terminal.transcript import channel_key
+from bots.terminal.visible import one_line
 
 
 def find_channel(runtime: Runtime, name: str) -> str | None:
@@ -17,7 +18,7 @@ def find_channel(runtime: Runtime, name: str) -> str | None:
     known = runtime.channels()
     if key in known:
         return key
-    listed = ", ".join(known) or "none yet"
+    listed = ", ".join(one_line(channel) for channel in known) or "none yet"
     fail(f"no channel {key!r} is stored (known: {listed}).")
     return None
 
@@ -35,11 +36,12 @@ def find_speaker(runtime: Runtime, channel: str, name: str, quiet: bool = False)
         return matches[0]
     if matches:
         fail(
-            f"several speakers are called {name!r} in {channel}; give one id: {', '.join(matches)}."
+            f"several speakers are called {name!r} in {one_line(channel)}; give one id:"
+            f" {', '.join(one_line(match) for match in matches)}."
         )
         return None
     if quiet:
         return None
-    listed = ", ".join(sorted(speakers.values())) or "nobody yet"
-    fail(f"nobody called {name!r} speaks in {channel} (speakers: {listed}).")
+    listed = ", ".join(one_line(shown) for shown in sorted(speakers.values())) or "nobody yet"
+    fail(f"nobody called {name!r} speaks in {one_line(channel)} (speakers: {listed}).")
     return None

@@ -34,7 +34,7 @@ def report_model(settings: LanguageModelSettings, console: Console) -> bool:
             Text.assemble(
                 styled("Language model: ", "bold"),
                 styled("ok", "green"),
-                f": {found.display_name} ({found.model}) at {found.endpoint}",
+                styled(f": {found.display_name} ({found.model}) at {found.endpoint}", ""),
             )
         )
     else:
@@ -43,11 +43,11 @@ def report_model(settings: LanguageModelSettings, console: Console) -> bool:
             Text.assemble(
                 styled("Language model: ", "bold"),
                 styled("not usable", "red"),
-                f": {named} at {found.endpoint}",
+                styled(f": {named} at {found.endpoint}", ""),
             )
         )
         for problem in found.problems:
-            console.print(Text.assemble("  ", styled("✗ ", "red"), problem))
+            console.print(Text.assemble("  ", styled("✗ ", "red"), styled(problem, "")))
     for hint in found.hints:
-        console.print(Text.assemble("  → ", hint))
+        console.print(Text.assemble("  → ", styled(hint, "")))
     return found.ok

@@ -2,11 +2,12 @@
 
 The order and words come from :mod:`bots.layout`; this module only formats its pieces. An earlier
 message is named ``[id] Speaker`` so it can be read in turn with ``awai read --message id``.
+Everything in a reading came from chat, so every piece is shown through
+:mod:`bots.terminal.visible`: the message keeps its lines, and every other piece is one line.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from rich.console import Console, Group, RenderableType
@@ -26,24 +27,27 @@ from bots.layout import (
     layout,
     moment_in_utc,
 )
+from bots.terminal.visible import one_line, terminal_json, visible
 
 MAX_SHOWN_CHARS = 2000
 
 
 def reading_json(reading: Reading) -> str:
-    """One reading as one line of JSON (the ``--json`` output)."""
-    return json.dumps(reading.model_dump(mode="json"), ensure_ascii=False, sort_keys=False)
+    """One reading as one line of JSON (the ``--json`` output), safe to print."""
+    return terminal_json(reading.model_dump(mode="json"))
 
 
 def render_reading(reading: Reading, console: Console, details: bool = False) -> None:
     """The reading as a panel: headline, connections, preconceptions, flow (and details)."""
     shown = layout(reading, details=details)
     reference = _Clock(shown.message.ts, shown.language)
-    parts: list[RenderableType] = [Text(shorten(shown.text, MAX_SHOWN_CHARS), overflow="fold")]
+    parts: list[RenderableType] = [
+        Text(visible(shorten(shown.text, MAX_SHOWN_CHARS)), overflow="fold")
+    ]
     for section in shown.sections:
         parts.append(_section(section, reference))
-    parts.append(Text(shown.footer, style="dim"))
-    header = Text(f"{shown.title} · {reference.full(shown.message)} · {shown.line}")
+    parts.append(Text(one_line(shown.footer), style="dim"))
+    header = Text(one_line(f"{shown.title} · {reference.full(shown.message)} · {shown.line}"))
     console.print(Panel(Group(*parts), title=header, title_align="left"))
 
 
@@ -53,7 +57,7 @@ def _section(section: Section, reference: _Clock) -> RenderableType:
         return Panel(body, border_style="green")
     if section.title is None:
         return body
-    return Panel(body, title=Text(section.title), title_align="left")
+    return Panel(body, title=Text(one_line(section.title)), title_align="left")
 
 
 def _line(line: Line, reference: _Clock, kind: str) -> RenderableType:
@@ -61,18 +65,18 @@ def _line(line: Line, reference: _Clock, kind: str) -> RenderableType:
     for piece in line.pieces:
         match piece:
             case Strong(words):
-                text.append(words, style="bold")
+                text.append(one_line(words), style="bold")
             case Quiet(words):
-                text.append(words, style="dim")
+                text.append(one_line(words), style="dim")
             case Link(ref, words):
-                text.append(f"[{ref.message_id}] {words}", style="bold cyan")
+                text.append(one_line(f"[{ref.message_id}] {words}"), style="bold cyan")
             case Moment(ts):
                 text.append(reference.moment(ts), style="dim")
             case Plain(words):
-                text.append(words, style="bold" if kind == "headline" else "")
+                text.append(one_line(words), style="bold" if kind == "headline" else "")
     if line.quote is None:
         return text
-    return Group(text, Text(f"   “{line.quote}”", style="italic", overflow="fold"))
+    return Group(text, Text(f"   “{one_line(line.quote)}”", style="italic", overflow="fold"))
 
 
 WEEKDAYS_JA = "月火水木金土日"

@@ -1,35 +1,69 @@
-"""How the terminal tells a person things: every message printed as text, never as Rich markup.
+"""How the terminal tells a person things: every message printed as text, never obeyed.
 
 File names, channel and speaker names, message text and AWAI's own hints can all hold square
 brackets (``[/red]``, ``http(s)://host[:port][/database]``); read as markup they would be styled,
-swallowed or crash the command. So the consoles here have markup off, and a style is given as a
-:class:`~rich.text.Text` style, never inside the string.
+swallowed or crash the command. So the consoles here have markup and emoji codes off, and a
+style is given as a :class:`~rich.text.Text` style, never inside the string. They can also hold
+escape sequences and other control characters (a participant's name can recolour or rewrite the
+screen): every string these consoles print, and every styled piece, goes through
+:func:`bots.terminal.visible.visible` first. Names and other one-line fields put into a message
+go through :func:`~bots.terminal.visible.one_line` where the message is composed.
 """
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
+
+from bots.terminal.visible import one_line, visible
+
+
+class TerminalConsole(Console):
+    """A Rich console whose strings are shown, not obeyed: no markup, no emoji codes, no
+    highlighting or re-wrapping, and control characters written as escapes."""
+
+    def __init__(self, stderr: bool = False) -> None:
+        super().__init__(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True)
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        """Every string Rich prints (``print``, table cells and titles) is rendered here."""
+        return super().render_str(visible(text), **options)
+
+
+class VisibleFormatter(logging.Formatter):
+    """Log lines (``-v``, and the bots' own logging) with their control characters escaped: a
+    logged channel or user name reaches the same terminal. A record is one line; a traceback
+    after it keeps its lines."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return one_line(super().formatMessage(record))
+
+    def format(self, record: logging.LogRecord) -> str:
+        return visible(super().format(record))
 
 
 def plain_console(stderr: bool = False) -> Console:
     """A console that prints strings as they are (no markup, no highlighting, no re-wrapping)."""
-    return Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True)
+    return TerminalConsole(stderr=stderr)
 
 
+stdout = plain_console()
 stderr = plain_console(stderr=True)
 
 
 def warn(message: str) -> None:
     """Something was skipped or refused; the rest went on."""
-    stderr.print(Text(message, style="yellow"))
+    stderr.print(styled(message, "yellow"))
 
 
 def fail(message: str) -> None:
     """The command could not do what was asked (it exits non-zero)."""
-    stderr.print(Text.assemble(("awai: ", "bold red"), message))
+    stderr.print(Text.assemble(("awai: ", "bold red"), styled(message, "")))
 
 
 def styled(message: str, style: str) -> Text:
     """``message`` in ``style``, for tables and consoles that print user text."""
-    return Text(message, style=style)
+    return Text(visible(message), style=style)

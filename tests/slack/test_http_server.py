@@ -7,14 +7,24 @@ body, and bytes left after a 413 read as a second request.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import logging
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from urllib.parse import urlencode
 
 import pytest
 
-from bots.slack.http_server import EVENTS_PATH, MAX_BODY_BYTES, SlackHttpServer
+from bots.slack.http_server import (
+    CONNECTION_LIMIT,
+    EVENTS_PATH,
+    MAX_BODY_BYTES,
+    SlackHttpServer,
+)
 from tests.slack.conftest import ANN, GENERAL, SlackHarness
 from tests.slack.signed import SIGNING_SECRET
 
@@ -101,6 +111,48 @@ def test_slow_clients_hold_sockets_not_threads_and_silent_ones_are_closed(
     slack.settle()
 
 
+def test_slow_clients_holding_every_connection_do_not_keep_a_signed_request_out(
+    slack: SlackHarness,
+):
+    """The issue's attack: as many clients as the server takes connections, each sending one
+    header byte every 4 s (never silent long enough to be closed as idle)."""
+    served = SlackHttpServer(slack.bot.app, SIGNING_SECRET, "127.0.0.1", 0)  # 10 s idle timeout
+    served.start_in_background()
+    slow = [_connect(served) for _ in range(CONNECTION_LIMIT)]
+    stop = threading.Event()
+
+    def drip() -> None:
+        for byte in itertools.cycle(b"POST /slack/events HTTP/1.1\r\nX-Slow: yes"):
+            for connection in slow:
+                with contextlib.suppress(OSError):  # closed by the server: that is the point
+                    connection.sendall(bytes([byte]))
+            if stop.wait(4):
+                return
+
+    dripping = threading.Thread(target=drip)
+    dripping.start()
+    try:
+        time.sleep(1)  # every connection taken, every slow client has sent its first byte
+        message = slack.seed([(ANN, "We ship on Friday.")])[0]
+        body = slack.requests.shortcut_body(GENERAL, ANN, message).encode()
+        headers = slack.requests.headers(body.decode(), "application/x-www-form-urlencoded")
+        request = _request(
+            body, {**headers, "Content-Length": str(len(body)), "Connection": "close"}
+        )
+        started = time.monotonic()
+        answer = _exchange(served, request)
+        answered_in = time.monotonic() - started
+        assert _status_lines(answer) == [b"HTTP/1.1 200 OK"]
+        assert answered_in < 3.0, "Slack gives up on an acknowledgement after 3 s"
+        slack.settle()
+    finally:
+        stop.set()
+        dripping.join()
+        for connection in slow:
+            connection.close()
+        served.stop()
+
+
 def test_an_unsigned_chunked_body_over_the_limit_is_refused_and_never_parsed(
     slack: SlackHarness, server: SlackHttpServer
 ):
@@ -171,3 +223,56 @@ def test_a_signed_url_verification_is_answered_through_bolt(
     answer = _exchange(server, _request(body, headers))
     assert _status_lines(answer) == [b"HTTP/1.1 200 OK"]
     assert answer.endswith(b'{"challenge": "abc123"}')
+
+
+def _form_payload(payload: str) -> str:
+    return urlencode({"payload": payload})
+
+
+# Validly signed bodies Slack never sends, each of a kind that Bolt failed on with a 500.
+MALFORMED = {
+    "json-not-json": ("application/json", "{not json"),
+    "json-a-list": ("application/json", "[1, 2]"),
+    "json-a-string": ("application/json", '"event_callback"'),
+    "event-a-string": ("application/json", '{"type": "event_callback", "event": "message"}'),
+    "event-team-a-list": (
+        "application/json",
+        '{"type": "event_callback", "team": [], "event": {"type": "message"}}',
+    ),
+    "payload-not-json": ("application/x-www-form-urlencoded", _form_payload("{not json")),
+    "payload-a-list": ("application/x-www-form-urlencoded", _form_payload("[]")),
+    "payload-a-string": ("application/x-www-form-urlencoded", _form_payload('"x"')),
+    "actions-a-string": (
+        "application/x-www-form-urlencoded",
+        _form_payload('{"type": "block_actions", "user": {"id": "U1"}, "actions": "x"}'),
+    ),
+    "shortcut-team-a-string": (
+        "application/x-www-form-urlencoded",
+        _form_payload('{"type": "message_action", "callback_id": "read_with_awai", "team": "T"}'),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(MALFORMED))
+def test_a_signed_body_that_is_no_slack_payload_is_a_bad_request_with_one_log_line(
+    slack: SlackHarness,
+    server: SlackHttpServer,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+):
+    content_type, text = MALFORMED[kind]
+    body = text.encode()
+    headers = {
+        **slack.requests.headers(text, content_type),
+        "Content-Length": str(len(body)),
+        "Connection": "close",
+    }
+    with caplog.at_level(logging.INFO):
+        answer = _exchange(server, _request(body, headers))
+        slack.settle()
+    assert _status_lines(answer) == [b"HTTP/1.1 400 Bad Request"]
+    said = [record for record in caplog.records if record.levelno >= logging.INFO]
+    assert [record.getMessage().split(" (")[0] for record in said] == [
+        "Refused a signed request that is no Slack payload"
+    ], [record.getMessage() for record in said]
+    assert all(record.exc_info is None and "\n" not in record.getMessage() for record in said)

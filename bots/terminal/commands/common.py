@@ -14,8 +14,10 @@ from rich.progress import Progress
 
 from awai_engine.engine import IngestReport
 from bots.runtime import Runtime
+from bots.terminal.channel_lock import storing_into
 from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import Transcript, read_transcript
+from bots.terminal.visible import one_line
 
 __all__ = [
     "Ingested",
@@ -56,8 +58,12 @@ def read_reporting(path: Path, channel: str, max_bytes: int) -> Transcript:
 def store_transcript(
     runtime: Runtime, transcript: Transcript, quiet: bool = False, verb: str = "Ingesting"
 ) -> Ingested:
-    """Ingest what a transcript's lines held (idempotent), telling each message refused."""
-    with Progress(console=stderr, transient=True, disable=quiet) as progress:
+    """Ingest what a transcript's lines held (idempotent), telling each message refused; after
+    any other command storing into the same channel (``bots/terminal/channel_lock.py``)."""
+    with (
+        storing_into(runtime.settings, transcript.channel, warn),
+        Progress(console=stderr, transient=True, disable=quiet) as progress,
+    ):
         task = progress.add_task(verb, total=len(transcript.utterances))
         report = runtime.engine.ingest(
             transcript.utterances, progress=lambda n: progress.advance(task, n)
@@ -73,7 +79,7 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
     if not quiet:
         report = done.report
         stderr.print(
-            f"{done.transcript.channel}: {report.added} added, {report.edited} edited,"
+            f"{one_line(done.transcript.channel)}: {report.added} added, {report.edited} edited,"
             f" {report.unchanged} unchanged, {done.refused} refused"
         )
     return done
@@ -81,7 +87,7 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
 
 def report_problems(report: IngestReport) -> None:
     for problem in report.problems:
-        warn(f"message {problem.message_id}: {problem.reason}")
+        warn(f"message {one_line(problem.message_id)}: {problem.reason}")
     for note in report.notes:
         warn(note)
     if report.refused_deleted:

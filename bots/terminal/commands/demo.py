@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
-
 from awai_engine.samples import SAMPLES, Sample
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest
 from bots.terminal.render import reading_json, render_reading
-from bots.terminal.say import styled, warn
+from bots.terminal.say import stdout, styled, warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,11 +37,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if args.json:
             print(reading_json(reading))
         else:
-            console = Console()
-            console.print(
+            stdout.print(
                 styled(f"{sample.description} ({runtime.engine.embedder.model_name})", "dim")
             )
-            render_reading(reading, console, details=args.details)
+            render_reading(reading, stdout, details=args.details)
     finally:
         runtime.close()
     return 0

@@ -1,22 +1,23 @@
 """``awai digest CHANNEL --out DIR``: the channel's schema digest as Markdown and a PNG map.
 
 Re-clusters what is new first. The digest is recorded as the point the next one reports its
-changes from, unless ``--preview`` is given.
+changes from, unless ``--preview`` is given, and only once both files are written: a digest that
+could not be written was received by nobody, so the next one reports changes since the last one
+that was. The files are named from the channel (``bots/terminal/outputs.py``).
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
+from awai_engine.schemas.digest import Digest
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
-from bots.terminal.say import fail, warn
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+from bots.terminal.outputs import file_stem, write_file
+from bots.terminal.say import fail, stdout, warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         args.out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        fail(f"cannot write to {args.out}: it is a file; give a folder to write the digest into.")
+        return 2
     except OSError as error:
         fail(f"cannot write to {args.out}: {error.strerror or error}")
         return 2
@@ -45,13 +49,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2
-        digest = runtime.schemas.digest(channel, Scopes.everything(), record=not args.preview)
+        stem = file_stem(channel)
+        markdown, picture = args.out / f"{stem}-digest.md", args.out / f"{stem}-digest.png"
+
+        def write(digest: Digest) -> None:
+            write_file(markdown, digest.markdown.encode("utf-8"))
+            write_file(picture, digest.png)
+
+        digest = runtime.schemas.digest(
+            channel, Scopes.everything(), record=not args.preview, deliver=write
+        )
     finally:
         runtime.close()
-    stem = _UNSAFE.sub("-", channel).strip("-") or "channel"
-    markdown, picture = args.out / f"{stem}-digest.md", args.out / f"{stem}-digest.png"
-    markdown.write_text(digest.markdown, encoding="utf-8")
-    picture.write_bytes(digest.png)
     width, height = digest.png_size
-    print(f"{markdown}\n{picture} ({width}×{height})")
+    stdout.print(f"{markdown}\n{picture} ({width}×{height})")
     return 0

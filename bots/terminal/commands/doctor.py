@@ -25,6 +25,7 @@ from bots.runtime import open_runtime
 from bots.terminal.model_status import report_model
 from bots.terminal.say import plain_console, styled
 from bots.terminal.transcript import channel_key
+from bots.terminal.visible import one_line
 
 COLUMNS = (
     ("writes unfinished", "unfinished_writes"),
@@ -75,7 +76,9 @@ def _check_store(
         after = runtime.audit(channels)
     console.print(report_table(repaired, "What awai doctor found and repaired"))
     for report in resumed:
-        console.print(f"Finished forgetting {report.speaker_id} in {report.channel}.")
+        console.print(
+            f"Finished forgetting {one_line(report.speaker_id)} in {one_line(report.channel)}."
+        )
     if not after.clean:
         console.print(report_table(after, "Still wrong after the repair"))
     return 0 if after.clean else 1
@@ -91,11 +94,11 @@ def report_table(report: ReconcileReport, title: str) -> Table:
     table.add_column("e.g.", overflow="fold")
     for channel in report.channels:
         table.add_row(
-            channel.channel,
+            one_line(channel.channel),
             _index(channel),
             *(str(getattr(channel, field)) for _, field in COLUMNS),
             _state(channel),
-            ", ".join(channel.examples),
+            ", ".join(one_line(example) for example in channel.examples),
         )
     if not report.channels:
         table.add_row("(no channels stored)", "", *("" for _ in COLUMNS), "", "")

@@ -10,13 +10,14 @@ replaces FILE at the end: an interrupted export never leaves half a backup under
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from awai_engine.settings import Settings
 from bots.records import Records
+from bots.terminal.outputs import written_whole
 from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import channel_key, transcript_line
+from bots.terminal.visible import one_line
 from storage.errors import StorageError
 
 
@@ -33,10 +34,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     with Records.open(settings, read_only=True) as records:  # a backup on read-only media exports
         channel = channel_key(args.channel)
         if records.channel_info(channel) is None:
-            known = ", ".join(records.channels()) or "none yet"
+            known = ", ".join(one_line(known) for known in records.channels()) or "none yet"
             raise StorageError(f"No channel {channel!r} is stored (known: {known}).")
         count, size = write_export(records, channel, args.out)
-    stderr.print(f"{channel}: {count} messages written to {args.out}")
+    stderr.print(f"{one_line(channel)}: {count} messages written to {args.out}")
     limit = settings.limits.max_transcript_bytes
     if size > limit:
         warn(
@@ -47,19 +48,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def write_export(records: Records, channel: str, path: Path) -> tuple[int, int]:
-    """Write the channel to ``path`` atomically; returns the messages and bytes written."""
-    partial = path.with_name(f".{path.name}.partial")
-    count = 0
-    try:
-        with partial.open("w", encoding="utf-8", newline="\n") as handle:
-            for utterance in records.utterances(channel):
-                handle.write(transcript_line(utterance) + "\n")
-                count += 1
-            handle.flush()
-            os.fsync(handle.fileno())
-        size = partial.stat().st_size
-        partial.replace(path)
-    except OSError as error:
-        partial.unlink(missing_ok=True)
-        raise StorageError(f"Cannot write {path}: {error.strerror or error}") from None
+    """Write the channel to ``path`` whole or not at all; returns the messages and bytes written."""
+    count = size = 0
+    with written_whole(path, "w") as handle:
+        for utterance in records.utterances(channel):
+            line = transcript_line(utterance) + "\n"
+            handle.write(line)
+            count += 1
+            size += len(line.encode("utf-8"))
     return count, size

@@ -13,7 +13,8 @@ import sys
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel, find_speaker
-from bots.terminal.say import fail, stderr, warn
+from bots.terminal.say import fail, stderr, stdout, warn
+from bots.terminal.visible import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +35,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             return 2
         finished = [report for report in runtime.resumed if report.channel == channel]
         for report in finished:  # an interrupted forget, finished as the runtime opened
-            print(f"{channel}: finished forgetting {report.speaker_id}, which was interrupted.")
+            stdout.print(
+                f"{one_line(channel)}: finished forgetting {one_line(report.speaker_id)},"
+                " which was interrupted."
+            )
         speaker = find_speaker(runtime, channel, args.speaker, quiet=bool(finished))
         if speaker is None:
             return 0 if finished else 2
@@ -44,8 +48,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         report = runtime.schemas.forget_speaker(channel, speaker)
     finally:
         runtime.close()
-    print(
-        f"{channel}: forgot {speaker}: {report.messages} messages (with their thoughts and"
+    stdout.print(
+        f"{one_line(channel)}: forgot {one_line(speaker)}: {report.messages} messages (with their thoughts and"
         f" vectors), {report.schema_versions} preconception versions,"
         f" {report.schema_runs} clusterings,"
         f" {report.summaries} summaries, {report.digest_entries} digest entries."
@@ -57,5 +61,8 @@ def _confirmed(speaker: str, channel: str) -> bool:
     if not sys.stdin.isatty():
         fail("forgetting cannot be undone; add --yes to confirm.")
         return False
-    answer = input(f"Remove everything {speaker} said in {channel}? This cannot be undone [y/N] ")
+    answer = stdout.input(
+        f"Remove everything {one_line(speaker)} said in {one_line(channel)}?"
+        " This cannot be undone [y/N] "
+    )
     return answer.strip().lower() in {"y", "yes"}

@@ -16,6 +16,7 @@ from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import read_reporting, stderr, store_transcript
 from bots.terminal.say import warn
+from bots.terminal.visible import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         runtime.close()
     report = done.report
     stderr.print(
-        f"{done.transcript.channel}: {report.added} added, {report.edited} replaced,"
+        f"{one_line(done.transcript.channel)}: {report.added} added, {report.edited} replaced,"
         f" {report.unchanged} already there, {report.refused_deleted + len(report.problems)}"
         f" refused, {len(done.transcript.problems)} unreadable line(s)"
     )

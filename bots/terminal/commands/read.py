@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.progress import track
 
 from awai_engine.settings import Settings
@@ -14,7 +13,7 @@ from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest, stderr
 from bots.terminal.render import reading_json, render_reading
-from bots.terminal.say import fail, warn
+from bots.terminal.say import fail, stdout, warn
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             if args.json:
                 print(reading_json(reading))
             else:
-                render_reading(reading, Console(), details=args.details)
+                render_reading(reading, stdout, details=args.details)
             return 0
         ids = runtime.message_ids(transcript.channel)
         for message_id in track(ids, description="Reading", console=stderr, transient=True):

@@ -18,6 +18,7 @@ from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
 from bots.terminal.say import plain_console, stderr, styled, warn
+from bots.terminal.visible import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         ) as bar:
 
             def progress(channel: str) -> Callable[[int, int], None]:
-                task = bar.add_task(f"{channel}: runs", total=None)
+                task = bar.add_task(f"{one_line(channel)}: runs", total=None)
                 return lambda done, total: bar.update(task, completed=done, total=total)
 
             if args.channel:
@@ -66,15 +67,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not reports:
         console.print("No channel has new thoughts since its last re-clustering.")
     for report in reports:
+        shown = one_line(report.channel)
         if report.error:
             console.print(
-                Text.assemble(f"{report.channel}: ", styled(f"failed: {report.error}", "red"))
+                Text.assemble(f"{shown}: ", styled(f"failed: {one_line(report.error)}", "red"))
             )
         elif report.skipped:
-            console.print(f"{report.channel}: nothing new since the last re-clustering.")
+            console.print(f"{shown}: nothing new since the last re-clustering.")
         else:
             console.print(
-                f"{report.channel}: {report.speakers} speakers, {report.runs_stored} runs stored,"
+                f"{shown}: {report.speakers} speakers, {report.runs_stored} runs stored,"
                 f" {report.new_versions} new preconception versions, {report.removed_versions} removed"
                 " (deleted messages)."
             )

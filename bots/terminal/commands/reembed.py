@@ -16,6 +16,7 @@ from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.say import fail, stderr, warn
 from bots.terminal.transcript import channel_key
+from bots.terminal.visible import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,12 +34,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         channel = channel_key(args.channel)
         info = runtime.channel_info(channel)
         if info is None:
-            known = ", ".join(runtime.channels()) or "none yet"
+            known = ", ".join(one_line(known) for known in runtime.channels()) or "none yet"
             fail(f"no channel {channel!r} is stored (known: {known}).")
             return 2
         if (info.embedding_model, info.dimension) == (embedder.model_name, embedder.dimension):
             stderr.print(
-                f"{channel} is already embedded with {embedder.model_name}; nothing to do."
+                f"{one_line(channel)} is already embedded with {embedder.model_name}; nothing to do."
             )
             return 0
         with Progress(console=stderr, transient=True) as progress:
@@ -48,11 +49,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
         stderr.print(
-            f"{channel}: {count} thoughts re-embedded with {embedder.model_name}"
+            f"{one_line(channel)}: {count} thoughts re-embedded with {embedder.model_name}"
             f" ({embedder.dimension} dimensions); they were made by {info.embedding_model}"
-            f" ({info.dimension}).",
-            highlight=False,
-            soft_wrap=True,
+            f" ({info.dimension})."
         )
         return 0
     finally:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
-
 from awai_engine.settings import Settings
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
-from bots.terminal.say import warn
+from bots.terminal.say import stdout, warn
+from bots.terminal.visible import one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,9 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    console = Console(highlight=False, soft_wrap=True)
     if settings.llm.api_key is None:
-        console.print(
+        stdout.print(
             "No language model is configured (set ANTHROPIC_API_KEY or AWAI_LLM__API_KEY):"
             " there is nothing to re-extract with."
         )
@@ -49,10 +47,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         runtime.close()
     for report in reports:
         if report.pending == 0:
-            console.print(f"{report.channel}: no thoughts made offline.")
+            stdout.print(f"{one_line(report.channel)}: no thoughts made offline.")
         else:
-            console.print(
-                f"{report.channel}: {report.rewritten} of {report.pending} messages rewritten by"
+            stdout.print(
+                f"{one_line(report.channel)}: {report.rewritten} of {report.pending} messages rewritten by"
                 " the language model"
                 + (
                     f"; {report.pending - report.rewritten} still offline."

@@ -8,7 +8,6 @@ it (``awai_engine/schemas/fixed_points.py``; the run the re-clustering stored, e
 from __future__ import annotations
 
 import argparse
-import json
 
 from rich.table import Table
 from rich.text import Text
@@ -18,6 +17,7 @@ from awai_engine.text import shorten
 from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel, find_speaker
 from bots.terminal.say import fail, plain_console, styled
+from bots.terminal.visible import one_line, terminal_json
 
 EXAMPLE_WIDTH = 70
 
@@ -61,12 +61,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         runtime.close()
     if args.json:
-        print(json.dumps([item.model_dump() for item in found], ensure_ascii=False, indent=2))
+        print(terminal_json([item.model_dump() for item in found], indent=2))
         return 0
     console = plain_console()
-    where = f"before message {args.as_of}" if args.as_of else "now"
+    where = f"before message {one_line(args.as_of)}" if args.as_of else "now"
     if not found:
-        console.print(f"No thoughts {where} in {channel}.")
+        console.print(f"No thoughts {where} in {one_line(channel)}.")
     for item in found:
         origin = "stored" if item.stored else "clustered for this point, not stored"
         held = (
@@ -77,25 +77,30 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "size",
             "examples (most central)",
             "as of",
-            title=f"{item.speaker_name}: {item.thoughts} thoughts {where}{held} ({origin})",
+            title=f"{one_line(item.speaker_name)}: {item.thoughts} thoughts {where}{held} ({origin})",
             title_justify="left",
             show_lines=True,
         )
         for schema in item.schemas:
             more = [phrase for phrase in schema.keyphrases if phrase not in schema.name]
-            name = Text.assemble(styled(schema.name, "bold"))
+            name = Text.assemble(styled(one_line(schema.name), "bold"))
             if more:
-                name.append_text(styled("\nalso: " + ", ".join(more), "dim"))
+                also = ", ".join(one_line(phrase) for phrase in more)
+                name.append_text(styled(f"\nalso: {also}", "dim"))
             table.add_row(
                 name,
                 str(schema.size),
-                "\n".join(f"“{shorten(text, EXAMPLE_WIDTH)}”" for text in schema.examples),
-                schema.as_of_message_id,  # ids and versions are in --json, for scripts
+                "\n".join(
+                    f"“{one_line(shorten(text, EXAMPLE_WIDTH))}”" for text in schema.examples
+                ),
+                one_line(schema.as_of_message_id),  # ids and versions are in --json, for scripts
             )
         if item.schemas:
             console.print(table)
         else:
             console.print(
-                Text.assemble(styled(item.speaker_name, "bold"), f": no preconception {where}.")
+                Text.assemble(
+                    styled(one_line(item.speaker_name), "bold"), f": no preconception {where}."
+                )
             )
     return 0

@@ -1,0 +1,130 @@
+"""Files the terminal writes (digests, exports): named from channels, written whole or not at all.
+
+A channel name can be anything a user typed or a platform sent: 300 characters, all Japanese,
+slashes, or two names that differ only in characters a file name cannot hold. So a file's stem
+keeps what of the name reads well, is bounded in bytes, and, whenever the name had to be changed
+to fit, ends with a short hash of the whole channel key: 開発 and 営業 never write one file.
+
+A file is written beside its final name and renamed over it only when complete, so a full disk or
+a kill never leaves half a file under that name. A path that is a stream rather than a file
+(``/dev/stdout``, a FIFO) is written straight through, and never replaced. Every failure is an
+:class:`OutputError` naming the path and what to change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from awai_engine.errors import AwaiError
+
+MAX_STEM_BYTES = 120
+"""Well under the 255 bytes most file systems allow a name, with room for a suffix."""
+
+_TERMINAL_PREFIX = "terminal:local:"
+_UNFIT = re.compile(r"[^\w.-]+")
+
+
+class OutputError(AwaiError, OSError):
+    """A file the command was asked to write could not be written; nothing is left half-done."""
+
+
+def file_stem(channel: str) -> str:
+    """A file name stem for ``channel`` (a channel key): readable, bounded and unique per key."""
+    name = channel.removeprefix(_TERMINAL_PREFIX)
+    fitted = _UNFIT.sub("-", name).strip("-.")
+    bounded = fitted.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
+    if bounded and bounded == name:
+        return bounded
+    digest = hashlib.sha256(channel.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{bounded}-{digest}" if bounded else f"channel-{digest}"
+
+
+@contextlib.contextmanager
+def written_whole(path: Path, mode: str = "wb") -> Iterator[IO[Any]]:
+    """Open ``path`` for writing so that it holds the whole output or is left as it was."""
+    if _is_stream(path):
+        with _opened(path, path, mode) as handle:
+            yield handle
+        return
+    if path.is_dir():
+        raise OutputError(
+            f"Cannot write {path}: a folder has that name: move it, or give another path."
+        )
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with _opened(partial, path, mode) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        _replace(partial, path)
+    finally:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` as the whole of ``path`` (see :func:`written_whole`)."""
+    with written_whole(path) as handle:
+        handle.write(data)
+
+
+def _is_stream(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+@contextlib.contextmanager
+def _opened(opened: Path, named: Path, mode: str) -> Iterator[IO[Any]]:
+    text = "b" not in mode
+    try:
+        with opened.open(
+            mode, encoding="utf-8" if text else None, newline="\n" if text else None
+        ) as handle:
+            yield handle
+    except OutputError:
+        raise
+    except OSError as error:
+        raise _said(named, error) from None
+
+
+def _replace(partial: Path, path: Path) -> None:
+    try:
+        partial.replace(path)
+    except OSError as error:
+        raise _said(path, error) from None
+
+
+def _said(path: Path, error: OSError) -> OutputError:
+    """The error in words that name ``path`` and what to change."""
+    why = error.strerror or str(error)
+    hints = {
+        errno.ENOSPC: "free some space and run the command again",
+        errno.EDQUOT: "free some space and run the command again",
+        errno.ENOTDIR: f"{_file_in_the_way(path)} is a file, not a folder",
+        errno.ENOENT: f"the folder {path.parent} does not exist",
+        errno.EISDIR: "a folder has that name: move it, or give another path",
+        errno.EACCES: "choose a folder you may write to",
+        errno.EROFS: "the disk is read-only; choose a folder on another",
+        errno.ENAMETOOLONG: "give a shorter name",
+    }
+    hint = hints.get(error.errno or 0)
+    return OutputError(f"Cannot write {path}: {why}" + (f" ({hint})." if hint else "."))
+
+
+def _file_in_the_way(path: Path) -> Path:
+    """The nearest part of ``path`` that exists: the file a folder was expected at."""
+    for parent in path.parents:
+        if parent.exists():
+            return parent
+    return path
