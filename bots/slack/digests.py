@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from slack_sdk import WebClient
 
+from awai_engine.posts import Post
 from awai_engine.schemas.digest import Digest
 from bots.labels import labels_for
 from bots.runtime import Runtime
 from bots.slack.blocks import digest_message
 from bots.slack.directory import SlackDirectory
 from bots.slack.ingest import channel_id_of
-from bots.slack.privacy import record_digest
+from bots.slack.platform import PICTURE
 
 PICTURE_NAME = "awai-digest.png"
 
@@ -45,7 +46,7 @@ class DigestPoster:
         posted = client.chat_postMessage(
             channel=channel_id, text=message.text, blocks=message.blocks
         )
-        record_digest(self.runtime, digest, channel_id, posted["ts"], None)
+        _record(self.runtime, digest, channel_id, posted["ts"], None)
         uploaded = client.files_upload_v2(
             channel=channel_id,
             file=digest.png,
@@ -53,4 +54,15 @@ class DigestPoster:
             title=labels_for(digest.language)["digest:picture"],
         )
         files = uploaded.get("files") or [uploaded.get("file") or {}]
-        record_digest(self.runtime, digest, channel_id, posted["ts"], files[0].get("id"))
+        _record(self.runtime, digest, channel_id, posted["ts"], files[0].get("id"))
+
+
+def _record(
+    runtime: Runtime, digest: Digest, channel_id: str, ts: str, file_id: str | None
+) -> None:
+    """A digest posted in a channel (its message, and its picture's file), on the record of
+    posts, so a later deletion of a message it quotes redacts it."""
+    parts = [Post(channel=digest.channel, place=channel_id, post_id=ts)]
+    if file_id:
+        parts.append(Post(channel=digest.channel, place=channel_id, post_id=file_id, part=PICTURE))
+    runtime.posts.digest(digest, parts)

@@ -78,12 +78,17 @@ class SlackSettings(BaseModel):
     reading_workers: int = Field(
         4, ge=1, le=64, description="Readings, digests and backfills worked on at once."
     )
-    duplicate_window_seconds: float = Field(
-        60.0,
-        ge=0,
-        le=3600,
-        description="The same person asking for the same message again within this gets one reading.",
-    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved(cls, values: object) -> object:
+        """A setting that moved to the section every platform shares is named, not ignored."""
+        if isinstance(values, dict) and "duplicate_window_seconds" in values:
+            raise ValueError(
+                "slack.duplicate_window_seconds is now AWAI_READINGS__DUPLICATE_WINDOW_SECONDS,"
+                " one window for Slack and Discord; rename the variable"
+            )
+        return values
 
     @model_validator(mode="after")
     def _consistent(self) -> SlackSettings:

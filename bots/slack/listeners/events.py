@@ -17,6 +17,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from awai_engine.values import Utterance
+from bots.actions.purge import purge_place
+from bots.actions.redact import redact_posts
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import (
@@ -26,13 +28,13 @@ from bots.slack.ingest import (
     is_spoken,
     said_by_a_person,
     to_utterance,
+    workspace_prefix,
 )
 from bots.slack.line import line_before
 from bots.slack.linked import other_workspace_refusal
 from bots.slack.links import MalformedLinkError, parse_permalink
 from bots.slack.listeners.common import team_of, tell_ephemeral
-from bots.slack.privacy import purge_workspace, redact_posts
-from bots.slack.reading import ReadingRequest
+from bots.slack.platform import ReadingRequest, SlackPosts
 from bots.slack.services import SlackServices
 
 log = logging.getLogger(__name__)
@@ -90,12 +92,12 @@ def handle_message(
     subtype = event.get("subtype")
     if subtype == "message_deleted":
         engine.delete(channel_key(team, channel_id), event["deleted_ts"])
-        redact_posts(services.runtime, client, channel_key(team, channel_id))
+        redact_posts(services.runtime, SlackPosts(client), channel_key(team, channel_id))
         return
     message = event["message"] if subtype == "message_changed" else event
     if message.get("subtype") == "tombstone":  # a thread root deleted under its replies
         engine.delete(channel_key(team, channel_id), message["ts"])
-        redact_posts(services.runtime, client, channel_key(team, channel_id))
+        redact_posts(services.runtime, SlackPosts(client), channel_key(team, channel_id))
         return
     utterance = _utterance_of(services, team, channel_id, client, bot_user_id, message)
     if utterance is not None:
@@ -109,7 +111,7 @@ def handle_message(
         # Edited into a command to AWAI or into no words: the person's words are off Slack, so
         # they are forgotten as a deletion is, and AWAI's posts quoting them are redacted. An
         # edit made after this one that puts words back stores the message again.
-        redact_posts(services.runtime, client, channel_key(team, channel_id))
+        redact_posts(services.runtime, SlackPosts(client), channel_key(team, channel_id))
 
 
 def handle_mention(
@@ -223,5 +225,5 @@ def handle_uninstall(services: SlackServices, event: Payload | None, context: Bo
             return  # only people's tokens were revoked; the bot still works here
     elif revocations:
         revocations.handle_app_uninstalled_events(context)
-    purge_workspace(services.runtime, team)
+    purge_place(services.runtime, workspace_prefix(team))
     services.directory.forget_workspace(team)
