@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from awai_engine.posts import Post
 from awai_engine.schemas.digest import Digest
 from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.values import MessageRef
@@ -26,7 +27,6 @@ from bots.discord.backfill import History
 from bots.discord.embeds import digest_message
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.keys import line_of, parse_channel_key
-from bots.discord.privacy import post_of
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class Digests:
             await interaction.followup.send(embed=embed, files=files, ephemeral=True)
             return
         sent = await channel.send(embed=embed, files=files)  # for everyone: on the record
-        await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(key, sent)])
+        await asyncio.to_thread(self.runtime.posts.digest, digest, [_post_of(key, sent)])
         await interaction.followup.send(messages.digest_posted(sent.jump_url), ephemeral=True)
 
     def _digest_message(
@@ -153,10 +153,15 @@ class Digests:
             return
         embed, files = digest_message(digest, channel_title(channel), refs)
         sent = await channel.send(embed=embed, files=files)
-        await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(digest.channel, sent)])
+        await asyncio.to_thread(self.runtime.posts.digest, digest, [_post_of(digest.channel, sent)])
 
 
 def channel_title(channel: History) -> str:
     """How people know the channel; a thread's digest is its parent channel's."""
     parent = channel.parent if isinstance(channel, discord.Thread) else None
     return f"#{(parent or channel).name}"
+
+
+def _post_of(key: str, sent: discord.Message) -> Post:
+    """The record of a digest AWAI posted, quoting channel ``key``."""
+    return Post(channel=key, place=str(sent.channel.id), post_id=str(sent.id))

@@ -13,17 +13,15 @@ from typing import TYPE_CHECKING
 
 import discord
 
+from bots.actions.purge import purge_channel, purge_place
+from bots.actions.redact import redact_posts
 from bots.discord import access
 from bots.discord.access import ReadRefused
+from bots.discord.bridge import OnLoop
 from bots.discord.ingest import addressed_to_awai, is_read, to_utterance
 from bots.discord.keys import channel_key, guild_prefix, line_of
-from bots.discord.privacy import (
-    correct_thread_scopes,
-    drop_channel,
-    drop_thread,
-    purge_guild,
-    redact_posts,
-)
+from bots.discord.platform import DiscordPosts
+from bots.discord.privacy import correct_thread_scopes, drop_thread
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -90,8 +88,13 @@ class StoreSync:
         them redacted. An edit made after this one that puts words back stores them again."""
         key = line_of(channel).key
         edited = message.edited_at.timestamp() if message.edited_at else None
-        await asyncio.to_thread(self.runtime.engine.withdraw, key, str(message.id), edited)
-        await redact_posts(self.bot, self.runtime, key)
+        posts = self._posts()
+
+        def withdraw() -> None:
+            self.runtime.engine.withdraw(key, str(message.id), edited)
+            redact_posts(self.runtime, posts, key)
+
+        await asyncio.to_thread(withdraw)
 
     async def delete(self, guild_id: int, channel_id: int, message_ids: list[int]) -> None:
         """Delete everywhere: in the message's channel, or in every channel of the guild when the
@@ -109,28 +112,34 @@ class StoreSync:
                 if key.startswith(prefix)
             ]
 
+        posts = self._posts()
+
         def delete_all() -> None:
             for key in keys:
                 for message_id in message_ids:
                     self.runtime.engine.delete(key, str(message_id))
+            for key in keys:
+                redact_posts(self.runtime, posts, key)
 
         await asyncio.to_thread(delete_all)
-        for key in keys:
-            await redact_posts(self.bot, self.runtime, key)
 
     async def thread_deleted(self, payload: discord.RawThreadDeleteEvent) -> None:
         """A deleted thread: its messages go, and AWAI's posts quoting them are redacted."""
-        await asyncio.to_thread(
-            drop_thread, self.runtime, payload.guild_id, payload.parent_id, payload.thread_id
-        )
-        await redact_posts(self.bot, self.runtime, channel_key(payload.guild_id, payload.parent_id))
+        posts = self._posts()
+
+        def drop() -> None:
+            drop_thread(self.runtime, payload.guild_id, payload.parent_id, payload.thread_id)
+            redact_posts(self.runtime, posts, channel_key(payload.guild_id, payload.parent_id))
+
+        await asyncio.to_thread(drop)
 
     async def guild_available(self, guild: discord.Guild) -> None:
         """Messages of private threads stored before they carried their thread's scope get it."""
         await correct_thread_scopes(self.bot, self.runtime, guild)
 
     async def channel_deleted(self, channel: discord.abc.GuildChannel) -> None:
-        await asyncio.to_thread(drop_channel, self.runtime, channel.guild.id, channel.id)
+        key = channel_key(channel.guild.id, channel.id)
+        await asyncio.to_thread(purge_channel, self.runtime, key)
 
     async def guild_left(self, guild: discord.Guild) -> None:
         """AWAI left or was removed from a server: its data goes, unless configured to stay."""
@@ -140,7 +149,12 @@ class StoreSync:
             )
             return
         known = [channel.id for channel in guild.channels] + [thread.id for thread in guild.threads]
-        await asyncio.to_thread(purge_guild, self.runtime, guild.id, known)
+        cursors = [channel_key(guild.id, place_id) for place_id in known]
+        await asyncio.to_thread(purge_place, self.runtime, guild_prefix(guild.id), cursors)
+
+    def _posts(self) -> DiscordPosts:
+        """AWAI's posts, for the actions to redact from a worker thread."""
+        return DiscordPosts(OnLoop.here(), self.bot)
 
     async def resolve(self, guild: discord.Guild | None, channel_id: int) -> access.Readable | None:
         """The channel or thread AWAI reads, or ``None`` (logged) when it cannot be resolved."""
