@@ -1,0 +1,146 @@
+"""Each action is one implementation: the same test, run against Slack's and Discord's port.
+
+The actions are called as the adapters call them (in a worker thread; Discord's calls come back
+to its event loop through the bridge), on the real adapters' implementations of the port, against
+the mock Slack and fake Discord servers, with a real runtime (MiniLM, Chroma, SQLite).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import discord
+import pytest
+
+from awai_engine.posts import Post
+from bots.actions.forget import forget_me
+from bots.actions.platform import Refused
+from bots.actions.purge import purge_place
+from bots.actions.read import Delivery, read_privately
+from bots.actions.redact import redact_posts
+from bots.actions.share import share
+from bots.labels import labels_for
+from tests.actions.sides import DiscordSide, Side, SlackSide
+from tests.discord.conftest import Harness
+from tests.slack.conftest import SlackHarness
+
+HISTORY_MISSING = labels_for("en")["note:history-missing"]
+
+
+@pytest.fixture(params=["slack", "discord"])
+async def side(
+    request: pytest.FixtureRequest,
+    make_slack: Callable[..., SlackHarness],
+    start_bot: Callable[..., Awaitable[Harness]],
+) -> AsyncIterator[Side]:
+    if request.param == "slack":
+        yield SlackSide(make_slack())
+    else:
+        yield DiscordSide(await start_bot())
+
+
+async def test_a_private_reading_reaches_only_the_asker_once_within_the_window(side: Side):
+    await side.said("The rollout waits until the audit is done.")
+    message = await side.said("Then we ship the battery fix on Friday.")
+
+    first = await asyncio.to_thread(read_privately, side.runtime, side.asking(message))
+    again = await asyncio.to_thread(read_privately, side.runtime, side.asking(message))
+
+    assert (first, again) == (Delivery.SENT, Delivery.ALREADY_ON_ITS_WAY)
+    (shown,) = side.private()
+    assert "battery fix" in shown
+    assert side.public() == [], "nothing was posted for everyone"
+
+
+async def test_a_message_not_stored_yet_is_fetched_stored_and_read_with_the_history_note(
+    side: Side,
+):
+    message = await side.said("The new pricing page confuses first-time buyers.", stored=False)
+    assert message not in side.runtime.message_ids(side.channel)
+
+    await asyncio.to_thread(read_privately, side.runtime, side.asking(message))
+
+    assert message in side.runtime.message_ids(side.channel)
+    (shown,) = side.private()
+    assert "pricing page" in shown and HISTORY_MISSING[:40] in shown
+
+
+async def test_a_reading_that_cannot_be_delivered_gives_its_claim_back(side: Side):
+    message = await side.said("Let us move the launch to June.")
+    side.refuse_private(True)
+
+    with pytest.raises((Refused, discord.Forbidden)):
+        await asyncio.to_thread(read_privately, side.runtime, side.asking(message))
+    side.refuse_private(False)
+    again = await asyncio.to_thread(read_privately, side.runtime, side.asking(message))
+
+    assert again is Delivery.SENT, "asking again right away is read again"
+
+
+async def test_someone_who_may_not_read_the_place_is_refused_and_shown_nothing(side: Side):
+    outsider = await side.outsider_asking()
+
+    with pytest.raises(Refused):
+        await asyncio.to_thread(read_privately, side.runtime, outsider)
+    with pytest.raises(Refused):
+        await asyncio.to_thread(share, side.runtime, outsider)
+
+    assert side.private() == [] and side.public() == []
+
+
+async def test_a_reading_is_shared_once_and_every_later_share_gets_that_post(side: Side):
+    message = await side.said("We should cap the retries at three.")
+
+    first = await asyncio.to_thread(share, side.runtime, side.asking(message))
+    second = await asyncio.to_thread(share, side.runtime, side.asking(message))
+
+    assert first.post is not None and not first.earlier
+    assert second.earlier and second.post == first.post
+    (posted,) = side.public()
+    assert "retries" in posted
+    assert side.runtime.posts.shared_reading(side.channel, message) == first.post
+
+
+async def test_deleting_the_message_redacts_its_shared_reading(side: Side):
+    message = await side.said("The supplier's contract ends in May.")
+    shared = await asyncio.to_thread(share, side.runtime, side.asking(message))
+    assert isinstance(shared.post, Post)
+
+    await asyncio.to_thread(side.runtime.engine.delete, side.channel, message)
+    done = await asyncio.to_thread(redact_posts, side.runtime, side.posts(), side.channel)
+
+    assert done == 1
+    assert side.redacted() == [shared.post.post_id]
+    assert side.runtime.posts.to_redact(side.channel) == [], "off the record once redacted"
+
+
+async def test_forget_me_removes_the_speakers_words_and_redacts_posts_quoting_them(side: Side):
+    message = await side.said("My manager is leaving next month.")
+    shared = await asyncio.to_thread(share, side.runtime, side.asking(message))
+    assert shared.post is not None
+
+    report = await asyncio.to_thread(
+        forget_me, side.runtime, side.posts(), side.channel, side.speaker
+    )
+
+    assert report is not None and report.messages == 1
+    assert message not in side.runtime.message_ids(side.channel)
+    assert side.redacted() == [shared.post.post_id]
+
+
+async def test_forget_me_where_nothing_is_kept_says_so(side: Side):
+    report = await asyncio.to_thread(
+        forget_me, side.runtime, side.posts(), side.channel, side.speaker
+    )
+
+    assert report is None
+
+
+async def test_a_purged_workspace_or_server_keeps_nothing(side: Side):
+    await side.said("Quarterly numbers look better than expected.")
+
+    removed = await asyncio.to_thread(purge_place, side.runtime, side.prefix)
+
+    assert removed == [side.channel]
+    assert side.runtime.channels() == []
