@@ -40,14 +40,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except OSError as error:
         fail(f"cannot write to {args.out}: {error.strerror or error}")
         return 2
-    runtime = open_runtime(settings, notify=warn)
-    try:
+    with open_runtime(settings, notify=warn) as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2
         digest = runtime.schemas.digest(channel, Scopes.everything(), record=not args.preview)
-    finally:
-        runtime.close()
     stem = _UNSAFE.sub("-", channel).strip("-") or "channel"
     markdown, picture = args.out / f"{stem}-digest.md", args.out / f"{stem}-digest.png"
     markdown.write_text(digest.markdown, encoding="utf-8")
