@@ -99,7 +99,7 @@ class AwaiBot(commands.Bot):
 
     async def setup_hook(self) -> None:
         self.content_check.check_at_start(self)
-        cog = AwaiCog(self, self.runtime)
+        cog = AwaiCog(self, self.runtime, self.content_check.observe)
         await self.add_cog(cog)
         self.add_dynamic_items(ShareButton, DetailsButton)  # a private reading's buttons
         if self.scheduler is not None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import discord
 
@@ -36,9 +35,6 @@ from bots.discord.keys import line_of
 from bots.discord.threads import active_threads, threads_of
 from bots.runtime import Runtime
 
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
-
 log = logging.getLogger(__name__)
 
 CATCH_UP = "catchup:"
@@ -53,7 +49,7 @@ class CaughtUp:
 
 
 class CatchUp:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(self, bot: discord.Client, runtime: Runtime) -> None:
         self.bot = bot
         self.runtime = runtime
         self._running: dict[int, asyncio.Task[CaughtUp]] = {}

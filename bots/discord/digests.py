@@ -30,7 +30,6 @@ from bots.discord.keys import line_of, parse_channel_key
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
     from bots.scheduler import SchedulerService
 
 log = logging.getLogger(__name__)
@@ -42,7 +41,7 @@ SCHEDULED_DIGEST_WINDOW_SECONDS = 300.0
 
 
 class Digests:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(self, bot: discord.Client, runtime: Runtime) -> None:
         self.bot = bot
         self.runtime = runtime
 

@@ -4,7 +4,6 @@ for in a text channel or thread and answered privately."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 import discord
 
@@ -17,11 +16,10 @@ from bots.discord.keys import line_of
 from bots.discord.platform import DiscordPosts
 from bots.runtime import Runtime
 
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
 
-
-async def forget_me(bot: AwaiBot, runtime: Runtime, interaction: discord.Interaction) -> None:
+async def forget_me(
+    bot: discord.Client, runtime: Runtime, interaction: discord.Interaction
+) -> None:
     channel = interaction.channel
     if not isinstance(channel, History):
         await refuse_now(interaction, messages.FORGET_TEXT_CHANNELS_ONLY)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
@@ -40,9 +39,6 @@ from bots.discord.links import MalformedLinkError, parse_message_link
 from bots.discord.platform import DiscordAsking, fetch_message
 from bots.runtime import Runtime
 
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
-
 log = logging.getLogger(__name__)
 
 LOOK_BACK = 25
@@ -52,11 +48,11 @@ CANNOT_DM = 50007
 
 
 class MentionReadings:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(self, bot: discord.Client, runtime: Runtime) -> None:
         self.bot = bot
         self.runtime = runtime
 
-    async def read(self, ctx: commands.Context[AwaiBot], argument: str | None) -> None:
+    async def read(self, ctx: commands.Context[commands.Bot], argument: str | None) -> None:
         """``@AWAI read [link]`` in ``ctx.message``."""
         asker, guild, here = ctx.author, ctx.guild, ctx.channel
         if guild is None or not isinstance(asker, discord.Member):
@@ -173,7 +169,7 @@ async def _reply(message: discord.Message, text: str) -> None:
 
 
 async def answer_command_error(
-    ctx: commands.Context[AwaiBot], error: commands.CommandError
+    ctx: commands.Context[commands.Bot], error: commands.CommandError
 ) -> None:
     """A message that mentions AWAI first but is no command of it gets the short help; a command
     that failed is logged and answered in the user's words."""

@@ -13,7 +13,6 @@ told where.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 import discord
 
@@ -32,12 +31,9 @@ from bots.discord.platform import DiscordAsking
 from bots.discord.share import reading_buttons, tell_shared
 from bots.runtime import Runtime
 
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
-
 
 class Readings:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(self, bot: discord.Client, runtime: Runtime) -> None:
         self.bot = bot
         self.runtime = runtime
 

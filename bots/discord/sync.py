@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import discord
 
@@ -24,20 +24,21 @@ from bots.discord.platform import DiscordPosts
 from bots.discord.privacy import correct_thread_scopes, drop_thread
 from bots.runtime import Runtime
 
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
-
 log = logging.getLogger(__name__)
 
 
 class StoreSync:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(
+        self, bot: discord.Client, runtime: Runtime, withheld: Callable[[discord.Message], bool]
+    ) -> None:
+        """``withheld``: whether Discord withheld a message's text (the bot's content check)."""
         self.bot = bot
         self.runtime = runtime
+        self.withheld = withheld
 
     async def message(self, message: discord.Message) -> None:
         """A new message: stored if it is one AWAI reads."""
-        if self.bot.content_check.observe(message) or not is_read(message):
+        if self.withheld(message) or not is_read(message):
             return
         channel = await self.resolve(message.guild, message.channel.id)
         if channel is None:
@@ -71,7 +72,7 @@ class StoreSync:
                     error,
                 )
                 return
-        if self.bot.content_check.observe(message):
+        if self.withheld(message):
             return
         if not is_read(message):
             if not message.author.bot and addressed_to_awai(message):
