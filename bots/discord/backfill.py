@@ -1,10 +1,10 @@
 """Reading a channel's (or thread's) history into AWAI, resumable after a restart.
 
 History is read oldest first after a cursor (the last message id whose page is stored), in pages
-of ``PAGE_SIZE``. A page is ingested, then its cursor saved, so a crash between the two only means
-the page is fetched again, and ingest is idempotent: nothing is lost and nothing is stored twice.
-The cursor is kept per Discord channel or thread (threads have their own history) in the
-database, so a restart, or the next ``/awai backfill``, goes on from where the last one stopped.
+of ``PAGE_SIZE``, by the backfill action (:mod:`bots.actions.backfill`: a page stored before its
+cursor is saved, so nothing is lost and nothing stored twice). The cursor is kept per Discord
+channel or thread (threads have their own history), so a restart, or the next ``/awai
+backfill``, goes on from where the last one stopped.
 Catching up after downtime (:mod:`bots.discord.catchup`) reads the same way from the newest
 stored message, with a cursor of its own.
 """
@@ -14,15 +14,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import discord
 
-from awai_engine.engine import IngestReport
+from bots.actions.backfill import BackfillProgress, Page, Start, backfill
 from bots.discord.access import Readable
+from bots.discord.bridge import OnLoop
 from bots.discord.ingest import is_read, to_utterance
-from bots.discord.keys import Line, channel_key, line_of
+from bots.discord.keys import channel_key, line_of
 from bots.discord.threads import active_threads, threads_of
+from bots.records import BackfillCursor
 from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -33,17 +35,6 @@ PAGE_SIZE = 100
 History = discord.TextChannel | discord.Thread | discord.VoiceChannel | discord.StageChannel
 
 
-@dataclass(frozen=True)
-class BackfillProgress:
-    """Where a backfill of one Discord channel or thread stands."""
-
-    fetched: int
-    added: int
-    refused: int
-    done: bool
-    resumed: bool
-
-
 ProgressReport = Callable[[BackfillProgress], Awaitable[None]]
 
 
@@ -52,7 +43,7 @@ def cursor_key(channel: Readable) -> str:
     return channel_key(channel.guild.id, channel.id)
 
 
-async def backfill(
+async def backfill_place(
     channel: History, runtime: Runtime, report: ProgressReport, page_size: int = PAGE_SIZE
 ) -> BackfillProgress:
     """Ingest the history of ``channel`` from its saved cursor to now, reporting after each page."""
@@ -70,13 +61,13 @@ async def backfill_with_threads(
     async def partial(progress: BackfillProgress, before: BackfillProgress | None = None) -> None:
         await report(replace(combined(before, progress) if before else progress, done=False))
 
-    total = await backfill(channel, runtime, partial, page_size)
+    total = await backfill_place(channel, runtime, partial, page_size)
     threads = 0
     if isinstance(channel, discord.TextChannel):
         active = await active_threads(channel.guild)
         async for thread in threads_of(channel, active, archived_since=None):
             before = total
-            progress = await backfill(
+            progress = await backfill_place(
                 thread, runtime, lambda p, before=before: partial(p, before), page_size
             )
             total, threads = combined(total, progress), threads + 1
@@ -104,61 +95,62 @@ async def read_history(
 ) -> BackfillProgress:
     """Ingest ``channel``'s messages after its cursor ``key`` (an unfinished one), else after
     ``start_after`` (``None``: from the beginning), oldest first, page by page, each page stored
-    before the cursor moves past it; rate limits are honoured by discord.py's HTTP client."""
-    saved = await asyncio.to_thread(runtime.cursor, key)
-    reached = saved.cursor if saved is not None else None
-    cursor: str | None
-    if saved is not None and reached is not None and (start_after is None or not saved.done):
-        cursor, resumed = reached, True
-    elif start_after is not None:
-        cursor, resumed = str(max(start_after, int(reached or 0))), False
-    else:
-        cursor, resumed = None, False
-    line = line_of(channel)
-    progress = BackfillProgress(
-        fetched=saved.fetched if saved else 0, added=0, refused=0, done=False, resumed=resumed
-    )
-    while True:
-        after = discord.Object(int(cursor)) if cursor else None
-        page = [
-            message
-            async for message in channel.history(limit=page_size, after=after, oldest_first=True)
+    before the cursor moves past it (:func:`bots.actions.backfill.backfill`, in a worker
+    thread); rate limits are honoured by discord.py's HTTP client."""
+    history = DiscordHistory(OnLoop.here(), channel, report, key, start_after, page_size)
+    return await asyncio.to_thread(backfill, runtime, history)
+
+
+class DiscordHistory:
+    """A Discord channel's or thread's history as the backfill action reads it: oldest first,
+    after the id of the last message stored."""
+
+    def __init__(
+        self,
+        loop: OnLoop,
+        channel: History,
+        report: ProgressReport,
+        key: str,
+        start_after: int | None,
+        page_size: int,
+    ) -> None:
+        self.loop, self.channel, self.report = loop, channel, report
+        self.key, self.start_after, self.page_size = key, start_after, page_size
+        self.line = line_of(channel)
+
+    def start(self, saved: BackfillCursor | None) -> Start:
+        reached = saved.cursor if saved is not None else None
+        fetched = saved.fetched if saved is not None else 0
+        if (
+            saved is not None
+            and reached is not None
+            and (self.start_after is None or not saved.done)
+        ):
+            return Start(reached, fetched, resumed=True)
+        if self.start_after is not None:
+            return Start(str(max(self.start_after, int(reached or 0))), fetched)
+        return Start(None, fetched)
+
+    def page(self, cursor: str | None) -> Page:
+        messages = self.loop.run(self._messages(cursor))
+        if not messages:
+            return Page([], 0, cursor, last=True)
+        utterances = [
+            utterance
+            for message in messages
+            if is_read(message) and (utterance := to_utterance(message, self.line)) is not None
         ]
-        if not page:
-            break
-        progress, cursor = await _store_page(page, line, key, runtime, progress)
-        await report(progress)
-        if len(page) < page_size:
-            break
-    await asyncio.to_thread(runtime.save_cursor, key, cursor, progress.fetched, True)
-    progress = replace(progress, done=True)
-    await report(progress)
-    return progress
+        last = len(messages) < self.page_size
+        return Page(utterances, len(messages), str(messages[-1].id), last)
 
+    def show(self, progress: BackfillProgress) -> None:
+        self.loop.run(self.report(progress))
 
-async def _store_page(
-    page: list[discord.Message],
-    line: Line,
-    key: str,
-    runtime: Runtime,
-    progress: BackfillProgress,
-) -> tuple[BackfillProgress, str]:
-    """Ingest one page, then save its cursor: the order that makes a crash harmless."""
-    utterances = [
-        utterance
-        for message in page
-        if is_read(message) and (utterance := to_utterance(message, line)) is not None
-    ]
-    report: IngestReport = await asyncio.to_thread(runtime.engine.ingest, utterances)
-    cursor = str(page[-1].id)
-    fetched = progress.fetched + len(page)
-    await asyncio.to_thread(runtime.save_cursor, key, cursor, fetched, False)
-    if report.problems:
-        log.info("backfill %s: %d message(s) not stored", key, len(report.problems))
-    progress = replace(
-        progress,
-        fetched=fetched,
-        added=progress.added + report.added,
-        refused=progress.refused + len(report.problems) + report.refused_deleted,
-    )
-    return progress, cursor
+    async def _messages(self, cursor: str | None) -> list[discord.Message]:
+        after = discord.Object(int(cursor)) if cursor else None
+        return [
+            message
+            async for message in self.channel.history(
+                limit=self.page_size, after=after, oldest_first=True
+            )
+        ]

@@ -14,8 +14,9 @@ import time
 
 import discord
 
+from bots.actions.backfill import BackfillProgress
 from bots.discord import access, messages
-from bots.discord.backfill import BackfillProgress, History, backfill_with_threads
+from bots.discord.backfill import History, backfill_with_threads
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.runtime import Runtime
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import discord
 
+from bots.actions.backfill import BackfillProgress
 from bots.discord.access import may_read_history
 from bots.discord.backfill import (
-    BackfillProgress,
     History,
     backfill_with_threads,
     cursor_key,

@@ -20,8 +20,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from awai_engine.schemas.digest import Digest
+from bots.actions.backfill import BackfillProgress
 from bots.discord import forget
-from bots.discord.backfill import BackfillProgress
 from bots.discord.backfills import Backfills
 from bots.discord.catchup import CatchUp
 from bots.discord.digests import Digests

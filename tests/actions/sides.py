@@ -9,13 +9,16 @@ from typing import Protocol
 
 import discord
 
+from bots.actions.backfill import BackfillProgress, History
 from bots.actions.platform import Platform, PostEditor
 from bots.actions.redact import REMOVED_NOTICE
+from bots.discord.backfill import DiscordHistory
 from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
 from bots.discord.keys import channel_key, guild_prefix
 from bots.discord.platform import DiscordAsking, DiscordPosts
 from bots.runtime import Runtime
+from bots.slack.backfill import BackfillRequest, SlackHistory, StatusMessage
 from bots.slack.ingest import workspace_prefix
 from bots.slack.platform import ReadingRequest, SlackAsking, SlackPosts
 from tests.discord import payloads
@@ -46,6 +49,9 @@ class Side(Protocol):
 
     def refuse_private(self, refused: bool) -> None:
         """Make the platform refuse (or accept again) to show the reader anything privately."""
+
+    def history(self) -> History:
+        """The channel's history, as a backfill reads it, two messages a page."""
 
     def private(self) -> list[str]:
         """What the reader was shown privately."""
@@ -88,6 +94,12 @@ class SlackSide:
     def refuse_private(self, refused: bool) -> None:
         if refused:  # Slack's refusals are planned once
             self.harness.api.fail("chat.postEphemeral", status=200, error="channel_not_found")
+
+    def history(self) -> History:
+        client = self.harness.bot.app.client
+        request = BackfillRequest(TEAM_ID, GENERAL, BOT_USER_ID)
+        backfills = self.harness.bot.services.backfills
+        return SlackHistory(backfills, request, client, StatusMessage(client, GENERAL))
 
     def private(self) -> list[str]:
         calls = self.harness.api.calls_to("chat.postEphemeral")
@@ -147,6 +159,15 @@ class DiscordSide:
             self.harness.server.dms_closed.add(payloads.BOB_ID)
         else:
             self.harness.server.dms_closed.discard(payloads.BOB_ID)
+
+    def history(self) -> History:
+        channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)
+        assert isinstance(channel, discord.TextChannel)
+
+        async def unseen(progress: BackfillProgress) -> None:
+            """Nobody watches this backfill's progress."""
+
+        return DiscordHistory(OnLoop.here(), channel, unseen, self.channel, None, page_size=2)
 
     def private(self) -> list[str]:
         shown = self.harness.server.private(payloads.BOB_ID)

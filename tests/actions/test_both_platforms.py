@@ -14,6 +14,7 @@ import discord
 import pytest
 
 from awai_engine.posts import Post
+from bots.actions.backfill import backfill
 from bots.actions.forget import forget_me
 from bots.actions.platform import Refused
 from bots.actions.purge import purge_place
@@ -35,7 +36,7 @@ async def side(
     start_bot: Callable[..., Awaitable[Harness]],
 ) -> AsyncIterator[Side]:
     if request.param == "slack":
-        yield SlackSide(make_slack())
+        yield SlackSide(make_slack(backfill_page_size=2))
     else:
         yield DiscordSide(await start_bot())
 
@@ -144,3 +145,16 @@ async def test_a_purged_workspace_or_server_keeps_nothing(side: Side):
 
     assert removed == [side.channel]
     assert side.runtime.channels() == []
+
+
+async def test_a_backfill_stores_the_history_once_and_leaves_its_cursor_done(side: Side):
+    said = [await side.said(f"Point {i} about the roadmap.", stored=False) for i in range(5)]
+
+    first = await asyncio.to_thread(backfill, side.runtime, side.history())
+    again = await asyncio.to_thread(backfill, side.runtime, side.history())
+
+    assert set(said) <= set(side.runtime.message_ids(side.channel))
+    assert first.done and first.added == 5
+    assert again.done and again.added == 0, "nothing is stored twice"
+    cursor = side.runtime.cursor(side.channel)
+    assert cursor is not None and cursor.done
