@@ -3,10 +3,10 @@
 Why one: an action (:mod:`bots.actions`) is written once, as plain blocking code, for Slack's
 worker threads and Discord alike; storage and the engine block for milliseconds to seconds, and
 the event loop must keep answering Discord's heartbeats meanwhile. So a Discord listener hands a
-whole action to a worker thread (``await asyncio.to_thread(action, …)``), and the few things the action asks of
-Discord (fetch a message, post, edit) come back to the loop through :class:`OnLoop`, and the
-worker waits for their answer. One hop each way per action, instead of an ``asyncio.to_thread``
-around every storage call.
+whole action to a worker thread (``await asyncio.to_thread(action, …)``), and the few things the
+action asks of Discord (fetch a message, post, edit) come back to the loop through
+:class:`OnLoop`, the worker waiting for their answer. One hop each way per action, instead of an
+``asyncio.to_thread`` around every storage call; the scheduler's threads post through it too.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from awai_engine.visibility import Scopes
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.backfill import History
+from bots.discord.bridge import OnLoop
 from bots.discord.embeds import digest_message
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.keys import line_of, parse_channel_key
@@ -136,10 +137,7 @@ class Digests:
             log.info("digest of %s already posted by another process", key)
             return
         refs = self._example_refs(key, digest)
-        posting = asyncio.run_coroutine_threadsafe(
-            self._post(parsed[0], parsed[1], digest, refs), self.bot.loop
-        )
-        posting.result(timeout=120)
+        OnLoop(self.bot.loop).run(self._post(parsed[0], parsed[1], digest, refs))
 
     async def _post(
         self, guild_id: int, channel_id: int, digest: Digest, refs: dict[str, MessageRef]
