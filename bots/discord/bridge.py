@@ -7,6 +7,10 @@ whole action to a worker thread (``await asyncio.to_thread(action, …)``), and 
 action asks of Discord (fetch a message, post, edit) come back to the loop through
 :class:`OnLoop`, the worker waiting for their answer. One hop each way per action, instead of an
 ``asyncio.to_thread`` around every storage call; the scheduler's threads post through it too.
+
+One rule keeps it from locking up: a coroutine run through :meth:`OnLoop.run` talks to Discord
+only, and never waits on a worker thread itself (``asyncio.to_thread``): its caller already holds
+one, and enough callers doing so would leave the pool no thread to run the inner work.
 """
 
 from __future__ import annotations
