@@ -1,20 +1,20 @@
 """Reading a channel's (or thread's) history into AWAI, resumable after a restart.
 
 History is read oldest first after a cursor (the last message id whose page is stored), in pages
-of ``PAGE_SIZE``, by the backfill action (:mod:`bots.actions.backfill`: a page stored before its
+of ``PAGE_SIZE``, by the backfill action in a worker thread (:mod:`bots.actions.backfill`: a page stored before its
 cursor is saved, so nothing is lost and nothing stored twice). The cursor is kept per Discord
 channel or thread (threads have their own history), so a restart, or the next ``/awai
 backfill``, goes on from where the last one stopped.
 Catching up after downtime (:mod:`bots.discord.catchup`) reads the same way from the newest
-stored message, with a cursor of its own.
+stored message, with a cursor of its own (``start_after``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from datetime import datetime
 
 import discord
 
@@ -43,35 +43,48 @@ def cursor_key(channel: Readable) -> str:
     return channel_key(channel.guild.id, channel.id)
 
 
-async def backfill_place(
-    channel: History, runtime: Runtime, report: ProgressReport, page_size: int = PAGE_SIZE
-) -> BackfillProgress:
-    """Ingest the history of ``channel`` from its saved cursor to now, reporting after each page."""
-    return await read_history(channel, runtime, report, cursor_key(channel), None, page_size)
-
-
-async def backfill_with_threads(
-    channel: History, runtime: Runtime, report: ProgressReport, page_size: int = PAGE_SIZE
+def backfill_with_threads(
+    loop: OnLoop,
+    channel: History,
+    runtime: Runtime,
+    report: ProgressReport,
+    page_size: int = PAGE_SIZE,
 ) -> tuple[BackfillProgress, int]:
     """The channel's history, then each of its threads' (active, archived public, archived
     private where the bot may list them), each with its own cursor so that a second run, or a
     restart, resumes every one where it stopped. ``report`` gets the running total, never marked
-    done (the caller says when all is done); returns the total and how many threads were read."""
+    done (the caller says when all is done); returns the total and how many threads were read.
+    Blocking (the backfill action, in a worker thread); Discord is asked through ``loop``."""
 
-    async def partial(progress: BackfillProgress, before: BackfillProgress | None = None) -> None:
-        await report(replace(combined(before, progress) if before else progress, done=False))
+    def reported_after(before: BackfillProgress | None) -> ProgressReport:
+        async def shown(progress: BackfillProgress) -> None:
+            await report(replace(combined(before, progress) if before else progress, done=False))
 
-    total = await backfill_place(channel, runtime, partial, page_size)
+        return shown
+
+    def history(place: History, before: BackfillProgress | None) -> DiscordHistory:
+        shown = reported_after(before)
+        return DiscordHistory(loop, place, shown, cursor_key(place), None, page_size)
+
+    total = backfill(runtime, history(channel, None))
     threads = 0
     if isinstance(channel, discord.TextChannel):
-        active = await active_threads(channel.guild)
-        async for thread in threads_of(channel, active, archived_since=None):
-            before = total
-            progress = await backfill_place(
-                thread, runtime, lambda p, before=before: partial(p, before), page_size
-            )
+        for thread in loop.run(listed_threads(channel, None, None)):
+            progress = backfill(runtime, history(thread, total))
             total, threads = combined(total, progress), threads + 1
     return total, threads
+
+
+async def listed_threads(
+    channel: discord.TextChannel,
+    active: list[discord.Thread] | None,
+    archived_since: datetime | None,
+) -> list[discord.Thread]:
+    """The channel's threads (:func:`bots.discord.threads.threads_of`); ``active``: the guild's
+    active threads when already listed, else they are asked for."""
+    if active is None:
+        active = await active_threads(channel.guild)
+    return [thread async for thread in threads_of(channel, active, archived_since)]
 
 
 def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProgress:
@@ -83,22 +96,6 @@ def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProg
         done=later.done,
         resumed=earlier.resumed or later.resumed,
     )
-
-
-async def read_history(
-    channel: History,
-    runtime: Runtime,
-    report: ProgressReport,
-    key: str,
-    start_after: int | None,
-    page_size: int = PAGE_SIZE,
-) -> BackfillProgress:
-    """Ingest ``channel``'s messages after its cursor ``key`` (an unfinished one), else after
-    ``start_after`` (``None``: from the beginning), oldest first, page by page, each page stored
-    before the cursor moves past it (:func:`bots.actions.backfill.backfill`, in a worker
-    thread); rate limits are honoured by discord.py's HTTP client."""
-    history = DiscordHistory(OnLoop.here(), channel, report, key, start_after, page_size)
-    return await asyncio.to_thread(backfill, runtime, history)
 
 
 class DiscordHistory:

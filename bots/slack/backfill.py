@@ -69,6 +69,12 @@ class Backfills:
 
     def run(self, request: BackfillRequest, client: WebClient) -> str | None:
         """Backfill one channel; the polite reason when it could not start, else ``None``."""
+        outcome = self.backfill(request, client)
+        return outcome if isinstance(outcome, str) else None
+
+    def backfill(self, request: BackfillRequest, client: WebClient) -> int | str:
+        """Backfill one channel: the messages it stored (up to a pause), or the polite reason
+        it could not start."""
         with self._lock:
             if request.channel in self._running:
                 return messages.BACKFILL_RUNNING
@@ -79,7 +85,7 @@ class Backfills:
             with self._lock:
                 self._running.discard(request.channel)
 
-    def _run(self, request: BackfillRequest, client: WebClient) -> str | None:
+    def _run(self, request: BackfillRequest, client: WebClient) -> int | str:
         try:
             progress = StatusMessage(client, request.channel_id)
         except SlackApiError as error:
@@ -92,7 +98,7 @@ class Backfills:
             reason = error.response.get("error") or "Slack did not answer"
             log.warning("Backfill of %s paused: %s", request.channel, reason)
             progress.show(messages.BACKFILL_PAUSED.format(count=history.reached, reason=reason))
-        return None
+        return history.added
 
     def utterances(
         self, request: BackfillRequest, client: WebClient, page: HistoryPage
@@ -136,7 +142,9 @@ class SlackHistory:
     ) -> None:
         self.backfills, self.request, self.client, self.shown = backfills, request, client, shown
         self.reached = 0
-        """Messages stored so far (the count a pause reports)."""
+        """Messages read so far (the count a pause reports)."""
+        self.added = 0
+        """Messages this run stored new."""
 
     @property
     def key(self) -> str:
@@ -155,7 +163,7 @@ class SlackHistory:
         return Page(utterances, len(utterances), page.next_cursor, last)
 
     def show(self, progress: BackfillProgress) -> None:
-        self.reached = progress.fetched
+        self.reached, self.added = progress.fetched, progress.added
         if progress.done:
             log.info("Backfill of %s done: %d message(s)", self.key, progress.fetched)
             self.shown.show(messages.BACKFILL_DONE.format(count=progress.fetched))

@@ -10,15 +10,18 @@ from typing import Protocol
 import discord
 
 from bots.actions.backfill import BackfillProgress, History
+from bots.actions.catchup import Workspace
 from bots.actions.platform import Platform, PostEditor
 from bots.actions.redact import REMOVED_NOTICE
 from bots.discord.backfill import DiscordHistory
 from bots.discord.bridge import OnLoop
+from bots.discord.catchup import DiscordServer
 from bots.discord.embeds import reading_embed
 from bots.discord.keys import channel_key, guild_prefix
 from bots.discord.platform import DiscordAsking, DiscordPosts
 from bots.runtime import Runtime
 from bots.slack.backfill import BackfillRequest, SlackHistory, StatusMessage
+from bots.slack.catchup import SlackWorkspace
 from bots.slack.ingest import workspace_prefix
 from bots.slack.platform import ReadingRequest, SlackAsking, SlackPosts
 from tests.discord import payloads
@@ -52,6 +55,9 @@ class Side(Protocol):
 
     def history(self) -> History:
         """The channel's history, as a backfill reads it, two messages a page."""
+
+    def workspace(self) -> Workspace:
+        """The workspace or server of the channel, as a catch-up reads it."""
 
     def private(self) -> list[str]:
         """What the reader was shown privately."""
@@ -100,6 +106,10 @@ class SlackSide:
         request = BackfillRequest(TEAM_ID, GENERAL, BOT_USER_ID)
         backfills = self.harness.bot.services.backfills
         return SlackHistory(backfills, request, client, StatusMessage(client, GENERAL))
+
+    def workspace(self) -> Workspace:
+        services = self.harness.bot.services
+        return SlackWorkspace(services.catchup, self.harness.bot.app.client, TEAM_ID, BOT_USER_ID)
 
     def private(self) -> list[str]:
         calls = self.harness.api.calls_to("chat.postEphemeral")
@@ -168,6 +178,9 @@ class DiscordSide:
             """Nobody watches this backfill's progress."""
 
         return DiscordHistory(OnLoop.here(), channel, unseen, self.channel, None, page_size=2)
+
+    def workspace(self) -> Workspace:
+        return DiscordServer(OnLoop.here(), self.harness.guild, self.runtime)
 
     def private(self) -> list[str]:
         shown = self.harness.server.private(payloads.BOB_ID)

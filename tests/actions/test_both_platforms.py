@@ -15,6 +15,7 @@ import pytest
 
 from awai_engine.posts import Post
 from bots.actions.backfill import backfill
+from bots.actions.catchup import catch_up
 from bots.actions.forget import forget_me
 from bots.actions.platform import Refused
 from bots.actions.purge import purge_place
@@ -22,6 +23,7 @@ from bots.actions.read import Delivery, read_privately
 from bots.actions.redact import redact_posts
 from bots.actions.share import share
 from bots.labels import labels_for
+from bots.records import catch_up_key
 from tests.actions.sides import DiscordSide, Side, SlackSide
 from tests.discord.conftest import Harness
 from tests.slack.conftest import SlackHarness
@@ -158,3 +160,19 @@ async def test_a_backfill_stores_the_history_once_and_leaves_its_cursor_done(sid
     assert again.done and again.added == 0, "nothing is stored twice"
     cursor = side.runtime.cursor(side.channel)
     assert cursor is not None and cursor.done
+
+
+async def test_a_catch_up_stores_what_was_said_while_away_once_and_leaves_unread_places(
+    side: Side,
+):
+    before = await side.said("The audit starts on Monday.")
+    away = [await side.said(f"Missed point {i} on the audit.", stored=False) for i in range(3)]
+
+    first = await asyncio.to_thread(catch_up, side.runtime, side.workspace())
+    again = await asyncio.to_thread(catch_up, side.runtime, side.workspace())
+
+    assert side.runtime.message_ids(side.channel) == [before, *away], "oldest first, once"
+    assert (first.added, again.added) == (3, 0)
+    assert first.channels == 1, "only the channel AWAI has read before is caught up"
+    await asyncio.to_thread(purge_place, side.runtime, side.prefix)
+    assert side.runtime.cursor(catch_up_key(side.channel)) is None, "purged with the channel"

@@ -160,7 +160,7 @@ async def _caught_up(harness: Harness) -> None:
 async def test_when_the_server_becomes_available_what_was_said_meanwhile_is_read(
     harness: Harness, caplog
 ):
-    caplog.set_level(logging.INFO, logger="bots.discord.catchup")
+    caplog.set_level(logging.INFO, logger="bots.actions.catchup")
     away = await _away(harness)
     harness.server.rate_limits["/messages"] = 2  # Discord asks AWAI to slow down twice
 
