@@ -11,6 +11,7 @@ and their implementation of the port (``bots/slack/platform.py``, ``bots/discord
 - :mod:`~bots.actions.forget` — forget me;
 - :mod:`~bots.actions.redact` — AWAI's posts lose their text after a message is removed;
 - :mod:`~bots.actions.purge` — a workspace, server or channel that removed AWAI is purged;
+- :mod:`~bots.actions.digest` — a channel's digest, asked for or on a schedule;
 - :mod:`~bots.actions.backfill` and :mod:`~bots.actions.catchup` — a place's history read in, and
   what was said while AWAI was away.
 

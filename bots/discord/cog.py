@@ -19,7 +19,6 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from awai_engine.schemas.digest import Digest
 from bots.actions.backfill import BackfillProgress
 from bots.discord import forget
 from bots.discord.backfills import Backfills
@@ -170,7 +169,3 @@ class AwaiCog(commands.Cog):
 
     async def schedule_digests(self, scheduler: SchedulerService) -> None:
         await self.digests.schedule(scheduler)
-
-    def post_scheduled_digest(self, key: str, digest: Digest) -> None:
-        """The scheduler's poster (called in a scheduler thread)."""
-        self.digests.post_scheduled(key, digest)

@@ -11,17 +11,20 @@ import discord
 
 from bots.actions.backfill import BackfillProgress, History
 from bots.actions.catchup import Workspace
+from bots.actions.digest import Board
 from bots.actions.platform import Platform, PostEditor
 from bots.actions.redact import REMOVED_NOTICE
 from bots.discord.backfill import DiscordHistory
 from bots.discord.bridge import OnLoop
 from bots.discord.catchup import DiscordServer
+from bots.discord.digests import DiscordBoard
 from bots.discord.embeds import reading_embed
 from bots.discord.keys import channel_key, guild_prefix
 from bots.discord.platform import DiscordAsking, DiscordPosts
 from bots.runtime import Runtime
 from bots.slack.backfill import BackfillRequest, SlackHistory, StatusMessage
 from bots.slack.catchup import SlackWorkspace
+from bots.slack.digests import SlackBoard
 from bots.slack.ingest import workspace_prefix
 from bots.slack.platform import ReadingRequest, SlackAsking, SlackPosts
 from tests.discord import payloads
@@ -58,6 +61,9 @@ class Side(Protocol):
 
     def workspace(self) -> Workspace:
         """The workspace or server of the channel, as a catch-up reads it."""
+
+    def board(self) -> Board:
+        """The channel, as digests are posted on it."""
 
     def private(self) -> list[str]:
         """What the reader was shown privately."""
@@ -110,6 +116,10 @@ class SlackSide:
     def workspace(self) -> Workspace:
         services = self.harness.bot.services
         return SlackWorkspace(services.catchup, self.harness.bot.app.client, TEAM_ID, BOT_USER_ID)
+
+    def board(self) -> Board:
+        bot = self.harness.bot
+        return SlackBoard(bot.services.directory, bot.app.client, TEAM_ID, GENERAL)
 
     def private(self) -> list[str]:
         calls = self.harness.api.calls_to("chat.postEphemeral")
@@ -181,6 +191,11 @@ class DiscordSide:
 
     def workspace(self) -> Workspace:
         return DiscordServer(OnLoop.here(), self.harness.guild, self.runtime)
+
+    def board(self) -> Board:
+        channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)
+        assert isinstance(channel, discord.TextChannel)
+        return DiscordBoard(OnLoop.here(), channel)
 
     def private(self) -> list[str]:
         shown = self.harness.server.private(payloads.BOB_ID)

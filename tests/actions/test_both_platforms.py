@@ -14,8 +14,10 @@ import discord
 import pytest
 
 from awai_engine.posts import Post
+from awai_engine.visibility import Scopes
 from bots.actions.backfill import backfill
 from bots.actions.catchup import catch_up
+from bots.actions.digest import digest_for_one, scheduled_poster, share_digest
 from bots.actions.forget import forget_me
 from bots.actions.platform import Refused
 from bots.actions.purge import purge_place
@@ -176,3 +178,44 @@ async def test_a_catch_up_stores_what_was_said_while_away_once_and_leaves_unread
     assert first.channels == 1, "only the channel AWAI has read before is caught up"
     await asyncio.to_thread(purge_place, side.runtime, side.prefix)
     assert side.runtime.cursor(catch_up_key(side.channel)) is None, "purged with the channel"
+
+
+async def _conversation(side: Side) -> None:
+    for topic in ("flaky integration tests", "the cloud budget", "the release checklist"):
+        for i in range(3):
+            await side.said(f"We have to talk about {topic} again, point {i}.")
+
+
+async def test_a_shared_digest_is_posted_once_on_record_and_redacted_when_its_words_go(
+    side: Side,
+):
+    await _conversation(side)
+
+    parts = await asyncio.to_thread(share_digest, side.runtime, side.board(), Scopes.channel())
+
+    assert len(side.public()) == 1, "one post for everyone"
+    assert parts and all(part.channel == side.channel for part in parts)
+    await asyncio.to_thread(forget_me, side.runtime, side.posts(), side.channel, side.speaker)
+    assert parts[0].post_id in side.redacted(), "the digest quoted what was forgotten"
+
+
+async def test_a_digest_for_one_asker_is_shown_to_nobody_else_and_not_recorded(side: Side):
+    await _conversation(side)
+
+    mine = await asyncio.to_thread(digest_for_one, side.runtime, side.channel, Scopes.channel())
+
+    assert mine.digest.channel == side.channel and mine.digest.speakers
+    assert side.public() == []
+    assert side.runtime.posts.to_redact(side.channel) == []
+
+
+async def test_a_scheduled_digest_goes_to_its_channel_and_nowhere_when_it_has_none(side: Side):
+    await _conversation(side)
+    board = side.board()
+    post = scheduled_poster(side.runtime, lambda key: board if key == side.channel else None)
+    digest = await asyncio.to_thread(side.runtime.schemas.digest, side.channel, Scopes.channel())
+
+    await asyncio.to_thread(post, side.channel, digest)
+    await asyncio.to_thread(post, side.prefix + "gone", digest)
+
+    assert len(side.public()) == 1

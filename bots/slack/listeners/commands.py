@@ -17,10 +17,12 @@ from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
 from awai_engine.schemas.service import UnknownChannelError
+from bots.actions.digest import share_digest
 from bots.actions.forget import forget_me as forget_speaker
 from bots.slack import messages
 from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
 from bots.slack.backfill import BackfillRequest
+from bots.slack.digests import SlackBoard
 from bots.slack.ingest import channel_key
 from bots.slack.linked import other_workspace_refusal
 from bots.slack.links import MalformedLinkError, Permalink, parse_permalink
@@ -127,10 +129,12 @@ def post_digest(services: SlackServices, invocation: Invocation) -> None:
     except AccessRefusedError as refusal:
         invocation.tell(str(refusal))
         return
-    key = channel_key(invocation.team_id, invocation.channel_id)
+    board = SlackBoard(
+        services.directory, invocation.client, invocation.team_id, invocation.channel_id
+    )
+    key = board.channel
     try:
-        made = services.runtime.schemas.digest(key, MEMBER_SCOPES)
-        services.digests.post(invocation.client, invocation.team_id, made)
+        share_digest(services.runtime, board, MEMBER_SCOPES)
     except UnknownChannelError:
         invocation.tell(messages.NOTHING_READ_YET)
     except Exception:
