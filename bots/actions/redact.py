@@ -1,5 +1,6 @@
 """After a message is removed (deleted, withdrawn by an edit, forgotten), AWAI's own posts that
-quote it lose their text, on every platform.
+quote it lose their text, on every platform; the removals the platforms report are here too, so
+none of them can forget the redaction.
 
 The promise: a deleted message leaves AWAI's posts too. The record of posts
 (:mod:`awai_engine.posts`) knows which post quotes which stored message; each post to redact is
@@ -10,6 +11,7 @@ not change stays on the record, and the next delete or forget in the channel tri
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 
 from bots.actions.platform import PostEditor
 from bots.runtime import Runtime
@@ -33,3 +35,26 @@ def redact_posts(runtime: Runtime, editor: PostEditor, channel: str) -> int:
     if done:
         log.info("Redacted %d AWAI post(s) quoting removed messages of %s", done, channel)
     return done
+
+
+def delete_messages(
+    runtime: Runtime, editor: PostEditor, channel: str, message_ids: Iterable[str]
+) -> None:
+    """Messages deleted on the platform leave AWAI everywhere, then its posts quoting them are
+    redacted."""
+    for message_id in message_ids:
+        runtime.engine.delete(channel, message_id)
+    redact_posts(runtime, editor, channel)
+
+
+def withdraw_words(
+    runtime: Runtime, editor: PostEditor, channel: str, message_id: str, edited_ts: float | None
+) -> bool:
+    """A message edited into no words, or into a command to AWAI, took its author's words off
+    the platform: they are forgotten as a deletion is and the posts quoting them redacted. An
+    edit made after this one that puts words back stores the message again. Whether anything
+    stored was withdrawn."""
+    if not runtime.engine.withdraw(channel, message_id, edited_ts):
+        return False
+    redact_posts(runtime, editor, channel)
+    return True

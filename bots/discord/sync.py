@@ -14,7 +14,7 @@ from collections.abc import Callable
 import discord
 
 from bots.actions.purge import purge_channel, purge_place
-from bots.actions.redact import redact_posts
+from bots.actions.redact import delete_messages, redact_posts, withdraw_words
 from bots.discord import access
 from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
@@ -87,15 +87,15 @@ class StoreSync:
     async def withdraw(self, channel: access.Readable, message: discord.Message) -> None:
         """The words were edited off Discord: forgotten as a deletion is, AWAI's posts quoting
         them redacted. An edit made after this one that puts words back stores them again."""
-        key = line_of(channel).key
         edited = message.edited_at.timestamp() if message.edited_at else None
-        posts = self._posts()
-
-        def withdraw() -> None:
-            self.runtime.engine.withdraw(key, str(message.id), edited)
-            redact_posts(self.runtime, posts, key)
-
-        await asyncio.to_thread(withdraw)
+        await asyncio.to_thread(
+            withdraw_words,
+            self.runtime,
+            self._posts(),
+            line_of(channel).key,
+            str(message.id),
+            edited,
+        )
 
     async def delete(self, guild_id: int, channel_id: int, message_ids: list[int]) -> None:
         """Delete everywhere: in the message's channel, or in every channel of the guild when the
@@ -113,14 +113,11 @@ class StoreSync:
                 if key.startswith(prefix)
             ]
 
-        posts = self._posts()
+        posts, ids = self._posts(), [str(message_id) for message_id in message_ids]
 
         def delete_all() -> None:
             for key in keys:
-                for message_id in message_ids:
-                    self.runtime.engine.delete(key, str(message_id))
-            for key in keys:
-                redact_posts(self.runtime, posts, key)
+                delete_messages(self.runtime, posts, key, ids)
 
         await asyncio.to_thread(delete_all)
 

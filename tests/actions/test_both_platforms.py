@@ -22,7 +22,7 @@ from bots.actions.forget import forget_me
 from bots.actions.platform import Refused
 from bots.actions.purge import purge_place
 from bots.actions.read import Delivery, read_privately
-from bots.actions.redact import redact_posts
+from bots.actions.redact import delete_messages, redact_posts, withdraw_words
 from bots.actions.share import share
 from bots.labels import labels_for
 from bots.records import catch_up_key
@@ -112,12 +112,39 @@ async def test_deleting_the_message_redacts_its_shared_reading(side: Side):
     shared = await asyncio.to_thread(share, side.runtime, side.asking(message))
     assert isinstance(shared.post, Post)
 
-    await asyncio.to_thread(side.runtime.engine.delete, side.channel, message)
-    done = await asyncio.to_thread(redact_posts, side.runtime, side.posts(), side.channel)
+    await asyncio.to_thread(delete_messages, side.runtime, side.posts(), side.channel, [message])
 
-    assert done == 1
+    assert message not in side.runtime.message_ids(side.channel)
     assert side.redacted() == [shared.post.post_id]
     assert side.runtime.posts.to_redact(side.channel) == [], "off the record once redacted"
+
+
+async def test_words_edited_away_are_withdrawn_and_the_posts_quoting_them_redacted(side: Side):
+    message = await side.said("The merger talks restart next week.")
+    shared = await asyncio.to_thread(share, side.runtime, side.asking(message))
+    assert shared.post is not None
+
+    withdrawn = await asyncio.to_thread(
+        withdraw_words, side.runtime, side.posts(), side.channel, message, None
+    )
+    again = await asyncio.to_thread(
+        withdraw_words, side.runtime, side.posts(), side.channel, message, None
+    )
+
+    assert (withdrawn, again) == (True, False)
+    assert message not in side.runtime.message_ids(side.channel)
+    assert side.redacted() == [shared.post.post_id]
+
+
+async def test_a_sweep_after_a_removal_redacts_the_post_and_takes_it_off_the_record(side: Side):
+    message = await side.said("The supplier's contract ends in May.")
+    shared = await asyncio.to_thread(share, side.runtime, side.asking(message))
+    assert isinstance(shared.post, Post)
+    await asyncio.to_thread(side.runtime.engine.delete, side.channel, message)
+
+    done = await asyncio.to_thread(redact_posts, side.runtime, side.posts(), side.channel)
+
+    assert done == 1 and side.runtime.posts.to_redact(side.channel) == []
 
 
 async def test_forget_me_removes_the_speakers_words_and_redacts_posts_quoting_them(side: Side):

@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 
 from awai_engine.values import Utterance
 from bots.actions.purge import purge_place
-from bots.actions.redact import redact_posts
+from bots.actions.redact import delete_messages, withdraw_words
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import (
@@ -87,31 +87,23 @@ def handle_message(
     bot_user_id: str | None,
 ) -> None:
     """A new, edited or deleted message: stored, replaced or removed everywhere."""
-    engine = services.runtime.engine
+    runtime, posts = services.runtime, SlackPosts(client)
     channel_id = event["channel"]
+    key = channel_key(team, channel_id)
     subtype = event.get("subtype")
     if subtype == "message_deleted":
-        engine.delete(channel_key(team, channel_id), event["deleted_ts"])
-        redact_posts(services.runtime, SlackPosts(client), channel_key(team, channel_id))
+        delete_messages(runtime, posts, key, [event["deleted_ts"]])
         return
     message = event["message"] if subtype == "message_changed" else event
     if message.get("subtype") == "tombstone":  # a thread root deleted under its replies
-        engine.delete(channel_key(team, channel_id), message["ts"])
-        redact_posts(services.runtime, SlackPosts(client), channel_key(team, channel_id))
+        delete_messages(runtime, posts, key, [message["ts"]])
         return
     utterance = _utterance_of(services, team, channel_id, client, bot_user_id, message)
     if utterance is not None:
         # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
-        engine.ingest([utterance])
-    elif (
-        subtype == "message_changed"
-        and said_by_a_person(message)
-        and engine.withdraw(channel_key(team, channel_id), message["ts"], edited_ts_of(message))
-    ):
-        # Edited into a command to AWAI or into no words: the person's words are off Slack, so
-        # they are forgotten as a deletion is, and AWAI's posts quoting them are redacted. An
-        # edit made after this one that puts words back stores the message again.
-        redact_posts(services.runtime, SlackPosts(client), channel_key(team, channel_id))
+        runtime.engine.ingest([utterance])
+    elif subtype == "message_changed" and said_by_a_person(message):
+        withdraw_words(runtime, posts, key, message["ts"], edited_ts_of(message))
 
 
 def handle_mention(
