@@ -26,6 +26,7 @@ from bots.records import BackfillCursor, catch_up_key
 from bots.runtime import Runtime
 from bots.slack.backfill import BackfillRequest, Backfills
 from bots.slack.directory import SlackDirectory
+from bots.slack.history import thread_replies
 from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
 
 PAGE = 200
@@ -139,48 +140,26 @@ class SlackLine:
 
 def _member_channels(client: WebClient) -> Iterator[str]:
     """The ids of every public and private channel the bot is a member of."""
-    cursor: str | None = None
-    while True:
-        page = client.users_conversations(
-            types="public_channel,private_channel", exclude_archived=True, limit=PAGE, cursor=cursor
-        )
-        for channel in page.get("channels", []):
-            yield channel["id"]
-        cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-        if cursor is None:
-            return
+    listed = client.users_conversations(
+        types="public_channel,private_channel", exclude_archived=True, limit=PAGE
+    )
+    for page in listed:
+        yield from (channel["id"] for channel in page.get("channels", []))
 
 
 def _history_since(client: WebClient, channel_id: str, since: float) -> Iterator[Message]:
-    cursor: str | None = None
-    while True:
-        page = client.conversations_history(
-            channel=channel_id, oldest=f"{since:.6f}", inclusive=False, limit=PAGE, cursor=cursor
-        )
+    listed = client.conversations_history(
+        channel=channel_id, oldest=f"{since:.6f}", inclusive=False, limit=PAGE
+    )
+    for page in listed:
         yield from page.get("messages", [])
-        cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-        if not page.get("has_more") or cursor is None:
-            return
 
 
 def _replies_since(client: WebClient, channel_id: str, root: str, since: float) -> list[Message]:
     replies: list[Message] = []
-    cursor: str | None = None
-    while True:
-        try:
-            page = client.conversations_replies(
-                channel=channel_id,
-                ts=root,
-                oldest=f"{since:.6f}",
-                inclusive=False,
-                limit=PAGE,
-                cursor=cursor,
-            )
-        except SlackApiError as error:
-            if error.response.get("error") == "thread_not_found":  # the root was deleted
-                return replies
+    try:
+        replies.extend(thread_replies(client, channel_id, root, PAGE, after=since))
+    except SlackApiError as error:
+        if error.response.get("error") != "thread_not_found":  # else the root was deleted
             raise
-        replies.extend(m for m in page.get("messages", []) if m.get("ts") != root)
-        cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-        if not page.get("has_more") or cursor is None:
-            return replies
+    return replies
