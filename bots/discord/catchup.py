@@ -14,6 +14,8 @@ thread; Discord is asked through the loop bridge.
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import Iterator
 
 import discord
 
@@ -53,7 +55,11 @@ class CatchUp:
 
     async def guild(self, guild: discord.Guild) -> CaughtUp:
         server = DiscordServer(OnLoop.here(), guild, self.runtime)
-        return await asyncio.to_thread(catch_up, self.runtime, server)
+        try:
+            return await asyncio.to_thread(catch_up, self.runtime, server)
+        except asyncio.CancelledError:  # the bot stops: its worker goes on to no next channel
+            server.stopped.set()
+            raise
 
 
 class DiscordServer:
@@ -63,13 +69,17 @@ class DiscordServer:
         self.loop, self.guild, self.runtime = loop, guild, runtime
         self.page_size = runtime.settings.discord.backfill_page_size
         self._active: list[discord.Thread] | None = None
+        self.stopped = threading.Event()
 
     @property
     def name(self) -> str:
         return f"server {self.guild.id}"
 
-    def places(self) -> list[DiscordChannel]:
-        return [DiscordChannel(self, channel) for channel in self.guild.text_channels]
+    def places(self) -> Iterator[DiscordChannel]:
+        for channel in self.guild.text_channels:
+            if self.stopped.is_set():
+                return
+            yield DiscordChannel(self, channel)
 
     def refusal(self, error: Exception) -> str | None:
         return str(error) if isinstance(error, discord.HTTPException) else None
