@@ -94,5 +94,5 @@ def _resume(runtime: Runtime, place: Place) -> int:
         return 0
     log.info("Resuming the interrupted backfill of %s", place.key)
     added = place.resume_backfill()
-    log.info("Backfill of %s finished: %d new message(s)", place.key, added)
+    log.info("Resumed backfill of %s stored %d new message(s)", place.key, added)
     return added

@@ -24,7 +24,7 @@ from bots.slack import messages
 from bots.slack.blocks import notice
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import HistoryPage, history_page, thread_replies
-from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
+from bots.slack.ingest import Message, channel_key, spoken_utterances
 
 log = logging.getLogger(__name__)
 
@@ -111,21 +111,9 @@ class Backfills:
                 said.extend(
                     thread_replies(client, request.channel_id, message["ts"], self.page_size)
                 )
-        return [
-            utterance
-            for message in said
-            if is_spoken(message, request.bot_user_id)
-            and (utterance := self._utterance(request, client, message)) is not None
-        ]
-
-    def _utterance(
-        self, request: BackfillRequest, client: WebClient, message: Message
-    ) -> Utterance | None:
-        return to_utterance(
-            message,
-            request.team_id,
-            request.channel_id,
-            lambda user_id: self.directory.display_name(client, request.team_id, user_id),
+        names = self.directory.names(client, request.team_id)
+        return spoken_utterances(
+            said, request.team_id, request.channel_id, request.bot_user_id, names
         )
 
 

@@ -27,7 +27,7 @@ from bots.runtime import Runtime
 from bots.slack.backfill import BackfillRequest, Backfills
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import thread_replies
-from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
+from bots.slack.ingest import Message, channel_key, spoken_utterances
 
 PAGE = 200
 THREAD_HORIZON_SECONDS = 7 * 24 * 3600.0
@@ -123,15 +123,8 @@ class SlackLine:
         unique = {message["ts"]: message for message in said}
         ordered = sorted(unique.values(), key=lambda message: float(message["ts"]))
 
-        def name_of(user_id: str) -> str:
-            return space.catchup.directory.display_name(space.client, space.team_id, user_id)
-
-        utterances = [
-            utterance
-            for message in ordered
-            if is_spoken(message, space.bot_user_id)
-            and (utterance := to_utterance(message, space.team_id, channel_id, name_of)) is not None
-        ]
+        names = space.catchup.directory.names(space.client, space.team_id)
+        utterances = spoken_utterances(ordered, space.team_id, channel_id, space.bot_user_id, names)
         return Page(utterances, len(utterances), None, last=True)
 
     def show(self, progress: BackfillProgress) -> None:

@@ -109,12 +109,8 @@ class SlackAsking:
             raise Refused(messages.NOT_FOUND, "not found")
         if not is_spoken(message, request.bot_user_id):
             raise Refused(messages.NOT_SPOKEN, "not said by a person")
-        utterance = to_utterance(
-            message,
-            request.team_id,
-            request.channel_id,
-            lambda user_id: self.directory.display_name(self.client, request.team_id, user_id),
-        )
+        names = self.directory.names(self.client, request.team_id)
+        utterance = to_utterance(message, request.team_id, request.channel_id, names)
         if utterance is None:
             raise Refused(messages.NO_WORDS, "no words")
         return utterance

@@ -9,6 +9,7 @@ them (:mod:`bots.slack.delivery`), so it changes nothing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from slack_bolt import App, BoltContext
@@ -16,7 +17,6 @@ from slack_bolt.listener.builtins import TokenRevocationListeners
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from awai_engine.values import Utterance
 from bots.actions.purge import purge_place
 from bots.actions.redact import delete_messages, withdraw_words
 from bots.slack import messages
@@ -25,9 +25,8 @@ from bots.slack.ingest import (
     Message,
     channel_key,
     edited_ts_of,
-    is_spoken,
     said_by_a_person,
-    to_utterance,
+    spoken_utterances,
     workspace_prefix,
 )
 from bots.slack.line import line_before
@@ -98,10 +97,11 @@ def handle_message(
     if message.get("subtype") == "tombstone":  # a thread root deleted under its replies
         delete_messages(runtime, posts, key, [message["ts"]])
         return
-    utterance = _utterance_of(services, team, channel_id, client, bot_user_id, message)
-    if utterance is not None:
+    names = services.directory.names(client, team)
+    utterances = spoken_utterances([message], team, channel_id, bot_user_id, names)
+    if utterances:
         # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
-        runtime.engine.ingest([utterance])
+        runtime.engine.ingest(utterances)
     elif subtype == "message_changed" and said_by_a_person(message):
         withdraw_words(runtime, posts, key, message["ts"], edited_ts_of(message))
 
@@ -172,34 +172,13 @@ def _store(
     channel_id: str,
     client: WebClient,
     bot_user_id: str | None,
-    said: tuple[Message, ...],
+    said: Iterable[Message],
 ) -> None:
-    utterances = [
-        utterance
-        for message in said
-        if (utterance := _utterance_of(services, team, channel_id, client, bot_user_id, message))
-        is not None
-    ]
-    services.runtime.engine.ingest(utterances)
-
-
-def _utterance_of(
-    services: SlackServices,
-    team: str,
-    channel_id: str,
-    client: WebClient,
-    bot_user_id: str | None,
-    message: Message,
-) -> Utterance | None:
-    """What AWAI stores of a message: ``None`` unless a person said words to the room."""
-    if not is_spoken(message, bot_user_id):
-        return None
-    return to_utterance(
-        message,
-        team,
-        channel_id,
-        lambda user_id: services.directory.display_name(client, team, user_id),
-    )
+    """Store what people said of ``said`` (what is stored already is left as it is)."""
+    names = services.directory.names(client, team)
+    utterances = spoken_utterances(said, team, channel_id, bot_user_id, names)
+    if utterances:
+        services.runtime.engine.ingest(utterances)
 
 
 def handle_uninstall(services: SlackServices, event: Payload | None, context: BoltContext) -> None:
