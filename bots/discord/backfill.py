@@ -11,7 +11,6 @@ stored message, with a cursor of its own (``start_after``).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime
@@ -26,8 +25,6 @@ from bots.discord.keys import channel_key, line_of
 from bots.discord.threads import active_threads, threads_of
 from bots.records import BackfillCursor
 from bots.runtime import Runtime
-
-log = logging.getLogger(__name__)
 
 PAGE_SIZE = 100
 """Messages per page: Discord's own maximum per history request."""
