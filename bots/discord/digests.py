@@ -64,20 +64,18 @@ class Digests:
         try:
             stored = await asyncio.to_thread(self.runtime.engine.scopes_of, key)
             scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
-            if ephemeral:
+            if ephemeral:  # one person's look: shown to them, not recorded
                 mine = await asyncio.to_thread(digest_for_one, self.runtime, key, scopes)
-            else:
-                board = DiscordBoard(OnLoop.here(), channel)
-                posted = await asyncio.to_thread(share_digest, self.runtime, board, scopes)
+                embed, files = digest_message(mine.digest, channel_title(channel), mine.refs)
+                await interaction.followup.send(embed=embed, files=files, ephemeral=True)
+                return
+            board = DiscordBoard(OnLoop.here(), channel)
+            posted = await asyncio.to_thread(share_digest, self.runtime, board, scopes)
         except ReadRefused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
             return
         except UnknownChannelError:
             await interaction.followup.send(messages.NOTHING_READ_HERE, ephemeral=True)
-            return
-        if ephemeral:
-            embed, files = digest_message(mine.digest, channel_title(channel), mine.refs)
-            await interaction.followup.send(embed=embed, files=files, ephemeral=True)
             return
         jump_url = channel.get_partial_message(int(posted[0].post_id)).jump_url
         await interaction.followup.send(messages.digest_posted(jump_url), ephemeral=True)
