@@ -1,8 +1,11 @@
 """The engine's entry points: ingest, edit, delete, and read a message in its context.
 
-Adapters (terminal, Slack, Discord) call only this module. It validates input, asks the language
-backend for thoughts and summaries, embeds the thoughts, hands the result to storage in one step,
-and assembles readings from the stored prefix of a channel.
+Adapters (terminal, Slack, Discord) never build it: the composition root (``bots/runtime.py``)
+does and hands it to them as ``Runtime.engine``, their way to store, edit, delete and read
+messages (forgetting a whole speaker is the schema service's, also on the runtime); no adapter
+reaches storage any other way (``tests/test_layering.py``). It validates input, asks the
+language backend for thoughts and summaries, embeds the thoughts, hands the result to storage in
+one step, and assembles readings from the stored prefix of a channel.
 """
 
 from __future__ import annotations

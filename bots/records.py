@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     from storage.job_store import DataJobStore
 
 
+def catch_up_key(line: str) -> str:
+    """The cursor key of a catch-up of ``line`` (a channel's or thread's key), kept apart from
+    its backfill's: a catch-up starts after the newest stored message, a backfill at the start."""
+    return f"catchup:{line}"
+
+
 class Records:
     def __init__(self, store: AwaiStore) -> None:
         self._store = store
@@ -86,6 +92,7 @@ class Records:
     def _drop(self, channel: str) -> None:
         self._store.drop_channel(channel)
         self._store.cursors.forget(channel)
+        self._store.cursors.forget(catch_up_key(channel))
 
     # -- backfill cursors ----------------------------------------------------------------------
 

@@ -75,10 +75,13 @@ class Runtime(Records):
         message_id: str,
         scopes: Scopes,
         fetch: Callable[[], Utterance | None],
+        rescoped: Callable[[], Scopes] | None = None,
     ) -> StoredReading:
         """The reading of a message for an asker who may read ``scopes``; one not stored yet is
         fetched with ``fetch`` (from the platform), stored, then read. One that another writer
         is storing right now (it was just posted) is waited for, not reported missing.
+        ``rescoped`` gives the asker's scopes again once the message is stored here: it may be
+        the first of a place with a scope of its own (a private thread on Discord).
 
         Raises :class:`~awai_engine.engine.UnknownMessageError` when ``fetch`` finds nothing
         (``None``) or what it found is still not readable once stored, and its subclass
@@ -99,6 +102,8 @@ class Runtime(Records):
         if utterance is None:
             raise UnknownMessageError(f"No message {message_id!r} in {channel!r} to read.")
         engine.ingest([utterance])
+        if rescoped is not None:
+            scopes = rescoped()
         engine.await_write(channel, message_id, scopes)  # another writer began it meanwhile
         return StoredReading(engine.read(channel, message_id, scopes), stored_now=True)
 

@@ -79,3 +79,40 @@ def _is_runtime(node: ast.expr) -> bool:
     return (isinstance(node, ast.Name) and node.id == "runtime") or (
         isinstance(node, ast.Attribute) and node.attr == "runtime"
     )
+
+
+def test_no_adapter_package_imports_itself_in_a_circle():
+    """Type-only imports count: a circle among an adapter's modules (the bot importing its cog,
+    the cog's helpers importing the bot back) hides which module depends on which."""
+    for package in ("bots/slack", "bots/discord", "bots/actions"):
+        dotted = package.replace("/", ".")
+        graph: dict[str, set[str]] = {}
+        for path, tree in _modules(package):
+            here = path.removesuffix(".py").replace("/", ".")
+            graph[here] = {name for _, name in _imports(tree) if name.startswith(dotted + ".")}
+            graph[here] |= {
+                f"{dotted}.{alias.name}"
+                for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module == dotted
+                for alias in node.names
+            }
+        circles = [
+            f"{module} reaches itself through {' → '.join(path)}"
+            for module in graph
+            if (path := _path_back(graph, module)) is not None
+        ]
+        assert not circles, circles
+
+
+def _path_back(graph: dict[str, set[str]], start: str) -> list[str] | None:
+    """A chain of imports from ``start`` back to itself, or ``None``."""
+    stack, seen = [(start, [start])], set()
+    while stack:
+        module, path = stack.pop()
+        for imported in graph.get(module, ()):
+            if imported == start:
+                return [*path, start]
+            if imported not in seen:
+                seen.add(imported)
+                stack.append((imported, [*path, imported]))
+    return None

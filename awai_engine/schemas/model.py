@@ -72,6 +72,3 @@ class SchemaRun:
     states: tuple[SchemaState, ...]
     run_id: int | None = None
     created_at: float | None = None
-
-    def with_states(self, states: tuple[SchemaState, ...]) -> SchemaRun:
-        return replace(self, states=states)

@@ -10,12 +10,13 @@ Where a message lives, in AWAI's words:
 
 Modules, one job each: ``keys`` (channel keys and lines), ``links`` (jump links), ``plaintext``
 (Discord markdown → plain text), ``ingest`` (message → utterance), ``access`` (who may read what),
-``embeds`` (reading and digest → embeds within Discord's limits), ``backfill`` (resumable history),
-``threads`` (a channel's active and archived threads), ``catchup`` (what was said while AWAI was
-away), ``privacy`` (purging a server, redacting AWAI's posts), ``settings`` (the ``discord``
+``embeds`` (reading and digest → embeds within Discord's limits), ``backfill`` (a channel's or
+thread's history as the backfill action reads it), ``threads`` (a channel's active and archived
+threads), ``catchup`` (a server as the catch-up action reads it), ``privacy`` (a deleted
+thread's messages, private threads' scopes), ``settings`` (the ``discord``
 section), ``messages`` (what AWAI says), ``interactions`` (acknowledge privately, refuse, report;
 the command tree whose error handler answers), ``sync`` (the gateway's messages, edits and
 deletes into the store), ``readings``, ``mentions`` (``@AWAI read``), ``share`` (the reading's
-buttons, and the one shared reading), ``digests``, ``backfills`` and ``forget`` (one command
-each), ``cog`` (the thin layer discord.py calls), ``bot`` (the client).
+buttons, and the one shared reading), ``digests`` (``/awai digest``, the schedule's channels and
+how a digest is posted), ``backfills`` and ``forget`` (one command each), ``cog`` (the thin layer discord.py calls), ``bot`` (the client).
 """

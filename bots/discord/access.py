@@ -21,14 +21,16 @@ import asyncio
 import discord
 
 from awai_engine.visibility import Scopes
+from bots.actions.platform import Refused
 from bots.discord.keys import private_thread_of, private_thread_scope, scope_of
 from bots.discord.links import MessageLink
 
 Readable = discord.abc.GuildChannel | discord.Thread
 
 
-class ReadRefused(Exception):
-    """A reading is refused; the message is shown to the person who asked."""
+class ReadRefused(Refused):
+    """A reading is refused; the message is shown to the person who asked (a refusal the
+    actions pass on as any platform's)."""
 
 
 def may_read_history(permissions: discord.Permissions) -> bool:

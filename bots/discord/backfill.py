@@ -1,47 +1,35 @@
 """Reading a channel's (or thread's) history into AWAI, resumable after a restart.
 
 History is read oldest first after a cursor (the last message id whose page is stored), in pages
-of ``PAGE_SIZE``. A page is ingested, then its cursor saved, so a crash between the two only means
-the page is fetched again, and ingest is idempotent: nothing is lost and nothing is stored twice.
-The cursor is kept per Discord channel or thread (threads have their own history) in the
-database, so a restart, or the next ``/awai backfill``, goes on from where the last one stopped.
+of ``PAGE_SIZE``, by the backfill action in a worker thread (:mod:`bots.actions.backfill`: a page stored before its
+cursor is saved, so nothing is lost and nothing stored twice). The cursor is kept per Discord
+channel or thread (threads have their own history), so a restart, or the next ``/awai
+backfill``, goes on from where the last one stopped.
 Catching up after downtime (:mod:`bots.discord.catchup`) reads the same way from the newest
-stored message, with a cursor of its own.
+stored message, with a cursor of its own (``start_after``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from datetime import datetime
 
 import discord
 
-from awai_engine.engine import IngestReport
+from bots.actions.backfill import BackfillProgress, Page, Start, backfill
 from bots.discord.access import Readable
+from bots.discord.bridge import OnLoop
 from bots.discord.ingest import is_read, to_utterance
-from bots.discord.keys import Line, channel_key, line_of
+from bots.discord.keys import channel_key, line_of
 from bots.discord.threads import active_threads, threads_of
+from bots.records import BackfillCursor
 from bots.runtime import Runtime
-
-log = logging.getLogger(__name__)
 
 PAGE_SIZE = 100
 """Messages per page: Discord's own maximum per history request."""
 
 History = discord.TextChannel | discord.Thread | discord.VoiceChannel | discord.StageChannel
-
-
-@dataclass(frozen=True)
-class BackfillProgress:
-    """Where a backfill of one Discord channel or thread stands."""
-
-    fetched: int
-    added: int
-    refused: int
-    done: bool
-    resumed: bool
 
 
 ProgressReport = Callable[[BackfillProgress], Awaitable[None]]
@@ -52,35 +40,48 @@ def cursor_key(channel: Readable) -> str:
     return channel_key(channel.guild.id, channel.id)
 
 
-async def backfill(
-    channel: History, runtime: Runtime, report: ProgressReport, page_size: int = PAGE_SIZE
-) -> BackfillProgress:
-    """Ingest the history of ``channel`` from its saved cursor to now, reporting after each page."""
-    return await read_history(channel, runtime, report, cursor_key(channel), None, page_size)
-
-
-async def backfill_with_threads(
-    channel: History, runtime: Runtime, report: ProgressReport, page_size: int = PAGE_SIZE
+def backfill_with_threads(
+    loop: OnLoop,
+    channel: History,
+    runtime: Runtime,
+    report: ProgressReport,
+    page_size: int = PAGE_SIZE,
 ) -> tuple[BackfillProgress, int]:
     """The channel's history, then each of its threads' (active, archived public, archived
     private where the bot may list them), each with its own cursor so that a second run, or a
     restart, resumes every one where it stopped. ``report`` gets the running total, never marked
-    done (the caller says when all is done); returns the total and how many threads were read."""
+    done (the caller says when all is done); returns the total and how many threads were read.
+    Blocking (the backfill action, in a worker thread); Discord is asked through ``loop``."""
 
-    async def partial(progress: BackfillProgress, before: BackfillProgress | None = None) -> None:
-        await report(replace(combined(before, progress) if before else progress, done=False))
+    def reported_after(before: BackfillProgress | None) -> ProgressReport:
+        async def shown(progress: BackfillProgress) -> None:
+            await report(replace(combined(before, progress) if before else progress, done=False))
 
-    total = await backfill(channel, runtime, partial, page_size)
+        return shown
+
+    def history(place: History, before: BackfillProgress | None) -> DiscordHistory:
+        shown = reported_after(before)
+        return DiscordHistory(loop, place, shown, cursor_key(place), None, page_size)
+
+    total = backfill(runtime, history(channel, None))
     threads = 0
     if isinstance(channel, discord.TextChannel):
-        active = await active_threads(channel.guild)
-        async for thread in threads_of(channel, active, archived_since=None):
-            before = total
-            progress = await backfill(
-                thread, runtime, lambda p, before=before: partial(p, before), page_size
-            )
+        for thread in loop.run(listed_threads(channel, None, None)):
+            progress = backfill(runtime, history(thread, total))
             total, threads = combined(total, progress), threads + 1
     return total, threads
+
+
+async def listed_threads(
+    channel: discord.TextChannel,
+    active: list[discord.Thread] | None,
+    archived_since: datetime | None,
+) -> list[discord.Thread]:
+    """The channel's threads (:func:`bots.discord.threads.threads_of`); ``active``: the guild's
+    active threads when already listed, else they are asked for."""
+    if active is None:
+        active = await active_threads(channel.guild)
+    return [thread async for thread in threads_of(channel, active, archived_since)]
 
 
 def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProgress:
@@ -94,71 +95,56 @@ def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProg
     )
 
 
-async def read_history(
-    channel: History,
-    runtime: Runtime,
-    report: ProgressReport,
-    key: str,
-    start_after: int | None,
-    page_size: int = PAGE_SIZE,
-) -> BackfillProgress:
-    """Ingest ``channel``'s messages after its cursor ``key`` (an unfinished one), else after
-    ``start_after`` (``None``: from the beginning), oldest first, page by page, each page stored
-    before the cursor moves past it; rate limits are honoured by discord.py's HTTP client."""
-    saved = await asyncio.to_thread(runtime.cursor, key)
-    reached = saved.cursor if saved is not None else None
-    cursor: str | None
-    if saved is not None and reached is not None and (start_after is None or not saved.done):
-        cursor, resumed = reached, True
-    elif start_after is not None:
-        cursor, resumed = str(max(start_after, int(reached or 0))), False
-    else:
-        cursor, resumed = None, False
-    line = line_of(channel)
-    progress = BackfillProgress(
-        fetched=saved.fetched if saved else 0, added=0, refused=0, done=False, resumed=resumed
-    )
-    while True:
-        after = discord.Object(int(cursor)) if cursor else None
-        page = [
-            message
-            async for message in channel.history(limit=page_size, after=after, oldest_first=True)
+class DiscordHistory:
+    """A Discord channel's or thread's history as the backfill action reads it: oldest first,
+    after the id of the last message stored."""
+
+    def __init__(
+        self,
+        loop: OnLoop,
+        channel: History,
+        report: ProgressReport,
+        key: str,
+        start_after: int | None,
+        page_size: int,
+    ) -> None:
+        self.loop, self.channel, self.report = loop, channel, report
+        self.key, self.start_after, self.page_size = key, start_after, page_size
+        self.line = line_of(channel)
+
+    def start(self, saved: BackfillCursor | None) -> Start:
+        reached = saved.cursor if saved is not None else None
+        fetched = saved.fetched if saved is not None else 0
+        if (
+            saved is not None
+            and reached is not None
+            and (self.start_after is None or not saved.done)
+        ):
+            return Start(reached, fetched, resumed=True)
+        if self.start_after is not None:
+            return Start(str(max(self.start_after, int(reached or 0))), fetched)
+        return Start(None, fetched)
+
+    def page(self, cursor: str | None) -> Page:
+        messages = self.loop.run(self._messages(cursor))
+        if not messages:
+            return Page([], 0, cursor, last=True)
+        utterances = [
+            utterance
+            for message in messages
+            if is_read(message) and (utterance := to_utterance(message, self.line)) is not None
         ]
-        if not page:
-            break
-        progress, cursor = await _store_page(page, line, key, runtime, progress)
-        await report(progress)
-        if len(page) < page_size:
-            break
-    await asyncio.to_thread(runtime.save_cursor, key, cursor, progress.fetched, True)
-    progress = replace(progress, done=True)
-    await report(progress)
-    return progress
+        last = len(messages) < self.page_size
+        return Page(utterances, len(messages), str(messages[-1].id), last)
 
+    def show(self, progress: BackfillProgress) -> None:
+        self.loop.run(self.report(progress))
 
-async def _store_page(
-    page: list[discord.Message],
-    line: Line,
-    key: str,
-    runtime: Runtime,
-    progress: BackfillProgress,
-) -> tuple[BackfillProgress, str]:
-    """Ingest one page, then save its cursor: the order that makes a crash harmless."""
-    utterances = [
-        utterance
-        for message in page
-        if is_read(message) and (utterance := to_utterance(message, line)) is not None
-    ]
-    report: IngestReport = await asyncio.to_thread(runtime.engine.ingest, utterances)
-    cursor = str(page[-1].id)
-    fetched = progress.fetched + len(page)
-    await asyncio.to_thread(runtime.save_cursor, key, cursor, fetched, False)
-    if report.problems:
-        log.info("backfill %s: %d message(s) not stored", key, len(report.problems))
-    progress = replace(
-        progress,
-        fetched=fetched,
-        added=progress.added + report.added,
-        refused=progress.refused + len(report.problems) + report.refused_deleted,
-    )
-    return progress, cursor
+    async def _messages(self, cursor: str | None) -> list[discord.Message]:
+        after = discord.Object(int(cursor)) if cursor else None
+        return [
+            message
+            async for message in self.channel.history(
+                limit=self.page_size, after=after, oldest_first=True
+            )
+        ]

@@ -1,9 +1,9 @@
 """``/awai backfill``: who may start one, one at a time per channel, progress shown in a message.
 
-The history itself is read by :func:`bots.discord.backfill.backfill` (resumable, page by page);
-this module is the command around it: the permission checks, the running task of each channel,
-and the status message edited as pages are stored (at most every few seconds, since Discord
-rate-limits message edits).
+The history itself is read by :func:`bots.discord.backfill.backfill_with_threads` (resumable,
+page by page, in a worker thread); this module is the command around it: the permission checks,
+the running task of each channel, and the status message edited as pages are stored (at most
+every few seconds, since Discord rate-limits message edits).
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ import time
 
 import discord
 
+from bots.actions.backfill import BackfillProgress
 from bots.discord import access, messages
-from bots.discord.backfill import BackfillProgress, History, backfill_with_threads
+from bots.discord.backfill import History, backfill_with_threads
+from bots.discord.bridge import OnLoop
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.runtime import Runtime
 
@@ -71,8 +73,13 @@ class Backfills:
         reporter = StatusReporter(status)
         page_size = self.runtime.settings.discord.backfill_page_size
         try:
-            total, reporter.threads = await backfill_with_threads(
-                channel, self.runtime, reporter.update, page_size
+            total, reporter.threads = await asyncio.to_thread(
+                backfill_with_threads,
+                OnLoop.here(),
+                channel,
+                self.runtime,
+                reporter.update,
+                page_size,
             )
             await reporter.update(total)
             return total

@@ -15,6 +15,7 @@ import signal
 import discord
 from discord.ext import commands
 
+from bots.actions.digest import scheduled_poster
 from bots.discord.cog import AwaiCog
 from bots.discord.digests import DIGEST_POSTER
 from bots.discord.ingest import lacks_expected_text
@@ -99,11 +100,12 @@ class AwaiBot(commands.Bot):
 
     async def setup_hook(self) -> None:
         self.content_check.check_at_start(self)
-        cog = AwaiCog(self, self.runtime)
+        cog = AwaiCog(self, self.runtime, self.content_check.observe)
         await self.add_cog(cog)
         self.add_dynamic_items(ShareButton, DetailsButton)  # a private reading's buttons
         if self.scheduler is not None:
-            self.scheduler.add_digest_poster(DIGEST_POSTER, cog.post_scheduled_digest)
+            poster = scheduled_poster(self.runtime, cog.digests.board_of)
+            self.scheduler.add_digest_poster(DIGEST_POSTER, poster)
             await cog.schedule_digests(self.scheduler)
             self.scheduler.start()
 

@@ -12,15 +12,15 @@ when it unloads.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from awai_engine.schemas.digest import Digest
+from bots.actions.backfill import BackfillProgress
 from bots.discord import forget
-from bots.discord.backfill import BackfillProgress
 from bots.discord.backfills import Backfills
 from bots.discord.catchup import CatchUp
 from bots.discord.digests import Digests
@@ -33,7 +33,6 @@ from bots.discord.sync import StoreSync
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
     from bots.scheduler import SchedulerService
 
 READ_MENU_NAME = "Read with AWAI"
@@ -46,10 +45,16 @@ class AwaiCog(commands.Cog):
         guild_only=True,
     )
 
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(
+        self,
+        bot: commands.Bot,
+        runtime: Runtime,
+        withheld: Callable[[discord.Message], bool],
+    ) -> None:
+        """``withheld``: whether Discord withheld a message's text (the bot's content check)."""
         self.bot = bot
         self.runtime = runtime
-        self.sync = StoreSync(bot, runtime)
+        self.sync = StoreSync(bot, runtime, withheld)
         self.readings = Readings(bot, runtime)
         self.mentions = MentionReadings(bot, runtime)
         self.digests = Digests(bot, runtime)
@@ -135,7 +140,7 @@ class AwaiCog(commands.Cog):
     @commands.command(name="read")
     @commands.guild_only()
     async def read_mention(
-        self, ctx: commands.Context[AwaiBot], *, link: str | None = None
+        self, ctx: commands.Context[commands.Bot], *, link: str | None = None
     ) -> None:
         """``@AWAI read [link]``: a reading asked for in a plain message (see mentions)."""
         await self.mentions.read(ctx, link)
@@ -164,7 +169,3 @@ class AwaiCog(commands.Cog):
 
     async def schedule_digests(self, scheduler: SchedulerService) -> None:
         await self.digests.schedule(scheduler)
-
-    def post_scheduled_digest(self, key: str, digest: Digest) -> None:
-        """The scheduler's poster (called in a scheduler thread)."""
-        self.digests.post_scheduled(key, digest)

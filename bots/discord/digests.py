@@ -5,44 +5,44 @@ a digest for everyone (``discord.ephemeral_readings`` off) is posted in the chan
 A digest shown only to the asker is one person's look, so it is not recorded: the next shared
 digest still reports its changes from the last shared one. A digest posted for everyone goes on
 the record of AWAI's posts with the messages it quotes, so a later delete or forget redacts it.
-Two bot processes firing the same scheduled digest post it once (a claim in the database).
+Making, posting and recording are the digest action's (:mod:`bots.actions.digest`); here is
+where Discord's channels are found and how a digest is shown on them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import discord
 
+from awai_engine.posts import Post
 from awai_engine.schemas.digest import Digest
 from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.values import MessageRef
-from awai_engine.visibility import Scopes
+from bots.actions.digest import digest_for_one, keep_schedules, share_digest
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.backfill import History
+from bots.discord.bridge import OnLoop
 from bots.discord.embeds import digest_message
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.keys import line_of, parse_channel_key
-from bots.discord.privacy import post_of
 from bots.runtime import Runtime
 
 if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
     from bots.scheduler import SchedulerService
 
 log = logging.getLogger(__name__)
 
 DIGEST_POSTER = "discord"
 """The name the scheduler knows this adapter's digest poster by."""
-SCHEDULED_DIGEST_WINDOW_SECONDS = 300.0
-"""Two bot processes firing the same scheduled digest post it once."""
 
 
 class Digests:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(self, bot: discord.Client, runtime: Runtime) -> None:
         self.bot = bot
         self.runtime = runtime
 
@@ -64,44 +64,24 @@ class Digests:
         try:
             stored = await asyncio.to_thread(self.runtime.engine.scopes_of, key)
             scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
-            digest, embed, files = await asyncio.to_thread(
-                self._digest_message, key, channel_title(channel), not ephemeral, scopes
-            )
+            if ephemeral:  # one person's look: shown to them, not recorded
+                mine = await asyncio.to_thread(digest_for_one, self.runtime, key, scopes)
+                embed, files = digest_message(mine.digest, channel_title(channel), mine.refs)
+                await interaction.followup.send(embed=embed, files=files, ephemeral=True)
+                return
+            board = DiscordBoard(OnLoop.here(), channel)
+            posted = await asyncio.to_thread(share_digest, self.runtime, board, scopes)
         except ReadRefused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
             return
         except UnknownChannelError:
             await interaction.followup.send(messages.NOTHING_READ_HERE, ephemeral=True)
             return
-        if ephemeral:
-            await interaction.followup.send(embed=embed, files=files, ephemeral=True)
-            return
-        sent = await channel.send(embed=embed, files=files)  # for everyone: on the record
-        await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(key, sent)])
-        await interaction.followup.send(messages.digest_posted(sent.jump_url), ephemeral=True)
-
-    def _digest_message(
-        self, key: str, title: str, record: bool, scopes: Scopes
-    ) -> tuple[Digest, discord.Embed, list[discord.File]]:
-        """The digest of a channel as ``scopes`` may see it, ready to post (blocking: run it in a
-        worker thread)."""
-        digest = self.runtime.schemas.digest(key, scopes, record=record)
-        embed, files = digest_message(digest, title, self._example_refs(key, digest))
-        return digest, embed, files
-
-    def _example_refs(self, key: str, digest: Digest) -> dict[str, MessageRef]:
-        """Where each example of the digest was posted, for its jump link (blocking)."""
-        examples = {
-            example.message_id
-            for speaker in digest.speakers
-            for schema in speaker.schemas
-            for example in schema.examples
-        }
-        return self.runtime.message_refs(key, examples)
+        jump_url = channel.get_partial_message(int(posted[0].post_id)).jump_url
+        await interaction.followup.send(messages.digest_posted(jump_url), ephemeral=True)
 
     async def schedule(self, scheduler: SchedulerService) -> None:
-        """Make the scheduler's Discord digests what ``discord.digest_schedule`` says: add or
-        replace the configured ones, remove those no longer configured."""
+        """Make the scheduler's Discord digests what ``discord.digest_schedule`` says."""
         wanted: dict[str, str] = {}
         for channel_id, crontab in self.runtime.settings.discord.digest_schedule.items():
             try:
@@ -118,42 +98,40 @@ class Digests:
                 log.error("AWAI_DISCORD__DIGEST_SCHEDULE: %s is not a text channel", channel_id)
                 continue
             wanted[line_of(channel).key] = crontab
-        for poster, key, _ in scheduler.digest_schedules():
-            if poster == DIGEST_POSTER and key not in wanted:
-                scheduler.unschedule_digest(key, DIGEST_POSTER)
-        for key, crontab in wanted.items():
-            try:
-                scheduler.schedule_digest(key, DIGEST_POSTER, cron=crontab)
-            except ValueError as error:
-                log.error("AWAI_DISCORD__DIGEST_SCHEDULE: %r is not a crontab: %s", crontab, error)
+        keep_schedules(scheduler, DIGEST_POSTER, wanted)
 
-    def post_scheduled(self, key: str, digest: Digest) -> None:
-        """The scheduler's poster (called in a scheduler thread): hop onto the bot's loop to post."""
+    def board_of(self, key: str) -> DiscordBoard | None:
+        """Where a scheduled digest of channel ``key`` goes (called in a scheduler thread);
+        ``None`` when it is no text channel of its server here."""
         parsed = parse_channel_key(key)
         if parsed is None:
-            return
-        claim = f"discord:scheduled-digest:{key}"
-        if not self.runtime.claim(claim, SCHEDULED_DIGEST_WINDOW_SECONDS):
-            log.info("digest of %s already posted by another process", key)
-            return
-        refs = self._example_refs(key, digest)
-        posting = asyncio.run_coroutine_threadsafe(
-            self._post(parsed[0], parsed[1], digest, refs), self.bot.loop
-        )
-        posting.result(timeout=120)
+            return None
+        loop = OnLoop(self.bot.loop)
+        channel = loop.run(self._channel(*parsed))
+        return None if channel is None else DiscordBoard(loop, channel)
 
-    async def _post(
-        self, guild_id: int, channel_id: int, digest: Digest, refs: dict[str, MessageRef]
-    ) -> None:
+    async def _channel(self, guild_id: int, channel_id: int) -> History | None:
         channel = self.bot.get_channel(channel_id) or await self.bot.fetch_channel(channel_id)
         if not isinstance(channel, History) or channel.guild.id != guild_id:
-            log.error(
-                "digest of %s not posted: the channel is not a text channel here", digest.channel
-            )
-            return
-        embed, files = digest_message(digest, channel_title(channel), refs)
-        sent = await channel.send(embed=embed, files=files)
-        await asyncio.to_thread(self.runtime.posts.digest, digest, [post_of(digest.channel, sent)])
+            return None
+        return channel
+
+
+class DiscordBoard:
+    """A Discord channel as the digest action posts on it: one embed with its picture attached
+    (blocking: from a worker thread, Discord asked through the loop bridge)."""
+
+    def __init__(self, loop: OnLoop, place: History) -> None:
+        self.loop, self.place = loop, place
+
+    @property
+    def channel(self) -> str:
+        return line_of(self.place).key
+
+    def post(self, digest: Digest, refs: Mapping[str, MessageRef]) -> Iterator[Post]:
+        embed, files = digest_message(digest, channel_title(self.place), refs)
+        sent = self.loop.run(self.place.send(embed=embed, files=files))
+        yield Post(channel=digest.channel, place=str(sent.channel.id), post_id=str(sent.id))
 
 
 def channel_title(channel: History) -> str:

@@ -1,30 +1,25 @@
-"""``/awai forget-me``: remove everything the asker said in this channel from AWAI, for good.
-
-The messages, their thoughts and vectors, and the versions of the asker's preconceptions made
-from them go (a tombstone keeps a backfill from reading them again); AWAI's posts that quoted
-them are redacted. What the asker writes afterwards is read as before.
-"""
+"""``/awai forget-me`` on Discord: the action is :mod:`bots.actions.forget`; here it is asked
+for in a text channel or thread and answered privately."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 import discord
 
-from awai_engine.schemas.service import UnknownChannelError
+from bots.actions.forget import forget_me as forget
 from bots.discord import messages
 from bots.discord.backfill import History
+from bots.discord.bridge import OnLoop
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.keys import line_of
-from bots.discord.privacy import redact_posts
+from bots.discord.platform import DiscordPosts
 from bots.runtime import Runtime
 
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
 
-
-async def forget_me(bot: AwaiBot, runtime: Runtime, interaction: discord.Interaction) -> None:
+async def forget_me(
+    bot: discord.Client, runtime: Runtime, interaction: discord.Interaction
+) -> None:
     channel = interaction.channel
     if not isinstance(channel, History):
         await refuse_now(interaction, messages.FORGET_TEXT_CHANNELS_ONLY)
@@ -32,14 +27,11 @@ async def forget_me(bot: AwaiBot, runtime: Runtime, interaction: discord.Interac
     if not await acknowledge(interaction):
         return
     key = line_of(channel).key
-    try:
-        report = await asyncio.to_thread(
-            runtime.schemas.forget_speaker, key, str(interaction.user.id)
-        )
-    except UnknownChannelError:
+    posts = DiscordPosts(OnLoop.here(), bot)
+    report = await asyncio.to_thread(forget, runtime, posts, key, str(interaction.user.id))
+    if report is None:
         await interaction.followup.send(messages.NOTHING_KEPT_HERE, ephemeral=True)
         return
-    await redact_posts(bot, runtime, key)
     await interaction.followup.send(
         messages.forgotten(report.messages, report.schema_versions), ephemeral=True
     )

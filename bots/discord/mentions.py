@@ -20,26 +20,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 import discord
 from discord.ext import commands
 
 from awai_engine.engine import StillStoringError, UnknownMessageError
-from awai_engine.visibility import Scopes
+from awai_engine.values import Reading
+from bots.actions.platform import Refused
+from bots.actions.read import Delivery, read_privately
+from bots.actions.share import share
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
+from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
 from bots.discord.ingest import is_read, to_utterance
 from bots.discord.keys import Line, line_of
 from bots.discord.links import MalformedLinkError, parse_message_link
-from bots.discord.readings import DUPLICATE_WINDOW_SECONDS, claim_key
-from bots.discord.share import publish_reading
-from bots.discord.unstored import fetch_message, history_missing, utterance_of
+from bots.discord.platform import DiscordAsking, fetch_message
 from bots.runtime import Runtime
-
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +48,11 @@ CANNOT_DM = 50007
 
 
 class MentionReadings:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(self, bot: discord.Client, runtime: Runtime) -> None:
         self.bot = bot
         self.runtime = runtime
 
-    async def read(self, ctx: commands.Context[AwaiBot], argument: str | None) -> None:
+    async def read(self, ctx: commands.Context[commands.Bot], argument: str | None) -> None:
         """``@AWAI read [link]`` in ``ctx.message``."""
         asker, guild, here = ctx.author, ctx.guild, ctx.channel
         if guild is None or not isinstance(asker, discord.Member):
@@ -68,21 +66,38 @@ class MentionReadings:
             await access.check_member_may_read(asker, channel)
             if not ephemeral:
                 access.check_shown_where_it_belongs(channel.id, here.id, ephemeral)
-            line = line_of(channel)
-            await self._store(line, before)
-            stored_now = not ephemeral and await self._store(line, [target])
-            stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
-            scopes = await access.readable_scopes(self.bot, guild, asker, stored)
-            if ephemeral:
-                await self._send_privately(ctx.message, asker, channel, line, target, scopes)
-            else:
-                note = await history_missing(self.runtime, channel) if stored_now else None
-                shared = await publish_reading(
-                    self.runtime, channel, line, target.id, scopes, asker, note
+            await self._store(line_of(channel), before)
+
+            async def by_direct_message(reading: Reading, shared_url: str | None) -> None:
+                await asker.send(
+                    content=messages.reading_by_dm(target.jump_url), embed=reading_embed(reading)
                 )
+
+            asking = DiscordAsking(
+                OnLoop.here(),
+                self.bot,
+                self.runtime,
+                asker,
+                channel,
+                target.id,
+                by_direct_message,
+                given=target,
+                checked=True,
+            )
+            if ephemeral:
+                delivery = await asyncio.to_thread(read_privately, self.runtime, asking)
+                if delivery is Delivery.ALREADY_ON_ITS_WAY:
+                    raise ReadRefused(messages.ALREADY_READING)
+            else:
+                shared = await asyncio.to_thread(share, self.runtime, asking)
                 if shared.earlier or shared.busy:
-                    await _reply(ctx.message, messages.shared_already(shared.url))
-        except ReadRefused as refusal:
+                    url = None if shared.post is None else asking.link_to(shared.post)
+                    await _reply(ctx.message, messages.shared_already(url))
+        except discord.Forbidden as error:
+            if error.code != CANNOT_DM:
+                raise
+            await _reply(ctx.message, messages.DMS_CLOSED)
+        except Refused as refusal:
             await self._tell(ctx.message, asker, str(refusal), ephemeral)
         except StillStoringError:
             await self._tell(ctx.message, asker, messages.STILL_STORING, ephemeral)
@@ -128,49 +143,12 @@ class MentionReadings:
             await access.check_member_may_read(message.author, channel)
         return await fetch_message(channel, message_id)
 
-    async def _store(self, line: Line, said: list[discord.Message]) -> bool:
-        """Store what Discord has that may not be stored yet (storing twice changes nothing);
-        whether any of it was new to AWAI."""
+    async def _store(self, line: Line, said: list[discord.Message]) -> None:
+        """Store what Discord has before the message read that may not be stored yet (storing
+        twice changes nothing), so the reading's context is whole."""
         utterances = [u for m in said if is_read(m) and (u := to_utterance(m, line)) is not None]
-        if not utterances:
-            return False
-        report = await asyncio.to_thread(self.runtime.engine.ingest, utterances)
-        return report.added > 0
-
-    async def _send_privately(
-        self,
-        asked_in: discord.Message,
-        asker: discord.Member,
-        channel: access.Readable,
-        line: Line,
-        target: discord.Message,
-        scopes: Scopes,
-    ) -> None:
-        utterance = utterance_of(target, line)  # a refusal that says why, before the claim
-        claim = claim_key(asker.id, line, target.id)
-        if not await asyncio.to_thread(self.runtime.claim, claim, DUPLICATE_WINDOW_SECONDS):
-            raise ReadRefused(messages.ALREADY_READING)
-        try:
-            stored = await asyncio.to_thread(
-                self.runtime.read_storing_first,
-                line.key,
-                str(target.id),
-                scopes,
-                lambda: utterance,
-            )
-            note = await history_missing(self.runtime, channel) if stored.stored_now else None
-            reading = stored.reading.noted(note)
-            await asker.send(
-                content=messages.reading_by_dm(target.jump_url), embed=reading_embed(reading)
-            )
-        except discord.Forbidden as error:
-            await asyncio.to_thread(self.runtime.release, claim)
-            if error.code != CANNOT_DM:
-                raise
-            await _reply(asked_in, messages.DMS_CLOSED)
-        except BaseException:
-            await asyncio.to_thread(self.runtime.release, claim)
-            raise
+        if utterances:
+            await asyncio.to_thread(self.runtime.engine.ingest, utterances)
 
     async def _tell(
         self, asked_in: discord.Message, asker: discord.Member, text: str, ephemeral: bool
@@ -191,7 +169,7 @@ async def _reply(message: discord.Message, text: str) -> None:
 
 
 async def answer_command_error(
-    ctx: commands.Context[AwaiBot], error: commands.CommandError
+    ctx: commands.Context[commands.Bot], error: commands.CommandError
 ) -> None:
     """A message that mentions AWAI first but is no command of it gets the short help; a command
     that failed is logged and answered in the user's words."""

@@ -1,43 +1,22 @@
-"""Removing a server's data: when the bot leaves it (a setting), or a channel or thread goes; and
-redacting AWAI's own posts that quote a deleted or forgotten message.
+"""What only Discord needs for privacy: a deleted thread's messages go, and private threads'
+messages carry the thread's own scope. (Purging a server or channel and redacting AWAI's posts
+are the actions', :mod:`bots.actions.purge` and :mod:`bots.actions.redact`.)
 
-Blocking storage calls: run these in a worker thread, never on the event loop.
+:func:`drop_thread` blocks on storage: run it in a worker thread, never on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
 
 import discord
 
-from awai_engine.posts import Post
 from awai_engine.values import CHANNEL_SCOPE
 from bots.discord.keys import channel_key, guild_prefix, private_thread_scope, scope_of
 from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
-
-
-def purge_guild(runtime: Runtime, guild_id: int, known_channel_ids: Iterable[int] = ()) -> int:
-    """Drop every stored channel of the guild and its backfill cursors; returns channels dropped.
-
-    ``known_channel_ids`` are the guild's channels and threads the bot still knew of: their
-    cursors go too, so a later return to the server reads its history again from the start.
-    """
-    prefix = guild_prefix(guild_id)
-    keys = runtime.purge_prefix(prefix)
-    for channel_id in known_channel_ids:
-        runtime.forget_cursor(channel_key(guild_id, channel_id))
-    log.info("purged %d channel(s) of guild %s", len(keys), guild_id)
-    return len(keys)
-
-
-def drop_channel(runtime: Runtime, guild_id: int, channel_id: int) -> None:
-    """A deleted Discord channel: its messages are gone, so they go here too."""
-    key = channel_key(guild_id, channel_id)
-    runtime.purge_channel(key)
 
 
 def drop_thread(runtime: Runtime, guild_id: int, parent_id: int, thread_id: int) -> int:
@@ -49,38 +28,6 @@ def drop_thread(runtime: Runtime, guild_id: int, parent_id: int, thread_id: int)
         runtime.engine.delete(key, message_id)
     runtime.forget_cursor(channel_key(guild_id, thread_id))
     return len(in_thread)
-
-
-REMOVED_NOTICE = (
-    "This AWAI post quoted a message that has since been deleted, or whose author asked AWAI to"
-    " forget them, so its text was removed. Ask AWAI again for a new one."
-)
-
-
-def post_of(key: str, sent: discord.Message) -> Post:
-    """The record of a message AWAI posted (a reading or digest), quoting channel ``key``."""
-    return Post(channel=key, place=str(sent.channel.id), post_id=str(sent.id))
-
-
-async def redact_posts(client: discord.Client, runtime: Runtime, key: str) -> int:
-    """Edit every post of AWAI's that quotes a deleted or forgotten message of channel ``key`` so
-    its text is gone; returns how many. A post Discord refuses to change stays on the record and
-    is tried again after the next delete or forget in the channel."""
-    done = 0
-    for post in await asyncio.to_thread(runtime.posts.to_redact, key):
-        message = client.get_partial_messageable(int(post.place)).get_partial_message(
-            int(post.post_id)
-        )
-        try:
-            await message.edit(content=REMOVED_NOTICE, embeds=[], attachments=[])
-        except discord.NotFound:
-            pass  # already gone: nothing of it can be seen
-        except discord.HTTPException as error:
-            log.warning("AWAI post %s not redacted: %s", post.post_id, error)
-            continue
-        await asyncio.to_thread(runtime.posts.redacted, post)
-        done += 1
-    return done
 
 
 async def correct_thread_scopes(

@@ -2,44 +2,38 @@
 
 The checks that can be made on what Discord sent with the command come first and are answered
 privately at once; the interaction is then acknowledged privately (``defer(thinking=True,
-ephemeral=True)``) and the slower work (resolving the channel, the asker's scopes, the reading
-itself) runs after it. So a refusal or an error is only ever seen by the asker: with readings
-public (``discord.ephemeral_readings`` off), the reading itself is posted in the channel as a
-reply to the message (once per message, as a shared reading), and the asker is told where.
-
-Asking again for the same reading within a minute is answered once; a reading that fails gives
-its claim back, so asking again right away retries it.
+ephemeral=True)``) and the slower work (resolving the channel, then the action itself: the
+asker's scopes, the reading) runs after it. So a refusal or an error is only ever seen by the
+asker. The reading is :mod:`bots.actions.read`'s, sent as an ephemeral follow-up with Share and
+Details buttons; with readings public (``discord.ephemeral_readings`` off) it is
+:mod:`bots.actions.share`'s, posted in the channel as a reply to the message, and the asker is
+told where.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
 
 import discord
 
 from awai_engine.engine import StillStoringError, UnknownMessageError
-from awai_engine.values import ReadingNote
-from awai_engine.visibility import Scopes
+from awai_engine.values import Reading
+from bots.actions.platform import Refused
+from bots.actions.read import Delivery, read_privately
+from bots.actions.share import share
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
+from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
 from bots.discord.interactions import acknowledge, refuse_now
-from bots.discord.keys import Line, line_of
 from bots.discord.links import MessageLink
-from bots.discord.share import reading_buttons, share_reading, shared_reading_url
-from bots.discord.unstored import history_missing, store_if_new
+from bots.discord.platform import DiscordAsking
+from bots.discord.share import reading_buttons, tell_shared
 from bots.runtime import Runtime
-
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
-
-DUPLICATE_WINDOW_SECONDS = 60.0
-"""The same person asking for the same reading again within this window gets one reading."""
 
 
 class Readings:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(self, bot: discord.Client, runtime: Runtime) -> None:
         self.bot = bot
         self.runtime = runtime
 
@@ -70,65 +64,40 @@ class Readings:
         if not await acknowledge(interaction):
             return
         try:
+            member = interaction.user
+            if not isinstance(member, discord.Member):
+                raise ReadRefused("AWAI could not check your permissions in that channel.")
             channel = await access.resolve_channel(self.bot, guild, channel_id)
             if not here:
                 await access.check_may_read_there(interaction, channel)
-            line = line_of(channel)
-            scopes = await self._scopes(interaction, line, not ephemeral)
-            stored_now = await store_if_new(
-                self.runtime, channel, line, link.message_id, scopes, message
-            )
-            if stored_now:  # it may be the first message of a place with a scope of its own
-                scopes = await self._scopes(interaction, line, not ephemeral)
-            note = await history_missing(self.runtime, channel) if stored_now else None
-            if not ephemeral:
-                await share_reading(
-                    interaction, self.runtime, channel, line, link.message_id, scopes, note
+
+            async def deliver(reading: Reading, shared_url: str | None) -> None:
+                buttons = reading_buttons(channel.id, link.message_id, reading.language, shared_url)
+                await interaction.followup.send(
+                    embed=reading_embed(reading), ephemeral=True, view=buttons
                 )
+
+            asking = DiscordAsking(
+                OnLoop.here(),
+                self.bot,
+                self.runtime,
+                member,
+                channel,
+                link.message_id,
+                deliver,
+                given=message,
+                checked=True,
+            )
+            if not ephemeral:
+                shared = await asyncio.to_thread(share, self.runtime, asking)
+                await tell_shared(interaction, asking, shared)
                 return
-            await self._read_privately(interaction, channel, line, link.message_id, scopes, note)
-        except ReadRefused as refusal:
+            delivery = await asyncio.to_thread(read_privately, self.runtime, asking)
+            if delivery is Delivery.ALREADY_ON_ITS_WAY:
+                raise ReadRefused(messages.ALREADY_READING)
+        except Refused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
         except StillStoringError:
             await interaction.followup.send(messages.STILL_STORING, ephemeral=True)
         except UnknownMessageError:
             await interaction.followup.send(messages.NOT_READ, ephemeral=True)
-
-    async def _scopes(self, interaction: discord.Interaction, line: Line, public: bool) -> Scopes:
-        """What the asker may read of the scopes the channel's stored messages carry."""
-        stored = await asyncio.to_thread(self.runtime.engine.scopes_of, line.key)
-        return await access.asker_scopes(self.bot, interaction, stored, public)
-
-    async def _read_privately(
-        self,
-        interaction: discord.Interaction,
-        channel: access.Readable,
-        line: Line,
-        message_id: int,
-        scopes: Scopes,
-        note: ReadingNote | None,
-    ) -> None:
-        """The reading, to the asker only, with its Share and Details buttons (and ``note``, when
-        the message was only just fetched); once a minute per asker and message, the claim given
-        back when the reading or its sending fails."""
-        claim = claim_key(interaction.user.id, line, message_id)
-        if not await asyncio.to_thread(self.runtime.claim, claim, DUPLICATE_WINDOW_SECONDS):
-            raise ReadRefused(messages.ALREADY_READING)
-        try:
-            reading = await asyncio.to_thread(
-                self.runtime.engine.read, line.key, str(message_id), scopes
-            )
-            reading = reading.noted(note)
-            shared = await shared_reading_url(self.runtime, channel.guild.id, line, message_id)
-            buttons = reading_buttons(channel.id, message_id, reading.language, shared)
-            await interaction.followup.send(
-                embed=reading_embed(reading), ephemeral=True, view=buttons
-            )
-        except BaseException:
-            await asyncio.to_thread(self.runtime.release, claim)
-            raise
-
-
-def claim_key(user_id: int, line: Line, message_id: int) -> str:
-    """One reading per asker and message a minute, by every route (menu, slash, mention)."""
-    return f"discord:read:{user_id}:{line.key}:{message_id}"

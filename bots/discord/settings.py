@@ -3,7 +3,9 @@ object, composed in :mod:`bots.settings`; the engine knows nothing of them."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr
+
+from bots.crontab import Crontab
 
 
 class DiscordSettings(BaseModel):
@@ -39,20 +41,10 @@ class DiscordSettings(BaseModel):
             " allows at most 100)."
         ),
     )
-    digest_schedule: dict[int, str] = Field(
+    digest_schedule: dict[int, Crontab] = Field(
         {},
         description=(
             "Channel id → crontab in UTC (five fields), as JSON: the digest of that channel is"
             ' posted there on that schedule, e.g. {"123456789012345678": "0 9 * * mon"}.'
         ),
     )
-
-    @model_validator(mode="after")
-    def _crontabs_have_five_fields(self) -> DiscordSettings:
-        for channel_id, crontab in self.digest_schedule.items():
-            if len(crontab.split()) != 5:
-                raise ValueError(
-                    f"discord.digest_schedule[{channel_id}] = {crontab!r} is not a crontab of five"
-                    " fields (minute hour day month weekday)"
-                )
-        return self

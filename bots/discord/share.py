@@ -12,24 +12,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from dataclasses import dataclass
 
 import discord
 
 from awai_engine.engine import UnknownMessageError
-from awai_engine.posts import Post
-from awai_engine.values import ReadingNote
-from awai_engine.visibility import Scopes
+from bots.actions.details import details
+from bots.actions.platform import Refused
+from bots.actions.share import Shared
+from bots.actions.share import share as share_reading
 from bots.discord import access
 from bots.discord.access import ReadRefused
+from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
-from bots.discord.keys import Line, line_of
+from bots.discord.platform import DiscordAsking
 from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
-
-SHARE_SECONDS = 60.0
-"""Presses of Share on one message within this long are one share (a double click)."""
 
 
 def reading_buttons(
@@ -45,16 +43,6 @@ def reading_buttons(
         view.add_item(discord.ui.Button(label=label, url=shared_url))
     view.add_item(DetailsButton(channel_id, message_id, language))
     return view
-
-
-async def shared_reading_url(
-    runtime: Runtime, guild_id: int, line: Line, message_id: int
-) -> str | None:
-    """The jump link of the message's one shared reading; None while nobody shared it."""
-    existing = await asyncio.to_thread(runtime.posts.shared_reading, line.key, str(message_id))
-    if existing is None:
-        return None
-    return f"https://discord.com/channels/{guild_id}/{existing.place}/{existing.post_id}"
 
 
 class ShareButton(
@@ -109,32 +97,30 @@ class DetailsButton(
 async def _runtime_action(
     interaction: discord.Interaction, channel_id: int, message_id: int, share: bool
 ) -> None:
-    """Acknowledge privately at once, check the presser may read the message, then act; every
-    refusal and failure is answered privately."""
+    """Acknowledge privately at once, then act (:mod:`bots.actions.share` or
+    :mod:`bots.actions.details`, which check the presser may read the message); every refusal
+    and failure is answered privately."""
     runtime: Runtime = interaction.client.runtime  # type: ignore[attr-defined]
     await interaction.response.defer(thinking=True, ephemeral=True)
     try:
-        guild = interaction.guild
+        guild, member = interaction.guild, interaction.user
         if guild is None:
             raise ReadRefused("AWAI reads server channels only.")
-        channel = await access.resolve_channel(interaction.client, guild, channel_id)
-        await access.check_may_read_there(interaction, channel)
-        line = line_of(channel)
-        stored = await asyncio.to_thread(runtime.engine.scopes_of, line.key)
-        member = interaction.user
         if not isinstance(member, discord.Member):
             raise ReadRefused("AWAI could not check your permissions in that channel.")
-        scopes = await access.readable_scopes(interaction.client, guild, member, stored)
+        channel = await access.resolve_channel(interaction.client, guild, channel_id)
+        asking = DiscordAsking(
+            OnLoop.here(), interaction.client, runtime, member, channel, message_id
+        )
         if share:
-            await share_reading(interaction, runtime, channel, line, message_id, scopes)
+            shared = await asyncio.to_thread(share_reading, runtime, asking)
+            await tell_shared(interaction, asking, shared)
         else:
-            reading = await asyncio.to_thread(
-                runtime.engine.read, line.key, str(message_id), scopes
-            )
+            reading = await asyncio.to_thread(details, runtime, asking)
             await interaction.followup.send(
                 embed=reading_embed(reading, details=True), ephemeral=True
             )
-    except ReadRefused as refusal:
+    except Refused as refusal:
         await interaction.followup.send(str(refusal), ephemeral=True)
     except UnknownMessageError:
         await interaction.followup.send(
@@ -148,76 +134,14 @@ async def _runtime_action(
         )
 
 
-async def share_reading(
-    interaction: discord.Interaction,
-    runtime: Runtime,
-    channel: access.Readable,
-    line: Line,
-    message_id: int,
-    scopes: Scopes,
-    note: ReadingNote | None = None,
+async def tell_shared(
+    interaction: discord.Interaction, asking: DiscordAsking, shared: Shared
 ) -> None:
-    """Post the reading of ``message_id`` in ``channel`` for everyone, once per message, and tell
-    the (privately acknowledged) asker where it is. Share presses and, when readings are public
-    (``discord.ephemeral_readings`` off), every reading go through here; ``note``: what the
-    reading must say besides its own notes (that the channel's earlier history is not read yet,
-    for a message only just fetched), so everyone who sees it is told, not just the asker."""
-    shared = await publish_reading(
-        runtime, channel, line, message_id, scopes, interaction.user, note
-    )
-    if shared.busy:
+    """Tell the (privately acknowledged) asker where the message's one shared reading is."""
+    if shared.post is None:
         text = "Someone is sharing this message's reading right now."
     elif shared.earlier:
-        text = f"This message's reading is already shared: {shared.url}"
+        text = f"This message's reading is already shared: {asking.link_to(shared.post)}"
     else:
-        text = f"Shared: {shared.url}"
+        text = f"Shared: {asking.link_to(shared.post)}"
     await interaction.followup.send(text, ephemeral=True)
-
-
-@dataclass(frozen=True)
-class Shared:
-    """Where a message's one shared reading is: just posted, posted earlier, or being posted by
-    someone else right now (``busy``, no url yet)."""
-
-    url: str | None
-    earlier: bool = False
-    busy: bool = False
-
-
-async def publish_reading(
-    runtime: Runtime,
-    channel: access.Readable,
-    line: Line,
-    message_id: int,
-    scopes: Scopes,
-    shared_by: discord.abc.User,
-    note: ReadingNote | None = None,
-) -> Shared:
-    """The message's one shared reading, posted now as a reply to it unless it already is; with
-    only what everyone in ``channel`` may read of ``scopes``. A failure gives the claim back."""
-    url = await shared_reading_url(runtime, channel.guild.id, line, message_id)
-    if url is not None:
-        return Shared(url, earlier=True)
-    claim = f"discord:share:{line.key}:{message_id}"
-    if not await asyncio.to_thread(runtime.claim, claim, SHARE_SECONDS):
-        return Shared(None, busy=True)
-    public = scopes & access.audience_of(channel)  # only what everyone there may read
-    try:
-        reading = await asyncio.to_thread(runtime.engine.read, line.key, str(message_id), public)
-        reading = reading.noted(note)
-        sent = await channel.send(
-            content=f"Shared by {shared_by.mention}",
-            embed=reading_embed(reading),
-            reference=discord.MessageReference(
-                message_id=message_id, channel_id=channel.id, fail_if_not_exists=False
-            ),
-            allowed_mentions=discord.AllowedMentions.none(),
-        )
-    except BaseException:  # nothing was shared: asking again must try again
-        await asyncio.to_thread(runtime.release, claim)
-        raise
-    post = Post(
-        channel=line.key, place=str(sent.channel.id), post_id=str(sent.id), subject=str(message_id)
-    )
-    await asyncio.to_thread(runtime.posts.reading, reading, post)
-    return Shared(sent.jump_url)

@@ -9,37 +9,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import discord
 
+from bots.actions.purge import purge_channel, purge_place
+from bots.actions.redact import delete_messages, redact_posts, withdraw_words
 from bots.discord import access
 from bots.discord.access import ReadRefused
+from bots.discord.bridge import OnLoop
 from bots.discord.ingest import addressed_to_awai, is_read, to_utterance
 from bots.discord.keys import channel_key, guild_prefix, line_of
-from bots.discord.privacy import (
-    correct_thread_scopes,
-    drop_channel,
-    drop_thread,
-    purge_guild,
-    redact_posts,
-)
+from bots.discord.platform import DiscordPosts
+from bots.discord.privacy import correct_thread_scopes, drop_thread
 from bots.runtime import Runtime
-
-if TYPE_CHECKING:
-    from bots.discord.bot import AwaiBot
 
 log = logging.getLogger(__name__)
 
 
 class StoreSync:
-    def __init__(self, bot: AwaiBot, runtime: Runtime) -> None:
+    def __init__(
+        self, bot: discord.Client, runtime: Runtime, withheld: Callable[[discord.Message], bool]
+    ) -> None:
+        """``withheld``: whether Discord withheld a message's text (the bot's content check)."""
         self.bot = bot
         self.runtime = runtime
+        self.withheld = withheld
 
     async def message(self, message: discord.Message) -> None:
         """A new message: stored if it is one AWAI reads."""
-        if self.bot.content_check.observe(message) or not is_read(message):
+        if self.withheld(message) or not is_read(message):
             return
         channel = await self.resolve(message.guild, message.channel.id)
         if channel is None:
@@ -73,7 +72,7 @@ class StoreSync:
                     error,
                 )
                 return
-        if self.bot.content_check.observe(message):
+        if self.withheld(message):
             return
         if not is_read(message):
             if not message.author.bot and addressed_to_awai(message):
@@ -88,10 +87,15 @@ class StoreSync:
     async def withdraw(self, channel: access.Readable, message: discord.Message) -> None:
         """The words were edited off Discord: forgotten as a deletion is, AWAI's posts quoting
         them redacted. An edit made after this one that puts words back stores them again."""
-        key = line_of(channel).key
         edited = message.edited_at.timestamp() if message.edited_at else None
-        await asyncio.to_thread(self.runtime.engine.withdraw, key, str(message.id), edited)
-        await redact_posts(self.bot, self.runtime, key)
+        await asyncio.to_thread(
+            withdraw_words,
+            self.runtime,
+            self._posts(),
+            line_of(channel).key,
+            str(message.id),
+            edited,
+        )
 
     async def delete(self, guild_id: int, channel_id: int, message_ids: list[int]) -> None:
         """Delete everywhere: in the message's channel, or in every channel of the guild when the
@@ -109,28 +113,31 @@ class StoreSync:
                 if key.startswith(prefix)
             ]
 
+        posts, ids = self._posts(), [str(message_id) for message_id in message_ids]
+
         def delete_all() -> None:
             for key in keys:
-                for message_id in message_ids:
-                    self.runtime.engine.delete(key, str(message_id))
+                delete_messages(self.runtime, posts, key, ids)
 
         await asyncio.to_thread(delete_all)
-        for key in keys:
-            await redact_posts(self.bot, self.runtime, key)
 
     async def thread_deleted(self, payload: discord.RawThreadDeleteEvent) -> None:
         """A deleted thread: its messages go, and AWAI's posts quoting them are redacted."""
-        await asyncio.to_thread(
-            drop_thread, self.runtime, payload.guild_id, payload.parent_id, payload.thread_id
-        )
-        await redact_posts(self.bot, self.runtime, channel_key(payload.guild_id, payload.parent_id))
+        posts = self._posts()
+
+        def drop() -> None:
+            drop_thread(self.runtime, payload.guild_id, payload.parent_id, payload.thread_id)
+            redact_posts(self.runtime, posts, channel_key(payload.guild_id, payload.parent_id))
+
+        await asyncio.to_thread(drop)
 
     async def guild_available(self, guild: discord.Guild) -> None:
         """Messages of private threads stored before they carried their thread's scope get it."""
         await correct_thread_scopes(self.bot, self.runtime, guild)
 
     async def channel_deleted(self, channel: discord.abc.GuildChannel) -> None:
-        await asyncio.to_thread(drop_channel, self.runtime, channel.guild.id, channel.id)
+        key = channel_key(channel.guild.id, channel.id)
+        await asyncio.to_thread(purge_channel, self.runtime, key)
 
     async def guild_left(self, guild: discord.Guild) -> None:
         """AWAI left or was removed from a server: its data goes, unless configured to stay."""
@@ -140,7 +147,12 @@ class StoreSync:
             )
             return
         known = [channel.id for channel in guild.channels] + [thread.id for thread in guild.threads]
-        await asyncio.to_thread(purge_guild, self.runtime, guild.id, known)
+        cursors = [channel_key(guild.id, place_id) for place_id in known]
+        await asyncio.to_thread(purge_place, self.runtime, guild_prefix(guild.id), cursors)
+
+    def _posts(self) -> DiscordPosts:
+        """AWAI's posts, for the actions to redact from a worker thread."""
+        return DiscordPosts(OnLoop.here(), self.bot)
 
     async def resolve(self, guild: discord.Guild | None, channel_id: int) -> access.Readable | None:
         """The channel or thread AWAI reads, or ``None`` (logged) when it cannot be resolved."""

@@ -29,19 +29,13 @@ class AccessRefusedError(AwaiError):
 
 def check_member(client: WebClient, channel_id: str, user_id: str) -> None:
     """Return if ``user_id`` is a member of ``channel_id``; raise :class:`AccessRefusedError` if not."""
-    cursor: str | None = None
-    while True:
-        try:
-            page = client.conversations_members(
-                channel=channel_id, limit=MEMBERS_PAGE, cursor=cursor
-            )
-        except SlackApiError as error:
-            code = error.response.get("error")
-            if code in ("channel_not_found", "not_in_channel", "missing_scope"):
-                raise AccessRefusedError(messages.CANNOT_SEE_CHANNEL) from None
-            raise
-        if user_id in page.get("members", []):
-            return
-        cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-        if cursor is None:
-            raise AccessRefusedError(messages.NOT_A_MEMBER)
+    try:
+        for page in client.conversations_members(channel=channel_id, limit=MEMBERS_PAGE):
+            if user_id in page.get("members", []):
+                return
+    except SlackApiError as error:
+        code = error.response.get("error")
+        if code in ("channel_not_found", "not_in_channel", "missing_scope"):
+            raise AccessRefusedError(messages.CANNOT_SEE_CHANNEL) from None
+        raise
+    raise AccessRefusedError(messages.NOT_A_MEMBER)

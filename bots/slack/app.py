@@ -21,7 +21,6 @@ from bots.slack.backfill import Backfills
 from bots.slack.catchup import CatchUp
 from bots.slack.clients import WorkspaceClients, web_client
 from bots.slack.delivery import FirstDeliveryOnly
-from bots.slack.digests import DigestPoster
 from bots.slack.directory import SlackDirectory
 from bots.slack.installation import installs as make_installs
 from bots.slack.listeners import register
@@ -119,7 +118,6 @@ def build_bot(runtime: Runtime) -> SlackBot:
         readings=Readings(runtime, directory),
         backfills=backfills,
         catchup=CatchUp(runtime, directory, backfills),
-        digests=DigestPoster(runtime, directory),
         installation_store=installation_store,
     )
     if installs is not None:

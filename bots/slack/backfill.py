@@ -1,10 +1,10 @@
-"""Reading a channel's history into AWAI, resumable after a restart.
+"""Reading a Slack channel's history into AWAI: ``/awai backfill`` and the backfill on joining.
 
 Live events are the main way messages arrive; backfill fills in what was said before AWAI joined
-(or while it was away). History comes newest page first; each page, with the replies of its
-threads, is stored before its cursor is saved, so a restart resumes at the first page not yet
-stored: nothing lost, and since storing is idempotent, nothing twice. A finished backfill run
-again starts over from the newest page, catching anything missed since.
+(or while it was away). The reading itself, page by page and resumable, is the backfill action's
+(:mod:`bots.actions.backfill`); here is Slack's side of it: one run per channel at a time, the
+channel's history newest page first with the replies of its threads, and one message in the
+channel showing the progress.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from awai_engine.values import Utterance
+from bots.actions.backfill import BackfillProgress, Page, Start, backfill
+from bots.records import BackfillCursor
 from bots.runtime import Runtime
 from bots.slack import messages
 from bots.slack.blocks import notice
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import HistoryPage, history_page, thread_replies
-from bots.slack.ingest import Message, channel_key, is_spoken, to_utterance
+from bots.slack.ingest import Message, channel_key, spoken_utterances
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,7 @@ class BackfillRequest:
         return channel_key(self.team_id, self.channel_id)
 
 
-class _Progress:
+class StatusMessage:
     """One message in the channel, updated as pages are read."""
 
     def __init__(self, client: WebClient, channel_id: str) -> None:
@@ -67,6 +69,12 @@ class Backfills:
 
     def run(self, request: BackfillRequest, client: WebClient) -> str | None:
         """Backfill one channel; the polite reason when it could not start, else ``None``."""
+        outcome = self.backfill(request, client)
+        return outcome if isinstance(outcome, str) else None
+
+    def backfill(self, request: BackfillRequest, client: WebClient) -> int | str:
+        """Backfill one channel: the messages it stored (up to a pause), or the polite reason
+        it could not start."""
         with self._lock:
             if request.channel in self._running:
                 return messages.BACKFILL_RUNNING
@@ -77,39 +85,25 @@ class Backfills:
             with self._lock:
                 self._running.discard(request.channel)
 
-    def _run(self, request: BackfillRequest, client: WebClient) -> str | None:
-        state = self.runtime.cursor(request.channel)
-        if state is None or state.done:
-            cursor, stored = None, 0
-            self.runtime.save_cursor(request.channel, None, 0, done=False)
-        else:
-            cursor, stored = state.cursor, state.fetched
+    def _run(self, request: BackfillRequest, client: WebClient) -> int | str:
         try:
-            progress = _Progress(client, request.channel_id)
+            progress = StatusMessage(client, request.channel_id)
         except SlackApiError as error:
             log.warning("Cannot backfill %s: %s", request.channel, error.response.get("error"))
             return messages.CANNOT_POST
+        history = SlackHistory(self, request, client, progress)
         try:
-            while True:
-                page = history_page(client, request.channel_id, cursor, self.page_size)
-                stored += self._store_page(request, client, page)
-                cursor = page.next_cursor
-                self.runtime.save_cursor(request.channel, cursor, stored, done=cursor is None)
-                if cursor is None:
-                    break
-                log.info("Backfill of %s: %d message(s) so far", request.channel, stored)
-                progress.show(messages.BACKFILL_PROGRESS.format(count=stored))
+            backfill(self.runtime, history)
         except SlackApiError as error:
             reason = error.response.get("error") or "Slack did not answer"
             log.warning("Backfill of %s paused: %s", request.channel, reason)
-            progress.show(messages.BACKFILL_PAUSED.format(count=stored, reason=reason))
-            return None
-        log.info("Backfill of %s done: %d message(s)", request.channel, stored)
-        progress.show(messages.BACKFILL_DONE.format(count=stored))
-        return None
+            progress.show(messages.BACKFILL_PAUSED.format(count=history.reached, reason=reason))
+        return history.added
 
-    def _store_page(self, request: BackfillRequest, client: WebClient, page: HistoryPage) -> int:
-        """Store a page's messages and their threads' replies; the number of messages stored."""
+    def utterances(
+        self, request: BackfillRequest, client: WebClient, page: HistoryPage
+    ) -> list[Utterance]:
+        """What AWAI stores of a page's messages and their threads' replies."""
         said: list[Message] = []
         for message in page.messages:
             said.append(message)
@@ -117,21 +111,50 @@ class Backfills:
                 said.extend(
                     thread_replies(client, request.channel_id, message["ts"], self.page_size)
                 )
-        utterances = [
-            utterance
-            for message in said
-            if is_spoken(message, request.bot_user_id)
-            and (utterance := self._utterance(request, client, message)) is not None
-        ]
-        self.runtime.engine.ingest(utterances)
-        return len(utterances)
-
-    def _utterance(
-        self, request: BackfillRequest, client: WebClient, message: Message
-    ) -> Utterance | None:
-        return to_utterance(
-            message,
-            request.team_id,
-            request.channel_id,
-            lambda user_id: self.directory.display_name(client, request.team_id, user_id),
+        names = self.directory.names(client, request.team_id)
+        return spoken_utterances(
+            said, request.team_id, request.channel_id, request.bot_user_id, names
         )
+
+
+class SlackHistory:
+    """A Slack channel's history as the backfill action reads it: newest page first, each with
+    its threads' replies; a finished backfill run again starts over, catching anything missed."""
+
+    def __init__(
+        self,
+        backfills: Backfills,
+        request: BackfillRequest,
+        client: WebClient,
+        shown: StatusMessage,
+    ) -> None:
+        self.backfills, self.request, self.client, self.shown = backfills, request, client, shown
+        self.reached = 0
+        """Messages read so far (the count a pause reports)."""
+        self.added = 0
+        """Messages this run stored new."""
+
+    @property
+    def key(self) -> str:
+        return self.request.channel
+
+    def start(self, saved: BackfillCursor | None) -> Start:
+        if saved is None or saved.done:
+            return Start(None)
+        self.reached = saved.fetched
+        return Start(saved.cursor, saved.fetched, resumed=True)
+
+    def page(self, cursor: str | None) -> Page:
+        page = history_page(self.client, self.request.channel_id, cursor, self.backfills.page_size)
+        utterances = self.backfills.utterances(self.request, self.client, page)
+        last = page.next_cursor is None
+        return Page(utterances, len(utterances), page.next_cursor, last)
+
+    def show(self, progress: BackfillProgress) -> None:
+        self.reached, self.added = progress.fetched, progress.added
+        if progress.done:
+            log.info("Backfill of %s done: %d message(s)", self.key, progress.fetched)
+            self.shown.show(messages.BACKFILL_DONE.format(count=progress.fetched))
+        else:
+            log.info("Backfill of %s: %d message(s) so far", self.key, progress.fetched)
+            self.shown.show(messages.BACKFILL_PROGRESS.format(count=progress.fetched))

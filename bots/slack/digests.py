@@ -1,56 +1,61 @@
-"""Posting a channel's digest to Slack: the Block Kit summary, then its picture as a file.
+"""A Slack channel as the digest action posts on it (:mod:`bots.actions.digest`): the Block Kit
+summary, then its picture as a file.
 
-Used by ``/awai digest`` and by the scheduled digests (:mod:`bots.slack.schedule`). The picture
-goes up with ``files_upload_v2`` (Slack's current upload flow: get an upload URL, send the bytes,
-complete the upload into the channel).
+The picture goes up with ``files_upload_v2`` (Slack's current upload flow: get an upload URL,
+send the bytes, complete the upload into the channel); each example links to its message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
 from slack_sdk import WebClient
 
+from awai_engine.posts import Post
 from awai_engine.schemas.digest import Digest
+from awai_engine.values import MessageRef
 from bots.labels import labels_for
-from bots.runtime import Runtime
 from bots.slack.blocks import digest_message
 from bots.slack.directory import SlackDirectory
-from bots.slack.ingest import channel_id_of
-from bots.slack.privacy import record_digest
+from bots.slack.ingest import channel_key
+from bots.slack.platform import PICTURE
 
 PICTURE_NAME = "awai-digest.png"
 
 
-class DigestPoster:
-    def __init__(self, runtime: Runtime, directory: SlackDirectory) -> None:
-        self.runtime = runtime
-        self.directory = directory
+@dataclass(frozen=True)
+class SlackBoard:
+    """One channel of a workspace, posted to with that workspace's client."""
 
-    def post(self, client: WebClient, team_id: str, digest: Digest) -> None:
-        """Post ``digest`` in its own channel: the summary message, then the picture."""
-        channel_id = channel_id_of(digest.channel)
-        examples = {
-            example.message_id
-            for speaker in digest.speakers
-            for schema in speaker.schemas
-            for example in schema.examples
-        }
-        refs = self.runtime.message_refs(digest.channel, examples)
+    directory: SlackDirectory
+    client: WebClient
+    team_id: str
+    channel_id: str
 
+    @property
+    def channel(self) -> str:
+        return channel_key(self.team_id, self.channel_id)
+
+    def post(self, digest: Digest, refs: Mapping[str, MessageRef]) -> Iterator[Post]:
         def permalink_of(message_id: str, thread_root: str | None) -> str:
             if thread_root is None and message_id in refs:
                 thread_root = refs[message_id].thread_root
-            return self.directory.permalink(client, team_id, channel_id, message_id, thread_root)
+            return self.directory.permalink(
+                self.client, self.team_id, self.channel_id, message_id, thread_root
+            )
 
         message = digest_message(digest, permalink_of)
-        posted = client.chat_postMessage(
-            channel=channel_id, text=message.text, blocks=message.blocks
+        posted = self.client.chat_postMessage(
+            channel=self.channel_id, text=message.text, blocks=message.blocks
         )
-        record_digest(self.runtime, digest, channel_id, posted["ts"], None)
-        uploaded = client.files_upload_v2(
-            channel=channel_id,
+        yield Post(channel=digest.channel, place=self.channel_id, post_id=posted["ts"])
+        uploaded = self.client.files_upload_v2(
+            channel=self.channel_id,
             file=digest.png,
             filename=PICTURE_NAME,
             title=labels_for(digest.language)["digest:picture"],
         )
         files = uploaded.get("files") or [uploaded.get("file") or {}]
-        record_digest(self.runtime, digest, channel_id, posted["ts"], files[0].get("id"))
+        if file_id := files[0].get("id"):
+            yield Post(channel=digest.channel, place=self.channel_id, post_id=file_id, part=PICTURE)

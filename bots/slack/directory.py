@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -31,6 +32,10 @@ class SlackDirectory:
         self._urls: dict[str, str] = {}
         self._permalinks: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._lock = threading.Lock()
+
+    def names(self, client: WebClient, team_id: str) -> Callable[[str], str]:
+        """The display name of each user id of one workspace (what an utterance is made with)."""
+        return lambda user_id: self.display_name(client, team_id, user_id)
 
     def display_name(self, client: WebClient, team_id: str, user_id: str) -> str:
         """The name people see for a user; the user id itself if Slack will not say."""

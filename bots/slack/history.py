@@ -2,7 +2,7 @@
 
 Every call goes through the ``WebClient`` the caller passes, which carries slack_sdk's
 ``RateLimitErrorRetryHandler``: a 429 waits for ``Retry-After`` and repeats the same call, so a
-page is never skipped.
+page is never skipped (the next pages of an iterated response go through it too).
 """
 
 from __future__ import annotations
@@ -53,17 +53,12 @@ def history_page(client: WebClient, channel_id: str, cursor: str | None, limit: 
 
 
 def thread_replies(
-    client: WebClient, channel_id: str, thread_ts: str, limit: int
+    client: WebClient, channel_id: str, thread_ts: str, limit: int, after: float | None = None
 ) -> Iterator[Message]:
-    """Every reply of a thread, oldest first (its root is not repeated)."""
-    cursor: str | None = None
-    while True:
-        page = client.conversations_replies(
-            channel=channel_id, ts=thread_ts, cursor=cursor, limit=limit
-        )
-        for message in page.get("messages", []):
-            if message.get("ts") != thread_ts:
-                yield message
-        cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-        if not page.get("has_more") or cursor is None:
-            return
+    """Every reply of a thread (those after ``after`` only, when given), oldest first; its root
+    is not repeated. The pages follow Slack's cursor (slack_sdk's own pagination)."""
+    window = {} if after is None else {"oldest": f"{after:.6f}", "inclusive": False}
+    for page in client.conversations_replies(
+        channel=channel_id, ts=thread_ts, limit=limit, **window
+    ):
+        yield from (m for m in page.get("messages", []) if m.get("ts") != thread_ts)

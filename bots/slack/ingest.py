@@ -8,7 +8,7 @@ Channel key ``slack:<team>:<channel>``; message id the ``ts`` string; a reply's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from awai_engine.values import Utterance
@@ -78,6 +78,22 @@ def to_utterance(
         addressees=addressees,
         edited_ts=edited_ts_of(message),
     )
+
+
+def spoken_utterances(
+    said: Iterable[Message],
+    team_id: str,
+    channel_id: str,
+    bot_user_id: str | None,
+    name_of: Callable[[str], str],
+) -> list[Utterance]:
+    """What AWAI stores of ``said``, in its order: the words people said to the room."""
+    return [
+        utterance
+        for message in said
+        if is_spoken(message, bot_user_id)
+        and (utterance := to_utterance(message, team_id, channel_id, name_of)) is not None
+    ]
 
 
 def edited_ts_of(message: Message) -> float | None:

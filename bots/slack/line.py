@@ -55,17 +55,9 @@ def _thread_until(
 ) -> list[Message]:
     """A thread's root and replies before ``mention_ts``, oldest first (replies page that way)."""
     said: list[Message] = []
-    cursor: str | None = None
-    while True:
-        page = client.conversations_replies(
-            channel=channel_id,
-            ts=thread_ts,
-            latest=mention_ts,
-            inclusive=False,
-            cursor=cursor,
-            limit=200,
-        )
+    listed = client.conversations_replies(
+        channel=channel_id, ts=thread_ts, latest=mention_ts, inclusive=False, limit=200
+    )
+    for page in listed:
         said.extend(m for m in page.get("messages", []) if float(m["ts"]) < float(mention_ts))
-        cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-        if not page.get("has_more") or cursor is None:
-            return said
+    return said

@@ -1,18 +1,19 @@
 """Scheduled digests: ``AWAI_SLACK__DIGEST_SCHEDULE`` → jobs of the shared scheduler service.
 
 The scheduler (``bots/scheduler.py``) keeps its jobs in AWAI's database, so a schedule outlives a
-restart; this module makes the stored Slack jobs match the settings at start-up (adding, changing
-and removing), and registers how a digest reaches Slack when a job fires.
+restart; this module finds the channels the settings name and where a digest of each is posted;
+keeping the jobs in step and posting are the digest action's (:mod:`bots.actions.digest`).
 """
 
 from __future__ import annotations
 
 import logging
 
-from awai_engine.schemas.digest import Digest
-from bots.scheduler import SchedulerService
+from bots.actions.digest import keep_schedules, scheduled_poster
+from bots.scheduler import DigestPoster, SchedulerService
 from bots.slack.app import SlackBot
-from bots.slack.ingest import channel_key
+from bots.slack.digests import SlackBoard
+from bots.slack.ingest import channel_id_of, channel_key
 
 log = logging.getLogger(__name__)
 
@@ -21,26 +22,25 @@ POSTER = "slack"
 
 def schedule_digests(bot: SlackBot, scheduler: SchedulerService) -> dict[str, str]:
     """Register the Slack poster and one digest job per configured channel; returns key → crontab."""
-    scheduler.add_digest_poster(
-        POSTER, lambda channel, digest: post_scheduled(bot, channel, digest)
-    )
+    scheduler.add_digest_poster(POSTER, digest_poster(bot))
     wanted = _configured(bot)
-    for poster, channel, _ in scheduler.digest_schedules():
-        if poster == POSTER and channel not in wanted:
-            scheduler.unschedule_digest(channel, POSTER)
-    for channel, crontab in wanted.items():
-        scheduler.schedule_digest(channel, POSTER, cron=crontab)
+    keep_schedules(scheduler, POSTER, wanted)
     return wanted
 
 
-def post_scheduled(bot: SlackBot, channel: str, digest: Digest) -> None:
-    """A digest job fired: post it with the bot token of the channel's workspace."""
+def digest_poster(bot: SlackBot) -> DigestPoster:
+    """What a Slack digest job calls when it fires: post on the channel's board."""
+    return scheduled_poster(bot.services.runtime, lambda channel: board_of(bot, channel))
+
+
+def board_of(bot: SlackBot, channel: str) -> SlackBoard | None:
+    """Where a scheduled digest of ``channel`` goes: posted with the bot token of its
+    workspace; ``None`` once AWAI is no longer installed there."""
     team_id = channel.split(":")[1]
     client = bot.clients.for_workspace(team_id)
     if client is None:
-        log.warning("Digest of %s not posted: AWAI is no longer installed there", channel)
-        return
-    bot.services.digests.post(client, team_id, digest)
+        return None
+    return SlackBoard(bot.services.directory, client, team_id, channel_id_of(channel))
 
 
 def _configured(bot: SlackBot) -> dict[str, str]:

@@ -9,7 +9,6 @@ from slack_sdk.oauth.installation_store import InstallationStore
 from bots.runtime import Runtime
 from bots.slack.backfill import Backfills
 from bots.slack.catchup import CatchUp
-from bots.slack.digests import DigestPoster
 from bots.slack.directory import SlackDirectory
 from bots.slack.reading import Readings
 from bots.slack.workers import Workers
@@ -23,5 +22,4 @@ class SlackServices:
     readings: Readings
     backfills: Backfills
     catchup: CatchUp
-    digests: DigestPoster
     installation_store: InstallationStore | None = None

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 
+from bots.crontab import Crontab
+
 
 class SlackSettings(BaseModel):
     """The Slack app (``awai slack``); ``docs/slack.md`` says where each value comes from.
@@ -59,7 +61,7 @@ class SlackSettings(BaseModel):
     api_base_url: str = Field(
         "https://slack.com/api/", description="Slack Web API root (a proxy or a test server)."
     )
-    digest_schedule: dict[str, str] = Field(
+    digest_schedule: dict[str, Crontab] = Field(
         {},
         description=(
             "Channel id → crontab in UTC (five fields), as JSON: that channel's digest is posted"
@@ -78,12 +80,17 @@ class SlackSettings(BaseModel):
     reading_workers: int = Field(
         4, ge=1, le=64, description="Readings, digests and backfills worked on at once."
     )
-    duplicate_window_seconds: float = Field(
-        60.0,
-        ge=0,
-        le=3600,
-        description="The same person asking for the same message again within this gets one reading.",
-    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved(cls, values: object) -> object:
+        """A setting that moved to the section every platform shares is named, not ignored."""
+        if isinstance(values, dict) and "duplicate_window_seconds" in values:
+            raise ValueError(
+                "slack.duplicate_window_seconds is now AWAI_READINGS__DUPLICATE_WINDOW_SECONDS,"
+                " one window for Slack and Discord; rename the variable"
+            )
+        return values
 
     @model_validator(mode="after")
     def _consistent(self) -> SlackSettings:
@@ -97,11 +104,5 @@ class SlackSettings(BaseModel):
                 raise ValueError(
                     "slack.workspaces=multi needs AWAI_SLACK__CLIENT_ID and"
                     " AWAI_SLACK__CLIENT_SECRET"
-                )
-        for channel_id, crontab in self.digest_schedule.items():
-            if len(crontab.split()) != 5:
-                raise ValueError(
-                    f"slack.digest_schedule[{channel_id}] = {crontab!r} is not a crontab of five"
-                    " fields (minute hour day month weekday)"
                 )
         return self

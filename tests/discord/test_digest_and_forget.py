@@ -61,6 +61,21 @@ async def test_slash_digest_posts_the_embed_with_its_picture_attached(harness: H
     assert followup.body["flags"] & 64  # type: ignore[index]
 
 
+async def test_in_public_mode_slash_digest_posts_for_everyone_on_record_and_links_the_asker(
+    start_bot,
+):
+    harness = await start_bot(discord={"ephemeral_readings": False})
+    await _conversation(harness)
+
+    await harness.interact(payloads.interaction(data=payloads.slash("digest")))
+
+    (posted,) = [d for d in harness.server.public() if d.route == "channel"]
+    assert posted.embeds[0]["title"] == "Preconceptions digest · #general"
+    (told,) = [d for d in harness.server.delivered if d.route == "followup"]
+    assert told.ephemeral and told.content.endswith(f"/{posted.channel_id}/{posted.message_id}")
+    assert harness.runtime.store.posts.count(KEY) == 1, "on the record, so a removal redacts it"
+
+
 async def test_a_scheduled_digest_is_posted_in_its_channel_with_its_picture(
     start_bot, make_runtime, fake_discord
 ):

@@ -177,3 +177,27 @@ async def test_a_digest_holds_private_words_only_for_people_in_the_thread(
     digest = await _read(harness, payloads.slash("digest"), person)
     assert "embeds" in digest
     assert (SECRET in digest) == (person is BOB)
+
+
+async def test_the_first_message_of_a_private_thread_not_stored_yet_is_read_for_a_member(
+    harness: Harness,
+) -> None:
+    """Nothing of the thread is stored when Bob asks, so his scopes are known only once the
+    message is: they are asked again after storing it, or he would be told it does not exist."""
+    harness.bot._connection.parse_thread_create(_private_thread())  # type: ignore[attr-defined]
+    harness.server.thread_members[PRIVATE_THREAD_ID] = {payloads.BOB_ID, payloads.CAROL_ID}
+    first = payloads.message(
+        SNOWFLAKES.next(), channel_id=PRIVATE_THREAD_ID, author=CAROL, content=PRIVATE[1][1]
+    )
+    harness.server.add_channel(_private_thread(), [first])
+    assert f"private-thread:{PRIVATE_THREAD_ID}" not in harness.runtime.engine.scopes_of(KEY)
+
+    shown = await _read(
+        harness,
+        payloads.message_menu(first),
+        BOB,
+        channel=_private_thread(),
+    )
+
+    assert SECRET in shown
+    assert f"private-thread:{PRIVATE_THREAD_ID}" in harness.runtime.engine.scopes_of(KEY)

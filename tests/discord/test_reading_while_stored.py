@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 
 from bots.discord.keys import line_of
-from bots.discord.unstored import utterance_of
+from bots.discord.platform import utterance_of
 from bots.runtime import Runtime
 from tests.discord import payloads
 from tests.discord.conftest import Harness

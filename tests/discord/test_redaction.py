@@ -13,7 +13,7 @@ from typing import Any
 import discord
 
 from awai_engine.values import Utterance
-from bots.discord.privacy import REMOVED_NOTICE
+from bots.actions.redact import REMOVED_NOTICE
 from tests.discord import payloads
 from tests.discord.conftest import KEY, Harness
 from tests.discord.payloads import ANN, BOB, CAROL, SNOWFLAKES

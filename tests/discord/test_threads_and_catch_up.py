@@ -12,6 +12,9 @@ import asyncio
 import logging
 from typing import Any
 
+from bots.actions.catchup import catch_up
+from bots.discord.bridge import OnLoop
+from bots.discord.catchup import DiscordServer
 from bots.discord.keys import private_thread_scope
 from tests.discord import payloads
 from tests.discord.conftest import KEY, Harness
@@ -160,7 +163,7 @@ async def _caught_up(harness: Harness) -> None:
 async def test_when_the_server_becomes_available_what_was_said_meanwhile_is_read(
     harness: Harness, caplog
 ):
-    caplog.set_level(logging.INFO, logger="bots.discord.catchup")
+    caplog.set_level(logging.INFO, logger="bots.actions.catchup")
     away = await _away(harness)
     harness.server.rate_limits["/messages"] = 2  # Discord asks AWAI to slow down twice
 
@@ -223,3 +226,16 @@ async def test_an_interrupted_catch_up_resumes_where_it_stopped_though_newer_mes
 
     assert list(second.stored()) == [m["id"] for m in seen + missed + live]
     assert second.runtime.store.message_count(KEY) == 27
+
+
+async def test_a_catch_up_the_bot_stopped_reads_no_further_channel(harness: Harness):
+    away = await _away(harness)
+    server = DiscordServer(OnLoop.here(), harness.guild, harness.runtime)
+    before = harness.server.history_requests
+
+    server.stopped.set()  # what cancelling the catch-up's task does
+    caught = await asyncio.to_thread(catch_up, harness.runtime, server)
+
+    assert (caught.channels, caught.added) == (0, 0)
+    assert harness.server.history_requests == before, "nothing more was asked of Discord"
+    assert not any(m["content"] in _texts(harness) for m in away["channel"])

@@ -82,3 +82,21 @@ def test_backfill_in_a_channel_awai_is_not_in_says_so(slack: SlackHarness):
 
     assert slack.responses_text() == [messages.CANNOT_POST]
     assert slack.api.calls_to("conversations.history") == []
+
+
+def test_a_thread_longer_than_a_page_is_read_whole_page_after_page(
+    make_slack: Callable[..., SlackHarness],
+):
+    slack = make_slack(backfill_page_size=2)
+    root = slack.api.add_message(GENERAL, ANN, "Which vendor do we pick?")
+    replies = [
+        slack.api.add_message(GENERAL, BEN, f"Vendor {i} has a point.", thread_ts=root["ts"])
+        for i in range(5)
+    ]
+
+    slack.send(slack.requests.command("backfill", GENERAL, ANN))
+    slack.settle()
+
+    stored = set(slack.stored_texts())
+    assert {root["ts"], *(reply["ts"] for reply in replies)} <= stored
+    assert len(slack.api.calls_to("conversations.replies")) >= 3, "five replies, two a page"

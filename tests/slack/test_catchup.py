@@ -33,13 +33,13 @@ def test_messages_said_while_awai_was_down_are_read_on_start(
     unseen = slack.api.add_message(SECRET, BEN, "A secret said while AWAI was down.")
     slack.api.rate_limit("conversations.history", retry_after=1)
 
-    with caplog.at_level(logging.INFO, logger="bots.slack.catchup"):
+    with caplog.at_level(logging.INFO, logger="bots.actions.catchup"):
         slack.bot.catch_up()
         slack.settle()
 
     assert set(slack.stored_texts()) == before | new
     assert unseen["ts"] in slack.stored_texts(SECRET)
-    assert "Caught up workspace T0AWAI: 6 message(s) in 2 channel(s)" in caplog.text
+    assert "Caught up workspace T0AWAI: 6 new message(s) in 2 channel(s)" in caplog.text
     assert not any(text in caplog.text for text in ("We keep the date", "secret said"))
 
 

@@ -11,7 +11,7 @@ from slack_sdk.oauth.installation_store import Installation
 
 from awai_engine.visibility import EVERYTHING
 from bots.slack.ingest import channel_key
-from bots.slack.schedule import post_scheduled
+from bots.slack.schedule import digest_poster
 from tests.slack.conftest import ANN, BEN, GENERAL, GENERAL_KEY, SlackHarness
 from tests.slack.mock_slack_api import BOT_ID, BOT_USER_ID, TEAM_ID
 
@@ -116,7 +116,7 @@ def test_a_grid_install_gets_its_scheduled_digest_after_a_restart(
 
     restarted = make_slack(**MULTI)  # same database: what was learnt from requests survives
     digest = restarted.runtime.schemas.digest(key, EVERYTHING, record=False)
-    post_scheduled(restarted.bot, key, digest)
+    digest_poster(restarted.bot)(key, digest)
 
     posted = [c for c in slack.api.calls_to("chat.postMessage") if c.params["channel"] == GENERAL]
     assert [call.token for call in posted] == [INSTALLED_TOKEN]
@@ -135,7 +135,7 @@ def test_a_scheduled_digest_rotates_an_expiring_token_as_requests_do(
     slack.seed([(ANN, "One thing."), (BEN, "Another thing.")])
     digest = slack.runtime.schemas.digest(GENERAL_KEY, EVERYTHING, record=False)
 
-    post_scheduled(slack.bot, GENERAL_KEY, digest)
+    digest_poster(slack.bot)(GENERAL_KEY, digest)
 
     posted = [c for c in slack.api.calls_to("chat.postMessage") if c.params["channel"] == GENERAL]
     assert [call.token for call in posted] == ["xoxe.xoxb-rotated-1"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
+from bots.actions.redact import REMOVED_NOTICE
 from bots.slack.blocks import SHARE_ACTION, ReadingTarget
-from bots.slack.privacy import REMOVED_NOTICE
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
 from tests.slack.mock_slack_api import BOT_USER_ID
 

@@ -17,7 +17,7 @@ from slack_bolt.context.respond import Respond
 
 from bots.slack.blocks import DETAILS_ACTION, SHARE_ACTION, SHARED_LINK_ACTION, ReadingTarget
 from bots.slack.listeners.common import team_of, tell_by_response_url
-from bots.slack.reading import ReadingRequest
+from bots.slack.platform import ReadingRequest
 from bots.slack.services import SlackServices
 
 log = logging.getLogger(__name__)

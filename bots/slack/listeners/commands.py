@@ -17,15 +17,18 @@ from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
 from awai_engine.schemas.service import UnknownChannelError
+from bots.actions.digest import share_digest
+from bots.actions.forget import forget_me as forget_speaker
 from bots.slack import messages
 from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
 from bots.slack.backfill import BackfillRequest
+from bots.slack.digests import SlackBoard
 from bots.slack.ingest import channel_key
 from bots.slack.linked import other_workspace_refusal
 from bots.slack.links import MalformedLinkError, Permalink, parse_permalink
 from bots.slack.listeners.common import team_of, tell_by_response_url
-from bots.slack.privacy import redact_posts
-from bots.slack.reading import ReadingRequest, Tell
+from bots.slack.platform import ReadingRequest, SlackPosts
+from bots.slack.reading import Tell
 from bots.slack.services import SlackServices
 
 log = logging.getLogger(__name__)
@@ -126,10 +129,12 @@ def post_digest(services: SlackServices, invocation: Invocation) -> None:
     except AccessRefusedError as refusal:
         invocation.tell(str(refusal))
         return
-    key = channel_key(invocation.team_id, invocation.channel_id)
+    board = SlackBoard(
+        services.directory, invocation.client, invocation.team_id, invocation.channel_id
+    )
+    key = board.channel
     try:
-        made = services.runtime.schemas.digest(key, MEMBER_SCOPES)
-        services.digests.post(invocation.client, invocation.team_id, made)
+        share_digest(services.runtime, board, MEMBER_SCOPES)
     except UnknownChannelError:
         invocation.tell(messages.NOTHING_READ_YET)
     except Exception:
@@ -145,15 +150,14 @@ def forget_me(services: SlackServices, invocation: Invocation, ack: Ack) -> None
 def forget(services: SlackServices, invocation: Invocation) -> None:
     key = channel_key(invocation.team_id, invocation.channel_id)
     try:
-        report = services.runtime.schemas.forget_speaker(key, invocation.user_id)
-    except UnknownChannelError:
-        invocation.tell(messages.forgotten(0))
+        report = forget_speaker(
+            services.runtime, SlackPosts(invocation.client), key, invocation.user_id
+        )
     except Exception:
         log.exception("Forgetting %s in %s failed", invocation.user_id, key)
         invocation.tell(messages.FORGET_FAILED)
     else:
-        redact_posts(services.runtime, invocation.client, key)
-        invocation.tell(messages.forgotten(report.messages))
+        invocation.tell(messages.forgotten(report.messages if report else 0))
 
 
 def show_help(services: SlackServices, invocation: Invocation, ack: Ack) -> None:

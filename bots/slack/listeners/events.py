@@ -9,6 +9,7 @@ them (:mod:`bots.slack.delivery`), so it changes nothing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from slack_bolt import App, BoltContext
@@ -16,23 +17,23 @@ from slack_bolt.listener.builtins import TokenRevocationListeners
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from awai_engine.values import Utterance
+from bots.actions.purge import purge_place
+from bots.actions.redact import delete_messages, withdraw_words
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import (
     Message,
     channel_key,
     edited_ts_of,
-    is_spoken,
     said_by_a_person,
-    to_utterance,
+    spoken_utterances,
+    workspace_prefix,
 )
 from bots.slack.line import line_before
 from bots.slack.linked import other_workspace_refusal
 from bots.slack.links import MalformedLinkError, parse_permalink
 from bots.slack.listeners.common import team_of, tell_ephemeral
-from bots.slack.privacy import purge_workspace, redact_posts
-from bots.slack.reading import ReadingRequest
+from bots.slack.platform import ReadingRequest, SlackPosts
 from bots.slack.services import SlackServices
 
 log = logging.getLogger(__name__)
@@ -85,31 +86,24 @@ def handle_message(
     bot_user_id: str | None,
 ) -> None:
     """A new, edited or deleted message: stored, replaced or removed everywhere."""
-    engine = services.runtime.engine
+    runtime, posts = services.runtime, SlackPosts(client)
     channel_id = event["channel"]
+    key = channel_key(team, channel_id)
     subtype = event.get("subtype")
     if subtype == "message_deleted":
-        engine.delete(channel_key(team, channel_id), event["deleted_ts"])
-        redact_posts(services.runtime, client, channel_key(team, channel_id))
+        delete_messages(runtime, posts, key, [event["deleted_ts"]])
         return
     message = event["message"] if subtype == "message_changed" else event
     if message.get("subtype") == "tombstone":  # a thread root deleted under its replies
-        engine.delete(channel_key(team, channel_id), message["ts"])
-        redact_posts(services.runtime, client, channel_key(team, channel_id))
+        delete_messages(runtime, posts, key, [message["ts"]])
         return
-    utterance = _utterance_of(services, team, channel_id, client, bot_user_id, message)
-    if utterance is not None:
+    names = services.directory.names(client, team)
+    utterances = spoken_utterances([message], team, channel_id, bot_user_id, names)
+    if utterances:
         # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
-        engine.ingest([utterance])
-    elif (
-        subtype == "message_changed"
-        and said_by_a_person(message)
-        and engine.withdraw(channel_key(team, channel_id), message["ts"], edited_ts_of(message))
-    ):
-        # Edited into a command to AWAI or into no words: the person's words are off Slack, so
-        # they are forgotten as a deletion is, and AWAI's posts quoting them are redacted. An
-        # edit made after this one that puts words back stores the message again.
-        redact_posts(services.runtime, client, channel_key(team, channel_id))
+        runtime.engine.ingest(utterances)
+    elif subtype == "message_changed" and said_by_a_person(message):
+        withdraw_words(runtime, posts, key, message["ts"], edited_ts_of(message))
 
 
 def handle_mention(
@@ -178,34 +172,13 @@ def _store(
     channel_id: str,
     client: WebClient,
     bot_user_id: str | None,
-    said: tuple[Message, ...],
+    said: Iterable[Message],
 ) -> None:
-    utterances = [
-        utterance
-        for message in said
-        if (utterance := _utterance_of(services, team, channel_id, client, bot_user_id, message))
-        is not None
-    ]
-    services.runtime.engine.ingest(utterances)
-
-
-def _utterance_of(
-    services: SlackServices,
-    team: str,
-    channel_id: str,
-    client: WebClient,
-    bot_user_id: str | None,
-    message: Message,
-) -> Utterance | None:
-    """What AWAI stores of a message: ``None`` unless a person said words to the room."""
-    if not is_spoken(message, bot_user_id):
-        return None
-    return to_utterance(
-        message,
-        team,
-        channel_id,
-        lambda user_id: services.directory.display_name(client, team, user_id),
-    )
+    """Store what people said of ``said`` (what is stored already is left as it is)."""
+    names = services.directory.names(client, team)
+    utterances = spoken_utterances(said, team, channel_id, bot_user_id, names)
+    if utterances:
+        services.runtime.engine.ingest(utterances)
 
 
 def handle_uninstall(services: SlackServices, event: Payload | None, context: BoltContext) -> None:
@@ -223,5 +196,5 @@ def handle_uninstall(services: SlackServices, event: Payload | None, context: Bo
             return  # only people's tokens were revoked; the bot still works here
     elif revocations:
         revocations.handle_app_uninstalled_events(context)
-    purge_workspace(services.runtime, team)
+    purge_place(services.runtime, workspace_prefix(team))
     services.directory.forget_workspace(team)

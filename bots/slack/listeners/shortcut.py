@@ -12,7 +12,7 @@ from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 
 from bots.slack.listeners.common import team_of, tell_by_response_url, tell_ephemeral
-from bots.slack.reading import ReadingRequest
+from bots.slack.platform import ReadingRequest
 from bots.slack.services import SlackServices
 
 READ_CALLBACK_ID = "read_with_awai"

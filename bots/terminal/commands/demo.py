@@ -26,8 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     sample = SAMPLES[args.lang]
-    runtime = open_runtime(settings_for(sample, settings), notify=warn)
-    try:
+    with open_runtime(settings_for(sample, settings), notify=warn) as runtime:
         transcript = load_and_ingest(
             runtime, sample.path, sample.channel, quiet=args.json
         ).transcript
@@ -41,8 +40,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 styled(f"{sample.description} ({runtime.engine.embedder.model_name})", "dim")
             )
             render_reading(reading, stdout, details=args.details)
-    finally:
-        runtime.close()
     return 0
 
 

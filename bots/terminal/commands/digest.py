@@ -44,8 +44,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except OSError as error:
         fail(f"cannot write to {args.out}: {error.strerror or error}")
         return 2
-    runtime = open_runtime(settings, notify=warn)
-    try:
+    with open_runtime(settings, notify=warn) as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2
@@ -59,8 +58,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         digest = runtime.schemas.digest(
             channel, Scopes.everything(), record=not args.preview, deliver=write
         )
-    finally:
-        runtime.close()
     width, height = digest.png_size
     stdout.print(f"{markdown}\n{picture} ({width}×{height})")
     return 0

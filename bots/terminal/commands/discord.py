@@ -59,24 +59,22 @@ def run(args: argparse.Namespace, settings: BotSettings) -> int:
         )
         return 2
     token = settings.discord.token.get_secret_value()
-    runtime = open_runtime(settings)
-    try:
-        if args.clear_guild is not None:
-            asyncio.run(clear_guild_commands(runtime, token, args.clear_guild))
-            print(f"Removed AWAI's commands registered in server {args.clear_guild} only.")
+    with open_runtime(settings) as runtime:
+        try:
+            if args.clear_guild is not None:
+                asyncio.run(clear_guild_commands(runtime, token, args.clear_guild))
+                print(f"Removed AWAI's commands registered in server {args.clear_guild} only.")
+                return 0
+            if args.sync:
+                names = asyncio.run(sync_once(runtime, token, args.guild))
+                where = f"server {args.guild}" if args.guild else "every server (may take an hour)"
+                print(f"Registered {', '.join(names)} in {where}.")
+                return 0
+            asyncio.run(serve(runtime, token))
             return 0
-        if args.sync:
-            names = asyncio.run(sync_once(runtime, token, args.guild))
-            where = f"server {args.guild}" if args.guild else "every server (may take an hour)"
-            print(f"Registered {', '.join(names)} in {where}.")
-            return 0
-        asyncio.run(serve(runtime, token))
-        return 0
-    except discord.LoginFailure:
-        fail("Discord refused the token in AWAI_DISCORD__TOKEN.")
-        return 2
-    except discord.PrivilegedIntentsRequired:
-        fail(PORTAL_HINT)
-        return 2
-    finally:
-        runtime.close()
+        except discord.LoginFailure:
+            fail("Discord refused the token in AWAI_DISCORD__TOKEN.")
+            return 2
+        except discord.PrivilegedIntentsRequired:
+            fail(PORTAL_HINT)
+            return 2

@@ -31,11 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     # Read first: a file that cannot be imported fails before the model loads.
     transcript = read_reporting(args.file, args.channel, settings.limits.max_transcript_bytes)
-    runtime = open_runtime(settings, notify=warn)
-    try:
+    with open_runtime(settings, notify=warn) as runtime:
         done = store_transcript(runtime, transcript, verb="Importing")
-    finally:
-        runtime.close()
     report = done.report
     stderr.print(
         f"{one_line(done.transcript.channel)}: {report.added} added, {report.edited} replaced,"

@@ -25,9 +25,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings, notify=warn)
-    try:
+    with open_runtime(settings, notify=warn) as runtime:
         done = load_and_ingest(runtime, args.file, args.channel or args.file.stem)
-    finally:
-        runtime.close()
     return done.exit_code

@@ -36,8 +36,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.all and not args.json:
         fail("--all prints JSON lines; add --json.")
         return 2
-    runtime = open_runtime(settings, notify=warn)
-    try:
+    with open_runtime(settings, notify=warn) as runtime:
         transcript = load_and_ingest(
             runtime, args.file, args.channel or args.file.stem, quiet=args.json
         ).transcript
@@ -56,5 +55,3 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 + "\n"
             )
         return 0
-    finally:
-        runtime.close()

@@ -28,8 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings, notify=warn)
-    try:
+    with open_runtime(settings, notify=warn) as runtime:
         embedder = runtime.engine.embedder
         channel = channel_key(args.channel)
         info = runtime.channel_info(channel)
@@ -54,5 +53,3 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             f" ({info.dimension})."
         )
         return 0
-    finally:
-        runtime.close()

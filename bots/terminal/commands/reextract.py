@@ -33,8 +33,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             " there is nothing to re-extract with."
         )
         return 2
-    runtime = open_runtime(settings, notify=warn)
-    try:
+    with open_runtime(settings, notify=warn) as runtime:
         if args.channel:
             channel = find_channel(runtime, args.channel)
             if channel is None:
@@ -43,8 +42,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         else:
             channels = runtime.channels()
         reports = [runtime.engine.reextract(channel) for channel in channels]
-    finally:
-        runtime.close()
     for report in reports:
         if report.pending == 0:
             stdout.print(f"{one_line(report.channel)}: no thoughts made offline.")

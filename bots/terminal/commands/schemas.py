@@ -43,8 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings, read_only=True)
-    try:
+    with open_runtime(settings, read_only=True) as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2
@@ -58,8 +57,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         except LookupError as error:
             fail(str(error))
             return 2
-    finally:
-        runtime.close()
     if args.json:
         print(terminal_json([item.model_dump() for item in found], indent=2))
         return 0

@@ -55,9 +55,8 @@ def run(args: argparse.Namespace, settings: BotSettings) -> int:
         # A running bot says what it does (connections, catch-up, readings and refusals, never
         # message text) even without --verbose; libraries stay at warnings.
         logging.getLogger("bots").setLevel(logging.INFO)
-        runtime = open_runtime(settings)
-        scheduler = SchedulerService(runtime)
-        try:
+        with open_runtime(settings) as runtime:
+            scheduler = SchedulerService(runtime)
             bot = build_bot(runtime)
             try:
                 schedule_digests(bot, scheduler)
@@ -66,8 +65,6 @@ def run(args: argparse.Namespace, settings: BotSettings) -> int:
             finally:
                 scheduler.shutdown(wait=False)
                 bot.close()
-        finally:
-            runtime.close()
     except (BoltError, SlackApiError, SlackClientError, OSError) as error:
         fail(f"slack: {error}")
         return 2

@@ -1,0 +1,214 @@
+"""One chat platform as an action test sees it: say something, ask as someone, look at what
+people were shown. :class:`SlackSide` and :class:`DiscordSide` drive the real adapters'
+implementations of the actions' port against the mock Slack and fake Discord servers."""
+
+from __future__ import annotations
+
+import json
+from typing import Protocol
+
+import discord
+
+from bots.actions.backfill import BackfillProgress, History
+from bots.actions.catchup import Workspace
+from bots.actions.digest import Board
+from bots.actions.platform import Platform, PostEditor
+from bots.actions.redact import REMOVED_NOTICE
+from bots.discord.backfill import DiscordHistory
+from bots.discord.bridge import OnLoop
+from bots.discord.catchup import DiscordServer
+from bots.discord.digests import DiscordBoard
+from bots.discord.embeds import reading_embed
+from bots.discord.keys import channel_key, guild_prefix
+from bots.discord.platform import DiscordAsking, DiscordPosts
+from bots.runtime import Runtime
+from bots.slack.backfill import BackfillRequest, SlackHistory, StatusMessage
+from bots.slack.catchup import SlackWorkspace
+from bots.slack.digests import SlackBoard
+from bots.slack.ingest import workspace_prefix
+from bots.slack.platform import ReadingRequest, SlackAsking, SlackPosts
+from tests.discord import payloads
+from tests.discord.conftest import Harness
+from tests.discord.payloads import SNOWFLAKES
+from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
+from tests.slack.mock_slack_api import BOT_USER_ID, TEAM_ID
+
+
+class Side(Protocol):
+    """A platform with one channel where the speaker said things and the reader may read."""
+
+    runtime: Runtime
+    channel: str
+    prefix: str
+    speaker: str
+
+    async def said(self, text: str, stored: bool = True) -> str:
+        """The speaker says ``text`` in the channel (stored by AWAI, or not yet); its id."""
+
+    def asking(self, message_id: str) -> Platform:
+        """The reader asking about one message of the channel."""
+
+    async def outsider_asking(self) -> Platform:
+        """Someone asking about a message of a place they may not read."""
+
+    def posts(self) -> PostEditor: ...
+
+    def refuse_private(self, refused: bool) -> None:
+        """Make the platform refuse (or accept again) to show the reader anything privately."""
+
+    def history(self) -> History:
+        """The channel's history, as a backfill reads it, two messages a page."""
+
+    def workspace(self) -> Workspace:
+        """The workspace or server of the channel, as a catch-up reads it."""
+
+    def board(self) -> Board:
+        """The channel, as digests are posted on it."""
+
+    def private(self) -> list[str]:
+        """What the reader was shown privately."""
+
+    def public(self) -> list[str]:
+        """What AWAI posted for everyone."""
+
+    def redacted(self) -> list[str]:
+        """The ids of AWAI's posts whose text was replaced by the removal notice."""
+
+
+class SlackSide:
+    def __init__(self, harness: SlackHarness) -> None:
+        self.harness = harness
+        self.runtime = harness.runtime
+        self.channel = GENERAL_KEY
+        self.prefix = workspace_prefix(TEAM_ID)
+        self.speaker = ANN
+
+    async def said(self, text: str, stored: bool = True) -> str:
+        if stored:
+            return self.harness.seed([(ANN, text)])[0]["ts"]
+        return self.harness.api.add_message(GENERAL, ANN, text)["ts"]
+
+    def asking(self, message_id: str) -> Platform:
+        return self._asking(GENERAL, message_id, BEN)
+
+    async def outsider_asking(self) -> Platform:
+        secret = self.harness.seed([(BEN, "Only the two of us know this.")], channel=SECRET)[0]
+        return self._asking(SECRET, secret["ts"], CAT)
+
+    def _asking(self, channel_id: str, ts: str, asker: str) -> SlackAsking:
+        request = ReadingRequest(TEAM_ID, channel_id, ts, asker, BOT_USER_ID)
+        bot = self.harness.bot
+        return SlackAsking(request, bot.app.client, bot.services.directory)
+
+    def posts(self) -> PostEditor:
+        return SlackPosts(self.harness.bot.app.client)
+
+    def refuse_private(self, refused: bool) -> None:
+        if refused:  # Slack's refusals are planned once
+            self.harness.api.fail("chat.postEphemeral", status=200, error="channel_not_found")
+
+    def history(self) -> History:
+        client = self.harness.bot.app.client
+        request = BackfillRequest(TEAM_ID, GENERAL, BOT_USER_ID)
+        backfills = self.harness.bot.services.backfills
+        return SlackHistory(backfills, request, client, StatusMessage(client, GENERAL))
+
+    def workspace(self) -> Workspace:
+        services = self.harness.bot.services
+        return SlackWorkspace(services.catchup, self.harness.bot.app.client, TEAM_ID, BOT_USER_ID)
+
+    def board(self) -> Board:
+        bot = self.harness.bot
+        return SlackBoard(bot.services.directory, bot.app.client, TEAM_ID, GENERAL)
+
+    def private(self) -> list[str]:
+        calls = self.harness.api.calls_to("chat.postEphemeral")
+        return [self.harness.blocks_text(call) for call in calls if call.params["user"] == BEN]
+
+    def public(self) -> list[str]:
+        return [self.harness.blocks_text(c) for c in self.harness.api.calls_to("chat.postMessage")]
+
+    def redacted(self) -> list[str]:
+        updates = self.harness.api.calls_to("chat.update")
+        return [c.params["ts"] for c in updates if c.params["text"] == REMOVED_NOTICE]
+
+
+class DiscordSide:
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+        self.runtime = harness.runtime
+        self.channel = channel_key(payloads.GUILD_ID, payloads.CHANNEL_ID)
+        self.prefix = guild_prefix(payloads.GUILD_ID)
+        self.speaker = str(payloads.ANN_ID)
+
+    async def said(self, text: str, stored: bool = True) -> str:
+        data = payloads.message(SNOWFLAKES.next(), author=payloads.ANN, content=text)
+        self.harness.server.messages.setdefault(payloads.CHANNEL_ID, []).append(data)
+        if stored:
+            await self.harness.post(data)
+        return data["id"]
+
+    def asking(self, message_id: str) -> Platform:
+        channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)
+        assert isinstance(channel, discord.TextChannel)
+        return self._asking(channel, int(message_id), payloads.BOB)
+
+    async def outsider_asking(self) -> Platform:
+        thread_id = self.harness.private_thread(payloads.CAROL_ID)
+        thread = self.harness.guild.get_thread(thread_id)
+        assert thread is not None
+        return self._asking(thread, SNOWFLAKES.next(), payloads.BOB)
+
+    def _asking(self, channel: discord.abc.GuildChannel | discord.Thread, message_id: int, who):  # type: ignore[no-untyped-def]
+        member = self.harness.message(payloads.message(SNOWFLAKES.next(), author=who)).author
+        assert isinstance(member, discord.Member)
+
+        async def by_direct_message(reading, shared_url):  # type: ignore[no-untyped-def]
+            await member.send(embed=reading_embed(reading))
+
+        bot = self.harness.bot
+        return DiscordAsking(
+            OnLoop.here(), bot, bot.runtime, member, channel, message_id, by_direct_message
+        )
+
+    def posts(self) -> PostEditor:
+        return DiscordPosts(OnLoop.here(), self.harness.bot)
+
+    def refuse_private(self, refused: bool) -> None:
+        if refused:
+            self.harness.server.dms_closed.add(payloads.BOB_ID)
+        else:
+            self.harness.server.dms_closed.discard(payloads.BOB_ID)
+
+    def history(self) -> History:
+        channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)
+        assert isinstance(channel, discord.TextChannel)
+
+        async def unseen(progress: BackfillProgress) -> None:
+            """Nobody watches this backfill's progress."""
+
+        return DiscordHistory(OnLoop.here(), channel, unseen, self.channel, None, page_size=2)
+
+    def workspace(self) -> Workspace:
+        return DiscordServer(OnLoop.here(), self.harness.guild, self.runtime)
+
+    def board(self) -> Board:
+        channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)
+        assert isinstance(channel, discord.TextChannel)
+        return DiscordBoard(OnLoop.here(), channel)
+
+    def private(self) -> list[str]:
+        shown = self.harness.server.private(payloads.BOB_ID)
+        return [json.dumps(d.embeds, ensure_ascii=False) for d in shown]
+
+    def public(self) -> list[str]:
+        shown = [d for d in self.harness.server.public() if d.route == "channel"]
+        return [json.dumps(d.embeds, ensure_ascii=False) for d in shown]
+
+    def redacted(self) -> list[str]:
+        edits = self.harness.server.calls("PATCH", "/messages/")
+        return [
+            r.path.rsplit("/", 1)[-1]
+            for r in edits
+            if isinstance(r.body, dict) and r.body.get("content") == REMOVED_NOTICE
+        ]
