@@ -151,6 +151,7 @@ class WrittenFrom:
     fingerprint: str
 
 
+Chunk = bytes | memoryview  # what is appended to one file
 CurrentAt = Callable[[int, str], bool]
 """Whether SQL's rows up to a last id still have the given fingerprint (see :meth:`save`)."""
 
@@ -366,12 +367,13 @@ class ReadModelFiles:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[dict[str, bytes], int]:
+def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[Iterator[tuple[str, Chunk]], int]:
     """What the timeline holds past ``base`` (a pointer, or nothing), file by file, and how many
     terms its word index holds.
 
     Built from the new messages only: the columns, postings and rows of messages the file holds
-    are neither rebuilt nor encoded again."""
+    are neither rebuilt nor encoded again. Produced one file at a time, arrays as views (no
+    copy), so a whole write holds no second copy of the channel."""
     messages = int(base.get("messages", 0))
     rows = int(base.get("thoughts", 0))
     known_terms = int(base.get("terms", 0))
@@ -379,42 +381,48 @@ def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[dict[str, bytes], i
     columns = timeline.messages.columns(messages)
     lexicon = timeline.lexicon.state(messages)
     cells = timeline.cells.state()
-    arrays: dict[str, np.ndarray] = {
-        "vectors": timeline.vectors[rows:],
-        "row_positions": timeline.row_positions[rows:],
-        "row_thought": timeline.row_thought[rows:],
-        "ts": columns.ts,
-        "first_rows": columns.first_rows,
-        "fallbacks": np.array(columns.fallbacks, dtype=np.bool_),
-        "lexicon_lengths": lexicon.lengths,
-        "term_ids": lexicon.term_ids,
-        "term_positions": lexicon.positions,
-        "term_counts": lexicon.counts,
-    }
-    chunks = {name: _raw(array, _ARRAYS[name]) for name, array in arrays.items()}
-    for depth, level in enumerate(cells.levels):
-        name = f"level{depth}"
-        if depth < known_levels:
-            chunks[f"{name}_cells"] = _raw(cells.row_cells[rows:, depth], np.int32)
-            continue
-        chunks[f"{name}_cells"] = _raw(cells.row_cells[:, depth], np.int32)
-        chunks[f"{name}_centroids"] = _raw(level.centroids, np.float32)
-        if level.child_start is not None:
-            chunks[f"{name}_child_start"] = _raw(level.child_start, np.int64)
-    for name in _LIST_COLUMNS:
-        chunks[name] = _values(getattr(columns, name))
-    chunks["terms"] = _values(lexicon.terms[known_terms:])
-    for name in _PACKED_COLUMNS:
-        encoded = [orjson.dumps(value) for value in getattr(columns, name)]
-        start = base["files"].get(f"{name}.bin", [0, 0])[0] if base.get("files") else 0
-        ends = start + np.cumsum([len(item) for item in encoded], dtype=np.int64)
-        chunks[f"{name}.bin"] = b"".join(encoded)
-        chunks[f"{name}_ends"] = _raw(ends, np.int64)
-    return chunks, len(lexicon.terms)
+
+    def parts() -> Iterator[tuple[str, Chunk]]:
+        arrays: dict[str, np.ndarray] = {
+            "vectors": timeline.vectors[rows:],
+            "row_positions": timeline.row_positions[rows:],
+            "row_thought": timeline.row_thought[rows:],
+            "ts": columns.ts,
+            "first_rows": columns.first_rows,
+            "fallbacks": np.array(columns.fallbacks, dtype=np.bool_),
+            "lexicon_lengths": lexicon.lengths,
+            "term_ids": lexicon.term_ids,
+            "term_positions": lexicon.positions,
+            "term_counts": lexicon.counts,
+        }
+        for name, array in arrays.items():
+            yield name, _raw(array, _ARRAYS[name])
+        for depth, level in enumerate(cells.levels):
+            name = f"level{depth}"
+            if depth < known_levels:
+                yield f"{name}_cells", _raw(cells.row_cells[rows:, depth], np.int32)
+                continue
+            yield f"{name}_cells", _raw(cells.row_cells[:, depth], np.int32)
+            yield f"{name}_centroids", _raw(level.centroids, np.float32)
+            if level.child_start is not None:
+                yield f"{name}_child_start", _raw(level.child_start, np.int64)
+        for name in _LIST_COLUMNS:
+            yield name, _values(getattr(columns, name))
+        yield "terms", _values(lexicon.terms[known_terms:])
+        for name in _PACKED_COLUMNS:
+            encoded = [orjson.dumps(value) for value in getattr(columns, name)]
+            start = base["files"].get(f"{name}.bin", [0, 0])[0] if base.get("files") else 0
+            ends = start + np.cumsum([len(item) for item in encoded], dtype=np.int64)
+            yield f"{name}.bin", b"".join(encoded)
+            yield f"{name}_ends", _raw(ends, np.int64)
+
+    return parts(), len(lexicon.terms)
 
 
-def _raw(array: np.ndarray, dtype: type) -> bytes:
-    return np.ascontiguousarray(array, dtype=dtype).tobytes()
+def _raw(array: np.ndarray, dtype: type) -> Chunk:
+    """The array's bytes, as a view when it is already contiguous of that type."""
+    contiguous = np.ascontiguousarray(array, dtype=dtype)
+    return memoryview(contiguous).cast("B") if contiguous.size else b""
 
 
 def _values(values: Sequence[Any]) -> bytes:
@@ -422,13 +430,16 @@ def _values(values: Sequence[Any]) -> bytes:
     return orjson.dumps(list(values))[1:-1] + b"," if len(values) else b""
 
 
-def _append(parts: Path, committed: dict[str, list[int]], chunks: dict[str, bytes]) -> dict:
+def _append(
+    parts: Path, committed: dict[str, list[int]], chunks: Iterator[tuple[str, Chunk]]
+) -> dict:
     """Append each chunk to its file past what ``committed`` says it holds (whatever a killed
     writer left after that is cut first), synced; the files' new lengths and running CRCs."""
     files = {name: list(entry) for name, entry in committed.items()}
-    for name, chunk in chunks.items():
+    for name, chunk in chunks:
+        size = memoryview(chunk).nbytes
         length, crc = files.get(name, [0, 0])
-        if not chunk and name in files:
+        if not size and name in files:
             continue
         descriptor = os.open(parts / name, os.O_WRONLY | os.O_CREAT, 0o600)
         try:
@@ -441,7 +452,7 @@ def _append(parts: Path, committed: dict[str, list[int]], chunks: dict[str, byte
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
-        files[name] = [length + len(chunk), zlib.crc32(chunk, crc)]
+        files[name] = [length + size, zlib.crc32(chunk, crc)]
     _sync_folder(parts)
     return files
 
