@@ -80,18 +80,19 @@ class _Level:
 
 @dataclass(frozen=True)
 class LevelState:
-    """One level as persisted: its centroids and the rows of each cell, concatenated."""
+    """One level as persisted: what was fitted. Which rows each cell holds is not kept: it is
+    the level's column of :attr:`CellState.row_cells`, grouped at restore."""
 
     fitted_rows: int
     centroids: np.ndarray
     child_start: np.ndarray | None
-    cell_sizes: np.ndarray
-    rows: np.ndarray
 
 
 @dataclass(frozen=True)
 class CellState:
-    """A :class:`CellIndex` as persisted (see :meth:`CellIndex.state`)."""
+    """A :class:`CellIndex` as persisted (see :meth:`CellIndex.state`): every row's cell at
+    every level (one column per level), which only grows by rows as the channel grows, so a
+    file of it is appended to, never rewritten."""
 
     filed: int
     row_cells: np.ndarray
@@ -108,44 +109,35 @@ class CellIndex:
         self.filed = 0
 
     def state(self) -> CellState:
-        """What persisting the index needs: each level, and the rows filed so far."""
+        """What persisting the index needs: each level's fit, and each filed row's cells (views,
+        nothing copied)."""
         return CellState(
             filed=self.filed,
             row_cells=self.row_cells[: self.filed],
             levels=tuple(
-                LevelState(
-                    fitted_rows=level.fitted_rows,
-                    centroids=level.centroids,
-                    child_start=level.child_start,
-                    cell_sizes=level.cell_sizes,
-                    rows=np.concatenate(
-                        [
-                            rows[:size]
-                            for rows, size in zip(level.cell_rows, level.cell_sizes, strict=True)
-                        ]
-                    )
-                    if len(level.cell_rows)
-                    else np.empty(0, dtype=np.int64),
-                )
+                LevelState(level.fitted_rows, level.centroids, level.child_start)
                 for level in self.levels
             ),
         )
 
     @classmethod
     def restored(cls, settings: RecallIndexSettings, state: CellState) -> CellIndex:
-        """The index :meth:`state` described; filing more rows into it grows copies, never the
-        arrays it was given (each cell's rows are a full view, so the next one is a new array)."""
+        """The index :meth:`state` described. Each cell's rows are its rows in the level's
+        column, ascending (the order they were filed in); filing more rows grows copies, never
+        the arrays given (each cell's rows are a full view, so the next one is a new array)."""
         index = cls(settings)
         index.filed = state.filed
         index.row_cells = state.row_cells
-        for saved in state.levels:
+        for depth, saved in enumerate(state.levels):
             level = _Level(saved.fitted_rows, saved.centroids, saved.child_start)
-            ends = np.cumsum(saved.cell_sizes)
+            column = state.row_cells[: state.filed, depth]
+            by_cell = np.argsort(column, kind="stable")
+            sizes = np.bincount(column, minlength=len(saved.centroids)).astype(np.int64)
             level.cell_rows = [
                 rows if len(rows) else np.empty(4, dtype=np.int64)
-                for rows in (np.split(saved.rows, ends[:-1]) if len(ends) else [])
+                for rows in (np.split(by_cell, np.cumsum(sizes)[:-1]) if len(sizes) else [])
             ]
-            level.cell_sizes = np.array(saved.cell_sizes, dtype=np.int64)
+            level.cell_sizes = sizes
             index.levels.append(level)
         return index
 

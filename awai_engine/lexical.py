@@ -143,14 +143,20 @@ class _Postings:
 
 @dataclass(frozen=True)
 class LexicalState:
-    """A :class:`LexicalIndex` as persisted (see :meth:`LexicalIndex.state`)."""
+    """A :class:`LexicalIndex` as persisted (see :meth:`LexicalIndex.state`): every term in the
+    order it first appeared, and the postings of the messages from one position on, each a
+    term's number in ``terms``, a message's position and the term's count there.
+
+    Why by message range: a channel only grows at its end, so what a file of it lacks is the
+    postings of its newest messages; they are appended, and the whole index is never rewritten.
+    """
 
     max_share: float
     terms: list[str]
-    sizes: np.ndarray
-    positions: np.ndarray
-    counts: np.ndarray
-    lengths: np.ndarray
+    term_ids: np.ndarray  # int32
+    positions: np.ndarray  # int64
+    counts: np.ndarray  # float32
+    lengths: np.ndarray  # float64, of the messages from the first one the state holds
 
 
 class LexicalIndex:
@@ -193,31 +199,38 @@ class LexicalIndex:
         objects = _TERM_OBJECTS * len(self._postings)
         return postings + terms + objects + self._lengths.nbytes + self._cumulative.nbytes
 
-    def state(self) -> LexicalState:
-        """What persisting the index needs: every term's postings, concatenated in term order."""
-        postings = list(self._postings.values())
-        sizes = np.array([p.size for p in postings], dtype=np.int64)
-        empty_i, empty_f = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    def state(self, start: int = 0) -> LexicalState:
+        """Every term, and the postings and lengths of the messages from position ``start`` on,
+        grouped by term (each term's positions ascending)."""
+        ids, positions, counts = [], [], []
+        for number, postings in enumerate(self._postings.values()):
+            first = postings.before(start)
+            if first < postings.size:
+                ids.append(np.full(postings.size - first, number, dtype=np.int32))
+                positions.append(postings.positions[first : postings.size])
+                counts.append(postings.counts[first : postings.size])
         return LexicalState(
             max_share=self.max_share,
             terms=list(self._postings),
-            sizes=sizes,
-            positions=np.concatenate([p.positions[: p.size] for p in postings] or [empty_i]),
-            counts=np.concatenate([p.counts[: p.size] for p in postings] or [empty_f]),
-            lengths=self._lengths[: self.size],
+            term_ids=np.concatenate(ids) if ids else np.empty(0, dtype=np.int32),
+            positions=np.concatenate(positions) if positions else np.empty(0, dtype=np.int64),
+            counts=np.concatenate(counts) if counts else np.empty(0, dtype=np.float32),
+            lengths=self._lengths[start : self.size],
         )
 
     @classmethod
     def restored(cls, state: LexicalState) -> LexicalIndex:
-        """The index :meth:`state` described; each term's postings are a full view, so adding
-        to one grows a copy and never writes into the arrays given."""
+        """The index of every message from position 0, from a state of them all; its postings may
+        come in several runs of messages (a file's appends), each grouped by term. Each term's
+        postings are a full view, so adding to one grows a copy, never the arrays given."""
         index = cls(state.max_share)
-        ends = np.cumsum(state.sizes)
-        starts = ends - state.sizes
+        by_term = np.argsort(state.term_ids, kind="stable")
+        positions, counts = state.positions[by_term], state.counts[by_term]
+        sizes = np.bincount(state.term_ids, minlength=len(state.terms))
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
         for term, start, end in zip(state.terms, starts.tolist(), ends.tolist(), strict=True):
-            index._postings[term] = _Postings(
-                state.positions[start:end], state.counts[start:end], end - start
-            )
+            index._postings[term] = _Postings(positions[start:end], counts[start:end], end - start)
         size = len(state.lengths)
         index._lengths = np.zeros(max(256, size + 1), dtype=np.float64)
         index._lengths[:size] = state.lengths

@@ -143,20 +143,24 @@ class MessageList(Sequence[TimelineMessage]):
     def append(self, message: TimelineMessage) -> None:
         self._items.append(message)
 
-    def columns(self) -> MessageColumns:
-        """Every message as columns, building none: the restored ones are the columns they came
-        from, and those appended since were built when appended."""
+    def columns(self, start: int = 0) -> MessageColumns:
+        """The messages from position ``start`` on as columns, building none: the restored ones
+        are the columns they came from, and those appended since were built when appended."""
         source = self._columns
-        tail = [message for message in self._items[len(source) if source else 0 :]]
+        restored = len(source) if source else 0
+        tail = self._items[max(start, restored) :]
         assert all(message is not None for message in tail)
         added: list[TimelineMessage] = tail  # type: ignore[assignment]
 
         def column(name: str, value: Callable[[TimelineMessage], Any]) -> list[Any]:
-            return (list(getattr(source, name)) if source else []) + [value(m) for m in added]
+            head = list(getattr(source, name)[start:restored]) if start < restored else []
+            return head + [value(m) for m in added]
 
         def array(name: str, value: Callable[[TimelineMessage], Any], dtype: type) -> np.ndarray:
-            head = getattr(source, name) if source else np.empty(0, dtype=dtype)
-            return np.concatenate([head, np.array([value(m) for m in added], dtype=dtype)])
+            head = getattr(source, name)[start:restored] if start < restored else []
+            return np.concatenate(
+                [np.asarray(head, dtype=dtype), np.array([value(m) for m in added], dtype=dtype)]
+            )
 
         return MessageColumns(
             message_ids=column("message_ids", lambda m: m.message_id),

@@ -74,7 +74,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         files = ReadModelFiles(Path(folder))
         started = time.perf_counter()
-        files.save(CHANNEL, Snapshot(timeline, args.size, "", 0), lambda: True)
+        files.save(CHANNEL, Snapshot(timeline, args.size, "", 0), lambda *_: True, None)
         written = time.perf_counter() - started
         size = sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
         for _ in range(args.repeats):

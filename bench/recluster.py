@@ -46,10 +46,11 @@ from rich.table import Table
 from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score
 
+from awai_engine.engine import limit_blas_threads
 from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import method_for
-from awai_engine.settings import SchemaSettings
+from awai_engine.settings import SchemaSettings, Settings
 
 DIMENSION = 384
 # Memory the reference algorithms would need, beyond what this bench should ask of a shared box.
@@ -217,6 +218,9 @@ def main() -> None:
         "--baseline", type=Path, help="checkout of an older commit to time against, interleaved"
     )
     args = parser.parse_args()
+    # As every AWAI process does (Engine): BLAS single-threaded. With its own threads, the many
+    # small products of the neighbour search oversubscribed this 2-core machine (60 s at 20k).
+    limit_blas_threads(Settings(_env_file=None).recall_index.blas_threads)  # type: ignore[call-arg]
     warnings.filterwarnings("ignore", category=FutureWarning)  # sklearn, inside hdbscan
     if args.baseline is not None:
         compare(args.baseline.resolve(), args.sizes, args.repeat)

@@ -22,7 +22,14 @@ def main() -> None:
     import awai_engine
     from awai_engine.schemas.basis import Basis
     from awai_engine.schemas.build import cluster_run
-    from awai_engine.settings import SchemaSettings
+    from awai_engine.settings import SchemaSettings, Settings
+
+    try:  # as every AWAI process does; a baseline from before the setting has no such helper
+        from awai_engine.engine import limit_blas_threads
+
+        limit_blas_threads(Settings(_env_file=None).recall_index.blas_threads)
+    except ImportError:
+        pass
 
     vectors = np.load(vectors_path)
 

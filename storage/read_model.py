@@ -16,9 +16,9 @@ change it, and the next read rebuilds (correct in every case; merely slower in t
 Persisted (:mod:`storage.read_model_files`): a process that has no timeline of a channel loads
 the one on disk and catches it up like a cached one, so a start reads only the rows added since
 the file was written (validated by the same fingerprint: a stale file is shredded and the
-channel rebuilt). The file is rewritten once ``read_model.persist_every`` messages are not in it,
-and when the process closes (:meth:`ReadModel.flush`) if any are not; it is shredded by every
-removal (:meth:`ReadModel.discard`). A start whose file is current at SQL's revision takes it as
+channel rebuilt). The messages the file lacks are appended to it once ``read_model.persist_every``
+of them are not in it, and when the process closes (:meth:`ReadModel.flush`, after catching the
+timeline up) if any are not; it is shredded by every removal (:meth:`ReadModel.discard`). A start whose file is current at SQL's revision takes it as
 it is (no fingerprint, no row read) and never opens Chroma.
 
 Memory is bounded by ``read_model.max_mb``: the channels read least recently are dropped first
@@ -49,7 +49,7 @@ from awai_engine.settings import ReadModelSettings, RecallIndexSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought
 from storage.locks import ChannelLocks
-from storage.read_model_files import ReadModelFiles, Snapshot
+from storage.read_model_files import ReadModelFiles, Snapshot, Written
 from storage.sql import ChannelRow, Database, ThoughtRow, UtteranceRow
 from storage.vectors import ChromaVectors, vector_id
 
@@ -71,7 +71,7 @@ class _Cached:
     last_id: int
     fingerprint: str
     text_bytes: int = 0
-    persisted: int = 0  # messages in the channel's file on disk (0: none written)
+    persisted: Written | None = None  # the channel's file this was read from or written to
     source: str = ""  # the channel row it was made from (ChannelRow.source)
 
     @property
@@ -238,34 +238,43 @@ class ReadModel:
         snapshot = self.files.load(channel, self.recall_index)
         if snapshot is None:
             return None
-        count = len(snapshot.timeline.messages)
         return _Cached(
             snapshot.timeline,
             snapshot.last_id,
             snapshot.fingerprint,
             snapshot.text_bytes,
-            count,
+            snapshot.written,
             snapshot.source,
         )
 
     def flush(self) -> None:
-        """Write the file of every cached channel that holds messages its file does not (when
-        the process closes): the next start then finds each current, and neither opens Chroma
-        nor reads a row of them. A cache it fails to write costs the next start time only."""
+        """Bring every cached channel's file up to SQL (when the process closes): the rows
+        appended since it was last read are caught up first (an ingest reads the timeline
+        before each batch it stores, so the last batch is not in it yet), then what the file
+        lacks is appended. The next start then finds each current, and neither opens Chroma
+        nor reads a row of them. A channel changed otherwise is left for the next start to
+        rebuild, and a cache that fails to write costs that start time only."""
+        if self.files is None or not self.files.writable:
+            return
         with self._cache_guard:
             cached = list(self._cache.items())
         for channel, entry in cached:
             try:
                 with self.locks(channel):
+                    if entry.timeline.revision != self._revision(channel) and not (
+                        self._catch_up(channel, entry)
+                    ):
+                        continue
                     self._persist(channel, entry, every=1)
             except Exception as error:
                 log.warning("could not write the read model of %s: %s", channel, error)
 
     def _persist(self, channel: str, cached: _Cached, every: int | None = None) -> None:
-        """Write the timeline to disk once ``every`` (by default ``persist_every``) of its
-        messages are not there."""
+        """Append to the channel's file once ``every`` (by default ``persist_every``) of the
+        timeline's messages are not there: the cost of a write is that of those messages."""
         count = len(cached.timeline.messages)
-        if self.files is None or count - cached.persisted < (every or self.settings.persist_every):
+        done = cached.persisted.messages if cached.persisted is not None else 0
+        if self.files is None or count - done < (every or self.settings.persist_every):
             return
         snapshot = Snapshot(
             cached.timeline,
@@ -275,15 +284,14 @@ class ReadModel:
             cached.source,
         )
 
-        def still_current() -> bool:
+        def current_at(last_id: int, fingerprint: str) -> bool:
             with self.db.read() as session:
                 row = self.db.channel(session, channel)
-                return row is not None and (
-                    _fingerprint(session, row, cached.last_id) == cached.fingerprint
-                )
+                return row is not None and _fingerprint(session, row, last_id) == fingerprint
 
-        if self.files.save(channel, snapshot, still_current):
-            cached.persisted = count
+        written = self.files.save(channel, snapshot, current_at, cached.persisted)
+        if written is not None:
+            cached.persisted = written
 
     def vouched_thoughts(self, channel: str, revision: int, source: str) -> int | None:
         """How many thoughts' vectors the channel's read model holds, if it is current at

@@ -3,33 +3,47 @@
 Why: rebuilding the timeline of a 100k-message channel (every row from SQL, every vector from
 Chroma, the cells and the word index filed again) takes seconds; loading what was built takes a
 fraction of that. What is kept, per channel, in ``data_dir/read-models/<hash of the key>/``:
-the vectors in channel order (a ``.npy`` memory-mapped at load, never written through), the
-rows' positions, the cell tree (:class:`~awai_engine.cells.CellState`), the word index
+the vectors in channel order (memory-mapped at load, never written through), the rows'
+positions, the cell tree (:class:`~awai_engine.cells.CellState`), the word index
 (:class:`~awai_engine.lexical.LexicalState`) and the messages as columns, from which the speaker
 rows and scopes are cut without building every message.
 
+*Grown by appending*: every part is kept so that a longer channel only adds to its end: arrays
+by row or by message, a cell level's cell of each row, the word index's postings by message,
+texts as UTF-8 JSON values. So a write appends the messages the file lacks, and its cost is
+that of those messages, never of the channel (a rewrite of the whole file every few hundred
+messages made an ingest's writing grow with the square of the channel). A whole file is written
+only for a channel without one, or when the one there cannot be extended (see :meth:`save`).
+
 The file is only ever a cache of SQL, never a record:
 
-- *Validated at open*: ``current.json`` names the snapshot with the revision, the last row id and
-  the fingerprint of the rows it holds (see :mod:`storage.read_model`); the reader checks the
-  fingerprint against SQL, then reads only the rows added since. Any other change (a delete, an
-  edit, a rescope, a re-embed) makes it stale: it is shredded and the channel rebuilt.
-- *Crash-safe*: a snapshot is written into a fresh folder, each file synced, the folder renamed,
-  then ``current.json`` replaced atomically; each array's shape and CRC-32 are in it, so a torn
-  or truncated file fails to load (and is rebuilt) instead of being read wrong.
+- *Validated at open*: ``current.json`` names the generation (a folder of files) with the
+  revision, the last row id and the fingerprint of the rows it holds (see
+  :mod:`storage.read_model`); the reader checks the fingerprint against SQL, then reads only the
+  rows added since. Any other change (a delete, an edit, a rescope, a re-embed) makes it stale:
+  it is shredded and the channel rebuilt.
+- *Crash-safe*: ``current.json`` holds, for every file of the generation, the length and
+  running CRC-32 of what is committed. A write truncates each file to that length (dropping what
+  a killed writer appended), appends, syncs the files, then replaces ``current.json``
+  atomically. Until that replace the old pointer still describes the old bytes, which are never
+  touched, so a write killed anywhere leaves the file as it was or as it was meant to be; a torn
+  or truncated file fails its length or CRC check at load (and is rebuilt) instead of being read
+  wrong.
 - *Across processes*: writers and shredders take an exclusive ``flock`` on the channel's lock
   file, loaders a shared one. A writer publishes only if the fingerprint still matches SQL, and a
   removal shreds after its SQL commit, so no removed message outlives the removal on disk.
 - *No bytes left*: shredding overwrites every file holding text with zeros before unlinking it.
   The vectors file is unlinked without being overwritten: another process may have it mapped,
   and zeroing it would change that process's vectors under it; its blocks are freed when the
-  last mapping closes (that process's next reading finds the change and drops it).
+  last mapping closes (that process's next reading finds the change and drops it). An append
+  never changes a byte another process may have mapped: it writes past the committed length.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -52,14 +66,27 @@ from awai_engine.timeline import MessageColumns, Timeline
 
 log = logging.getLogger(__name__)
 
-FORMAT = (
-    4  # 2: lexical terms are Snowball stems; 3: the pointer counts thoughts; 4: names its source
-)
+FORMAT = 5  # 2: Snowball stems; 3: counts thoughts; 4: names its source; 5: grown by appending
 POINTER = "current.json"
-VECTORS = "vectors.npy"
-STRINGS = "strings.json"
+VECTORS = "vectors"
 _ZEROS = bytes(1 << 20)
-_STRING_COLUMNS = (
+# Arrays by row or by message, appended to; each file is the array's raw bytes.
+_ARRAYS = {
+    "vectors": np.float32,
+    "row_positions": np.int64,
+    "row_thought": np.int64,
+    "ts": np.float64,
+    "first_rows": np.int64,
+    "fallbacks": np.bool_,
+    "lexicon_lengths": np.float64,
+    "term_ids": np.int32,
+    "term_positions": np.int64,
+    "term_counts": np.float32,
+}
+# A cell level's arrays: its cell of each row (appended to), and its fit (written once).
+_LEVEL_ARRAYS = {"cells": np.int32, "centroids": np.float32, "child_start": np.int64}
+# Decoded whole at load: JSON values, each followed by a comma.
+_LIST_COLUMNS = (
     "message_ids",
     "speaker_ids",
     "speaker_names",
@@ -81,20 +108,13 @@ class Packed(Sequence[Any]):
         self._blob = blob
         self._offsets = offsets.tolist()
 
-    @classmethod
-    def pack(cls, values: Sequence[Any]) -> tuple[bytes, np.ndarray]:
-        encoded = [json.dumps(value, ensure_ascii=False).encode("utf-8") for value in values]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(item) for item in encoded], out=offsets[1:])
-        return b"".join(encoded), offsets
-
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
-        return json.loads(self._blob[self._offsets[index] : self._offsets[index + 1]])
+        return orjson.loads(self._blob[self._offsets[index] : self._offsets[index + 1]])
 
 
 @dataclass(frozen=True)
@@ -107,6 +127,18 @@ class Snapshot:
     text_bytes: int
     source: str = ""
     """The channel row and collection it was made from (``ChannelRow.source``)."""
+    written: Written | None = None
+    """Set on a loaded snapshot: the file it was read from."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """Which file a process's timeline was read from or written to, and how many of its
+    messages that file held then: while the file on disk is still exactly that, the process
+    appends to it without checking it further (it is the process's own prefix)."""
+
+    generation: str
+    messages: int
 
 
 @dataclass(frozen=True)
@@ -119,6 +151,11 @@ class WrittenFrom:
     fingerprint: str
 
 
+Chunk = bytes | memoryview  # what is appended to one file
+CurrentAt = Callable[[int, str], bool]
+"""Whether SQL's rows up to a last id still have the given fingerprint (see :meth:`save`)."""
+
+
 class ReadModelFiles:
     """The persisted read models of one data folder."""
 
@@ -127,7 +164,10 @@ class ReadModelFiles:
         self.writable = writable
 
     def load(self, channel: str, index: RecallIndexSettings) -> Snapshot | None:
-        """The channel's snapshot if one is there and whole (not yet checked against SQL)."""
+        """The channel's snapshot if one is there and whole (not yet checked against SQL).
+
+        Any failure to load it (a torn, truncated or foreign file, whatever the error) means
+        the same: it is shredded, one line logged, and the channel rebuilt from the stores."""
         folder = self._channel_folder(channel)
         if not (folder / POINTER).exists():
             return None
@@ -137,8 +177,8 @@ class ReadModelFiles:
                 if not _written_for(meta, channel) or meta.get("index") != index.model_dump():
                     raise ValueError("made by another version or with other index settings")
                 return _read(folder / meta["generation"], meta, index)
-        except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
-            log.warning("read model of %s on disk is unusable (%s): rebuilding it", channel, error)
+        except Exception as error:  # a derived file: whatever is wrong with it, rebuild
+            log.warning("read model of %s on disk is unusable (%r): rebuilding it", channel, error)
             self.shred(channel)
             return None
 
@@ -204,43 +244,98 @@ class ReadModelFiles:
             return None
         return (folder, meta) if isinstance(meta, dict) and _written_for(meta, channel) else None
 
-    def save(self, channel: str, snapshot: Snapshot, still_current: Callable[[], bool]) -> bool:
-        """Write ``snapshot`` as the channel's, if ``still_current()`` (checked under the lock,
-        so a removal committed meanwhile is never published); ``False`` if not written."""
+    def save(
+        self, channel: str, snapshot: Snapshot, current_at: CurrentAt, written: Written | None
+    ) -> Written | None:
+        """Bring the channel's file up to ``snapshot``, if it is still current in SQL
+        (``current_at(snapshot.last_id, snapshot.fingerprint)``, checked under the lock, so a
+        removal committed meanwhile is never published); ``None`` if nothing was written.
+
+        The messages the file lacks are appended when the file holds a prefix of the snapshot:
+        it is ``written`` (what this process last read or wrote there, unchanged since), or
+        another process's file whose rows are still current in SQL and whose message ids are
+        the snapshot's first ones. Otherwise a new generation is written whole.
+        """
         if not self.writable:
-            return False
+            return None
         folder = self._channel_folder(channel)
+        timeline = snapshot.timeline
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with self._locked(folder, exclusive=True):
-                if not still_current():
-                    return False
-                generation = f"g-{time.time_ns()}-{os.getpid()}"
-                staging = folder / f"{generation}.tmp"
-                staging.mkdir()
-                meta = _write(staging, snapshot)
-                staging.rename(folder / generation)
-                _sync_folder(folder)
-                meta.update(
-                    format=FORMAT,
-                    channel=channel,
-                    generation=generation,
-                    index=snapshot.timeline.index.model_dump(),
-                )
-                pointer = folder / f"{POINTER}.tmp"
-                with pointer.open("w", encoding="utf-8") as handle:
-                    json.dump(meta, handle)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(pointer, folder / POINTER)
-                _sync_folder(folder)
+                if not current_at(snapshot.last_id, snapshot.fingerprint):
+                    return None
+                base = self._base(folder, channel, snapshot, current_at, written)
+                if base is None:
+                    base = {"generation": f"g-{time.time_ns()}-{os.getpid()}", "files": {}}
+                    (folder / base["generation"]).mkdir()
+                parts = folder / base["generation"]
+                chunks, terms = _tail(timeline, base)
+                files = _append(parts, base["files"], chunks)
+                meta = {
+                    "format": FORMAT,
+                    "channel": channel,
+                    "generation": base["generation"],
+                    "index": timeline.index.model_dump(),
+                    "revision": timeline.revision,
+                    "source": snapshot.source,
+                    "messages": len(timeline.messages),
+                    "thoughts": timeline.rows,
+                    "terms": terms,
+                    "last_id": snapshot.last_id,
+                    "fingerprint": snapshot.fingerprint,
+                    "text_bytes": snapshot.text_bytes,
+                    "dimension": timeline.dimension,
+                    "levels": [level.fitted_rows for level in timeline.cells.state().levels],
+                    "max_share": timeline.lexicon.max_share,
+                    "files": files,
+                }
+                _publish(folder, meta)
                 for other in folder.glob("g-*"):
-                    if other.name != generation:
-                        _shred_tree(other)
-            return True
-        except OSError as error:  # a full or read-only disk costs the cache, never a reading
+                    if other.name != base["generation"]:
+                        _shred_tree(other)  # replaced, or left by a writer killed midway
+            return Written(base["generation"], len(timeline.messages))
+        except (OSError, ValueError, TypeError) as error:  # a full disk costs the cache only
             log.warning("could not write the read model of %s: %s", channel, error)
-            return False
+            return None
+
+    def _base(
+        self,
+        folder: Path,
+        channel: str,
+        snapshot: Snapshot,
+        current_at: CurrentAt,
+        written: Written | None,
+    ) -> dict[str, Any] | None:
+        """The pointer of the channel's file if the snapshot extends it (see :meth:`save`)."""
+        try:
+            meta = _pointer(folder)
+        except (OSError, ValueError):
+            return None
+        timeline = snapshot.timeline
+        held = meta.get("messages")
+        if (
+            not _written_for(meta, channel)
+            or meta.get("index") != timeline.index.model_dump()
+            or meta.get("source") != snapshot.source
+            or meta.get("dimension") != timeline.dimension
+            or not isinstance(held, int)
+            or not 0 < held <= len(timeline.messages)
+            or not (folder / str(meta.get("generation"))).is_dir()
+        ):
+            return None
+        if written == Written(meta["generation"], held):
+            return meta
+        count = len(timeline.messages)
+        first_row = timeline.messages[held].first_row if held < count else timeline.rows
+        ids = _values(list(itertools.islice(timeline.position_of, held)))
+        if (
+            meta.get("thoughts") != first_row
+            or meta["files"].get("message_ids") != [len(ids), zlib.crc32(ids)]
+            or not current_at(int(meta["last_id"]), str(meta["fingerprint"]))
+        ):
+            return None
+        return meta
 
     def shred(self, channel: str) -> None:
         """Remove the channel's snapshot, every file holding text overwritten first."""
@@ -272,145 +367,195 @@ class ReadModelFiles:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _write(folder: Path, snapshot: Snapshot) -> dict[str, Any]:
-    """Write every part of the snapshot into ``folder``; returns what ``current.json`` needs."""
-    timeline = snapshot.timeline
-    columns = timeline.messages.columns()
+def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[Iterator[tuple[str, Chunk]], int]:
+    """What the timeline holds past ``base`` (a pointer, or nothing), file by file, and how many
+    terms its word index holds.
+
+    Built from the new messages only: the columns, postings and rows of messages the file holds
+    are neither rebuilt nor encoded again. Produced one file at a time, arrays as views (no
+    copy), so a whole write holds no second copy of the channel."""
+    messages = int(base.get("messages", 0))
+    rows = int(base.get("thoughts", 0))
+    known_terms = int(base.get("terms", 0))
+    known_levels = len(base.get("levels", ()))
+    columns = timeline.messages.columns(messages)
+    lexicon = timeline.lexicon.state(messages)
     cells = timeline.cells.state()
-    lexicon = timeline.lexicon.state()
-    arrays: dict[str, np.ndarray] = {
-        "vectors": timeline.vectors,
-        "row_positions": timeline.row_positions,
-        "row_thought": timeline.row_thought,
-        "ts": columns.ts,
-        "first_rows": columns.first_rows,
-        "fallbacks": np.array(columns.fallbacks, dtype=bool),
-        "row_cells": cells.row_cells,
-        "lexicon_sizes": lexicon.sizes,
-        "lexicon_positions": lexicon.positions,
-        "lexicon_counts": lexicon.counts,
-        "lexicon_lengths": lexicon.lengths,
-    }
-    for depth, level in enumerate(cells.levels):
-        arrays[f"level{depth}_centroids"] = level.centroids
-        arrays[f"level{depth}_sizes"] = level.cell_sizes
-        arrays[f"level{depth}_rows"] = level.rows
-        if level.child_start is not None:
-            arrays[f"level{depth}_child_start"] = level.child_start
-    strings = {name: getattr(columns, name) for name in _STRING_COLUMNS}
-    strings["terms"] = lexicon.terms
-    packed = {}
-    for name in _PACKED_COLUMNS:
-        packed[name], arrays[f"{name}_offsets"] = Packed.pack(getattr(columns, name))
-    checks: dict[str, list[Any]] = {}
-    for name, array in arrays.items():
-        contiguous = np.ascontiguousarray(array)
-        with (folder / f"{name}.npy").open("wb") as handle:
-            np.save(handle, contiguous, allow_pickle=False)
-            handle.flush()
-            os.fsync(handle.fileno())
-        checks[name] = [list(contiguous.shape), str(contiguous.dtype), zlib.crc32(contiguous)]
-    for name, blob in packed.items():
-        with (folder / f"{name}.bin").open("wb") as handle:
-            handle.write(blob)
-            handle.flush()
-            os.fsync(handle.fileno())
-        checks[f"{name}.bin"] = [len(blob), zlib.crc32(blob)]
-    encoded = json.dumps(strings, ensure_ascii=False).encode("utf-8")
-    with (folder / STRINGS).open("wb") as handle:
-        handle.write(encoded)
+
+    def parts() -> Iterator[tuple[str, Chunk]]:
+        arrays: dict[str, np.ndarray] = {
+            "vectors": timeline.vectors[rows:],
+            "row_positions": timeline.row_positions[rows:],
+            "row_thought": timeline.row_thought[rows:],
+            "ts": columns.ts,
+            "first_rows": columns.first_rows,
+            "fallbacks": np.array(columns.fallbacks, dtype=np.bool_),
+            "lexicon_lengths": lexicon.lengths,
+            "term_ids": lexicon.term_ids,
+            "term_positions": lexicon.positions,
+            "term_counts": lexicon.counts,
+        }
+        for name, array in arrays.items():
+            yield name, _raw(array, _ARRAYS[name])
+        for depth, level in enumerate(cells.levels):
+            name = f"level{depth}"
+            if depth < known_levels:
+                yield f"{name}_cells", _raw(cells.row_cells[rows:, depth], np.int32)
+                continue
+            yield f"{name}_cells", _raw(cells.row_cells[:, depth], np.int32)
+            yield f"{name}_centroids", _raw(level.centroids, np.float32)
+            if level.child_start is not None:
+                yield f"{name}_child_start", _raw(level.child_start, np.int64)
+        for name in _LIST_COLUMNS:
+            yield name, _values(getattr(columns, name))
+        yield "terms", _values(lexicon.terms[known_terms:])
+        for name in _PACKED_COLUMNS:
+            encoded = [orjson.dumps(value) for value in getattr(columns, name)]
+            start = base["files"].get(f"{name}.bin", [0, 0])[0] if base.get("files") else 0
+            ends = start + np.cumsum([len(item) for item in encoded], dtype=np.int64)
+            yield f"{name}.bin", b"".join(encoded)
+            yield f"{name}_ends", _raw(ends, np.int64)
+
+    return parts(), len(lexicon.terms)
+
+
+def _raw(array: np.ndarray, dtype: type) -> Chunk:
+    """The array's bytes, as a view when it is already contiguous of that type."""
+    contiguous = np.ascontiguousarray(array, dtype=dtype)
+    return memoryview(contiguous).cast("B") if contiguous.size else b""
+
+
+def _values(values: Sequence[Any]) -> bytes:
+    """JSON values, each followed by a comma: appended chunks read back as one list."""
+    return orjson.dumps(list(values))[1:-1] + b"," if len(values) else b""
+
+
+def _append(
+    parts: Path, committed: dict[str, list[int]], chunks: Iterator[tuple[str, Chunk]]
+) -> dict:
+    """Append each chunk to its file past what ``committed`` says it holds (whatever a killed
+    writer left after that is cut first), synced; the files' new lengths and running CRCs."""
+    files = {name: list(entry) for name, entry in committed.items()}
+    for name, chunk in chunks:
+        size = memoryview(chunk).nbytes
+        length, crc = files.get(name, [0, 0])
+        if not size and name in files:
+            continue
+        descriptor = os.open(parts / name, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            if os.fstat(descriptor).st_size != length:
+                os.ftruncate(descriptor, length)
+            os.lseek(descriptor, length, os.SEEK_SET)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(descriptor, view) :]
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        files[name] = [length + size, zlib.crc32(chunk, crc)]
+    _sync_folder(parts)
+    return files
+
+
+def _publish(folder: Path, meta: dict[str, Any]) -> None:
+    """Replace the pointer atomically: the moment the appended bytes become the file."""
+    pointer = folder / f"{POINTER}.tmp"
+    with pointer.open("w", encoding="utf-8") as handle:
+        json.dump(meta, handle)
         handle.flush()
         os.fsync(handle.fileno())
+    os.replace(pointer, folder / POINTER)
     _sync_folder(folder)
-    return {
-        "revision": timeline.revision,
-        "source": snapshot.source,
-        "thoughts": len(timeline.vectors),
-        "last_id": snapshot.last_id,
-        "fingerprint": snapshot.fingerprint,
-        "text_bytes": snapshot.text_bytes,
-        "dimension": timeline.dimension,
-        "arrays": checks,
-        "strings": [len(encoded), zlib.crc32(encoded)],
-        "filed": cells.filed,
-        "levels": [level.fitted_rows for level in cells.levels],
-        "max_share": lexicon.max_share,
-    }
 
 
 def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Snapshot:
     """Load the snapshot ``meta`` describes; ``ValueError`` if any part is not what was written."""
+    files: dict[str, list[int]] = meta["files"]
+    messages, rows, dimension = int(meta["messages"]), int(meta["thoughts"]), meta["dimension"]
 
-    def array(name: str) -> np.ndarray:
-        shape, dtype, crc = meta["arrays"][name]
-        loaded = np.load(folder / f"{name}.npy", mmap_mode="r" if name == "vectors" else None)
-        if list(loaded.shape) != shape or str(loaded.dtype) != dtype or zlib.crc32(loaded) != crc:
-            raise ValueError(f"{name} is not the array that was written")
+    def data(name: str) -> bytes:
+        length, crc = files[name]
+        with (folder / name).open("rb") as handle:
+            read = handle.read(length)
+        if len(read) != length or zlib.crc32(read) != crc:
+            raise ValueError(f"{name} is not what was written")
+        return read
+
+    def array(name: str, dtype: type, size: int | None = None) -> np.ndarray:
+        loaded = np.frombuffer(data(name), dtype=dtype)
+        if size is not None and len(loaded) != size:
+            raise ValueError(f"{name} holds {len(loaded)} values, not {size}")
         return loaded
 
-    encoded = (folder / STRINGS).read_bytes()
-    if [len(encoded), zlib.crc32(encoded)] != meta["strings"]:
-        raise ValueError("the message columns are not what was written")
-    strings = orjson.loads(encoded)  # standard JSON, as written; decoded faster than by json
-    fallbacks = array("fallbacks")
+    def values(name: str, size: int | None = messages) -> list[Any]:
+        read = data(name)
+        loaded = orjson.loads(b"[" + read[:-1] + b"]") if read else []
+        if size is not None and len(loaded) != size:
+            raise ValueError(f"{name} holds {len(loaded)} values, not {size}")
+        return loaded
+
+    length, crc = files["vectors"]
+    if length != rows * dimension * 4:
+        raise ValueError("the vectors are not as many as the rows")
+    vectors = (
+        np.memmap(folder / VECTORS, dtype=np.float32, mode="r", shape=(rows, dimension))
+        if rows
+        else np.empty((0, dimension), dtype=np.float32)
+    )
+    if zlib.crc32(vectors) != crc:
+        raise ValueError("vectors is not what was written")
     packed = {}
     for name in _PACKED_COLUMNS:
-        blob = (folder / f"{name}.bin").read_bytes()
-        if [len(blob), zlib.crc32(blob)] != meta["arrays"][f"{name}.bin"]:
-            raise ValueError(f"{name} is not what was written")
-        packed[name] = Packed(blob, array(f"{name}_offsets"))
-        if len(packed[name]) != len(strings["message_ids"]):
-            raise ValueError(f"{name} does not hold one value per message")
+        ends = array(f"{name}_ends", np.int64, messages)
+        packed[name] = Packed(data(f"{name}.bin"), np.concatenate([[0], ends]))
     columns = MessageColumns(
-        **{name: strings[name] for name in _STRING_COLUMNS},
+        **{name: values(name) for name in _LIST_COLUMNS},
         **packed,
-        ts=array("ts"),
-        fallbacks=fallbacks.tolist(),
-        first_rows=array("first_rows"),
+        ts=array("ts", np.float64, messages),
+        fallbacks=array("fallbacks", np.bool_, messages).tolist(),
+        first_rows=array("first_rows", np.int64, messages),
     )
-    names = [f"level{depth}" for depth in range(len(meta["levels"]))]
-    cells = CellIndex.restored(
-        index,
-        CellState(
-            filed=meta["filed"],
-            row_cells=array("row_cells"),
-            levels=tuple(
-                LevelState(
-                    fitted_rows=fitted,
-                    centroids=array(f"{name}_centroids"),
-                    child_start=array(f"{name}_child_start") if depth else None,
-                    cell_sizes=array(f"{name}_sizes"),
-                    rows=array(f"{name}_rows"),
-                )
-                for depth, (name, fitted) in enumerate(zip(names, meta["levels"], strict=True))
-            ),
-        ),
-    )
+    levels, cell_columns = [], []
+    for depth, fitted in enumerate(meta["levels"]):
+        name = f"level{depth}"
+        levels.append(
+            LevelState(
+                fitted_rows=fitted,
+                centroids=array(f"{name}_centroids", np.float32).reshape(-1, dimension),
+                child_start=array(f"{name}_child_start", np.int64) if depth else None,
+            )
+        )
+        cell_columns.append(array(f"{name}_cells", np.int32, rows))
+    row_cells = np.column_stack(cell_columns) if cell_columns else np.empty((0, 0), dtype=np.int32)
+    cells = CellIndex.restored(index, CellState(rows, row_cells, tuple(levels)))
+    terms = values("terms", int(meta["terms"]))
     lexicon = LexicalIndex.restored(
         LexicalState(
             max_share=meta["max_share"],
-            terms=strings["terms"],
-            sizes=array("lexicon_sizes"),
-            positions=array("lexicon_positions"),
-            counts=array("lexicon_counts"),
-            lengths=array("lexicon_lengths"),
+            terms=terms,
+            term_ids=array("term_ids", np.int32),
+            positions=array("term_positions", np.int64),
+            counts=array("term_counts", np.float32),
+            lengths=array("lexicon_lengths", np.float64, messages),
         )
     )
-    vectors = array("vectors")
-    if vectors.shape[1:] != (meta["dimension"],) or len(columns.texts) != len(fallbacks):
-        raise ValueError("the parts disagree in size")
     timeline = Timeline.restored(
         revision=meta["revision"],
         index=index,
         columns=columns,
         vectors=vectors,
-        row_positions=array("row_positions"),
-        row_thought=array("row_thought"),
+        row_positions=array("row_positions", np.int64, rows),
+        row_thought=array("row_thought", np.int64, rows),
         cells=cells,
         lexicon=lexicon,
     )
     return Snapshot(
-        timeline, meta["last_id"], meta["fingerprint"], meta["text_bytes"], meta["source"]
+        timeline,
+        meta["last_id"],
+        meta["fingerprint"],
+        meta["text_bytes"],
+        meta["source"],
+        Written(meta["generation"], messages),
     )
 
 

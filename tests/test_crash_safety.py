@@ -106,13 +106,14 @@ def _operations() -> list[dict[str, Any]]:
 
 
 class Zygote:
-    """Drives tests/crash_worker.py from several threads: forks a worker per job, routes its lines."""
+    """Drives tests/crash_worker.py (or another worker speaking its lines, ``module``) from
+    several threads: forks a worker per job, routes its lines."""
 
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path, module: str = "tests.crash_worker") -> None:
         env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
         self._log = log.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.crash_worker"],
+            [sys.executable, "-m", module],
             cwd=ROOT,
             env=env,
             stdin=subprocess.PIPE,
@@ -147,8 +148,11 @@ class Zygote:
             raise AssertionError(f"the crash worker {pid} did not answer in time") from None
 
     def start(self, folder: Path, operations: list[dict[str, Any]], pause_at: str | None) -> str:
+        return self.run({"data_dir": str(folder), "operations": operations, "pause_at": pause_at})
+
+    def run(self, job: dict[str, Any]) -> str:
+        """Start a worker on ``job``; its pid."""
         assert self.process.stdin is not None
-        job = {"data_dir": str(folder), "operations": operations, "pause_at": pause_at}
         with self._starting:
             self.process.stdin.write(json.dumps(job) + "\n")
             self.process.stdin.flush()

@@ -135,7 +135,7 @@ def wide_tables(monkeypatch: pytest.MonkeyPatch) -> None:
 def cut_read_model(awai: Awai) -> None:
     """The read model AWAI keeps beside the data cut short too: readings then need Chroma's
     vectors (while that file is whole, readings come from it, and Chroma is not read)."""
-    [vectors] = (awai.data / "read-models").rglob("vectors.npy")
+    [vectors] = (awai.data / "read-models").rglob("vectors")
     cut(vectors, vectors.stat().st_size // 2)
 
 

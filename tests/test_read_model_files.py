@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,8 +26,10 @@ from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
 from bots.runtime import Runtime, open_runtime
+from storage.read_model_files import ReadModelFiles
 from storage.store import AwaiStore
 from tests.factories import utterance
+from tests.test_crash_safety import Zygote
 from tests.test_erasure import hits
 from tests.test_read_model import LINES, assert_same_timeline
 
@@ -70,11 +74,12 @@ def assert_same_cells(ours: Timeline, theirs: Timeline) -> None:
     mine, other = ours.cells.state(), theirs.cells.state()
     assert mine.filed == other.filed
     np.testing.assert_array_equal(mine.row_cells, other.row_cells)
-    assert len(mine.levels) == len(other.levels) >= 2  # the small index grew a tree
-    for a, b in zip(mine.levels, other.levels, strict=True):
+    assert len(ours.cells.levels) == len(theirs.cells.levels) >= 2  # the small index grew a tree
+    for a, b in zip(ours.cells.levels, theirs.cells.levels, strict=True):
         np.testing.assert_array_equal(a.centroids, b.centroids)
-        np.testing.assert_array_equal(a.rows, b.rows)
         np.testing.assert_array_equal(a.cell_sizes, b.cell_sizes)
+        for rows, others, size in zip(a.cell_rows, b.cell_rows, a.cell_sizes, strict=True):
+            np.testing.assert_array_equal(rows[:size], others[:size])
     assert ours.lexicon.state().terms == theirs.lexicon.state().terms
 
 
@@ -195,7 +200,7 @@ def test_a_torn_or_damaged_file_is_detected_and_the_channel_rebuilt(
     writer.store.timeline(CHANNEL)
     parts = generation(writer)
     if damage == "vectors cut short":
-        vectors = parts / "vectors.npy"
+        vectors = parts / "vectors"
         vectors.write_bytes(vectors.read_bytes()[:-100])
     elif damage == "a byte of the texts changed":
         strings = parts / "texts.bin"
@@ -204,7 +209,7 @@ def test_a_torn_or_damaged_file_is_detected_and_the_channel_rebuilt(
         data[at] = ord("S")
         strings.write_bytes(bytes(data))
     elif damage == "a cell level missing":
-        (parts / "level1_rows.npy").unlink()
+        (parts / "level1_cells").unlink()
     elif damage == "the pointer torn":
         pointer = snapshot_folder(writer) / "current.json"
         pointer.write_bytes(pointer.read_bytes()[:40])
@@ -342,3 +347,120 @@ def test_a_file_made_from_a_database_since_reset_is_never_taken_for_the_new_one(
 
     fresh = persisted_runtime(make_runtime)
     assert list(fresh.store.timeline(CHANNEL).position_of) == ["m1", "m2", "m4"]
+
+
+def test_a_writer_killed_at_any_step_leaves_the_file_as_it_was_or_as_it_was_meant_to_be(
+    make_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
+    """SIGKILL after every step that changes the disk, of an append to a file and of a first
+    whole write (tests/append_worker.py): the file left loads as the old prefix or the whole
+    channel, never torn, never shredded; and the next write appends past what the killed one
+    left, to the whole channel."""
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 30))
+    writer.store.timeline(CHANNEL)
+    folder = writer.settings.data_dir / "read-models"
+    shutil.copytree(folder, tmp_path / "prefix")
+    writer.engine.ingest(lines(31, 14))
+    writer.store.timeline(CHANNEL)  # appended: the file holds the whole channel
+    shutil.copytree(folder, tmp_path / "whole")
+    index = writer.settings.recall_index
+    expected = {
+        len(snapshot.timeline.messages): snapshot.timeline
+        for snapshot in (
+            ReadModelFiles(tmp_path / name).load(CHANNEL, index) for name in ("prefix", "whole")
+        )
+        if snapshot is not None
+    }
+    assert sorted(expected) == [30, 44]
+    zygote = Zygote(tmp_path / "worker.log", module="tests.append_worker")
+
+    def job(target: Path, pause_at: int) -> list[str]:
+        pid = zygote.run(
+            {
+                "channel": CHANNEL,
+                "index": index.model_dump(),
+                "source": str(tmp_path / "whole"),
+                "target": str(target),
+                "pause_at": pause_at,
+            }
+        )
+        said = zygote.follow(pid, "PAUSED")
+        if not said[-1].startswith("EXIT"):
+            os.kill(int(pid), signal.SIGKILL)
+            said += zygote.follow(pid, "EXIT")
+        return said
+
+    def held(target: Path) -> int | None:
+        found = ReadModelFiles(target).load(CHANNEL, index)
+        if found is None:
+            return None
+        assert_same_timeline(found.timeline, expected[len(found.timeline.messages)])
+        assert_same_cells(found.timeline, expected[len(found.timeline.messages)])
+        return len(found.timeline.messages)
+
+    try:
+        for start in ("a file of the first 30", "no file"):
+            left: list[int | None] = []
+            for step in itertools.count(1):
+                target = tmp_path / f"target-{len(left)}-{start}"
+                if start == "no file":
+                    target.mkdir()
+                else:
+                    shutil.copytree(tmp_path / "prefix", target)
+                said = job(target, step)
+                if said[-2].split()[1] == "DONE":
+                    break
+                assert said[-1].endswith(f" {-signal.SIGKILL}"), said
+                left.append(held(target))
+                assert job(target, 0)[-1].endswith(" 0")  # the next write, to its end
+                assert held(target) == 44
+            if start == "no file":
+                assert set(left) == {None, 44}  # nothing published, or all of it
+            else:
+                assert set(left) == {30, 44}  # never torn, never shredded
+            assert len(left) >= 20  # every step of the write was a kill point
+    finally:
+        zygote.close()
+
+
+def test_a_file_grows_by_appending_the_new_messages_not_by_being_rewritten(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 30))
+    writer.store.timeline(CHANNEL)
+    parts = generation(writer)
+    before = {path.name: path.read_bytes() for path in parts.iterdir()}
+    inode = (parts / "vectors").stat().st_ino
+
+    writer.engine.ingest(lines(31, 14))  # crosses a level of the small cell tree
+    writer.store.timeline(CHANNEL)
+    assert generation(writer) == parts and (parts / "vectors").stat().st_ino == inode
+    for name, old in before.items():
+        assert (parts / name).read_bytes()[: len(old)] == old  # every byte written stays
+    started = AwaiStore.open(writer.settings)
+    reference = rebuilt(writer)
+    try:
+        assert_same_timeline(started.timeline(CHANNEL), reference.timeline(CHANNEL))
+        assert_same_cells(started.timeline(CHANNEL), reference.timeline(CHANNEL))
+    finally:
+        started.close()
+        reference.close()
+
+
+def test_the_file_is_current_when_an_ingest_ends_so_the_next_start_reads_no_row(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """An ingest reads the timeline before each batch it stores, so the last batch is not in
+    it when the process closes: closing catches it up and appends it."""
+    writer = make_runtime("data", recall_index=SMALL_INDEX)  # persisted every 500 messages
+    writer.engine.ingest(lines(1, 20))
+    writer.engine.ingest(lines(21, 20))
+    writer.close()
+    started = open_runtime(writer.settings)
+    try:
+        assert len(started.store.timeline(CHANNEL).messages) == 40
+        assert not started.store.vectors.opened  # vouched for by the file: current at close
+    finally:
+        started.close()

@@ -3,8 +3,11 @@ re-clustering job stores, and that both follow from the messages alone."""
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -163,3 +166,39 @@ def test_an_edit_inside_the_prefix_re_clusters_the_points_after_it_as_a_fresh_im
             for r in (lived, fresh)
         )
         assert read == anew, utterance.message_id
+
+
+def test_speakers_re_clustered_side_by_side_store_what_one_at_a_time_stores(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job works a channel's speakers on a thread per core; each speaker's chain is its
+    own, so the runs stored are those of working them one after the other."""
+    channel = (
+        said(CHANNEL, "ann", texts("battery", 16) + texts("food", 14), 1)
+        + said(CHANNEL, "bob", texts("pricing", 12) + CHATTER[:3], 100)
+        + said(CHANNEL, "cy", texts("food", 10, seed=2) + texts("pricing", 9, seed=3), 200)
+    )
+    side_by_side, one_at_a_time = make_runtime("side-by-side"), make_runtime("one-at-a-time")
+    for runtime in (side_by_side, one_at_a_time):
+        runtime.engine.ingest(channel)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    workers: set[str] = set()
+    made = side_by_side.schemas.runs.made
+
+    def noting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        workers.add(threading.current_thread().name)
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(side_by_side.schemas.runs, "made", noting)
+    side_by_side.schemas.recluster(CHANNEL)
+    assert len(workers) > 1  # the speakers did run side by side
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    one_at_a_time.schemas.recluster(CHANNEL)
+    for speaker in ("ann", "bob", "cy"):
+        for utterance in channel:
+            assert side_by_side.schemas.schemas(
+                CHANNEL, speaker, before_message=utterance.message_id
+            ) == one_at_a_time.schemas.schemas(
+                CHANNEL, speaker, before_message=utterance.message_id
+            )
+    assert side_by_side.schemas.schemas(CHANNEL) == one_at_a_time.schemas.schemas(CHANNEL)

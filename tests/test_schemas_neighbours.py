@@ -9,11 +9,19 @@ happened to do first.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awai_engine.schemas.clustering import ChainMemo, cluster_labels
-from awai_engine.schemas.neighbours import nearest_neighbours
+from awai_engine.schemas.neighbours import (
+    FAST_COLUMNS,
+    TILE,
+    _nearest,
+    _smallest,
+    _to_distance,
+    nearest_neighbours,
+)
 from awai_engine.settings import SchemaSettings
 
 
@@ -119,3 +127,20 @@ def test_a_speaker_clustered_up_their_points_with_a_memo_gets_the_labels_found_a
     assert np.array_equal(
         cluster_labels(points, knn, texts, memo=other), cluster_labels(points, knn, texts)
     )
+
+
+@pytest.mark.parametrize("points", ["lattice", "gaussian"])
+def test_wide_tiles_found_through_a_bound_equal_every_distance_ordered(points: str) -> None:
+    """From ``FAST_COLUMNS`` columns on, a row's neighbours come from candidates whose products
+    reach a sampled bound: they must be exactly those of ordering every distance, with ties
+    (lattice: products tie exactly), far columns (−∞), the row itself (+∞), and a row with fewer
+    near columns than neighbours among them."""
+    count = FAST_COLUMNS + 700
+    vectors = lattice(3, 40, count) if points == "lattice" else gaussian(3, count)
+    dots = vectors[:TILE] @ vectors.T
+    dots[:, :300] = -np.inf  # columns a tile leaves out (rows found before, padding)
+    dots[np.arange(TILE), np.arange(TILE)] = np.inf
+    dots[7, 310:] = -np.inf  # fewer candidates than neighbours: this row is done the full way
+    for first in (0, TILE):
+        expected = _smallest(_to_distance(dots.copy()), 25, first)
+        np.testing.assert_array_equal(_nearest(dots.copy(), 25, first), expected)

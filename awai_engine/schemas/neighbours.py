@@ -22,12 +22,17 @@ run the job stores). Two things make that hold by construction, not by luck:
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 TILE = 256
 SELECT_ROWS = 64  # rows whose keys are selected at once: 64 × n int64
+FAST_COLUMNS = 8192  # from this many columns on, candidates are found by a bound first
+SAMPLE_COLUMNS = 2048  # columns sampled for that bound
+MARGIN = 1e-4  # of a dot product: far wider than float32 rounding, so it separates distances
 _COLUMN = np.int64(0xFFFFFFFF)
 
 
@@ -56,26 +61,32 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
     padded[:count] = points
     old = len(known.points) if known is not None and _extends(known, points, k) else 0
     keys = np.empty((count, k + 1), dtype=np.int64)
-    for start in range(0, count, TILE):
+
+    def tile(start: int) -> None:
         stop = min(count, start + TILE)
         if stop <= old:
             # Rows found before: their old neighbours, merged with the nearest rows added.
             assert known is not None
             first = old - old % TILE  # the tile holding the first added row
-            values = _distances(padded, start, first, count)
-            values[:, : old - first] = np.inf
+            dots = _dots(padded, start, first, count)
+            dots[:, : old - first] = -np.inf
             both = np.concatenate(
                 [
                     _keys(known.nearest[start:stop], known.distance[start:stop]),
-                    _smallest(values[: stop - start], k + 1, first),
+                    _nearest(dots[: stop - start], k + 1, first),
                 ],
                 axis=1,
             )
             keys[start:stop] = np.sort(both, axis=1)[:, : k + 1]
         else:
-            values = _distances(padded, start, 0, count)
-            values[np.arange(TILE), np.arange(start, start + TILE)] = 0.0
-            keys[start:stop] = _smallest(values[: stop - start], k + 1, 0)
+            dots = _dots(padded, start, 0, count)
+            dots[np.arange(TILE), np.arange(start, start + TILE)] = np.inf  # itself: distance 0
+            keys[start:stop] = _nearest(dots[: stop - start], k + 1, 0)
+
+    # Tiles of rows are independent, and numpy leaves the GIL while it multiplies: one thread per
+    # core (BLAS itself runs single-threaded in AWAI, see engine.limit_blas_threads).
+    with ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
+        list(pool.map(tile, range(0, count, TILE)))
     nearest = keys & _COLUMN
     distance = (keys >> 32).astype(np.int32).view(np.float32)
     return Neighbours(points=points, nearest=nearest, distance=distance)
@@ -92,21 +103,61 @@ def _extends(known: Neighbours, points: np.ndarray, k: int) -> bool:
     )
 
 
-def _distances(padded: np.ndarray, start: int, first: int, count: int) -> np.ndarray:
-    """Euclidean distances of padded rows ``start:start + TILE`` to rows ``first:`` (a multiple
-    of ``TILE``), one fixed-shape tile product at a time; padding rows are infinitely far."""
+def _dots(padded: np.ndarray, start: int, first: int, count: int) -> np.ndarray:
+    """Dot products of padded rows ``start:start + TILE`` with rows ``first:`` (a multiple of
+    ``TILE``), one fixed-shape tile product at a time; padding rows get −∞ (infinitely far)."""
     rows = padded[start : start + TILE]
     out = np.empty((TILE, len(padded) - first), dtype=np.float32)
     tile = np.empty((TILE, TILE), dtype=np.float32)
     for column in range(first, len(padded), TILE):
         np.matmul(rows, padded[column : column + TILE].T, out=tile)
         out[:, column - first : column - first + TILE] = tile
-    # |a − b|² = 2 − 2·a·b for unit vectors; clipped because rounding can make it slightly < 0.
-    np.multiply(out, -2.0, out=out)
-    out += 2.0
-    np.maximum(out, 0.0, out=out)
-    np.sqrt(out, out=out)
-    out[:, max(0, count - first) :] = np.inf
+    out[:, max(0, count - first) :] = -np.inf
+    return out
+
+
+def _to_distance(dots: np.ndarray) -> np.ndarray:
+    """Euclidean distances of unit vectors from their dot products, in place: |a − b|² =
+    2 − 2·a·b, clipped because rounding can make it slightly < 0 (+∞ gives 0, −∞ gives ∞).
+    Elementwise, so a value comes out the same whether computed alone or in a whole tile."""
+    np.multiply(dots, -2.0, out=dots)
+    dots += 2.0
+    np.maximum(dots, 0.0, out=dots)
+    np.sqrt(dots, out=dots)
+    return dots
+
+
+def _nearest(dots: np.ndarray, count: int, first: int) -> np.ndarray:
+    """The keys of each row's ``count`` smallest (distance, column) pairs, ascending, from its
+    dot products (column ``j`` is row ``first + j``): exactly :func:`_smallest` of the
+    distances, without turning every product into a distance or ordering all of them.
+
+    The ``count``-th largest product among a sample of the columns bounds the row's:
+    every pair that can be among the nearest has a product at least that bound less
+    ``MARGIN``, provided the margin separates the two in distance (checked per row; a row it
+    does not, and a narrow tile, is done the full way). Only those candidates become distances.
+    """
+    columns = dots.shape[1]
+    if columns < FAST_COLUMNS:
+        return _smallest(_to_distance(dots), count, first)
+    sample = dots[:, :: columns // SAMPLE_COLUMNS]
+    bar = np.partition(sample, -count, axis=1)[:, -count]
+    low = bar - np.float32(MARGIN)
+    separated = _to_distance(low.copy()) > _to_distance(bar.copy())
+    chosen = dots >= low[:, None]
+    chosen[~separated] = False
+    rows, found = np.nonzero(chosen)
+    # Each row's candidates side by side (padded with the largest key), then ordered per row.
+    held = np.bincount(rows, minlength=len(dots))
+    starts = np.cumsum(held) - held
+    table = np.full((len(dots), max(int(held.max()), count)), np.iinfo(np.int64).max)
+    table[rows, np.arange(len(rows)) - starts[rows]] = _keys(
+        found + first, _to_distance(dots[rows, found])
+    )
+    out = np.sort(table, axis=1)[:, :count]
+    bad = np.flatnonzero(~separated)
+    if len(bad):
+        out[bad] = _smallest(_to_distance(dots[bad]), count, first)
     return out
 
 

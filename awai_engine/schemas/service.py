@@ -8,9 +8,11 @@ protocols of :mod:`awai_engine.schemas.ports`.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from awai_engine.errors import AwaiError
 from awai_engine.ports import LanguageBackend
@@ -111,6 +113,24 @@ class SpeakerSchemas(Value):
     clustered: int
     stored: bool
     schemas: tuple[SchemaView, ...]
+
+
+class _Tally:
+    """Runs stored and versions made by a re-clustering's speakers, told to ``progress``."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self.total, self.progress = total, progress
+        self.stored = self.new_versions = 0
+        self._guard = threading.Lock()
+        if progress is not None:
+            progress(0, total)
+
+    def add(self, new_versions: int) -> None:
+        with self._guard:
+            self.stored += 1
+            self.new_versions += new_versions
+            if self.progress is not None:
+                self.progress(self.stored, self.total)
 
 
 class SchemaService:
@@ -294,27 +314,20 @@ class SchemaService:
             speakers = index.speakers()
             plan = [(speaker, *self._unstored(index, channel, speaker)) for speaker in speakers]
             total = sum(len(todo) for _, _, todo in plan)
-            stored = new_versions = 0
-            if progress is not None:
-                progress(0, total)
-            for speaker, before, todo in plan:
-                seen = {(s.schema_id, s.version) for s in before.states} if before else set()
-                memo = ChainMemo()  # each point's thoughts extend the last's
-                for count in todo:
-                    basis = index.head(channel, speaker, count)  # one basis held at a time
-                    assert basis is not None
-                    # Stored unsummarised: a version is worded when first shown (.summaries).
-                    run = self.store.save_run(self.runs.made(basis, before, memo))
-                    new = {(s.schema_id, s.version) for s in run.states} - seen
-                    new_versions += len(new)
-                    seen |= new
-                    if is_fixed_point(basis.count, self.settings.schemas.fixed_point_bits):
-                        before = run  # the next point's ids come from this one
-                    stored += 1
-                    if progress is not None:
-                        progress(stored, total)
-                if todo:
-                    self._drop_superseded(index, channel, speaker)
+            tally = _Tally(total, progress)
+            # Speakers' chains are independent: one per core at a time, each holding one basis.
+            # numpy leaves the GIL for the distance products that are most of the work.
+            workers = max(1, min(len(plan), os.cpu_count() or 1))
+            with ThreadPoolExecutor(workers, thread_name_prefix="recluster") as pool:
+                done = [
+                    pool.submit(
+                        self._recluster_speaker, index, channel, speaker, before, todo, tally
+                    )
+                    for speaker, before, todo in plan
+                ]
+                for future in done:
+                    future.result()
+            stored, new_versions = tally.stored, tally.new_versions
             self.store.mark_reclustered(channel, timeline.revision)
             self._unless_retired(channel, timeline)
         log.info("re-clustered %s: %d runs, %d new versions", channel, stored, new_versions)
@@ -325,6 +338,32 @@ class SchemaService:
             new_versions=new_versions,
             removed_versions=purged.versions,
         )
+
+    def _recluster_speaker(
+        self,
+        index: SpeakerRows,
+        channel: str,
+        speaker: str,
+        before: SchemaRun | None,
+        todo: list[int],
+        tally: _Tally,
+    ) -> None:
+        """Store the speaker's runs at the points ``todo``, in order, each taking its ids from
+        the fixed point below (``before`` for the first)."""
+        seen = {(s.schema_id, s.version) for s in before.states} if before else set()
+        memo = ChainMemo()  # each point's thoughts extend the last's
+        for count in todo:
+            basis = index.head(channel, speaker, count)  # one basis held at a time
+            assert basis is not None
+            # Stored unsummarised: a version is worded when first shown (.summaries).
+            run = self.store.save_run(self.runs.made(basis, before, memo))
+            new = {(s.schema_id, s.version) for s in run.states} - seen
+            seen |= new
+            if is_fixed_point(basis.count, self.settings.schemas.fixed_point_bits):
+                before = run  # the next point's ids come from this one
+            tally.add(len(new))
+        if todo:
+            self._drop_superseded(index, channel, speaker)
 
     # -- digest --------------------------------------------------------------------------------
 

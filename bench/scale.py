@@ -1,0 +1,236 @@
+"""How the read model's persistence and re-clustering grow with a channel: one table.
+
+Run: ``.venv/bin/python -m bench.scale [--large 60000] [--ingest 20000] [--small-ingest 1000]``.
+
+Rows (issue 32; each ratio is measured within this one run, so compare rows with each other):
+
+- *Read-model write per 2,000 messages*: a channel's timeline is built in memory from real chat
+  lines and their real vectors (``bench.corpus``, no SQL or Chroma) in slices of 2,000 messages;
+  after each slice the file is brought up to date as the read model does (an append of the new
+  messages). The first slice against the last; and, for comparison, writing the whole file
+  afresh at the same two sizes (what every write cost before files grew by appending).
+- *Bytes written / growth of the folder*: the bytes this process handed to ``write`` (``wchar``
+  of ``/proc/self/io``) against what the folder holds after: for the read-model files of the
+  row above, and for an ingest of ``--ingest`` messages through the store (SQLite, embedded
+  Chroma, read model; the timeline read after every batch of 1,000 as ``awai ingest`` does, the
+  store closed at the end) — then whether the file was current when it closed.
+- *Re-cluster one speaker of 20,000 thoughts*: :func:`cluster_run` on ``bench.recluster``'s
+  synthetic vectors (topics and scattered lines) with its predecessor at 90%, BLAS
+  single-threaded as in every AWAI process; time and ``tracemalloc`` peak.
+- *awai recluster*: the command, in a fresh process, on the ingested channel of
+  ``--small-ingest`` and of ``--ingest`` messages (its first re-clustering: every speaker's runs
+  at every fixed point); wall time and the process's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from awai_engine.embedding import Embedder
+from awai_engine.engine import limit_blas_threads
+from awai_engine.schemas.build import cluster_run
+from awai_engine.settings import SchemaSettings, Settings
+from awai_engine.timeline import Timeline
+from awai_engine.values import MessageRef
+from bench.corpus import chat_lines, synthetic_channel
+from bench.recluster import basis_of, synthetic
+from storage.read_model_files import ReadModelFiles, Snapshot, Written
+from storage.store import AwaiStore
+
+SLICE = 2000
+BATCH = 1000
+CHANNEL = "bench:local:scale"
+
+
+def written_bytes() -> int:
+    """Bytes this process has handed to ``write`` so far."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    raise RuntimeError("no wchar in /proc/self/io")
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def read_model_writes(
+    large: int, embedder: Embedder, settings: Settings, lines: list[str]
+) -> dict[str, float]:
+    """Seconds of the append after the first and the last slice, of a whole write at both
+    sizes, and bytes written by all appends against the files' size."""
+    make = synthetic_channel(CHANNEL, large, embedder, lines)
+    timeline = Timeline(dimension=embedder.dimension, index=settings.recall_index)
+    found: dict[str, float] = {}
+    written: Written | None = None
+    with tempfile.TemporaryDirectory() as folder:
+        files = ReadModelFiles(Path(folder) / "appended")
+        before = written_bytes()
+        for start in range(0, large, SLICE):
+            for item in make(start, min(large, start + SLICE)):
+                u = item.utterance
+                ref = MessageRef(
+                    message_id=u.message_id,
+                    speaker_id=u.speaker_id,
+                    speaker_name=u.speaker_name,
+                    ts=u.ts,
+                    position=len(timeline.messages),
+                    thread_root=u.thread_root,
+                    scope=u.scope,
+                )
+                timeline.append(
+                    ref, u.text, item.extraction.summary, item.extraction.thoughts, item.vectors
+                )
+            snapshot = Snapshot(timeline, len(timeline.messages), "", 0)
+            started = time.perf_counter()
+            written = files.save(CHANNEL, snapshot, lambda *_: True, written)
+            seconds = time.perf_counter() - started
+            last = start + SLICE >= large
+            if start == 0 or last:
+                edge = "first" if start == 0 else "last"
+                found[f"append {edge}"] = seconds
+                whole = ReadModelFiles(Path(folder) / f"whole-{edge}")
+                found[f"whole {edge}"] = timed(
+                    lambda whole=whole, snapshot=snapshot: whole.save(
+                        CHANNEL, snapshot, lambda *_: True, None
+                    )
+                )
+        appended = written_bytes() - before - folder_bytes(Path(folder) / "whole-first")
+        appended -= folder_bytes(Path(folder) / "whole-last")
+        found["read-model bytes"] = appended / folder_bytes(Path(folder) / "appended")
+    return found
+
+
+def ingest(folder: Path, size: int, embedder: Embedder, lines: list[str]) -> tuple[float, bool]:
+    """Write ``size`` messages through the store as an ingest does; bytes written over the
+    folder's growth, and whether the read-model file was current when the store closed."""
+    settings = Settings(data_dir=folder, _env_file=None)  # type: ignore[call-arg]
+    make = synthetic_channel(CHANNEL, size, embedder, lines)
+    before = written_bytes()
+    store = AwaiStore.open(settings)
+    store.ensure_channel(CHANNEL, embedder.model_name, embedder.dimension)
+    for start in range(0, size, BATCH):
+        store.timeline(CHANNEL)  # as the ingest reads it before each batch
+        store.save(CHANNEL, make(start, min(size, start + BATCH)))
+    store.close()
+    ratio = (written_bytes() - before) / folder_bytes(folder)
+    loaded = ReadModelFiles(folder / "read-models").load(CHANNEL, settings.recall_index)
+    return ratio, loaded is not None and len(loaded.timeline.messages) == size
+
+
+def one_speaker(count: int) -> tuple[float, float]:
+    """Seconds and peak MB of re-clustering one speaker of ``count`` thoughts."""
+    vectors, _ = synthetic(count)
+    previous = cluster_run(basis_of(vectors[: int(count * 0.9)]), None, SchemaSettings())
+    basis = basis_of(vectors)
+    seconds = timed(lambda: cluster_run(basis, previous, SchemaSettings()))
+    tracemalloc.start()
+    cluster_run(basis, previous, SchemaSettings())
+    peak = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    return seconds, peak
+
+
+# Run from a small process: a child forked from this one (holding a timeline and the encoder)
+# would report this process's size as its own peak (Linux keeps ru_maxrss across exec).
+_LAUNCH = """
+import resource, subprocess, sys, time
+started = time.perf_counter()
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def recluster_command(folder: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of ``awai recluster`` in a fresh process."""
+    awai = str(Path(sys.executable).parent / "awai")
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCH, awai, "--data-dir", str(folder), "recluster"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seconds, peak = done.stdout.split()
+    return float(seconds), int(peak) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--large", type=int, default=60_000, help="read-model channel size")
+    parser.add_argument("--ingest", type=int, default=20_000, help="messages ingested")
+    parser.add_argument("--small-ingest", type=int, default=1_000)
+    parser.add_argument("--speaker", type=int, default=20_000, help="thoughts of one speaker")
+    parser.add_argument("--lines", type=int, default=2000, help="distinct chat lines")
+    args = parser.parse_args()
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    limit_blas_threads(settings.recall_index.blas_threads)
+    embedder = Embedder(settings.embedding)
+    lines = chat_lines(args.lines)
+    console = Console(width=120)
+    table = Table("what", "small", "large", "large / small", title="AWAI at scale (one run)")
+
+    writes = read_model_writes(args.large, embedder, settings, lines)
+    for kind in ("append", "whole"):
+        first, last = writes[f"{kind} first"], writes[f"{kind} last"]
+        table.add_row(
+            f"read-model write per {SLICE:,} messages ({kind}), {SLICE:,} vs {args.large:,}",
+            f"{first:.3f} s",
+            f"{last:.3f} s",
+            f"{last / first:.1f}×",
+        )
+    table.add_row(
+        f"bytes written / read-model files, {args.large:,} messages in appends",
+        "",
+        f"{writes['read-model bytes']:.2f}×",
+        "",
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        small, large = Path(folder) / "small", Path(folder) / "large"
+        small_ratio, _ = ingest(small, args.small_ingest, embedder, lines)
+        large_ratio, current = ingest(large, args.ingest, embedder, lines)
+        table.add_row(
+            f"bytes written / data folder, ingest of {args.small_ingest:,} vs {args.ingest:,}",
+            f"{small_ratio:.2f}×",
+            f"{large_ratio:.2f}×",
+            f"read model current at close: {'yes' if current else 'NO'}",
+        )
+        seconds, peak = one_speaker(args.speaker)
+        table.add_row(
+            f"re-cluster one speaker of {args.speaker:,} thoughts (goal ≤ 2 s, ≤ 300 MB)",
+            "",
+            f"{seconds:.2f} s, {peak:.0f} MB",
+            "",
+        )
+        small_run, large_run = recluster_command(small), recluster_command(large)
+        table.add_row(
+            f"awai recluster (first), {args.small_ingest:,} vs {args.ingest:,} messages",
+            f"{small_run[0]:.1f} s / {small_run[1]:.0f} MiB",
+            f"{large_run[0]:.1f} s / {large_run[1]:.0f} MiB",
+            f"{large_run[0] / small_run[0]:.1f}×",
+        )
+    console.print(table)
+    console.print(
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared machine)",
+        highlight=False,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""A process to be killed while it writes a channel's read-model file, at any step of the write.
+
+Run as ``python -m tests.append_worker`` and driven like :mod:`tests.crash_worker` (the same
+lines: ``READY``, ``CHILD <pid>``, ``<pid> PAUSED <point>``, ``<pid> DONE <steps>``,
+``EXIT <pid> <status>``), so ``tests.test_crash_safety.Zygote`` drives it. It imports what a
+write needs once, then forks a worker per job read from stdin.
+
+A job names two read-model folders of one channel: ``target``, whose file holds a prefix of the
+channel (or none), and ``source``, whose file holds the whole of it. The worker loads both,
+appends the messages the target lacks to the target's timeline as the read model does when it
+catches up, and saves it (:meth:`storage.read_model_files.ReadModelFiles.save`: an append to
+the target's file, or a whole new one if it has none). Every call that changes the disk in that
+save (``os.write``, ``ftruncate``, ``fsync``, ``replace``) is a step; the worker stops after step
+``pause_at`` and waits to be killed. No SQL and no vector store are involved: what is under test
+is the file's write path alone, every step of it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+STEPS = ("write", "ftruncate", "fsync", "replace")
+
+
+def main() -> None:
+    import storage.read_model_files  # noqa: F401  (import once, before forking)
+
+    _say("READY")
+    for line in sys.stdin:
+        job = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                _work(job)
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            finally:
+                os._exit(code)
+        _say(f"CHILD {pid}")
+        threading.Thread(target=_reap, args=(pid,), daemon=True).start()
+
+
+def _work(job: dict[str, Any]) -> None:
+    from awai_engine.settings import RecallIndexSettings
+    from storage import read_model_files
+    from storage.read_model_files import ReadModelFiles, Snapshot
+
+    me = os.getpid()
+    index = RecallIndexSettings(**job["index"])
+    source = ReadModelFiles(Path(job["source"])).load(job["channel"], index)
+    target_files = ReadModelFiles(Path(job["target"]))
+    target = target_files.load(job["channel"], index)
+    assert source is not None
+    timeline = target.timeline if target is not None else None
+    if timeline is None:
+        from awai_engine.timeline import Timeline
+
+        timeline = Timeline(dimension=source.timeline.dimension, index=index)
+    whole = source.timeline
+    for position in range(len(timeline.messages), len(whole.messages)):
+        message = whole.messages[position]
+        rows = whole.rows_of(position)
+        timeline.append(
+            message.ref,
+            message.text,
+            message.summary,
+            message.thoughts,
+            whole.vectors[rows.start : rows.stop],
+            message.addressees,
+        )
+    timeline.revision = whole.revision
+    steps = [0]
+
+    def pause() -> None:
+        steps[0] += 1
+        if steps[0] == job["pause_at"]:
+            _say(f"{me} PAUSED {steps[0]}")
+            while True:
+                time.sleep(60)
+
+    read_model_files.os = _Counted(os, pause)  # type: ignore[attr-defined]
+    snapshot = Snapshot(
+        timeline, source.last_id, source.fingerprint, source.text_bytes, source.source
+    )
+    written = target_files.save(
+        job["channel"], snapshot, lambda *_: True, target.written if target else None
+    )
+    assert written is not None, "the save wrote nothing"
+    _say(f"{me} DONE {steps[0]}")
+
+
+class _Counted(ModuleType):
+    """The ``os`` module as the file writer sees it: each step counted, then ``pause()``."""
+
+    def __init__(self, real: ModuleType, pause: Callable[[], None]) -> None:
+        super().__init__("os")
+        self._real, self._pause = real, pause
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._real, name)
+        if name not in STEPS:
+            return found
+
+        def step(*args: Any, **kwargs: Any) -> Any:
+            result = found(*args, **kwargs)
+            self._pause()
+            return result
+
+        return step
+
+
+def _reap(pid: int) -> None:
+    _, status = os.waitpid(pid, 0)
+    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    _say(f"EXIT {pid} {code}")
+
+
+def _say(line: str) -> None:
+    os.write(sys.stdout.fileno(), f"{line}\n".encode())
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    main()
