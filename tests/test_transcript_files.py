@@ -4,8 +4,14 @@ holds exactly what one read of the whole file stores (`awai export` gives the sa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,3 +162,44 @@ def test_a_file_stored_into_one_channel_is_read_whole_into_another(
     awai("ingest", str(path))
     code, said = awai("ingest", str(path), "--channel", "other")
     assert code == 0 and "2 added" in said  # a record is per channel
+
+
+def test_a_kill_while_appended_lines_are_stored_leaves_the_next_read_whole(
+    awai: Awai, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGKILL after some appended messages were written: the record of the file was dropped
+    before, so the next read reads it whole, tells nothing twice and stores what one whole read
+    stores."""
+    path = write(tmp_path / "chat.jsonl", FIRST)
+    awai("ingest", str(path))
+    many = [line(100 + n, f"p{n % 7}", f"Sync {n}, battery {n % 11}.") for n in range(1100)]
+    write(path, many, mode="a")
+    database = awai.data / "awai.sqlite3"
+    command = Path(sys.executable).with_name("awai")
+    worker = subprocess.Popen(
+        [str(command), "--data-dir", str(awai.data), "ingest", str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while worker.poll() is None and _stored(database) < 3 + 1024:
+            assert time.monotonic() < deadline, "the ingest never got to its second chunk"
+            time.sleep(0.05)
+    finally:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+    assert _stored(database) < 3 + len(many), "killed too late to test anything"
+
+    code, said = awai("ingest", str(path))
+
+    assert code == 1 and "line 3: not valid JSON" in said  # read whole: told again
+    assert "duplicate" not in said and "not read again" not in said
+    whole = Awai(tmp_path / "whole", capsys)
+    whole("ingest", str(path))
+    assert awai.export() == whole.export()
+
+
+def _stored(database: Path) -> int:
+    with contextlib.closing(sqlite3.connect(database, timeout=30)) as connection:
+        return int(connection.execute("SELECT count(*) FROM utterances").fetchone()[0])
