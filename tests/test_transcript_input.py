@@ -126,25 +126,36 @@ def test_a_character_device_is_refused_before_a_byte_is_read(
 
 
 @pytest.mark.parametrize("given", ["", "   "], ids=["empty", "blank"])
-@pytest.mark.parametrize("command", ["read", "demo"])
+@pytest.mark.parametrize("command", ["read", "demo", "schemas"])
 def test_an_empty_message_id_is_refused_not_read_as_every_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], given: str, command: str
 ) -> None:
     path = tmp_path / "chat.jsonl"
     path.write_bytes(encoded(LINES, b"\n"))
-    argv = (
-        ["read", str(path), "--message", given]
-        if command == "read"
-        else ["demo", "--message", given]
-    )
+    argv = {
+        "read": ["read", str(path), "--message", given],
+        "demo": ["demo", "--message", given],
+        "schemas": ["schemas", "chat", "--as-of", given],
+    }[command]
 
     with pytest.raises(SystemExit) as stopped:
         main(["--data-dir", str(tmp_path / "data"), *argv])
 
     said = " ".join(capsys.readouterr().err.split())
     assert stopped.value.code == 2
-    assert "argument --message: the message id is empty" in said
+    option = "--as-of" if command == "schemas" else "--message"
+    assert f"argument {option}: the message id is empty" in said
     assert not (tmp_path / "data").exists()
+
+
+def test_an_empty_speaker_is_refused_not_read_as_every_speaker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--data-dir", str(tmp_path / "data"), "schemas", "chat", "--speaker", " "])
+
+    assert stopped.value.code == 2
+    assert "argument --speaker: the speaker is empty" in capsys.readouterr().err
 
 
 def test_an_address_finds_its_speaker_among_thousands_by_exact_case_first() -> None:

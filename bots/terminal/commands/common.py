@@ -38,6 +38,7 @@ __all__ = [
     "message_id",
     "read_reporting",
     "report_problems",
+    "speaker_name",
     "stderr",
     "store_transcript",
 ]
@@ -73,6 +74,13 @@ def message_id(value: str) -> str:
     would name no message and, worse, read as if none was given."""
     if not value.strip():
         raise argparse.ArgumentTypeError("the message id is empty: give the id of a message")
+    return value
+
+
+def speaker_name(value: str) -> str:
+    """A speaker given on the command line: an empty one is refused (it would mean everyone)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the speaker is empty: give a display name or an id")
     return value
 
 
