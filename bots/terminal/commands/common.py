@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.progress import Progress
 
 from awai_engine.engine import IngestReport
+from bots.records import StoredFile
 from bots.runtime import Runtime
 from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import (
@@ -30,7 +31,6 @@ from bots.terminal.transcript import (
     channel_key,
     read_transcript,
 )
-from storage.transcript_files import StoredFile
 
 __all__ = [
     "Ingested",
@@ -120,8 +120,7 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
     """
     key = channel_key(channel)
     where = str(path.absolute())
-    files = runtime.store.transcript_files
-    known = files.get(key, where)
+    known = runtime.stored_file(key, where)
     if known is not None and _unchanged(path, known):
         transcript = Transcript(channel=key, resumed_lines=known.lines, lines=known.lines)
         done = Ingested(transcript, IngestReport(), refused_before=known.refused_lines)
@@ -137,13 +136,13 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
         path, channel, limits.max_transcript_bytes, limits.max_line_bytes, resume
     )
     if known is not None:
-        files.forget(key, where)
+        runtime.forget_file(key, where)
     done = store_transcript(runtime, transcript, quiet)
     if transcript.resumed_lines and known is not None:
         done = Ingested(transcript, done.report, refused_before=known.refused_lines)
     source = transcript.source
     if source is not None and not done.report.problems:  # a refused message is tried again
-        files.record(
+        runtime.record_file(
             key,
             where,
             StoredFile(
@@ -190,7 +189,7 @@ def _resume(runtime: Runtime, channel: str, known: StoredFile | None) -> Resume 
     """What a read of a stored file that may have grown goes on from; ``None``: read it whole."""
     if known is None or not known.ends_whole:
         return None
-    speakers, message_ids = runtime.store.transcript_files.speakers_and_ids(channel)
+    speakers, message_ids = runtime.speakers_and_ids(channel)
     return Resume(
         stored=FileState(known.size, known.mtime_ns, known.ctime_ns, known.inode, known.digest),
         lines=known.lines,
