@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bots.terminal.cli import main
+from tests.test_bad_input_cli import Awai
 
 START = 1772442000
 
@@ -48,22 +48,8 @@ def write(path: Path, records: list[object], mode: str = "w") -> Path:
     return path
 
 
-class Awai:
-    def __init__(self, data: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        self.data, self.capsys = data, capsys
-
-    def __call__(self, *argv: str) -> tuple[int, str]:
-        code = main(["--data-dir", str(self.data), *argv])
-        captured = self.capsys.readouterr()
-        said = " ".join((captured.err + captured.out).split())
-        assert "Traceback" not in said
-        return code, said
-
-    def export(self) -> list[dict[str, object]]:
-        out = self.data.parent / f"{self.data.name}-export.jsonl"
-        code, said = self("export", "--out", str(out), "--", "chat")
-        assert code == 0, said
-        return [json.loads(text) for text in out.read_text(encoding="utf-8").splitlines()]
+def exported(awai: Awai) -> list[dict[str, object]]:
+    return [json.loads(text) for text in awai.export("chat").splitlines()]
 
 
 @pytest.fixture
@@ -104,8 +90,8 @@ def test_appended_lines_are_read_alone_and_store_what_a_whole_read_stores(
     whole = Awai(tmp_path / "whole", capsys)
     code, said = whole("ingest", str(path))
     assert "line 7: duplicate id 'm2' (first on line 2)" in said
-    assert awai.export() == whole.export()
-    by_id = {record["id"]: record for record in awai.export()}
+    assert awai.export("chat") == whole.export("chat")
+    by_id = {record["id"]: record for record in exported(awai)}
     assert by_id["m4"]["ts"] == by_id["m3"]["ts"]
 
 
@@ -124,7 +110,7 @@ def test_a_file_rewritten_in_place_is_read_whole_and_its_edit_stored(
     assert code == 1  # line 3 still refused: the whole file was read
     assert "line 3: not valid JSON" in said and "1 edited" in said
     assert "not read again" not in said
-    texts = {record["id"]: record["text"] for record in awai.export()}
+    texts = {record["id"]: record["text"] for record in exported(awai)}
     assert texts["m3"] == "I see it on the Pixel too, surely the sync job."
 
 
@@ -197,7 +183,7 @@ def test_a_kill_while_appended_lines_are_stored_leaves_the_next_read_whole(
     assert "duplicate" not in said and "not read again" not in said
     whole = Awai(tmp_path / "whole", capsys)
     whole("ingest", str(path))
-    assert awai.export() == whole.export()
+    assert awai.export("chat") == whole.export("chat")
 
 
 def _stored(database: Path) -> int:
