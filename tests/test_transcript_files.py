@@ -158,7 +158,7 @@ def test_a_kill_while_appended_lines_are_stored_leaves_the_next_read_whole(
     stores."""
     path = write(tmp_path / "chat.jsonl", FIRST)
     awai("ingest", str(path))
-    many = [line(100 + n, f"p{n % 7}", f"Sync {n}, battery {n % 11}.") for n in range(1100)]
+    many = [line(100 + n, f"p{n % 7}", f"Sync {n}, battery {n % 11}.") for n in range(1300)]
     write(path, many, mode="a")
     database = awai.data / "awai.sqlite3"
     command = Path(sys.executable).with_name("awai")
