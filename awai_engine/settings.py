@@ -698,7 +698,8 @@ class LimitsSettings(BaseModel):
     Within the limit the full text is stored and what is derived from it is bounded: at most
     ``max_thoughts_per_message`` thoughts of at most ``max_thought_chars`` each, and only
     ``embedding.max_chars`` of a thought is embedded; a reading says when either cut applied. A
-    transcript file over ``max_transcript_bytes`` is refused before a line is read.
+    transcript file over ``max_transcript_bytes`` is refused before a line is read, and a line over
+    ``max_line_bytes`` is skipped as it is read.
     """
 
     max_message_chars: int = Field(
@@ -712,6 +713,14 @@ class LimitsSettings(BaseModel):
     )
     max_transcript_bytes: int = Field(
         512 * 1024 * 1024, ge=1, description="Larger transcript files (ingest, import) are refused."
+    )
+    max_line_bytes: int = Field(
+        8 * 1024 * 1024,
+        ge=1024,
+        description=(
+            "A longer transcript line is reported and skipped without being held in memory (a"
+            " line of the longest message, escaped as JSON, fits)."
+        ),
     )
 
 

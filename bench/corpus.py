@@ -18,7 +18,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.ports import PreparedUtterance
 from awai_engine.samples import SAMPLES
 from awai_engine.values import Extraction, Utterance
-from bots.terminal.transcript import addressees
+from bots.terminal.transcript import SpeakerIndex, addressees
 
 # ``shared/`` beside the checkout, or beside a folder of worktrees that holds it.
 SHARED_DATA = next(
@@ -132,7 +132,7 @@ def replayed_channel(
     """
     lines = [text for _, text in records]
     prepared = _prepared(embedder, lines)
-    seen: set[str] = set()
+    seen = SpeakerIndex()
     said_to: list[tuple[str, ...]] = []
     for position in range(size):
         speaker, text = records[position % len(records)]

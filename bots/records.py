@@ -20,9 +20,12 @@ from awai_engine.settings import Settings
 from awai_engine.values import MessageRef, Utterance
 from storage.state import BackfillCursor
 from storage.store import AwaiStore
+from storage.transcript_files import StoredFile
 
 if TYPE_CHECKING:
     from storage.job_store import DataJobStore
+
+__all__ = ["Records", "StoredFile"]
 
 
 def catch_up_key(line: str) -> str:
@@ -104,6 +107,22 @@ class Records:
 
     def forget_cursor(self, key: str) -> None:
         self._store.cursors.forget(key)
+
+    # -- transcript files the terminal stored (storage.transcript_files) -----------------------
+
+    def stored_file(self, channel: str, path: str) -> StoredFile | None:
+        """How ``path`` was when everything in it was stored into ``channel``, if it was."""
+        return self._store.transcript_files.get(channel, path)
+
+    def record_file(self, channel: str, path: str, stored: StoredFile) -> None:
+        self._store.transcript_files.record(channel, path, stored)
+
+    def forget_file(self, channel: str, path: str) -> None:
+        self._store.transcript_files.forget(channel, path)
+
+    def speakers_and_ids(self, channel: str) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The channel's speakers in order of their first message, and its message ids."""
+        return self._store.transcript_files.speakers_and_ids(channel)
 
     # -- where stored messages are -------------------------------------------------------------
 

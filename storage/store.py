@@ -56,6 +56,7 @@ from storage.schemas import SqlSchemaStore
 from storage.scopes import ThreadScopes
 from storage.sql import Database
 from storage.state import BackfillCursors, Claims
+from storage.transcript_files import TranscriptFiles
 from storage.vectors import ChromaVectors
 from storage.writes import Writes
 
@@ -96,6 +97,7 @@ class AwaiStore:
         self._repair = Repair(database, vectors, self.lock, self.read_model)
         self._reembedder = Reembedder(database, vectors, self.lock, self.read_model)
         self.posts = SqlPostStore(database)
+        self.transcript_files = TranscriptFiles(database)
         self._scopes = ThreadScopes(database, self.lock, self.read_model)
         self.erasures = Erasures(
             database, self._reembedder.compact, vectors.scrub, self.read_model.discard

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import numpy as np
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from awai_engine.ports import PreparedUtterance
@@ -77,6 +77,41 @@ def _outdated(row: UtteranceRow | None, withdrawn_ts: float | None) -> bool:
         and row.edited_ts is not None
         and row.edited_ts > withdrawn_ts
     )
+
+
+def _insert_new(session: Session, channel_id: int, items: Sequence[PreparedUtterance]) -> None:
+    """Rows of messages not stored before, and their thoughts: two multi-row INSERTs per batch
+    instead of an ORM object and a flush per row (the ORM cost a fifth of an ingest's time).
+    Ids are given in the order of ``items``, which is the channel's arrival order."""
+    for batch in batches(items):
+        ids = session.scalars(
+            insert(UtteranceRow).returning(UtteranceRow.id, sort_by_parameter_order=True),
+            [
+                {
+                    "channel_id": channel_id,
+                    "message_id": item.utterance.message_id,
+                    "speaker_id": item.utterance.speaker_id,
+                    "speaker_name": item.utterance.speaker_name,
+                    "text": item.utterance.text,
+                    "ts": item.utterance.ts,
+                    "thread_root": item.utterance.thread_root,
+                    "scope": item.utterance.scope,
+                    "edited_ts": item.utterance.edited_ts,
+                    "addressees": json.dumps(list(item.utterance.addressees), ensure_ascii=False),
+                    "summary": item.extraction.summary,
+                    "extraction_fallback": item.extraction.fallback,
+                    "synced": False,
+                }
+                for item in batch
+            ],
+        ).all()
+        thoughts = [
+            {"utterance_id": row_id, "idx": thought.index, "text": thought.text}
+            for row_id, item in zip(ids, batch, strict=True)
+            for thought in item.extraction.thoughts
+        ]
+        if thoughts:
+            session.execute(insert(ThoughtRow), thoughts)
 
 
 class Writes(StorePart):
@@ -170,6 +205,7 @@ class Writes(StorePart):
                 tombstones.update(_by_message_id(session, DeletedMessageRow, channel_id, batch))
                 existing.update(_by_message_id(session, UtteranceRow, channel_id, batch))
             now = time.time()
+            new: list[PreparedUtterance] = []  # inserted together after the loop, in order
             for item in items:
                 utterance = item.utterance
                 tombstone = tombstones.get(utterance.message_id)
@@ -181,9 +217,10 @@ class Writes(StorePart):
                     count_removal(session, channel_id)  # others drop what the withdrawal left
                 row = existing.get(utterance.message_id)
                 if row is None:
-                    row = UtteranceRow(channel_id=channel_id, message_id=utterance.message_id)
-                    session.add(row)
-                elif utterance.is_older_than(row.edited_ts):
+                    new.append(item)
+                    plan.written.append(item)
+                    continue
+                if utterance.is_older_than(row.edited_ts):
                     continue  # a late copy of an earlier version: a retry, an old history page
                 elif row.text == utterance.text and row.synced and not _improves(row, item):
                     continue  # redelivered, or saved meanwhile by another writer
@@ -211,6 +248,7 @@ class Writes(StorePart):
                     for thought in item.extraction.thoughts
                 )
                 plan.written.append(item)
+            _insert_new(session, channel_id, new)
             return plan
 
     def _mark_synced(self, channel: str, message_ids: Sequence[str]) -> None:

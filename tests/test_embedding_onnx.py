@@ -18,6 +18,7 @@ import pytest
 
 from awai_engine.calibration import reference_texts
 from awai_engine.embedding import Embedder, EmbeddingModelError
+from awai_engine.embedding_backends.onnx_backend import TOKENS_PER_ROW, length_batches
 from awai_engine.embedding_backends.onnx_export import _cache_path
 from awai_engine.embedding_backends.sentence_model import (
     PACKAGED_MINILM,
@@ -141,3 +142,48 @@ def test_a_model_the_onnx_runtime_cannot_reproduce_is_refused_naming_the_torch_r
     (copy / "modules.json").write_text(json.dumps(modules))
     with pytest.raises(EmbeddingModelError, match="AWAI_EMBEDDING__RUNTIME=torch"):
         Embedder(EmbeddingSettings(model=str(copy), cache_dir=tmp_path / "cache"))
+
+
+def test_texts_of_every_length_come_back_in_the_order_given(embedder: Embedder) -> None:
+    """Batched by length in tokens, returned as given: each row is the text's vector alone."""
+    words = " ".join(f"word{i}" for i in range(400))
+    texts = [words[: 7 * n + 3] for n in range(0, 420, 13)] + ["ok", "yes, ship it", words]
+    order = np.random.default_rng(5).permutation(len(texts))
+    shuffled = [texts[i] for i in order]
+
+    together = embedder.encode_uncached(shuffled)
+
+    alone = np.vstack([embedder.encode_uncached([text]) for text in shuffled])
+    assert np.sum(together * alone, axis=1).min() >= 0.99999
+
+
+def test_a_batch_holds_fewer_rows_the_longer_its_texts() -> None:
+    lengths = np.array([5] * 100 + [256] * 40 + [40] * 30)
+    batches = list(length_batches(lengths, 32))
+
+    rows = np.concatenate(batches)
+    assert sorted(rows.tolist()) == list(range(len(lengths)))  # each row once
+    assert list(lengths[rows]) == sorted(lengths, reverse=True)  # longest first
+    for batch in batches:
+        assert 1 <= len(batch) <= 32
+        assert len(batch) * lengths[batch].max() <= max(32 * TOKENS_PER_ROW, lengths[batch[0]])
+    short = [batch for batch in batches if lengths[batch[0]] == 5]
+    assert short and all(len(batch) == 32 for batch in short[:-1])  # short lines fill batches
+    assert [batch.tolist() for batch in length_batches(np.array([9999]), 32)] == [[0]]
+
+
+def test_the_memory_of_a_batch_of_long_texts_is_given_back() -> None:
+    """ONNX Runtime's arena would keep the peak of the longest batch for the process's life."""
+    code = (
+        "from awai_engine.embedding import Embedder\n"
+        "from awai_engine.settings import EmbeddingSettings\n"
+        "def rss():\n"
+        "    return int(open('/proc/self/statm').read().split()[1]) * 4096 >> 20\n"
+        "e = Embedder(EmbeddingSettings(), cache_size=0)\n"
+        "e.encode_uncached(['warm up'])\n"
+        "before = rss()\n"
+        "long = [' '.join(f'w{i}x{k}' for i in range(300)) for k in range(64)]\n"
+        "e.encode_uncached(long)\n"
+        "print(rss() - before)\n"
+    )
+    assert int(_printed_by_a_fresh_process(code)) < 150

@@ -3,16 +3,22 @@
 Same vectors as sentence-transformers (cosine ≥ 0.999 to the torch vectors on real chat lines,
 measured by ``bench/embedding_runtimes.py`` and tested on the shipped samples), so a channel
 records the same model name whichever runtime embedded it. What it does as sentence-transformers
-does: strips each text, truncates to the model's ``max_seq_length``, pads each batch to its
-longest text, and batches texts sorted by length so short chat lines are not padded to a long
-one. Start-up is the import of onnxruntime and tokenizers plus one session (under a second),
-against about ten seconds for torch.
+does: strips each text, truncates to the model's ``max_seq_length`` and pads each batch to its
+longest text. Start-up is the import of onnxruntime and tokenizers plus one session (under a
+second), against about ten seconds for torch.
+
+Memory stays bounded whatever is embedded: texts are batched by their length in tokens (a 5-word
+line is never padded to a 256-token one), a batch of long texts holds fewer rows (at most
+``batch_size × TOKENS_PER_ROW`` tokens), and the session runs without ONNX Runtime's CPU memory
+arena, which grows to the largest batch ever run and keeps it for the life of the process (924 MiB
+after one batch of 32 texts of 256 tokens, most of ``awai ingest``'s peak). Vectors come back in
+the order of the texts given.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +42,7 @@ class OnnxSentenceEncoder:
         options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.enable_cpu_mem_arena = False  # each run's buffers go back when it ends
         path = onnx_file(config, cache_dir)
         try:
             self._session = onnxruntime.InferenceSession(
@@ -48,26 +55,58 @@ class OnnxSentenceEncoder:
         self._inputs = [item.name for item in self._session.get_inputs()]
         self._tokenizer = Tokenizer.from_file(str(config.tokenizer_file))
         self._tokenizer.enable_truncation(config.max_seq_length)
-        pad = self._tokenizer.padding or {}
-        self._tokenizer.enable_padding(
-            pad_id=pad.get("pad_id", 0), pad_token=pad.get("pad_token", "[PAD]")
-        )
+        self._pad_id = int((self._tokenizer.padding or {}).get("pad_id", 0))
+        self._tokenizer.no_padding()  # each batch is padded to its own longest below
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        stripped = [text.strip() for text in texts]
-        order = np.argsort([-len(text) for text in stripped], kind="stable")
-        out = np.empty((len(stripped), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            out[rows] = self._encode_batch([stripped[row] for row in rows])
+        tokens = self._tokens([text.strip() for text in texts])
+        lengths = np.array([len(ids) for ids, _ in tokens], dtype=np.int64)
+        out = np.empty((len(tokens), self.dimension), dtype=np.float32)
+        for rows in length_batches(lengths, batch_size):
+            out[rows] = self._encode_batch([tokens[row] for row in rows], int(lengths[rows[0]]))
         return out
 
-    def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
+    def _tokens(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Token ids and type ids of each text, tokenised a slice at a time: the tokenizer's
+        encodings (offsets, token strings) cost far more memory than the ids kept here."""
+        tokens = []
+        for start in range(0, len(texts), TOKENIZE_SLICE):
+            for encoding in self._tokenizer.encode_batch(texts[start : start + TOKENIZE_SLICE]):
+                ids = np.asarray(encoding.ids, dtype=np.int64)
+                tokens.append((ids, np.asarray(encoding.type_ids, dtype=np.int64)))
+        return tokens
+
+    def _encode_batch(self, tokens: list[tuple[np.ndarray, np.ndarray]], width: int) -> np.ndarray:
+        shape = (len(tokens), width)
         feeds = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
+            "input_ids": np.full(shape, self._pad_id, dtype=np.int64),
+            "attention_mask": np.zeros(shape, dtype=np.int64),
+            "token_type_ids": np.zeros(shape, dtype=np.int64),
         }
+        for row, (ids, type_ids) in enumerate(tokens):
+            feeds["input_ids"][row, : len(ids)] = ids
+            feeds["attention_mask"][row, : len(ids)] = 1
+            feeds["token_type_ids"][row, : len(ids)] = type_ids
         (vectors,) = self._session.run([OUTPUT], {name: feeds[name] for name in self._inputs})
         return vectors
+
+
+TOKENIZE_SLICE = 1024
+# Tokens a batch may hold per row of ``batch_size`` (512 at the default 32). What one run holds
+# grows with its tokens (measured: a batch of 256-token texts peaked 120 MiB over the loaded
+# model at 16, 350 MiB at 64, 1.2 GiB at 256), while chat lines encode as fast at 16 as at 128
+# (bench/ingest_throughput.py; rows of many short lines still fill a batch).
+TOKENS_PER_ROW = 16
+
+
+def length_batches(lengths: np.ndarray, batch_size: int) -> Iterator[np.ndarray]:
+    """Row indices of each batch: rows sorted longest first (ties in given order), each batch at
+    most ``batch_size`` rows and ``batch_size × TOKENS_PER_ROW`` tokens once padded to its first
+    (longest) row, and at least one row."""
+    order = np.argsort(-lengths, kind="stable")
+    budget = batch_size * TOKENS_PER_ROW
+    start = 0
+    while start < len(order):
+        rows = max(1, min(batch_size, budget // max(1, int(lengths[order[start]]))))
+        yield order[start : start + rows]
+        start += rows

@@ -9,18 +9,29 @@ the display name). Problems are reported with their line number and the other li
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from awai_engine.admission import text_problem, ts_problem
 from awai_engine.errors import AwaiError
+from awai_engine.settings import LimitsSettings
 from awai_engine.text import without_honorific
 from awai_engine.values import CHANNEL_SCOPE, Utterance
+from bots.terminal.transcript_lines import (
+    CHUNK_BYTES,
+    NotAFileError,
+    RawLine,
+    open_regular,
+    read_lines,
+)
 
 _MENTION = re.compile(r"@([\w.\-]+)")
 _ADDRESS = re.compile(r"^\s*([\w.\-]+)\s*[:,、，：]")
@@ -37,9 +48,19 @@ class LineProblem:
 
 @dataclass
 class Transcript:
+    """What a file's lines held. ``resumed_lines``: lines before them, stored from the file
+    before it grew (0: the file was read whole). ``source``, ``lines``, ``last_ts`` and
+    ``ends_whole`` (the last line had its line end) describe the file as read, for the next read
+    to go on from."""
+
     channel: str
     utterances: list[Utterance] = field(default_factory=list)
     problems: list[LineProblem] = field(default_factory=list)
+    resumed_lines: int = 0
+    source: FileState | None = None
+    lines: int = 0
+    last_ts: float = 0.0
+    ends_whole: bool = True
 
 
 class TranscriptError(AwaiError, ValueError):
@@ -54,6 +75,7 @@ class ChannelNameError(AwaiError, ValueError):
 # Ids, not amounts, are what a transcript's integers are: more digits than this is a mistake (and
 # Python refuses to read integers past 4,300 digits anyway). Snowflake ids have 19.
 MAX_INTEGER_DIGITS = 100
+DEFAULT_MAX_LINE_BYTES = LimitsSettings().max_line_bytes
 # The width of the channel key column in the database.
 MAX_CHANNEL_KEY = 512
 
@@ -107,87 +129,202 @@ def parse_ts(value: object) -> float:
     return seconds
 
 
-def read_transcript(path: Path, channel: str, max_bytes: int) -> Transcript:
+@dataclass(frozen=True)
+class FileState:
+    """What a transcript file was when it was read: its size, modification and change times and
+    inode (all equal on the next read: unchanged, without reading it) and the BLAKE2b digest of
+    its bytes."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    digest: str
+
+
+@dataclass(frozen=True)
+class Resume:
+    """What a read of a file that may have grown by appending goes on from: the file as it was
+    stored (``stored``), the number of lines it had, the time of its last line, and the speakers
+    and message ids already stored from it (addresses and repeated ids are judged against them)."""
+
+    stored: FileState
+    lines: int
+    last_ts: float
+    speakers: tuple[str, ...] = ()
+    message_ids: frozenset[str] = frozenset()
+
+
+def read_transcript(
+    path: Path,
+    channel: str,
+    max_bytes: int,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    resume: Resume | None = None,
+) -> Transcript:
     """Parse a transcript file; malformed lines are reported, never fatal to the others.
 
-    What makes the whole file unreadable (a folder, an empty file, one JSON array instead of
-    lines) is one :class:`TranscriptError`, not an error per line.
+    What makes the whole file unreadable (a folder, a FIFO or device, an empty file, one JSON
+    array instead of lines) is one :class:`TranscriptError`, not an error per line. With
+    ``resume``, a file whose first bytes are still those stored is read from where it ended:
+    only the appended lines are parsed; any other change is read whole.
     """
     if path.is_dir():
         raise TranscriptError(
             f"{path} is a folder; give one transcript file (JSON Lines, one message per line)."
         )
     try:
-        size = path.stat().st_size
+        handle = open_regular(path)
+    except NotAFileError as error:
+        raise TranscriptError(
+            f"{error}: give a transcript file (JSON Lines); a pipe or device has no end to read"
+            " to (save it to a file first)."
+        ) from None
     except OSError as error:
         raise TranscriptError(f"Cannot read {path}: {error.strerror or error}") from None
-    if size > max_bytes:
-        raise TranscriptError(
-            f"{path} is {size:,} bytes; the limit is {max_bytes:,} (AWAI_LIMITS__MAX_TRANSCRIPT_BYTES)."
+    with handle:
+        status = os.fstat(handle.fileno())
+        if status.st_size > max_bytes:
+            raise TranscriptError(
+                f"{path} is {status.st_size:,} bytes; the limit is {max_bytes:,}"
+                " (AWAI_LIMITS__MAX_TRANSCRIPT_BYTES)."
+            )
+        digest = hashlib.blake2b(digest_size=DIGEST_BYTES)
+        if resume is not None and not _same_start(handle, digest, resume.stored):
+            handle.seek(0)
+            digest = hashlib.blake2b(digest_size=DIGEST_BYTES)
+            resume = None
+        transcript = Transcript(
+            channel=channel_key(channel), resumed_lines=resume.lines if resume else 0
         )
-    transcript = Transcript(channel=channel_key(channel))
-    seen: dict[str, int] = {}
-    speakers: set[str] = set()
-    last_ts = 0.0
-    blank = True
-    for number, raw in _lines(path):
-        if number == 1 and raw.startswith(_BOM):
-            raw = raw[len(_BOM) :]
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            transcript.problems.append(
+        reader = _Reader(path, transcript, resume, max_line_bytes)
+        for line in read_lines(
+            _Hashing(handle, digest),
+            max_line_bytes,
+            reader.number + 1,
+            resume.stored.size if resume else 0,
+        ):
+            reader.take(line)
+    if reader.blank:
+        raise TranscriptError(
+            f"{path} is empty: there is no message to read"
+            + (" (only blank lines)." if status.st_size else ".")
+        )
+    transcript.source = FileState(
+        status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, digest.hexdigest()
+    )
+    transcript.last_ts = reader.last_ts
+    transcript.lines = reader.number
+    transcript.ends_whole = reader.ends_whole
+    return transcript
+
+
+DIGEST_BYTES = 32
+
+
+def _same_start(handle: BinaryIO, digest: hashlib._Hash, stored: FileState) -> bool:
+    """Whether the file's first ``stored.size`` bytes are the stored file (read into ``digest``)."""
+    left = stored.size
+    while left > 0:
+        chunk = handle.read(min(left, CHUNK_BYTES))
+        if not chunk:
+            return False
+        digest.update(chunk)
+        left -= len(chunk)
+    return digest.copy().hexdigest() == stored.digest
+
+
+class _Hashing:
+    """A file whose bytes go through a digest as they are read."""
+
+    def __init__(self, handle: BinaryIO, digest: hashlib._Hash) -> None:
+        self._handle, self._digest = handle, digest
+
+    def read(self, size: int) -> bytes:
+        chunk = self._handle.read(size)
+        self._digest.update(chunk)
+        return chunk
+
+
+class _Reader:
+    """The parse of one file, line by line: what a line may depend on (the time of the line
+    before it, the speakers before it, the ids before it) is kept as it goes, so each line costs
+    the same however many came before."""
+
+    def __init__(
+        self, path: Path, transcript: Transcript, resume: Resume | None, max_line_bytes: int
+    ) -> None:
+        self.path = path
+        self.transcript = transcript
+        self.max_line_bytes = max_line_bytes
+        self.speakers = SpeakerIndex(resume.speakers if resume else ())
+        self.seen: dict[str, int] = dict.fromkeys(resume.message_ids, 0) if resume else {}
+        self.last_ts = resume.last_ts if resume else 0.0
+        self.number = resume.lines if resume else 0
+        self.blank = resume is None
+        self.ends_whole = True
+
+    def take(self, line: RawLine) -> None:
+        self.number = line.number
+        self.ends_whole = line.terminated
+        problems = self.transcript.problems
+        raw = line.data
+        if raw is None:
+            problems.append(
                 LineProblem(
-                    number, f"not UTF-8 text (byte {error.start + 1} is 0x{raw[error.start]:02x})"
+                    line.number,
+                    f"{line.length:,} bytes long; a line may have at most"
+                    f" {self.max_line_bytes:,} (AWAI_LIMITS__MAX_LINE_BYTES); skipped unread",
                 )
             )
-            blank = False
-            continue
-        if not line.strip():
-            continue
-        if blank and line.lstrip().startswith("["):
+            self.blank = False
+            return
+        if line.number == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            problems.append(
+                LineProblem(
+                    line.number,
+                    f"not UTF-8 text (byte {error.start + 1} is 0x{raw[error.start]:02x})",
+                )
+            )
+            self.blank = False
+            return
+        if not text.strip():
+            return
+        if self.blank and text.lstrip().startswith("["):
+            path = self.path
             raise TranscriptError(
                 f"{path} is a JSON array; AWAI reads JSON Lines, one JSON object per line"
                 f" (convert it with: jq -c '.[]' {path.name} > {path.stem}-lines.jsonl)."
             )
-        blank = False
+        self.blank = False
         try:
-            record = _json(line)
-        except ValueError as error:
-            transcript.problems.append(LineProblem(number, str(error)))
-            continue
-        try:
-            utterance = _utterance(record, transcript.channel, last_ts, speakers)
+            utterance = _utterance(
+                _json(text), self.transcript.channel, self.last_ts, self.speakers
+            )
         except (ValueError, TypeError) as error:
-            transcript.problems.append(LineProblem(number, str(error)))
-            continue
-        if utterance.message_id in seen:
-            transcript.problems.append(
+            problems.append(LineProblem(line.number, str(error)))
+            return
+        first = self.seen.get(utterance.message_id)
+        if first is not None:
+            where = f"first on line {first}" if first else "stored from an earlier line"
+            problems.append(
                 LineProblem(
-                    number,
-                    f"duplicate id {utterance.message_id!r} (first on line"
-                    f" {seen[utterance.message_id]}); this line is ignored",
+                    line.number,
+                    f"duplicate id {utterance.message_id!r} ({where}); this line is ignored",
                 )
             )
-            continue
-        seen[utterance.message_id] = number
-        speakers.add(utterance.speaker_name)
-        last_ts = utterance.ts
-        transcript.utterances.append(utterance)
-    if blank:
-        raise TranscriptError(
-            f"{path} is empty: there is no message to read"
-            + (" (only blank lines)." if size else ".")
-        )
-    return transcript
+            return
+        self.seen[utterance.message_id] = line.number
+        self.speakers.add(utterance.speaker_name)
+        self.last_ts = utterance.ts
+        self.transcript.utterances.append(utterance)
 
 
 _BOM = b"\xef\xbb\xbf"
-
-
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    with path.open("rb") as handle:
-        yield from enumerate(handle, start=1)
 
 
 def _json(line: str) -> object:
@@ -254,7 +391,7 @@ def _string(record: dict[str, object], key: str, default: object = None) -> str:
     return value.strip()
 
 
-def _utterance(record: object, channel: str, last_ts: float, speakers: set[str]) -> Utterance:
+def _utterance(record: object, channel: str, last_ts: float, speakers: SpeakerIndex) -> Utterance:
     if not isinstance(record, dict):
         raise ValueError(f"a line must be a JSON object, not {_kind(record)}")
     if type(record.get("id")) is int:  # a numeric id reads as its digits
@@ -311,19 +448,42 @@ def transcript_line(utterance: Utterance) -> str:
     return json.dumps(record, ensure_ascii=False)
 
 
-def addressees(text: str, speakers: set[str]) -> tuple[str, ...]:
+class SpeakerIndex:
+    """The speakers seen so far, found by name without regard to case; kept as lines are read, so
+    looking up a name costs the same with 5 speakers or 5,000. When speakers differ only in case
+    (``dabar`` and ``dabaR``), a name written exactly as one of them finds that one, else the
+    first seen."""
+
+    def __init__(self, names: Iterable[str] = ()) -> None:
+        self._names: set[str] = set()
+        self._by_lowered: dict[str, str] = {}
+        for name in names:
+            self.add(name)
+
+    def add(self, name: str) -> None:
+        self._names.add(name)
+        self._by_lowered.setdefault(name.lower(), name)
+
+    def find(self, name: str) -> str | None:
+        """The speaker ``name`` names, as is or without a Japanese honorific; ``None``: nobody."""
+        for form in (name, without_honorific(name)):
+            if form in self._names:
+                return form
+            if (found := self._by_lowered.get(form.lower())) is not None:
+                return found
+        return None
+
+
+def addressees(text: str, speakers: SpeakerIndex | Iterable[str]) -> tuple[str, ...]:
     """Known speakers the text addresses: ``@name`` anywhere, or ``name:`` at the start.
 
-    Japanese forms count too: ``田中さん、…`` at the start, and an honorific after a name.
+    Japanese forms count too: ``田中さん、…`` at the start, and an honorific after a name. Give a
+    :class:`SpeakerIndex` when asking line after line (a collection of names is indexed anew).
     """
+    index = speakers if isinstance(speakers, SpeakerIndex) else SpeakerIndex(speakers)
     named = [match.group(1) for match in _MENTION.finditer(text)]
     leading = _ADDRESS.match(text)
     if leading:
         named.insert(0, leading.group(1))
-    lowered = {speaker.lower(): speaker for speaker in speakers}
-    found = dict.fromkeys(
-        lowered.get(name.lower()) or lowered[without_honorific(name).lower()]
-        for name in named
-        if name.lower() in lowered or without_honorific(name).lower() in lowered
-    )
+    found = dict.fromkeys(speaker for name in named if (speaker := index.find(name)) is not None)
     return tuple(found)

@@ -48,6 +48,7 @@ MODEL_MODULES = (
     "storage.posts",
     "storage.erasures",
     "storage.job_store",
+    "storage.transcript_files",
 )
 # Held while migrating on PostgreSQL (pg_advisory_xact_lock): one process migrates at a time.
 MIGRATION_LOCK_KEY = 0x41574149_6D696772  # "AWAI" "migr"

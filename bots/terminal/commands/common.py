@@ -1,29 +1,46 @@
 """What the transcript commands share: load a file, ingest it, report problems on stderr.
 
+A file stored before is not read again while unchanged (size, modification time and inode as
+recorded, or the same bytes), and one that grew by appending is read from where it ended (see
+:mod:`storage.transcript_files`); any other change reads it whole. Either way what the channel
+holds is what a read of the whole file would store.
+
 Exit status of the commands that store a transcript: 0 when every line was stored (or already
 was), 1 when something was refused and the rest stored (a bad line, a message over a limit, a
-message deleted before), 2 when nothing could be done (see ``bots.terminal.cli``).
+message deleted before; for a file read before, its lines refused then count too), 2 when nothing
+could be done (see ``bots.terminal.cli``).
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.progress import Progress
 
 from awai_engine.engine import IngestReport
+from bots.records import StoredFile
 from bots.runtime import Runtime
 from bots.terminal.channel_lock import storing_into
 from bots.terminal.say import stderr, warn
-from bots.terminal.transcript import Transcript, read_transcript
+from bots.terminal.transcript import (
+    FileState,
+    Resume,
+    Transcript,
+    channel_key,
+    read_transcript,
+)
 from bots.terminal.visible import one_line
 
 __all__ = [
     "Ingested",
     "load_and_ingest",
+    "message_id",
     "read_reporting",
     "report_problems",
+    "speaker_name",
     "stderr",
     "store_transcript",
 ]
@@ -35,21 +52,49 @@ class Ingested:
 
     transcript: Transcript
     report: IngestReport
+    refused_before: int = 0
+    """Lines of the file refused when it was stored before (its unchanged part, read no more)."""
 
     @property
     def refused(self) -> int:
         """Lines and messages that were not stored."""
         report = self.report
-        return len(self.transcript.problems) + len(report.problems) + report.refused_deleted
+        return (
+            len(self.transcript.problems)
+            + len(report.problems)
+            + report.refused_deleted
+            + self.refused_before
+        )
 
     @property
     def exit_code(self) -> int:
         return 1 if self.refused else 0
 
 
-def read_reporting(path: Path, channel: str, max_bytes: int) -> Transcript:
+def message_id(value: str) -> str:
+    """A message id given on the command line: an empty one is refused, since asked as it is it
+    would name no message and, worse, read as if none was given."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the message id is empty: give the id of a message")
+    return value
+
+
+def speaker_name(value: str) -> str:
+    """A speaker given on the command line: an empty one is refused (it would mean everyone)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the speaker is empty: give a display name or an id")
+    return value
+
+
+def read_reporting(
+    path: Path,
+    channel: str,
+    max_bytes: int,
+    max_line_bytes: int,
+    resume: Resume | None = None,
+) -> Transcript:
     """Read a transcript, telling each line that was skipped and why."""
-    transcript = read_transcript(path, channel, max_bytes)
+    transcript = read_transcript(path, channel, max_bytes, max_line_bytes, resume)
     for problem in transcript.problems:
         warn(f"{path}: {problem}")
     return transcript
@@ -73,16 +118,91 @@ def store_transcript(
 
 
 def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = False) -> Ingested:
-    """Read and store a transcript, then one line of what it did (unless ``quiet``)."""
-    transcript = read_reporting(path, channel, runtime.settings.limits.max_transcript_bytes)
+    """Read and store a transcript, then one line of what it did (unless ``quiet``).
+
+    What of the file is stored already is not read again; the record of the file is dropped
+    before its new lines are stored and written again only once all of them were, so a crash or a
+    refused message in between makes the next read a whole one.
+    """
+    key = channel_key(channel)
+    where = str(path.absolute())
+    known = runtime.stored_file(key, where)
+    if known is not None and _unchanged(path, known):
+        transcript = Transcript(channel=key, resumed_lines=known.lines, lines=known.lines)
+        done = Ingested(transcript, IngestReport(), refused_before=known.refused_lines)
+        if not quiet:
+            stderr.print(
+                f"{one_line(key)}: {path} is unchanged since it was stored ({known.lines:,} lines,"
+                f" {known.refused_lines} refused then)"
+            )
+        return done
+    limits = runtime.settings.limits
+    resume = _resume(runtime, key, known)
+    transcript = read_reporting(
+        path, channel, limits.max_transcript_bytes, limits.max_line_bytes, resume
+    )
+    if known is not None:
+        runtime.forget_file(key, where)
     done = store_transcript(runtime, transcript, quiet)
+    if transcript.resumed_lines and known is not None:
+        done = Ingested(transcript, done.report, refused_before=known.refused_lines)
+    source = transcript.source
+    if source is not None and not done.report.problems:  # a refused message is tried again
+        runtime.record_file(
+            key,
+            where,
+            StoredFile(
+                source.size,
+                source.mtime_ns,
+                source.ctime_ns,
+                source.inode,
+                source.digest,
+                transcript.lines,
+                transcript.last_ts,
+                transcript.ends_whole,
+                done.refused_before + len(transcript.problems),
+            ),
+        )
     if not quiet:
         report = done.report
+        grown = (
+            f" ({transcript.resumed_lines:,} lines stored before, not read again)"
+            if transcript.resumed_lines
+            else ""
+        )
         stderr.print(
             f"{one_line(done.transcript.channel)}: {report.added} added, {report.edited} edited,"
-            f" {report.unchanged} unchanged, {done.refused} refused"
+            f" {report.unchanged} unchanged, {done.refused} refused{grown}"
         )
     return done
+
+
+def _unchanged(path: Path, known: StoredFile) -> bool:
+    """Whether the file is as stored by what its status says (no byte read)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return False  # let the read say what is wrong
+    return (status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino) == (
+        known.size,
+        known.mtime_ns,
+        known.ctime_ns,
+        known.inode,
+    )
+
+
+def _resume(runtime: Runtime, channel: str, known: StoredFile | None) -> Resume | None:
+    """What a read of a stored file that may have grown goes on from; ``None``: read it whole."""
+    if known is None or not known.ends_whole:
+        return None
+    speakers, message_ids = runtime.speakers_and_ids(channel)
+    return Resume(
+        stored=FileState(known.size, known.mtime_ns, known.ctime_ns, known.inode, known.digest),
+        lines=known.lines,
+        last_ts=known.last_ts,
+        speakers=speakers,
+        message_ids=message_ids,
+    )
 
 
 def report_problems(report: IngestReport) -> None:

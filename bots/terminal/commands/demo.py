@@ -8,7 +8,7 @@ from awai_engine.samples import SAMPLES, Sample
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
-from bots.terminal.commands.common import load_and_ingest
+from bots.terminal.commands.common import load_and_ingest, message_id
 from bots.terminal.render import reading_json, render_reading
 from bots.terminal.say import stdout, styled, warn
 
@@ -16,7 +16,9 @@ from bots.terminal.say import stdout, styled, warn
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("demo", help="Read a message of a shipped sample conversation.")
     parser.add_argument("--lang", choices=sorted(SAMPLES), default="en", help="Which sample.")
-    parser.add_argument("--message", help="Another message id of the sample to read.")
+    parser.add_argument(
+        "--message", type=message_id, help="Another message id of the sample to read."
+    )
     parser.add_argument("--json", action="store_true", help="Print the reading as JSON.")
     parser.add_argument(
         "--details", action="store_true", help="Also show the numbers behind each connection."

@@ -30,7 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     # Read first: a file that cannot be imported fails before the model loads.
-    transcript = read_reporting(args.file, args.channel, settings.limits.max_transcript_bytes)
+    limits = settings.limits
+    transcript = read_reporting(
+        args.file, args.channel, limits.max_transcript_bytes, limits.max_line_bytes
+    )
     with open_runtime(settings, notify=warn) as runtime:
         done = store_transcript(runtime, transcript, verb="Importing")
     report = done.report

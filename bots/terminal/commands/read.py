@@ -11,7 +11,7 @@ from rich.progress import track
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
 from bots.runtime import open_runtime
-from bots.terminal.commands.common import load_and_ingest, stderr
+from bots.terminal.commands.common import load_and_ingest, message_id, stderr
 from bots.terminal.render import reading_json, render_reading
 from bots.terminal.say import fail, stdout, warn
 
@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("read", help="Read a message of a transcript in its context.")
     parser.add_argument("file", type=Path, help="The transcript (ingested first; idempotent).")
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--message", help="The id of the message to read.")
+    which.add_argument("--message", type=message_id, help="The id of the message to read.")
     which.add_argument("--all", action="store_true", help="Read every message (with --json).")
     parser.add_argument(
         "--channel", help="Channel name (default: the file name without extension)."
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             runtime, args.file, args.channel or args.file.stem, quiet=args.json
         ).transcript
         engine = runtime.engine
-        if args.message:
+        if args.message is not None:
             reading = engine.read(transcript.channel, args.message, Scopes.everything())
             if args.json:
                 print(reading_json(reading))

@@ -15,6 +15,7 @@ from rich.text import Text
 from awai_engine.settings import Settings
 from awai_engine.text import shorten
 from bots.runtime import open_runtime
+from bots.terminal.commands.common import message_id, speaker_name
 from bots.terminal.lookup import find_channel, find_speaker
 from bots.terminal.say import fail, plain_console, styled
 from bots.terminal.visible import one_line, terminal_json
@@ -27,10 +28,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "schemas", help="Show each speaker's preconceptions in a channel."
     )
     parser.add_argument("channel", help="The channel name or key.")
-    parser.add_argument("--speaker", help="Only this speaker (display name or id).")
+    parser.add_argument(
+        "--speaker", type=speaker_name, help="Only this speaker (display name or id)."
+    )
     parser.add_argument(
         "--as-of",
         dest="as_of",
+        type=message_id,
         metavar="MESSAGE_ID",
         help="As a reading of this message sees them.",
     )
