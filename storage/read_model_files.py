@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import orjson
@@ -91,7 +91,11 @@ class Packed(Sequence[Any]):
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return json.loads(self._blob[self._offsets[index] : self._offsets[index + 1]])
@@ -309,7 +313,7 @@ def _write(folder: Path, snapshot: Snapshot) -> dict[str, Any]:
             np.save(handle, contiguous, allow_pickle=False)
             handle.flush()
             os.fsync(handle.fileno())
-        checks[name] = [list(contiguous.shape), str(contiguous.dtype), zlib.crc32(contiguous)]
+        checks[name] = [list(contiguous.shape), str(contiguous.dtype), zlib.crc32(contiguous)]  # type: ignore[arg-type]  # a buffer; numpy types it so for 3.12+ only
     for name, blob in packed.items():
         with (folder / f"{name}.bin").open("wb") as handle:
             handle.write(blob)
@@ -353,7 +357,7 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         raise ValueError("the message columns are not what was written")
     strings = orjson.loads(encoded)  # standard JSON, as written; decoded faster than by json
     fallbacks = array("fallbacks")
-    packed = {}
+    packed: dict[str, Any] = {}  # keyword arguments of MessageColumns
     for name in _PACKED_COLUMNS:
         blob = (folder / f"{name}.bin").read_bytes()
         if [len(blob), zlib.crc32(blob)] != meta["arrays"][f"{name}.bin"]:
