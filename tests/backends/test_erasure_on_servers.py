@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from sqlalchemy import LargeBinary, MetaData, Text, cast, select
 
 from awai_engine.visibility import EVERYTHING
@@ -28,6 +29,7 @@ from tests.backends.servers import ChromaServer
 from tests.test_erasure import CHANNEL, SPEAKER, WORDS, conversation, hits
 
 
+@pytest.mark.slow
 def test_a_forgotten_speaker_is_in_no_row_and_no_collection_of_the_servers(
     make_runtime: Callable[..., Runtime], chroma_server: ChromaServer
 ) -> None:
