@@ -7,15 +7,23 @@ caller's list of ids to either goes through :func:`batches`, so the limit is cho
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Iterator
+from typing import Any, Protocol, TypeVar
 
 IN_BATCH = 500  # ids per SQL ``IN (...)``: well under SQLite's oldest limit of 999 parameters
 
-T = TypeVar("T")
+
+class Sliceable(Protocol):
+    """What :func:`batches` cuts: a list, any sequence, or the rows of a numpy array."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: slice, /) -> Any: ...
 
 
-def batches(items: Sequence[T], size: int = IN_BATCH) -> Iterator[Sequence[T]]:
+S = TypeVar("S", bound=Sliceable)
+
+
+def batches(items: S, size: int = IN_BATCH) -> Iterator[S]:
     """Consecutive slices of ``items``, each at most ``size`` long (none for an empty list)."""
     for start in range(0, len(items), size):
         yield items[start : start + size]

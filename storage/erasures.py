@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Float, Integer, String, delete, select
+from sqlalchemy import ColumnElement, Float, Integer, String, delete, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.sql import Base, Database
@@ -131,6 +131,6 @@ class Erasures:
         return len(due)
 
 
-def _speaker_is(speaker_id: str | None):  # type: ignore[no-untyped-def]
+def _speaker_is(speaker_id: str | None) -> ColumnElement[bool]:
     column = PendingErasureRow.speaker_id
     return column.is_(None) if speaker_id is None else column == speaker_id

@@ -28,6 +28,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy import Float, String, Text, delete, select
 from sqlalchemy.orm import Mapped, mapped_column
 
+from storage.queries import rowcount
 from storage.sql import Base, Database
 
 log = logging.getLogger(__name__)
@@ -47,10 +48,10 @@ class ScheduleRow(Base):
 def trigger_data(trigger: BaseTrigger) -> dict[str, Any]:
     """An interval or cron trigger as JSON-able data (other triggers are refused)."""
     common = {
-        "timezone": str(trigger.timezone),  # type: ignore[attr-defined]
-        "start": _seconds(trigger.start_date),  # type: ignore[attr-defined]
-        "end": _seconds(trigger.end_date),  # type: ignore[attr-defined]
-        "jitter": trigger.jitter,  # type: ignore[attr-defined]
+        "timezone": str(trigger.timezone),
+        "start": _seconds(trigger.start_date),
+        "end": _seconds(trigger.end_date),
+        "jitter": trigger.jitter,
     }
     if isinstance(trigger, IntervalTrigger):
         return {"type": "interval", "seconds": trigger.interval.total_seconds(), **common}
@@ -171,7 +172,7 @@ class DataJobStore(BaseJobStore):
 
     def remove_job(self, job_id: str) -> None:
         with self.db.session() as session:
-            if session.execute(delete(ScheduleRow).where(ScheduleRow.id == job_id)).rowcount == 0:
+            if rowcount(session.execute(delete(ScheduleRow).where(ScheduleRow.id == job_id))) == 0:
                 raise JobLookupError(job_id)
 
     def remove_all_jobs(self) -> None:

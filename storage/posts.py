@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    Select,
     String,
     UniqueConstraint,
     delete,
@@ -122,7 +123,7 @@ class SqlPostStore:
 
     def shared_reading(self, channel: str, subject: str) -> Post | None:
         query = (
-            select(ChannelRow.key, PostRow.place, PostRow.post_id, PostRow.part, PostRow.subject)
+            select(ChannelRow.key, PostRow.place, PostRow.post_id, PostRow.part)
             .join(ChannelRow, ChannelRow.id == PostRow.channel_id)
             .where(ChannelRow.key == channel, PostRow.subject == subject)
             .order_by(PostRow.id)
@@ -132,7 +133,7 @@ class SqlPostStore:
             row = session.execute(query).first()
         if row is None:
             return None
-        key, place, post_id, part, subject = row
+        key, place, post_id, part = row  # its subject is the one asked for
         return Post(channel=key, place=place, post_id=post_id, part=part, subject=subject)
 
     def count(self, channel: str) -> int:
@@ -147,7 +148,7 @@ class SqlPostStore:
             )
 
 
-def _same(post: Post):  # type: ignore[no-untyped-def]
+def _same(post: Post) -> Select[PostRow]:
     return select(PostRow).where(
         PostRow.place == post.place, PostRow.post_id == post.post_id, PostRow.part == post.part
     )

@@ -8,12 +8,19 @@ bumps the revision the same way (``revision = revision + 1`` in SQL, never a los
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, cast
 
-from sqlalchemy import Select, func, select, update
+from sqlalchemy import ColumnElement, CursorResult, Result, Select, func, select, update
 from sqlalchemy.orm import Session
 
 from storage.errors import StorageError
 from storage.sql import ChannelRow, Database, DeletedMessageRow, UtteranceRow
+
+
+def rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE or DELETE matched. ``Session.execute`` is typed to return a ``Result``,
+    which has no count; for these statements it returns the ``CursorResult`` that has one."""
+    return cast(CursorResult[Any], result).rowcount
 
 
 def channel_row(db: Database, session: Session, channel: str) -> ChannelRow:
@@ -56,7 +63,7 @@ def count_removal(session: Session, channel_id: int) -> None:
     )
 
 
-def tombstone_ids(channel_id: int) -> Select[tuple[str]]:
+def tombstone_ids(channel_id: int) -> Select[str]:
     """The ids of the channel's deleted messages, as a subquery."""
     return select(DeletedMessageRow.message_id).where(DeletedMessageRow.channel_id == channel_id)
 
@@ -70,7 +77,7 @@ def tombstoned(session: Session, channel_id: int, message_ids: Sequence[str]) ->
     )
 
 
-def count_utterances(session: Session, channel_id: int, *conditions) -> int:  # type: ignore[no-untyped-def]
+def count_utterances(session: Session, channel_id: int, *conditions: ColumnElement[bool]) -> int:
     return (
         session.scalar(
             select(func.count(UtteranceRow.id)).where(

@@ -40,6 +40,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Integer, cast, func, select
@@ -101,7 +102,7 @@ class _Row:
     addressees: str | None
 
 
-_ROW_COLUMNS = (
+_ROW_COLUMNS: tuple[Any, ...] = (  # one per field of _Row, in order
     UtteranceRow.id,
     UtteranceRow.message_id,
     UtteranceRow.speaker_id,
@@ -484,7 +485,7 @@ def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str
         )
     )
     return json.dumps(
-        [scopes, int(edited), float(latest_edit), int(fallbacks), channel_row.source, holder]
+        [scopes, int(edited), float(latest_edit), int(fallbacks), channel_row.source, holder]  # type: ignore[arg-type]  # COALESCE: never NULL
     )
 
 

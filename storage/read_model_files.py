@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import orjson
@@ -111,7 +111,11 @@ class Packed(Sequence[Any]):
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return orjson.loads(self._blob[self._offsets[index] : self._offsets[index + 1]])
@@ -421,8 +425,9 @@ def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[Iterator[tuple[str,
 
 def _raw(array: np.ndarray, dtype: type) -> Chunk:
     """The array's bytes, as a view when it is already contiguous of that type."""
-    contiguous = np.ascontiguousarray(array, dtype=dtype)
-    return memoryview(contiguous).cast("B") if contiguous.size else b""
+    contiguous: np.ndarray = np.ascontiguousarray(array, dtype=dtype)
+    # a buffer; numpy types it so for 3.12+ only
+    return memoryview(contiguous).cast("B") if contiguous.size else b""  # type: ignore[arg-type]
 
 
 def _values(values: Sequence[Any]) -> bytes:
@@ -482,7 +487,7 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         return read
 
     def array(name: str, dtype: type, size: int | None = None) -> np.ndarray:
-        loaded = np.frombuffer(data(name), dtype=dtype)
+        loaded: np.ndarray = np.frombuffer(data(name), dtype=dtype)
         if size is not None and len(loaded) != size:
             raise ValueError(f"{name} holds {len(loaded)} values, not {size}")
         return loaded
@@ -502,9 +507,9 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         if rows
         else np.empty((0, dimension), dtype=np.float32)
     )
-    if zlib.crc32(vectors) != crc:
+    if zlib.crc32(vectors) != crc:  # type: ignore[arg-type]  # a buffer (typed so for 3.12+)
         raise ValueError("vectors is not what was written")
-    packed = {}
+    packed: dict[str, Any] = {}
     for name in _PACKED_COLUMNS:
         ends = array(f"{name}_ends", np.int64, messages)
         packed[name] = Packed(data(f"{name}.bin"), np.concatenate([[0], ends]))

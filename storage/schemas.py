@@ -39,7 +39,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
 from awai_engine.schemas.ports import DigestEntry, DigestSnapshot, PurgeReport
 from storage.batches import batches
-from storage.queries import tombstoned
+from storage.queries import rowcount, tombstoned
 from storage.sql import Base, Database, DeletedMessageRow
 
 
@@ -218,11 +218,13 @@ class SqlSchemaStore:
             return 0
         with self.db.session() as session:
             channel_id = _channel_id(self.db, session, channel)
-            return session.execute(
-                delete(SchemaRunRow).where(
-                    SchemaRunRow.channel_id == channel_id, SchemaRunRow.id.in_(list(run_ids))
+            return rowcount(
+                session.execute(
+                    delete(SchemaRunRow).where(
+                        SchemaRunRow.channel_id == channel_id, SchemaRunRow.id.in_(list(run_ids))
+                    )
                 )
-            ).rowcount
+            )
 
     def save_run(self, run: SchemaRun) -> SchemaRun:
         now = time.time()
@@ -407,23 +409,29 @@ class SqlSchemaStore:
             if channel_row is None:
                 return PurgeReport()
             channel_id = channel_row.id
-            runs = session.execute(
-                delete(SchemaRunRow).where(
-                    SchemaRunRow.channel_id == channel_id, SchemaRunRow.speaker_id == speaker_id
+            runs = rowcount(
+                session.execute(
+                    delete(SchemaRunRow).where(
+                        SchemaRunRow.channel_id == channel_id, SchemaRunRow.speaker_id == speaker_id
+                    )
                 )
-            ).rowcount
-            versions = session.execute(
-                delete(SchemaVersionRow).where(
-                    SchemaVersionRow.channel_id == channel_id,
-                    SchemaVersionRow.speaker_id == speaker_id,
+            )
+            versions = rowcount(
+                session.execute(
+                    delete(SchemaVersionRow).where(
+                        SchemaVersionRow.channel_id == channel_id,
+                        SchemaVersionRow.speaker_id == speaker_id,
+                    )
                 )
-            ).rowcount
-            summaries = session.execute(
-                delete(SchemaSummaryRow).where(
-                    SchemaSummaryRow.channel_id == channel_id,
-                    SchemaSummaryRow.speaker_id == speaker_id,
+            )
+            summaries = rowcount(
+                session.execute(
+                    delete(SchemaSummaryRow).where(
+                        SchemaSummaryRow.channel_id == channel_id,
+                        SchemaSummaryRow.speaker_id == speaker_id,
+                    )
                 )
-            ).rowcount
+            )
             entries = 0
             for row in session.scalars(
                 select(SchemaDigestRow).where(SchemaDigestRow.channel_id == channel_id)
@@ -474,9 +482,9 @@ class SqlSchemaStore:
                 holders = select(SchemaRunVersionRow.run_id).where(
                     SchemaRunVersionRow.version_id.in_(part)
                 )
-                runs += session.execute(
-                    delete(SchemaRunRow).where(SchemaRunRow.id.in_(holders))
-                ).rowcount
+                runs += rowcount(
+                    session.execute(delete(SchemaRunRow).where(SchemaRunRow.id.in_(holders)))
+                )
                 session.execute(delete(SchemaVersionRow).where(SchemaVersionRow.id.in_(part)))
             for start in range(0, len(doomed_summaries), 500):
                 part = doomed_summaries[start : start + 500]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlalchemy import select, update
 
 from storage.locks import ChannelLocks
-from storage.queries import bump_revision
+from storage.queries import bump_revision, rowcount
 from storage.read_model import ReadModel
 from storage.sql import Database, UtteranceRow
 
@@ -34,7 +34,7 @@ class ThreadScopes:
                 .where(UtteranceRow.channel_id == row.id, UtteranceRow.thread_root.is_not(None))
                 .distinct()
             ):
-                found.setdefault(thread, set()).add(scope)
+                found.setdefault(thread, set()).add(scope)  # type: ignore[arg-type]  # IS NOT NULL
         return {thread: frozenset(scopes) for thread, scopes in found.items()}
 
     def set_thread(self, channel: str, thread_root: str, scope: str) -> int:
@@ -44,15 +44,17 @@ class ThreadScopes:
                 row = self.db.channel(session, channel)
                 if row is None:
                     return 0
-                changed = session.execute(
-                    update(UtteranceRow)
-                    .where(
-                        UtteranceRow.channel_id == row.id,
-                        UtteranceRow.thread_root == thread_root,
-                        UtteranceRow.scope != scope,
+                changed = rowcount(
+                    session.execute(
+                        update(UtteranceRow)
+                        .where(
+                            UtteranceRow.channel_id == row.id,
+                            UtteranceRow.thread_root == thread_root,
+                            UtteranceRow.scope != scope,
+                        )
+                        .values(scope=scope)
                     )
-                    .values(scope=scope)
-                ).rowcount
+                )
                 if changed:
                     bump_revision(session, row.id)
             if changed:

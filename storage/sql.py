@@ -40,6 +40,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import (
     Boolean,
@@ -56,7 +57,7 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import (
     DeclarativeBase,
@@ -260,7 +261,7 @@ def make_engine(url: str, read_only: bool = False) -> Engine:
     if is_sqlite:
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(dbapi_connection: Any, _record: object) -> None:
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
             if not read_only:
@@ -273,7 +274,7 @@ def make_engine(url: str, read_only: bool = False) -> Engine:
             cursor.close()
 
         @event.listens_for(engine, "begin")
-        def _sqlite_begin(connection):  # type: ignore[no-untyped-def]
+        def _sqlite_begin(connection: Connection) -> None:
             default = "DEFERRED" if read_only else "IMMEDIATE"  # IMMEDIATE takes a write lock
             mode = connection.get_execution_options().get("sqlite_begin", default)
             connection.exec_driver_sql(f"BEGIN {mode}")
@@ -376,9 +377,9 @@ class Database:
                     cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 else:
                     raw.commit()
-                    raw.driver_connection.autocommit = True  # VACUUM refuses a transaction
+                    raw.driver_connection.autocommit = True  # type: ignore[union-attr]  # VACUUM refuses a transaction
                     cursor.execute("VACUUM")
-                    raw.driver_connection.autocommit = False
+                    raw.driver_connection.autocommit = False  # type: ignore[union-attr]  # a pooled one has it
                 cursor.close()
             finally:
                 raw.close()

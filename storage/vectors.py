@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -165,7 +166,9 @@ class ChromaVectors:
         )
         return cls(client)
 
-    def _collection(self, name: str, channel_key: str | None = None):  # type: ignore[no-untyped-def]
+    def _collection(
+        self, name: str, channel_key: str | None = None
+    ) -> Any:  # a chromadb Collection
         metadata = {"channel_key": channel_key, "hnsw:space": "cosine"} if channel_key else None
         return self.client.get_or_create_collection(  # type: ignore[attr-defined]
             name=name, metadata=metadata, embedding_function=None
@@ -204,7 +207,7 @@ class ChromaVectors:
         collection = self._collection(name)
         for part_ids, part_vectors, part_metadatas in zip(
             batches(ids, WRITE_BATCH),
-            batches(vectors, WRITE_BATCH),  # type: ignore[arg-type]  # rows of an array
+            batches(vectors, WRITE_BATCH),
             batches(metadatas, WRITE_BATCH),
             strict=True,
         ):

@@ -26,6 +26,7 @@ from storage.queries import (
     bump_revision,
     channel_row,
     count_removal,
+    rowcount,
     tombstoned,
     utterance_row,
 )
@@ -336,14 +337,16 @@ class Writes(StorePart):
                         if message_id not in known
                     )
                 session.execute(delete(UtteranceRow).where(mine))
-                withdrawn = session.execute(
-                    update(DeletedMessageRow)
-                    .where(
-                        DeletedMessageRow.channel_id == channel_id,
-                        DeletedMessageRow.speaker_id == speaker_id,
+                withdrawn = rowcount(
+                    session.execute(
+                        update(DeletedMessageRow)
+                        .where(
+                            DeletedMessageRow.channel_id == channel_id,
+                            DeletedMessageRow.speaker_id == speaker_id,
+                        )
+                        .values(withdrawn_ts=None, speaker_id=None)
                     )
-                    .values(withdrawn_ts=None, speaker_id=None)
-                ).rowcount
+                )
                 if ids:
                     bump_revision(session, channel_id)
                 if ids or withdrawn:

@@ -51,6 +51,7 @@ def test_a_working_key_and_model_give_the_models_display_name(fake, tmp_path, ca
     assert fake.requests == []  # a Models API call: no message, nothing billed
 
 
+@pytest.mark.slow
 def test_a_bad_key_is_named_as_a_401_authentication_error(fake, tmp_path, capsys, monkeypatch):
     _with_key(monkeypatch, fake.base_url, key="sk-ant-wrong")
 

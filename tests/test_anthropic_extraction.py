@@ -60,6 +60,7 @@ def _stored(runtime, channel: str = CHANNEL) -> dict[str, tuple[tuple[str, ...],
     return {m.message_id: (tuple(t.text for t in m.thoughts), m.summary) for m in timeline.messages}
 
 
+@pytest.mark.slow
 def test_each_message_is_extracted_alone_with_only_earlier_utterances_of_its_line(llm):
     runtime = llm(extraction_context=2)
     said = [
@@ -127,6 +128,7 @@ def _build(spec: list[tuple[str, str, bool]], channel: str) -> list[Utterance]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(spec=st.lists(message_strategy, min_size=2, max_size=8), data=st.data())
+@pytest.mark.slow
 def test_stored_thoughts_do_not_depend_on_later_messages_or_on_live_or_backfill(llm, spec, data):
     """Backfill of everything, backfill of a prefix, and live one-by-one ingest of the prefix
     store the same thoughts and summaries for every message of the prefix."""
@@ -149,6 +151,7 @@ def test_stored_thoughts_do_not_depend_on_later_messages_or_on_live_or_backfill(
     assert _stored(live, channel) == expected
 
 
+@pytest.mark.slow
 def test_the_shared_prefix_is_long_enough_to_cache_and_is_read_from_the_cache(llm):
     runtime = llm()
     backend = runtime.engine.backend
@@ -191,6 +194,7 @@ def test_a_malformed_answer_is_repaired_once_then_extracted_offline_as_a_fallbac
     assert "malformed" in note
 
 
+@pytest.mark.slow
 def test_after_one_message_gets_no_answer_the_rest_are_extracted_offline_at_once(llm):
     runtime = llm(max_retries=1)
     llm.fake.script(server_error(), server_error())
@@ -207,6 +211,7 @@ def test_after_one_message_gets_no_answer_the_rest_are_extracted_offline_at_once
     assert _stored(runtime)["m1"][0] == ("Message 1.", "It has two sentences.")
 
 
+@pytest.mark.slow
 def test_too_many_or_too_long_thoughts_are_held_to_the_limits(llm):
     runtime = llm(limits={"max_thoughts_per_message": 3, "max_thought_chars": 20})
     answer = {"thoughts": ["a" * 45, "b", "c", "d"], "summary": "Many thoughts."}
@@ -219,6 +224,7 @@ def test_too_many_or_too_long_thoughts_are_held_to_the_limits(llm):
     assert any("the first 2 are kept" in note for note in report.notes)
 
 
+@pytest.mark.slow
 def test_a_message_too_long_for_one_answer_is_extracted_offline_without_a_call(llm):
     runtime = llm(extraction_max_tokens=256)
     report = runtime.engine.ingest([utterance("m1", "word " * 120)])
@@ -247,6 +253,7 @@ def _batch_settings(**more: object) -> dict[str, object]:
     return {"batch_min_messages": 3, "batch_poll_seconds": 0.05, **more}
 
 
+@pytest.mark.slow
 def test_a_backfill_goes_through_one_message_batch_with_the_same_thoughts_as_live(llm):
     llm.fake.respond = whole_request_answer
     backfill = llm("backfill", **_batch_settings())

@@ -61,6 +61,7 @@ def _ingested(llm: AnthropicRuntimes, **settings: object):
     return runtime
 
 
+@pytest.mark.slow
 def test_429_is_retried_after_the_wait_the_api_asked_for(llm):
     runtime = _ingested(llm)
     llm.fake.script(rate_limited("1"))
@@ -74,6 +75,7 @@ def test_429_is_retried_after_the_wait_the_api_asked_for(llm):
     assert reading.notes == ()
 
 
+@pytest.mark.slow
 def test_500_and_529_overloaded_are_retried_with_backoff(llm):
     runtime = _ingested(llm)
     llm.fake.script(server_error(), overloaded())
@@ -106,6 +108,7 @@ def test_persistent_overload_gives_the_labelled_offline_reading(llm, caplog):
     assert "overloaded or rate-limited" in shown
 
 
+@pytest.mark.slow
 def test_a_hang_past_the_timeout_is_retried_then_the_offline_reading_says_why(llm, caplog):
     runtime = _ingested(llm, timeout_seconds=0.5, max_retries=1)
     llm.fake.script(hang(5), hang(5))
@@ -119,6 +122,7 @@ def test_a_hang_past_the_timeout_is_retried_then_the_offline_reading_says_why(ll
     assert "no answer within 0.5 s, 2 attempt(s)" in caplog.text
 
 
+@pytest.mark.slow
 def test_retries_stop_at_the_call_deadline_so_a_person_waits_seconds(llm, caplog):
     runtime = _ingested(llm, timeout_seconds=0.5, max_retries=5, call_deadline_seconds=1.2)
     llm.fake.script(*(hang(5) for _ in range(6)))
@@ -131,6 +135,7 @@ def test_retries_stop_at_the_call_deadline_so_a_person_waits_seconds(llm, caplog
     assert "AWAI_LLM__CALL_DEADLINE_SECONDS" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_retry_after_longer_than_allowed_is_not_waited_for(llm, caplog):
     runtime = _ingested(llm, max_retry_wait_seconds=2)
     llm.fake.script(rate_limited("120"))
@@ -243,6 +248,7 @@ def test_an_answer_cut_off_at_max_tokens_is_asked_again_with_a_larger_cap(llm):
     assert reading.interpretation is not None
 
 
+@pytest.mark.slow
 def test_the_breaker_opens_after_repeated_failures_and_a_trial_call_closes_it(llm):
     runtime = _ingested(llm, max_retries=0, breaker_failures=2, breaker_cooldown_seconds=1.0)
     llm.fake.script(server_error(), server_error())

@@ -264,6 +264,7 @@ def test_recalled_items_say_why_they_are_there_and_when_they_were_said(llm):
     )
 
 
+@pytest.mark.slow
 def test_an_over_budget_context_is_trimmed_before_sending_and_the_note_says_what(llm):
     budget = language_backend(llm.settings()).prefix_tokens + 700
     runtime = llm(reading_token_budget=budget)
@@ -322,6 +323,7 @@ def _schema(schema_id: str, summary: str, examples: tuple[str, ...]) -> Recalled
     )
 
 
+@pytest.mark.slow
 def test_one_call_decides_the_reading_and_the_stances_with_schema_names_and_examples(llm):
     runtime = llm()
     runtime.engine.ingest(
@@ -373,6 +375,7 @@ def test_one_call_decides_the_reading_and_the_stances_with_schema_names_and_exam
     )
 
 
+@pytest.mark.slow
 def test_a_slack_length_message_is_sent_with_its_whole_context_under_the_default_budget(llm):
     runtime = llm()
     channel = "terminal:local:ordinary"

@@ -18,6 +18,7 @@ def fake():
         yield server
 
 
+@pytest.mark.slow
 def test_with_a_key_each_reading_is_graded_against_the_rubric(fake, monkeypatch, capsys):
     monkeypatch.setenv("AWAI_LLM__API_KEY", API_KEY)
     monkeypatch.setenv("AWAI_LLM__BASE_URL", fake.base_url)

@@ -50,6 +50,7 @@ def _thoughts(runtime) -> dict[str, tuple[tuple[str, bool], ...]]:
     }
 
 
+@pytest.mark.slow
 def test_fallback_thoughts_are_marked_shown_and_rewritten_as_if_the_model_had_been_up(llm):
     always_up = llm("up")
     always_up.engine.ingest(SAID)

@@ -75,6 +75,7 @@ def test_addressing_someone_recalls_their_latest_message_with_honest_numbers(
     assert item.occurrences >= 1 and np.isfinite(item.activation)
 
 
+@pytest.mark.slow
 def test_a_name_as_the_first_words_addresses_like_a_mention_when_the_setting_is_on(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -187,6 +188,7 @@ def test_cues_look_back_no_further_than_their_window(
     assert recalled(far, "m013") == {}
 
 
+@pytest.mark.slow
 def test_cues_come_first_and_share_the_budget_with_meaning_one_item_per_source(
     make_runtime: Callable[..., Runtime],
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 
 from awai_engine.exchange import exchange_of
 from awai_engine.timeline import Timeline
@@ -50,6 +51,7 @@ def test_the_exchange_looks_back_only_over_its_window() -> None:
     assert exchange_of(timeline, 6, window=2).partners == {"ann"}
 
 
+@pytest.mark.slow
 def test_a_look_alike_line_from_another_conversation_is_not_recalled_with_the_exchange_on(
     make_runtime: Callable[..., Runtime],
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -172,6 +173,7 @@ def far_sources(runtime: Runtime, message_id: str) -> set[str]:
     return {a.source.message_id for a in context.associations if a.reach == "far"}
 
 
+@pytest.mark.slow
 def test_a_loose_far_match_is_recalled_only_for_a_message_that_reaches_back(
     make_runtime: Callable[..., Runtime],
 ) -> None:

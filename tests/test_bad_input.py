@@ -53,6 +53,7 @@ def test_a_hundred_thousand_characters_are_stored_whole_with_bounded_thoughts(
     assert len(context.thoughts) == runtime.settings.limits.max_thoughts_per_message
 
 
+@pytest.mark.slow
 def test_a_message_over_the_length_limit_is_refused_with_the_setting_named(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -232,6 +233,7 @@ def test_when_every_message_fails_the_store_is_at_fault_and_the_error_is_raised(
         runtime.engine.ingest([utterance("m1", "One."), utterance("m2", "Two.")])
 
 
+@pytest.mark.slow
 def test_surrogates_and_impossible_times_are_refused_for_every_adapter(runtime: Runtime) -> None:
     report = runtime.engine.ingest(
         [
@@ -262,6 +264,7 @@ def _limit_sqlite_pages(runtime: Runtime, pages: int) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_ingest_saying_so_and_keeps_what_was_stored(runtime: Runtime) -> None:
     first = [utterance(f"m{i}", f"Stored before the disk filled, number {i}.") for i in range(1, 6)]
     runtime.engine.ingest(first)
@@ -324,6 +327,7 @@ CHANNEL_KEYS = st.one_of(
 
 @hypothesis_settings(max_examples=400, deadline=None)
 @given(st.lists(CHANNEL_KEYS, min_size=1, max_size=4, unique=True))
+@pytest.mark.slow
 def test_every_channel_key_maps_to_a_distinct_valid_chroma_collection_name(keys: list[str]) -> None:
     names = [collection_name(key) for key in keys]
     for name in names:

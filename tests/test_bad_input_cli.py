@@ -111,6 +111,7 @@ BAD_LINES: list[tuple[object, str]] = [
 ]
 
 
+@pytest.mark.slow
 def test_every_kind_of_bad_line_between_good_lines_is_told_by_number_and_costs_only_itself(
     awai: Awai, tmp_path: Path
 ) -> None:
@@ -173,6 +174,7 @@ def test_every_kind_of_bad_line_between_good_lines_is_told_by_number_and_costs_o
     ids=["empty", "blank-lines", "json-array", "json-array-pretty"],
 )
 @pytest.mark.parametrize("command", ["ingest", "import"])
+@pytest.mark.slow
 def test_a_file_that_is_not_a_transcript_is_one_message_and_stores_nothing(
     awai: Awai, tmp_path: Path, content: bytes, words: str, command: str
 ) -> None:
@@ -199,6 +201,7 @@ def test_a_file_given_as_the_data_folder_is_named_as_a_file(awai: Awai, tmp_path
 
 
 @pytest.mark.parametrize("command", ["ingest", "import", "read"])
+@pytest.mark.slow
 def test_a_folder_given_as_a_transcript_is_named_as_a_folder(
     awai: Awai, tmp_path: Path, command: str
 ) -> None:
@@ -214,6 +217,7 @@ def test_a_folder_given_as_a_transcript_is_named_as_a_folder(
     assert awai.export("kept") == before
 
 
+@pytest.mark.slow
 def test_a_transcript_over_the_size_limit_is_refused_with_the_setting_named(
     awai: Awai, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -227,6 +231,7 @@ def test_a_transcript_over_the_size_limit_is_refused_with_the_setting_named(
     assert awai.export("kept") == before
 
 
+@pytest.mark.slow
 def test_a_message_dated_in_the_far_future_is_refused_at_ingest_and_the_rest_reads(
     awai: Awai, tmp_path: Path
 ) -> None:
@@ -451,6 +456,7 @@ def full_disk(mount_point: Path) -> Iterator[Path]:
             _run("umount", "-l", str(mount_point))
 
 
+@pytest.mark.slow
 def test_a_data_folder_on_a_full_disk_is_told_the_disk_is_full(
     awai: Awai, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

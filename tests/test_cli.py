@@ -17,6 +17,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_demo_prints_an_offline_reading_of_the_sample(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -26,6 +27,7 @@ def test_demo_prints_an_offline_reading_of_the_sample(
     assert "m003" in out  # the battery drain raised 45 messages earlier is recalled
 
 
+@pytest.mark.slow
 def test_read_json_names_every_part_of_the_context(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -49,6 +51,7 @@ def test_read_json_names_every_part_of_the_context(
         assert item["source"]["speaker_name"]
 
 
+@pytest.mark.slow
 def test_read_all_prints_one_json_reading_per_message(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -79,6 +82,7 @@ def test_ingest_reports_malformed_lines_and_exits_non_zero(
     assert "1 added" in said
 
 
+@pytest.mark.slow
 def test_reading_an_unknown_message_is_one_clear_line_not_a_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from awai_engine.samples import SAMPLES
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING
@@ -156,6 +158,7 @@ def _sequential(runtime: Runtime) -> dict[str, Any]:
     return stored_state(runtime.store, runtime.engine, CHANNEL)
 
 
+@pytest.mark.slow
 def test_eight_threads_writing_one_channel_while_others_read_end_as_if_run_in_turn(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -171,6 +174,7 @@ def test_eight_threads_writing_one_channel_while_others_read_end_as_if_run_in_tu
     assert_same(state, _sequential(make_runtime("sequential")))
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_the_database_store_each_message_once_and_see_each_other(
     make_runtime: Callable[..., Runtime],
 ) -> None:

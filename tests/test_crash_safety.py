@@ -255,6 +255,7 @@ def _state(folder: Path, embedder: Embedder) -> dict[str, Any]:
     return state
 
 
+@pytest.mark.slow
 def test_the_uninterrupted_run_applies_every_operation_once(
     uninterrupted: tuple[dict[str, Any], tuple[float, float]],
 ) -> None:
@@ -267,6 +268,7 @@ def test_the_uninterrupted_run_applies_every_operation_once(
     assert len(reference["readings"]) == MESSAGES - 2
 
 
+@pytest.mark.slow
 def test_kills_between_the_sql_and_chroma_writes_are_repaired_by_the_next_start(
     zygote: Zygote,
     operations: list[dict[str, Any]],
@@ -288,6 +290,7 @@ def test_kills_between_the_sql_and_chroma_writes_are_repaired_by_the_next_start(
         assert_same(_state(chain.folder, embedder), uninterrupted[0])
 
 
+@pytest.mark.slow
 def test_kills_at_random_moments_lose_nothing_and_store_nothing_twice(
     zygote: Zygote,
     operations: list[dict[str, Any]],

@@ -158,6 +158,7 @@ def one_more(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_an_index_chroma_cannot_open_is_rebuilt_when_awai_starts_and_nothing_is_lost(
     awai: Awai, stored: Stored, tmp_path: Path
 ) -> None:
@@ -182,6 +183,7 @@ def test_an_index_chroma_cannot_open_is_rebuilt_when_awai_starts_and_nothing_is_
     assert not damaged.parent.exists()  # the damaged files (vectors too) left the data folder
 
 
+@pytest.mark.slow
 def test_vectors_that_cannot_be_read_back_are_rebuilt_by_the_ingest_that_needs_them(
     awai: Awai, stored: Stored, tmp_path: Path
 ) -> None:
@@ -200,6 +202,7 @@ def test_vectors_that_cannot_be_read_back_are_rebuilt_by_the_ingest_that_needs_t
     assert awai.export(tmp_path / "after.jsonl").splitlines()[:-1] == stored.export.splitlines()
 
 
+@pytest.mark.slow
 def test_vectors_that_cannot_be_read_back_are_rebuilt_by_a_reading_which_says_so(
     awai: Awai, stored: Stored, tmp_path: Path
 ) -> None:
@@ -218,6 +221,7 @@ def test_vectors_that_cannot_be_read_back_are_rebuilt_by_a_reading_which_says_so
     assert awai.export(tmp_path / "after.jsonl") == stored.export
 
 
+@pytest.mark.slow
 def test_doctor_repair_rebuilds_a_damaged_index_from_the_stored_messages(
     awai: Awai, stored: Stored, tmp_path: Path
 ) -> None:

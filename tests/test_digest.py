@@ -35,6 +35,7 @@ def three_speakers(runtime: Runtime) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_digest_picture_has_one_panel_per_speaker_with_preconceptions(
     runtime: Runtime,
 ) -> None:
@@ -116,6 +117,7 @@ def test_the_markdown_names_each_speaker_and_each_of_their_preconceptions(runtim
     assert numbers == list(range(1, len(numbers) + 1))  # the labels on the picture
 
 
+@pytest.mark.slow
 def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtime) -> None:
     three_speakers(runtime)
     first = runtime.schemas.digest(CHANNEL, EVERYTHING)
@@ -173,6 +175,7 @@ def test_a_schema_whose_members_did_not_change_since_the_last_digest_is_reported
     assert all(not schema.changes for schema in after.values())
 
 
+@pytest.mark.slow
 def test_a_preview_digest_is_not_the_reference_for_the_next_one(runtime: Runtime) -> None:
     three_speakers(runtime)
     recorded = runtime.schemas.digest(CHANNEL, EVERYTHING)
@@ -185,6 +188,7 @@ def test_a_digest_of_an_unknown_channel_says_so(runtime: Runtime) -> None:
         runtime.schemas.digest("terminal:local:nowhere", EVERYTHING)
 
 
+@pytest.mark.slow
 def test_a_japanese_channel_gets_its_digest_in_japanese(runtime: Runtime) -> None:
     sample = SAMPLES["ja"]
     transcript = read_transcript(sample.path, sample.channel, 10**7)

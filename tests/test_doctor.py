@@ -102,6 +102,7 @@ def test_audit_names_each_injected_fault(runtime: Runtime) -> None:
     assert not found.repaired
 
 
+@pytest.mark.slow
 def test_doctor_reports_then_repairs_to_the_state_of_a_run_without_faults(
     runtime: Runtime,
     clean_state: dict,
@@ -128,6 +129,7 @@ def test_doctor_reports_then_repairs_to_the_state_of_a_run_without_faults(
     assert_same(state, clean_state)
 
 
+@pytest.mark.slow
 def test_every_start_repairs_what_a_crash_left_and_costs_only_counts_otherwise(
     runtime: Runtime, clean_state: dict
 ) -> None:
@@ -158,6 +160,7 @@ def test_a_channel_embedded_by_another_model_keeps_its_pending_messages_for_reem
     assert audit(runtime.store).channels[0].unfinished_edits == 1
 
 
+@pytest.mark.slow
 def test_doctor_repair_extracts_again_the_thoughts_an_upgrade_deleted(
     runtime: Runtime, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

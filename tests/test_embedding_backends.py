@@ -44,6 +44,7 @@ def plain_settings(tmp_path: Path, **overrides: object) -> Settings:
 @pytest.mark.parametrize(
     ("backend", "dimension"), [("multilingual-use", 512), ("multilingual-e5", 384)]
 )
+@pytest.mark.slow
 def test_each_multilingual_backend_gives_unit_float32_vectors_of_its_dimension(
     multilingual: dict[str, Embedder], backend: str, dimension: int
 ) -> None:
@@ -65,6 +66,7 @@ def test_the_stored_minilm_quantiles_are_what_minilm_measures_on_the_reference(
 
 
 @pytest.mark.parametrize("backend", MULTILINGUAL)
+@pytest.mark.slow
 def test_each_stored_scale_is_what_the_model_measures_on_the_reference(
     multilingual: dict[str, Embedder], backend: str
 ) -> None:

@@ -51,6 +51,7 @@ def test_the_default_runtime_is_onnx_and_keeps_minilms_name(embedder: Embedder) 
     assert embedder.dimension == 384
 
 
+@pytest.mark.slow
 def test_onnx_vectors_match_the_torch_vectors_of_every_shipped_line(
     embedder: Embedder, torch_embedder: Embedder
 ) -> None:
@@ -72,6 +73,7 @@ def test_a_text_padded_in_a_batch_gets_its_vector_alone(embedder: Embedder) -> N
     assert float(alone @ padded) >= 0.99999
 
 
+@pytest.mark.slow
 def test_texts_too_long_for_the_model_are_truncated_as_sentence_transformers_does(
     embedder: Embedder, torch_embedder: Embedder
 ) -> None:
@@ -80,6 +82,7 @@ def test_texts_too_long_for_the_model_are_truncated_as_sentence_transformers_doe
     assert cosine >= 0.999
 
 
+@pytest.mark.slow
 def test_the_onnx_runtime_imports_no_torch_transformers_or_sentence_transformers() -> None:
     code = (
         "import sys; from awai_engine.embedding import Embedder;"
@@ -90,6 +93,7 @@ def test_the_onnx_runtime_imports_no_torch_transformers_or_sentence_transformers
     assert _printed_by_a_fresh_process(code) == "[]"
 
 
+@pytest.mark.slow
 def test_awai_commands_start_without_the_platform_libraries() -> None:
     code = (
         "import sys; from bots.terminal import cli;"

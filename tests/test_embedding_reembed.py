@@ -63,6 +63,7 @@ def test_another_model_is_refused_and_nothing_is_changed(
         minilm.close()
 
 
+@pytest.mark.slow
 def test_reembedding_gives_what_embedding_from_scratch_gives_and_ingest_works_again(
     tmp_path: Path, embedder: Embedder, use_embedder: Embedder
 ) -> None:
@@ -104,6 +105,7 @@ def test_reembedding_gives_what_embedding_from_scratch_gives_and_ingest_works_ag
         fresh.close()
 
 
+@pytest.mark.slow
 def test_a_write_during_reembedding_makes_it_give_up_and_keep_the_old_model(
     tmp_path: Path, embedder: Embedder, use_embedder: Embedder
 ) -> None:
@@ -125,6 +127,7 @@ def test_a_write_during_reembedding_makes_it_give_up_and_keep_the_old_model(
         use.close()
 
 
+@pytest.mark.slow
 def test_awai_reembed_switches_a_channel_to_the_configured_model(
     tmp_path: Path,
     embedder: Embedder,

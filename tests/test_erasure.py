@@ -105,6 +105,7 @@ def filled(runtime: Runtime) -> None:
     assert runtime.store.claims.claim(f"slack:reading:{CHANNEL}:m1:{SPEAKER}", 60)
 
 
+@pytest.mark.slow
 def test_awai_forget_leaves_none_of_the_speakers_words_or_id_in_any_file(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -130,6 +131,7 @@ def test_awai_forget_leaves_none_of_the_speakers_words_or_id_in_any_file(
         reopened.close()
 
 
+@pytest.mark.slow
 def test_a_forget_leaves_none_of_the_speakers_words_in_the_process_memory(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -143,6 +145,7 @@ def test_a_forget_leaves_none_of_the_speakers_words_in_the_process_memory(
     assert runtime.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous is not None
 
 
+@pytest.mark.slow
 def test_deleted_messages_leave_none_of_their_words_in_the_process_memory(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -158,6 +161,7 @@ def test_deleted_messages_leave_none_of_their_words_in_the_process_memory(
     assert held_in_memory(WORDS) == []
 
 
+@pytest.mark.slow
 def test_what_another_process_deleted_leaves_this_ones_memory_at_its_next_check(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -180,6 +184,7 @@ def test_what_another_process_deleted_leaves_this_ones_memory_at_its_next_check(
     assert previous is not None and previous.message.message_id == "m5"
 
 
+@pytest.mark.slow
 def test_a_process_with_its_own_data_folder_shreds_its_file_of_what_another_deleted(
     make_runtime: Callable[..., Runtime], tmp_path: Path
 ) -> None:
@@ -240,6 +245,7 @@ def _readings_held(runtime: Runtime) -> list[str]:
     return sorted({*views._views, *views._scopes, *indexed})
 
 
+@pytest.mark.slow
 def test_what_was_made_from_a_read_model_goes_when_it_is_evicted(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -266,6 +272,7 @@ def test_what_was_made_from_a_read_model_goes_when_it_is_evicted(
     assert held_in_memory(WORDS) == []
 
 
+@pytest.mark.slow
 def test_the_removal_check_drops_views_and_indexes_whose_read_model_is_gone(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -291,6 +298,7 @@ def test_the_removal_check_drops_views_and_indexes_whose_read_model_is_gone(
     assert held_in_memory(WORDS) == []
 
 
+@pytest.mark.slow
 def test_a_reading_in_flight_during_the_removal_check_keeps_nothing_it_dropped(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -344,6 +352,7 @@ def _said(message_id: str, text: str) -> Utterance:
     )
 
 
+@pytest.mark.slow
 def test_a_deleted_message_leaves_no_bytes_once_its_erasure_is_finished(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -360,6 +369,7 @@ def test_a_deleted_message_leaves_no_bytes_once_its_erasure_is_finished(
     assert hits(runtime.settings.data_dir, WORDS) == []
 
 
+@pytest.mark.slow
 def test_a_forget_interrupted_after_the_messages_went_is_finished_by_the_next_start(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -383,6 +393,7 @@ def test_a_forget_interrupted_after_the_messages_went_is_finished_by_the_next_st
     assert hits(data_dir, WORDS, SPEAKER) == []
 
 
+@pytest.mark.slow
 def test_doctor_repair_finishes_an_interrupted_forget(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -56,6 +56,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     return code, capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_export_import_into_a_fresh_directory_and_export_again_gives_the_same_bytes(
     make_runtime: Callable[..., Runtime],
     tmp_path: Path,

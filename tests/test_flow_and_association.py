@@ -137,6 +137,7 @@ def test_association_recalls_a_returning_topic_with_its_reasons(runtime: Runtime
     assert item.occurrences >= 1 and np.isfinite(item.activation)
 
 
+@pytest.mark.slow
 def test_the_same_similarity_is_recalled_near_but_not_far_when_the_threshold_rises(
     make_runtime: Callable[..., Runtime],
 ) -> None:

@@ -61,6 +61,7 @@ def test_without_the_switch_freed_bytes_come_back_in_memory_handed_out() -> None
     assert _in_a_fresh_process("print(WORD in reused_block())") == "True"
 
 
+@pytest.mark.slow
 def test_an_open_store_has_the_heap_hand_out_zeroed_memory(tmp_path: Path) -> None:
     opened = f"""
 from awai_engine.settings import Settings
@@ -75,6 +76,7 @@ print(WORD not in handed_out and handed_out == bytes(BLOCK))
     assert _in_a_fresh_process(opened) == "True"
 
 
+@pytest.mark.slow
 def test_every_awai_command_turns_it_on_first() -> None:
     command = """
 from bots.terminal.cli import main

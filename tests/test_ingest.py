@@ -131,6 +131,7 @@ def test_a_message_deleted_after_its_words_were_withdrawn_never_comes_back(
     assert not engine.edit(later.model_copy(update={"message_id": "m2"}))
 
 
+@pytest.mark.slow
 def test_a_forget_me_makes_the_speakers_withdrawn_messages_gone_for_good(
     runtime: Runtime,
 ) -> None:

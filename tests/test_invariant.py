@@ -103,6 +103,7 @@ def build(spec: list[tuple[str, str, bool]], channel: str) -> list[Utterance]:
     spec=st.lists(message_strategy, min_size=2, max_size=14),
     data=st.data(),
 )
+@pytest.mark.slow
 def test_later_messages_edits_and_deletes_never_change_an_earlier_context(
     two_stores: tuple[Runtime, Runtime], spec: list[tuple[str, str, bool]], data: st.DataObject
 ) -> None:
@@ -134,6 +135,7 @@ def test_later_messages_edits_and_deletes_never_change_an_earlier_context(
     assert only_prefix == before
 
 
+@pytest.mark.slow
 def test_a_fresh_data_folder_with_only_the_prefix_gives_the_same_context(
     make_runtime: Callable[..., Runtime],
 ) -> None:

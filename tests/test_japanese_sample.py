@@ -76,6 +76,7 @@ def sources(context: ReadingContext) -> list[str]:
     return [item.source.message_id for item in context.associations]
 
 
+@pytest.mark.slow
 def test_the_returning_topic_is_recalled_across_the_gap_with_the_multilingual_encoder(
     sample_read: dict[str, Callable[[str], ReadingContext]],
 ) -> None:
@@ -170,6 +171,7 @@ FILLER = [
 
 
 @pytest.mark.parametrize(("first", "later"), [(0, 1), (1, 0)], ids=["en-then-ja", "ja-then-en"])
+@pytest.mark.slow
 def test_the_same_thing_said_in_the_other_language_is_associated(
     tmp_path: Path, use_embedder: Embedder, embedder: Embedder, first: int, later: int
 ) -> None:
@@ -245,6 +247,7 @@ def two_use_stores(tmp_path: Path, use_embedder: Embedder) -> Iterator[tuple[Run
     ),
     data=st.data(),
 )
+@pytest.mark.slow
 def test_no_future_leak_with_the_multilingual_encoder(
     two_use_stores: tuple[Runtime, Runtime], spec: list[tuple[str, str]], data: st.DataObject
 ) -> None:
@@ -268,6 +271,7 @@ def test_no_future_leak_with_the_multilingual_encoder(
     assert only_prefix == before
 
 
+@pytest.mark.slow
 def test_the_japanese_demo_reads_with_the_multilingual_encoder_and_speaks_japanese(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

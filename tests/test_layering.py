@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DOOR = {"bots/runtime.py", "bots/records.py"}
 # What an adapter may import from storage: what it raises, and the heap switch every command
@@ -47,6 +49,7 @@ def test_the_engine_imports_neither_storage_nor_bots() -> None:
     assert not wrong, wrong
 
 
+@pytest.mark.slow
 def test_storage_imports_no_adapter() -> None:
     wrong = [
         f"{path}:{line} imports {name}"

@@ -37,6 +37,7 @@ texts_strategy = st.lists(
 
 @settings(max_examples=200, deadline=None)
 @given(texts=texts_strategy, data=st.data())
+@pytest.mark.slow
 def test_later_messages_never_change_the_scores_of_an_earlier_search(
     texts: list[str], data: st.DataObject
 ) -> None:
@@ -77,6 +78,7 @@ def plain_bm25(texts: list[str], query: str, end: int, limit: int) -> list[tuple
 
 @settings(max_examples=200, deadline=None)
 @given(texts=texts_strategy, data=st.data())
+@pytest.mark.slow
 def test_the_best_matches_are_plain_bm25_fully_sorted_to_the_last_bit(
     texts: list[str], data: st.DataObject
 ) -> None:
@@ -151,6 +153,7 @@ def test_without_far_slots_or_lexical_recall_nothing_is_recalled_by_words(
         assert all(item.reason != "words" and not item.shared_words for item in associations)
 
 
+@pytest.mark.slow
 def test_index_terms_are_found_from_several_threads_at_once() -> None:
     """A Snowball stemmer keeps the word it stems on itself: shared by threads (readings and a
     re-clustering at once, with the stem cache emptied by a deletion), it failed with IndexError

@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from awai_engine.samples import SAMPLES
 from bots.terminal.cli import main
 
@@ -44,6 +46,7 @@ print(json.dumps({"schemas": schemas, "loaded": [m for m in %r if m in sys.modul
 """
 
 
+@pytest.mark.slow
 def test_reading_any_message_after_a_re_clustering_imports_no_torch_clustering_or_chroma(
     tmp_path: Path,
 ) -> None:

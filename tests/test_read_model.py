@@ -110,6 +110,7 @@ def test_the_writing_process_catches_up_on_its_own_rows_too(runtime: Runtime) ->
         "fallback thoughts re-extracted in place",
     ],
 )
+@pytest.mark.slow
 def test_a_change_other_than_an_append_rebuilds_the_other_processes_timeline(
     change: str, runtime: Runtime, other_process: Callable[[], AwaiStore], embedder: Embedder
 ) -> None:
@@ -142,6 +143,7 @@ def test_a_change_other_than_an_append_rebuilds_the_other_processes_timeline(
     assert_same_timeline(after, other_process().timeline(CHANNEL))
 
 
+@pytest.mark.slow
 def test_the_least_recently_read_channels_are_dropped_past_the_memory_bound(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -184,6 +186,7 @@ OPERATIONS = st.lists(
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(operations=OPERATIONS)
+@pytest.mark.slow
 def test_a_timeline_kept_up_by_catching_up_equals_one_built_afresh(
     operations: list[tuple[str, int]],
     make_runtime: Callable[..., Runtime],

@@ -132,6 +132,7 @@ OPERATIONS = st.lists(
     max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(operations=OPERATIONS)
+@pytest.mark.slow
 def test_reading_from_a_persisted_model_equals_reading_from_a_fresh_rebuild(
     operations: list[tuple[str, int]], make_runtime: Callable[..., Runtime]
 ) -> None:
@@ -192,6 +193,7 @@ def test_reading_from_a_persisted_model_equals_reading_from_a_fresh_rebuild(
         "the pointer names a folder that is gone",
     ],
 )
+@pytest.mark.slow
 def test_a_torn_or_damaged_file_is_detected_and_the_channel_rebuilt(
     damage: str, make_runtime: Callable[..., Runtime]
 ) -> None:

@@ -225,6 +225,7 @@ def test_the_models_links_decide_the_relation_of_the_messages_they_name() -> Non
     assert headline.decided_by == "model" and headline.connection == by_id["r5"]
 
 
+@pytest.mark.slow
 def test_the_sample_reads_answers_returns_and_conditional_agreement(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -145,6 +145,7 @@ def indexed_stores(make_runtime: Callable[..., Runtime]) -> tuple[Runtime, Runti
     ),
     data=st.data(),
 )
+@pytest.mark.slow
 def test_the_invariant_holds_when_readings_go_through_the_cells(
     indexed_stores: tuple[Runtime, Runtime], spec: list[tuple[str, str, bool]], data: st.DataObject
 ) -> None:

@@ -77,6 +77,7 @@ def test_a_digest_job_in_the_sqlite_job_store_survives_a_restart_of_the_schedule
     assert runtime.schemas.pending() == []  # the digest re-clustered the channel first
 
 
+@pytest.mark.slow
 def test_a_failing_channel_is_logged_and_the_others_are_reclustered(
     make_runtime: Callable[..., Runtime],
     caplog: pytest.LogCaptureFixture,

@@ -11,6 +11,7 @@ from awai_engine.samples import SAMPLES
 from bots.terminal.cli import main
 
 
+@pytest.mark.slow
 def test_recluster_schemas_digest_and_forget_from_the_terminal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hdbscan
 import numpy as np
+import pytest
 from sklearn.metrics import adjusted_rand_score
 
 from awai_engine.embedding import Embedder
@@ -155,6 +156,7 @@ def test_a_speaker_who_only_chats_gets_no_schema(embedder: Embedder) -> None:
     assert np.all(labels == NOISE)
 
 
+@pytest.mark.slow
 def test_the_sample_gives_carla_an_accessibility_schema_and_dev_a_battery_one(
     runtime: Runtime,
 ) -> None:

@@ -123,6 +123,7 @@ def test_catching_up_over_an_imported_channel_reports_its_progress(runtime: Runt
     assert total == len(points_up_to(30, 3, start=4)) + 1 + len(points_up_to(12, 3, start=4))
 
 
+@pytest.mark.slow
 def test_the_chain_is_the_same_however_often_the_job_ran(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -143,6 +144,7 @@ def test_the_chain_is_the_same_however_often_the_job_ran(
     assert stepwise.schemas.schemas(CHANNEL) == at_once.schemas.schemas(CHANNEL)
 
 
+@pytest.mark.slow
 def test_an_edit_inside_the_prefix_re_clusters_the_points_after_it_as_a_fresh_import_would(
     make_runtime: Callable[..., Runtime],
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import String, Text, inspect, select
 
 from awai_engine.samples import SAMPLES
@@ -40,6 +41,7 @@ def identities(runtime: Runtime, channel: str, exclude: str = "") -> dict[str, l
     }
 
 
+@pytest.mark.slow
 def test_forgetting_a_speaker_leaves_no_text_of_theirs_in_sql_chroma_or_any_schema(
     runtime: Runtime,
 ) -> None:
@@ -90,6 +92,7 @@ def test_forgetting_a_speaker_leaves_no_text_of_theirs_in_sql_chroma_or_any_sche
     assert runtime.engine.ingest(carla).refused_deleted == len(carla)
 
 
+@pytest.mark.slow
 def test_a_deleted_message_leaves_no_schema_version_or_summary_behind(runtime: Runtime) -> None:
     transcript = ingest_sample(runtime)
     channel = transcript.channel

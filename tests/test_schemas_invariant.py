@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,7 @@ def utterances(channel: str, plan: list[tuple[int, list[tuple[bool, int]]]]) -> 
     return said
 
 
+@pytest.mark.slow
 def test_reclustering_digests_and_later_messages_never_change_an_earlier_reading(
     make_runtime: Callable[..., Runtime], embedder: Embedder
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -224,6 +225,7 @@ def _speaker(draw: st.DrawFn):
 
 @given(_speaker())
 @settings(max_examples=100, deadline=None)
+@pytest.mark.slow
 def test_a_version_is_named_as_counting_its_first_thoughts_from_scratch_names_it(
     speaker: tuple,
 ) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.terminal.transcript import read_transcript
@@ -27,6 +29,7 @@ def labelled(runtime: Runtime) -> tuple[str, dict[str, str]]:
     return transcript.channel, labels
 
 
+@pytest.mark.slow
 def test_a_message_that_returns_to_the_speakers_worry_recalls_it_and_says_so(
     runtime: Runtime,
 ) -> None:
@@ -48,6 +51,7 @@ def test_a_message_that_returns_to_the_speakers_worry_recalls_it_and_says_so(
     assert worry[0].keyphrases and worry[0].summary
 
 
+@pytest.mark.slow
 def test_chatter_by_the_same_speaker_comes_back_to_no_preconception(runtime: Runtime) -> None:
     channel, labels = labelled(runtime)
     runtime.schemas.recluster(channel)
@@ -57,6 +61,7 @@ def test_chatter_by_the_same_speaker_comes_back_to_no_preconception(runtime: Run
         assert all(not schema.returned_by for schema in reading.context.schemas), message_id
 
 
+@pytest.mark.slow
 def test_awai_schemas_lists_every_member_with_its_thought_index_name_and_keyphrases(
     runtime: Runtime,
 ) -> None:

@@ -12,6 +12,7 @@ import hashlib
 import threading
 from collections.abc import Callable, Sequence
 
+import pytest
 from sqlalchemy import text as sql
 
 from awai_engine.backends.offline import OfflineBackend
@@ -59,6 +60,7 @@ def modelled(runtime: Runtime, embedder: Embedder) -> tuple[Runtime, WordingMode
     return Runtime(runtime.settings, runtime.store, embedder, model), model
 
 
+@pytest.mark.slow
 def test_the_catch_up_asks_the_model_nothing_and_a_reading_words_what_it_recalls(
     make_runtime: Callable[..., Runtime], embedder: Embedder
 ) -> None:
@@ -77,6 +79,7 @@ def test_the_catch_up_asks_the_model_nothing_and_a_reading_words_what_it_recalls
     assert len(model.asked) == asked  # memoised: written once
 
 
+@pytest.mark.slow
 def test_a_summary_written_late_is_the_one_written_when_the_history_stopped_at_the_message(
     make_runtime: Callable[..., Runtime], embedder: Embedder
 ) -> None:
@@ -124,6 +127,7 @@ def _memo_rows(runtime: Runtime, columns: str = "summary") -> list[dict[str, obj
         return [dict(row._mapping) for row in connection.execute(query)]
 
 
+@pytest.mark.slow
 def test_a_version_an_offline_process_showed_first_is_worded_by_the_model_once_it_is_asked(
     make_runtime: Callable[..., Runtime], embedder: Embedder
 ) -> None:
@@ -146,6 +150,7 @@ def test_a_version_an_offline_process_showed_first_is_worded_by_the_model_once_i
     assert not any(row["fallback"] for row in _memo_rows(online, "*"))
 
 
+@pytest.mark.slow
 def test_the_models_summary_stays_once_written_whoever_shows_the_version_next(
     make_runtime: Callable[..., Runtime], embedder: Embedder
 ) -> None:
@@ -191,6 +196,7 @@ class DeletingModel(WordingModel):
         return f"{summary} Such as: {' | '.join(thoughts)}"
 
 
+@pytest.mark.slow
 def test_a_summary_whose_member_is_deleted_during_the_model_call_is_not_stored(
     make_runtime: Callable[..., Runtime], embedder: Embedder
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -135,6 +136,7 @@ def test_a_growing_schema_keeps_its_id_gets_a_new_version_and_the_old_version_st
     assert history[-2:] == [first[battery_id].version, now[battery_id].version]
 
 
+@pytest.mark.slow
 def test_a_schema_whose_members_do_not_change_keeps_its_version(runtime: Runtime) -> None:
     runtime.engine.ingest(
         said(CHANNEL, "ann", texts("battery", 8) + CHATTER[:4] + texts("food", 8), 1)
@@ -209,6 +211,7 @@ def test_at_most_r_schemas_are_recalled_and_never_another_speakers(
     assert schemas[0].schema_id in ann
 
 
+@pytest.mark.slow
 def test_a_stored_run_and_the_same_clustering_made_on_demand_read_alike(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -225,6 +228,7 @@ def test_a_stored_run_and_the_same_clustering_made_on_demand_read_alike(
     assert first and first == on_demand.engine.read(CHANNEL, "m0014", EVERYTHING).context.schemas
 
 
+@pytest.mark.slow
 def test_a_reading_is_the_same_whenever_the_scheduler_re_clustered_before_it(
     make_runtime: Callable[..., Runtime],
 ) -> None:

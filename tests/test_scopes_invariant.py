@@ -75,6 +75,7 @@ def named_messages(context: ReadingContext) -> set[str]:
     private=st.sets(st.sampled_from(PRIVATE)),
     data=st.data(),
 )
+@pytest.mark.slow
 def test_a_reading_for_some_scopes_is_the_reading_of_only_the_messages_they_may_see(
     two_stores: tuple[Runtime, Runtime],
     spec: list[tuple[str, str, str, bool]],
@@ -127,6 +128,7 @@ def test_an_exported_channel_keeps_each_message_s_scope_when_imported(
     assert [u.scope for u in imported] == ["channel", "p1"]
 
 
+@pytest.mark.slow
 def test_schemas_of_a_view_that_leaves_messages_out_have_the_ids_of_a_store_of_that_view(
     two_stores: tuple[Runtime, Runtime],
 ) -> None:

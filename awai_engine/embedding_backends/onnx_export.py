@@ -21,6 +21,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from awai_engine.embedding_backends import EmbeddingModelError
@@ -83,7 +86,9 @@ def export(model: SentenceModel, target: Path) -> None:
 
     import torch
     from transformers import AutoModel
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # a bar for loading 90 MB from disk
     transformer = AutoModel.from_pretrained(str(model.path)).eval()
     takes_types = "token_type_ids" in inspect.signature(transformer.forward).parameters
     inputs = ["input_ids", "attention_mask"] + (["token_type_ids"] if takes_types else [])
@@ -113,7 +118,7 @@ def export(model: SentenceModel, target: Path) -> None:
     handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".onnx.part")
     os.close(handle)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _known_export_warnings():
             torch.onnx.export(
                 SentenceGraph(),
                 tuple(example),
@@ -131,6 +136,38 @@ def export(model: SentenceModel, target: Path) -> None:
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
+
+
+@contextmanager
+def _known_export_warnings() -> Iterator[None]:
+    """Silence the warnings torch prints on every export of this graph, and only those.
+
+    Why: they ask nothing of whoever runs ``make`` (five multi-line warnings on a newcomer's first
+    ``make demo``), and each is answered here; any other warning still shows.
+    """
+    import torch
+
+    with warnings.catch_warnings():
+        # The TorchScript exporter is chosen on purpose (dynamo=False): the new one needs
+        # onnxscript, which is not installed.
+        warnings.filterwarnings(
+            "ignore",
+            message="You are using the legacy TorchScript-based ONNX export",
+            category=DeprecationWarning,
+        )
+        # Tracing fixes the Python branches transformers takes on tensor shapes; the graph is
+        # checked against torch's own vectors, with and without padding and past the model's
+        # length (tests/test_embedding_onnx.py).
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        # The indices are transformers' batch and token positions (its padding mask), never the
+        # negative ones the warning is about.
+        warnings.filterwarnings(
+            "ignore",
+            message="Exporting aten::index operator",
+            category=UserWarning,
+            module=r"torch\.onnx\.",
+        )
+        yield
 
 
 def main(argv: list[str] | None = None) -> None:

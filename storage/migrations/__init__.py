@@ -29,7 +29,7 @@ import importlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import MetaData, inspect, text
 from sqlalchemy.engine import Connection, Engine
@@ -84,7 +84,7 @@ def head() -> str:
     """
     follows: dict[str, str | None] = {}
     for path in sorted((HERE / "versions").glob("[0-9]*.py")):
-        found = {
+        found: dict[str, Any] = {  # the constants assigned, checked below
             node.targets[0].id: node.value.value
             for node in ast.parse(path.read_text(encoding="utf-8")).body
             if isinstance(node, ast.Assign)

@@ -16,7 +16,7 @@ from storage.migrations import metadata
 target_metadata = metadata()
 
 
-def _ours(obj, name, type_, reflected, compare_to) -> bool:  # type: ignore[no-untyped-def]
+def _ours(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
     """Autogenerate looks only at AWAI's own tables."""
     return type_ != "table" or name in target_metadata.tables
 

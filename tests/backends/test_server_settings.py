@@ -45,6 +45,7 @@ def test_a_wrong_postgresql_password_is_reported_without_the_password(
     assert "not-the-password-42" not in str(raised.value)
 
 
+@pytest.mark.slow
 def test_processes_opening_one_new_chroma_database_at_once_all_get_it(
     chroma_server: ChromaServer,
 ) -> None:

@@ -16,6 +16,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from bots.runtime import Runtime
 from tests.backends.process_worker import CHANNEL, EDITS, READING_KEYS, edited
 from tests.conftest import StorageOverrides
@@ -26,6 +28,7 @@ PROCESSES = ("one", "two")
 TIMEOUT_SECONDS = 300
 
 
+@pytest.mark.slow
 def test_two_processes_store_once_answer_each_request_once_and_run_each_job_once(
     storage_overrides: StorageOverrides,
     make_runtime: Callable[..., Runtime],

@@ -8,6 +8,7 @@ readings (flow, association, isolation between channels).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,9 @@ from tests import test_doctor as doctor
 from tests import test_flow_and_association as reading
 from tests import test_ingest as ingest
 from tests import test_invariant as invariant
+
+# Each test stores on a Chroma server, most several seconds: `make test-fast` leaves them out.
+pytestmark = pytest.mark.slow
 
 INVARIANT_EXAMPLES = 15
 

@@ -181,6 +181,7 @@ MODERATOR = {
     ],
     ids=["menu", "read", "digest", "forget-me", "backfill", "help"],
 )
+@pytest.mark.slow
 async def test_every_command_is_acknowledged_within_discords_three_seconds_however_slow_the_work(
     harness: Harness, data: Callable[[list[dict[str, Any]]], dict[str, Any]]
 ):
@@ -234,6 +235,7 @@ async def test_a_link_naming_a_channel_of_a_server_awai_is_not_in_is_refused_pri
     assert harness.server.public() == []
 
 
+@pytest.mark.slow
 async def test_an_interaction_two_bot_processes_receive_is_answered_once_and_quietly(
     start_bot, make_runtime, caplog
 ):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from bots.discord.backfill import BackfillProgress
 from bots.discord.keys import channel_key
 from tests.discord import payloads
@@ -50,6 +52,7 @@ def _afters(harness: Harness) -> list[int]:
     ]
 
 
+@pytest.mark.slow
 async def test_backfill_across_pages_with_a_restart_midway_loses_nothing_and_stores_nothing_twice(
     start_bot, make_runtime, fake_discord
 ):
@@ -105,6 +108,7 @@ async def test_a_second_backfill_reads_only_what_came_after(harness: Harness):
     assert len(harness.stored()) == len([m for m in history + newer if not m["author"].get("bot")])
 
 
+@pytest.mark.slow
 async def test_a_thread_is_backfilled_into_its_parent_channel(harness: Harness):
     replies = [
         payloads.message(SNOWFLAKES.next(), channel_id=payloads.THREAD_ID, content=f"Reply {n}.")
@@ -141,6 +145,7 @@ async def test_an_owner_may_backfill_without_managing_messages(start_bot):
     assert progress is not None and progress.added == 2
 
 
+@pytest.mark.slow
 async def test_a_backfill_that_fails_says_so_in_its_status_and_the_next_one_goes_on(
     harness: Harness,
 ):
@@ -164,6 +169,7 @@ async def test_a_backfill_that_fails_says_so_in_its_status_and_the_next_one_goes
     assert len(harness.stored()) == len([m for m in history if not m["author"].get("bot")])
 
 
+@pytest.mark.slow
 async def test_a_backfill_a_stop_interrupted_is_finished_by_the_next_start_on_its_own(
     start_bot, make_runtime, fake_discord
 ):

@@ -7,6 +7,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from awai_engine.schemas.digest import Digest
 from awai_engine.values import MessageRef
 from bots.discord.digests import DIGEST_POSTER
@@ -44,6 +46,7 @@ async def _conversation(harness: Harness) -> list[dict[str, Any]]:
     return datas
 
 
+@pytest.mark.slow
 async def test_slash_digest_posts_the_embed_with_its_picture_attached(harness: Harness):
     await _conversation(harness)
     await harness.interact(payloads.interaction(data=payloads.slash("digest")))
@@ -76,6 +79,7 @@ async def test_in_public_mode_slash_digest_posts_for_everyone_on_record_and_link
     assert harness.runtime.store.posts.count(KEY) == 1, "on the record, so a removal redacts it"
 
 
+@pytest.mark.slow
 async def test_a_scheduled_digest_is_posted_in_its_channel_with_its_picture(
     start_bot, make_runtime, fake_discord
 ):
@@ -164,6 +168,7 @@ async def test_digest_examples_link_to_their_messages_threads_included():
     assert "discord:1:2" not in embed.description
 
 
+@pytest.mark.slow
 async def test_forget_me_removes_only_the_asker_s_messages_for_good(harness: Harness):
     datas = await _conversation(harness)
     await harness.interact(payloads.interaction(data=payloads.slash("forget-me")))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import discord
+import pytest
 
 from awai_engine.values import Interpretation, SchemaBearing, ThoughtLink
 from awai_engine.visibility import EVERYTHING
@@ -65,6 +66,7 @@ def _texts(data: dict) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_a_very_long_reading_fits_and_still_links_every_cited_message(runtime: Runtime):
     message_id = _ingest_long_channel(runtime)
     reading = runtime.engine.read(KEY, message_id, EVERYTHING)
@@ -103,6 +105,7 @@ def test_a_very_long_reading_fits_and_still_links_every_cited_message(runtime: R
     assert "It returns to the failing pipeline." in reading_embed(written).description
 
 
+@pytest.mark.slow
 def test_a_japanese_reading_has_japanese_headings(runtime: Runtime):
     runtime.engine.ingest(
         [

@@ -214,6 +214,7 @@ async def test_a_delete_in_a_thread_the_bot_no_longer_knows_is_still_applied(har
     assert harness.stored() == {}
 
 
+@pytest.mark.slow
 async def test_a_deleted_thread_takes_its_messages_with_it(harness: Harness):
     top = payloads.message(SNOWFLAKES.next(), content="Who is coming on Friday?")
     reply = payloads.message(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.discord import payloads
 from tests.discord.conftest import Harness
 from tests.discord.payloads import ANN, BOB, CAROL, SNOWFLAKES
@@ -89,6 +91,7 @@ async def test_the_message_before_is_read_even_before_awai_has_stored_it(harness
     assert "history from before it joined" in reading.embeds[0]["footer"]["text"]
 
 
+@pytest.mark.slow
 async def test_a_stored_message_read_by_mention_carries_no_history_note(harness: Harness):
     await _conversation(harness)
     await _say(harness, _ask())
@@ -97,6 +100,7 @@ async def test_a_stored_message_read_by_mention_carries_no_history_note(harness:
     assert "history from before" not in reading.embeds[0]["footer"]["text"]
 
 
+@pytest.mark.slow
 async def test_a_reply_with_at_awai_read_reads_the_message_it_replies_to(harness: Harness):
     datas = await _conversation(harness)
     await _say(harness, _ask(replying_to=datas[0]))
@@ -121,6 +125,7 @@ async def test_closed_direct_messages_get_a_pointer_in_the_channel_with_none_of_
     assert harness.server.private(payloads.ANN_ID)
 
 
+@pytest.mark.slow
 async def test_a_mention_that_is_no_command_gets_the_short_help(harness: Harness):
     await _conversation(harness)
     await _say(harness, _ask(words="what do you think?"))
@@ -174,6 +179,7 @@ async def test_a_non_member_learns_nothing_of_which_ids_exist_in_a_private_threa
     assert not harness.server.calls("GET", f"/messages/{secret['id']}")
 
 
+@pytest.mark.slow
 async def test_in_public_mode_at_awai_read_shares_the_reading_once_as_a_reply(start_bot):
     harness = await start_bot(discord={"ephemeral_readings": False})
     datas = await _conversation(harness)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from awai_engine.values import Utterance
 from bots.discord.keys import channel_key
 from tests.discord import payloads
@@ -37,6 +39,7 @@ async def _fill(harness: Harness) -> None:
     harness.runtime.store.cursors.save(channel_key(payloads.GUILD_ID, payloads.THREAD_ID), "5", 1)
 
 
+@pytest.mark.slow
 async def test_leaving_a_server_purges_its_channels_and_cursors_and_nothing_else(harness: Harness):
     await _fill(harness)
     await harness.cog.on_guild_remove(harness.guild)
@@ -49,6 +52,7 @@ async def test_leaving_a_server_purges_its_channels_and_cursors_and_nothing_else
     assert harness.stored(ELSEWHERE) == {"1": "Another server's words."}
 
 
+@pytest.mark.slow
 async def test_with_purging_off_leaving_a_server_keeps_its_data(start_bot):
     harness = await start_bot(discord={"purge_on_guild_leave": False})
     await _fill(harness)

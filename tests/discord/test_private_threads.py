@@ -119,6 +119,7 @@ async def test_a_non_member_gets_no_private_words_by_id_by_link_or_through_recal
     assert SECRET in member
 
 
+@pytest.mark.slow
 async def test_a_member_and_a_moderator_may_read_the_thread_but_a_public_post_in_general_may_not(
     start_bot: Any,
 ) -> None:
@@ -163,6 +164,7 @@ async def test_a_thread_the_asker_left_and_an_archived_thread_are_checked_with_d
 
 
 @pytest.mark.parametrize("person", [ANN, BOB])
+@pytest.mark.slow
 async def test_a_digest_holds_private_words_only_for_people_in_the_thread(
     harness: Harness, person: dict[str, Any]
 ) -> None:

@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 import discord
+import pytest
 
 from bots.discord.cog import READ_MENU_NAME
 from bots.discord.links import jump_url
@@ -222,6 +223,7 @@ async def test_a_public_reading_of_a_message_awai_never_received_is_shared_with_
     assert "history from before it joined" in posted.embeds[0]["footer"]["text"]  # for everyone
 
 
+@pytest.mark.slow
 async def test_a_stored_message_is_read_without_fetching_it_or_a_history_note(harness: Harness):
     datas = await _conversation(harness)
     await harness.interact(payloads.interaction(data=payloads.message_menu(datas[1])))
@@ -278,6 +280,7 @@ async def test_a_message_without_words_is_refused_as_having_none(harness: Harnes
     assert "has no words for AWAI to read" in followups[0]["content"]
 
 
+@pytest.mark.slow
 async def test_a_forgotten_message_is_not_fetched_back_into_awai_by_a_reading(harness: Harness):
     datas = await _conversation(harness)  # Ann says the first and the last message
     await harness.interact(payloads.interaction(data=payloads.slash("forget-me")))
@@ -288,6 +291,7 @@ async def test_a_forgotten_message_is_not_fetched_back_into_awai_by_a_reading(ha
     assert datas[0]["id"] not in harness.stored()
 
 
+@pytest.mark.slow
 async def test_asking_twice_for_the_same_reading_gives_one_reading(harness: Harness):
     datas = await _conversation(harness)
     for _ in range(2):
@@ -297,6 +301,7 @@ async def test_asking_twice_for_the_same_reading_gives_one_reading(harness: Harn
     assert "already on its way" in followups[1]["content"]
 
 
+@pytest.mark.slow
 async def test_public_readings_are_posted_for_the_channel_as_a_reply_and_the_asker_told_privately(
     start_bot,
 ):
@@ -322,6 +327,7 @@ async def test_the_menu_is_on_the_tree_while_the_cog_is_loaded(harness: Harness)
     assert harness.bot.tree.get_command("awai") is None
 
 
+@pytest.mark.slow
 async def test_engine_work_runs_in_worker_threads_not_on_the_event_loop(harness: Harness):
     loop_thread = threading.get_ident()
     seen: dict[str, int] = {}

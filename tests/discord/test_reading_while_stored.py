@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import pytest
+
 from bots.discord.keys import line_of
 from bots.discord.platform import utterance_of
 from bots.runtime import Runtime
@@ -19,6 +21,7 @@ from tests.discord.payloads import BOB, SNOWFLAKES
 from tests.held_writer import WAITING, HeldWriter, ReleaseWhenWaitedFor
 
 
+@pytest.mark.slow
 async def test_a_reading_of_a_message_another_process_is_storing_waits_for_it(
     harness: Harness, make_runtime: Callable[..., Runtime], caplog
 ):

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import discord
+import pytest
 
 from awai_engine.values import Utterance
 from bots.actions.redact import REMOVED_NOTICE
@@ -48,6 +49,7 @@ def _edits(harness: Harness) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.slow
 async def test_deleting_a_quoted_message_edits_the_shared_reading_to_a_notice(start_bot: Any):
     harness, bob = await _shared_reading(start_bot)
     event = discord.RawMessageDeleteEvent(
@@ -60,6 +62,7 @@ async def test_deleting_a_quoted_message_edits_the_shared_reading_to_a_notice(st
     assert harness.runtime.store.posts.count(KEY) == 0
 
 
+@pytest.mark.slow
 async def test_editing_a_quoted_message_into_a_command_to_awai_forgets_it_and_redacts(
     start_bot: Any,
 ):
@@ -74,6 +77,7 @@ async def test_editing_a_quoted_message_into_a_command_to_awai_forgets_it_and_re
     assert WORDS not in json.dumps(edit)
 
 
+@pytest.mark.slow
 async def test_forget_me_edits_the_shared_reading_that_quotes_the_person(start_bot: Any):
     harness, _ = await _shared_reading(start_bot)
     sent = await _read(harness, payloads.slash("forget-me"), BOB)  # everything sent, as text
@@ -81,6 +85,7 @@ async def test_forget_me_edits_the_shared_reading_that_quotes_the_person(start_b
     assert harness.runtime.store.posts.count(KEY) == 0
 
 
+@pytest.mark.slow
 async def test_private_thread_messages_stored_before_scopes_are_narrowed_at_start(
     harness: Harness,
 ):

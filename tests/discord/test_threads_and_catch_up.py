@@ -12,6 +12,8 @@ import asyncio
 import logging
 from typing import Any
 
+import pytest
+
 from bots.actions.catchup import catch_up
 from bots.discord.bridge import OnLoop
 from bots.discord.catchup import DiscordServer
@@ -160,6 +162,7 @@ async def _caught_up(harness: Harness) -> None:
     await asyncio.wait_for(task, 60)
 
 
+@pytest.mark.slow
 async def test_when_the_server_becomes_available_what_was_said_meanwhile_is_read(
     harness: Harness, caplog
 ):
@@ -192,6 +195,7 @@ async def test_on_resume_only_what_is_new_is_fetched(harness: Harness):
     assert afters and all(after is not None for after in afters)  # never from the beginning
 
 
+@pytest.mark.slow
 async def test_an_interrupted_catch_up_resumes_where_it_stopped_though_newer_messages_arrived(
     start_bot, make_runtime, fake_discord
 ):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from bots.slack import messages
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SlackHarness
 from tests.slack.mock_slack_api import BOT_USER_ID
@@ -33,6 +35,7 @@ def _history_cursors(slack: SlackHarness, since: int = 0) -> list[str | None]:
     return [c.params.get("cursor") for c in slack.api.calls_to("conversations.history")[since:]]
 
 
+@pytest.mark.slow
 def test_backfill_survives_a_rate_limit_and_a_restart_without_losing_or_repeating(
     make_slack: Callable[..., SlackHarness],
 ):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from awai_engine.values import Interpretation, Reading, ReadingNote, ThoughtLink
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -60,6 +62,7 @@ def _very_long_reading(runtime: Runtime) -> Reading:
     )
 
 
+@pytest.mark.slow
 def test_a_very_long_reading_stays_within_every_slack_limit(runtime: Runtime):
     reading = _very_long_reading(runtime)
 

@@ -24,6 +24,7 @@ def _said_while_down(slack: SlackHarness) -> tuple[dict, set[str]]:
     return root, new
 
 
+@pytest.mark.slow
 def test_messages_said_while_awai_was_down_are_read_on_start(
     slack: SlackHarness, caplog: pytest.LogCaptureFixture
 ):
@@ -43,6 +44,7 @@ def test_messages_said_while_awai_was_down_are_read_on_start(
     assert not any(text in caplog.text for text in ("We keep the date", "secret said"))
 
 
+@pytest.mark.slow
 def test_an_interrupted_catch_up_is_finished_by_the_next_one(slack: SlackHarness):
     _, new = _said_while_down(slack)
     before = set(slack.stored_texts())

@@ -23,6 +23,7 @@ REQUESTS = 50
 ANSWER_TIMEOUT_SECONDS = 30  # a hang, not a deadline: an ack that waits for its reading never ends
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_shortcuts_are_each_acknowledged_before_any_reading_is_done(
     slack: SlackHarness, monkeypatch: pytest.MonkeyPatch
 ):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from awai_engine.visibility import EVERYTHING
@@ -41,6 +42,7 @@ def _assert_digest_posted(slack: SlackHarness) -> str:
     return shown
 
 
+@pytest.mark.slow
 def test_slash_digest_posts_the_digest_with_its_picture(slack: SlackHarness):
     ann, _ = _conversation(slack)
 
@@ -58,6 +60,7 @@ def test_slash_digest_posts_the_digest_with_its_picture(slack: SlackHarness):
     assert any(message_id in {m["ts"] for m in ann} for message_id in examples)
 
 
+@pytest.mark.slow
 def test_a_japanese_channel_gets_its_digest_posted_in_japanese(slack: SlackHarness):
     slack.seed(
         [(ANN, f"結合テストがまた不安定でビルドが壊れました（{i}回目）。") for i in range(6)]
@@ -81,6 +84,7 @@ def test_a_japanese_channel_gets_its_digest_posted_in_japanese(slack: SlackHarne
     assert "思い込み" in json.dumps(completed.params, ensure_ascii=False)
 
 
+@pytest.mark.slow
 def test_a_scheduled_digest_is_posted_when_its_job_fires(make_slack: Callable[..., SlackHarness]):
     slack = make_slack(digest_schedule={GENERAL: "0 9 * * mon"})
     _conversation(slack)
@@ -102,6 +106,7 @@ def test_a_scheduled_digest_is_posted_when_its_job_fires(make_slack: Callable[..
     _assert_digest_posted(slack)
 
 
+@pytest.mark.slow
 def test_forget_me_removes_what_that_person_said_and_nothing_else(slack: SlackHarness):
     ann, ben = _conversation(slack)
 

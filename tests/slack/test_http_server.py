@@ -88,6 +88,7 @@ def _signed(slack: SlackHarness, body: bytes) -> dict[str, str]:
     return slack.requests.headers(body.decode(), "application/json")
 
 
+@pytest.mark.slow
 def test_slow_clients_hold_sockets_not_threads_and_silent_ones_are_closed(
     slack: SlackHarness, server: SlackHttpServer
 ):

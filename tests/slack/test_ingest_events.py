@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SlackHarness
 from tests.slack.mock_slack_api import BOT_ID, BOT_USER_ID
 
@@ -34,6 +36,7 @@ def test_a_thread_reply_keeps_its_thread_root(slack: SlackHarness):
     assert timeline.messages[timeline.position_of[root["ts"]]].ref.thread_root is None
 
 
+@pytest.mark.slow
 def test_an_edit_replaces_the_text_and_a_delete_removes_the_message(slack: SlackHarness):
     kept = slack.say(ANN, "We should ship on Friday.")
     gone = slack.say(BEN, "I will write the release notes.")
@@ -187,6 +190,7 @@ def test_edits_arriving_out_of_order_leave_the_newest_text(slack: SlackHarness):
     assert slack.stored_texts() == {original["ts"]: "We meet at ten."}
 
 
+@pytest.mark.slow
 def test_a_history_page_fetched_before_an_edit_cannot_undo_it(slack: SlackHarness):
     original = slack.say(ANN, "Ship it on Friday.")
     slack.say(BEN, "Friday works.")

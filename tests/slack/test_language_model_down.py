@@ -5,6 +5,8 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
+import pytest
+
 from awai_engine.embedding import Embedder
 from awai_engine.settings import LanguageModelSettings
 from bots.runtime import Runtime, language_backend
@@ -23,6 +25,7 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_a_reading_while_the_language_model_is_unreachable_is_offline_and_says_so(
     tmp_path: Path, embedder: Embedder, slack_api: MockSlackApi
 ):

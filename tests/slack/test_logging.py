@@ -9,6 +9,7 @@ import pytest
 from tests.slack.conftest import ANN, BEN, GENERAL, SECRET, SlackHarness
 
 
+@pytest.mark.slow
 def test_readings_and_refusals_are_logged_with_their_reason_and_without_message_text(
     slack: SlackHarness, caplog: pytest.LogCaptureFixture
 ):

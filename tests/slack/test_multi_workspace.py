@@ -62,6 +62,7 @@ def _org_event(slack: SlackHarness, message: dict, org_wide: bool):  # type: ign
     return slack.requests.request(body, "application/json")
 
 
+@pytest.mark.slow
 def test_an_installed_workspace_is_served_with_its_token_and_purged_on_uninstall(
     make_slack: Callable[..., SlackHarness],
 ):
@@ -83,6 +84,7 @@ def test_an_installed_workspace_is_served_with_its_token_and_purged_on_uninstall
     assert GENERAL_KEY not in slack.runtime.store.channels()
 
 
+@pytest.mark.slow
 def test_events_cost_one_auth_test_per_token_not_one_each(make_slack: Callable[..., SlackHarness]):
     slack = make_slack(**MULTI)
     _install(slack)
@@ -98,6 +100,7 @@ def test_events_cost_one_auth_test_per_token_not_one_each(make_slack: Callable[.
 
 
 @pytest.mark.parametrize("org_wide", [False, True], ids=["grid-workspace", "org-wide"])
+@pytest.mark.slow
 def test_a_grid_install_gets_its_scheduled_digest_after_a_restart(
     make_slack: Callable[..., SlackHarness], org_wide: bool
 ):
@@ -122,6 +125,7 @@ def test_a_grid_install_gets_its_scheduled_digest_after_a_restart(
     assert [call.token for call in posted] == [INSTALLED_TOKEN]
 
 
+@pytest.mark.slow
 def test_a_scheduled_digest_rotates_an_expiring_token_as_requests_do(
     make_slack: Callable[..., SlackHarness],
 ):

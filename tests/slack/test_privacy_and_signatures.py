@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from bots.slack.ingest import channel_key
 from tests.factories import utterance
 from tests.slack.conftest import ANN, BEN, GENERAL, GENERAL_KEY, SECRET, SlackHarness
@@ -21,6 +23,7 @@ def _two_workspaces(slack: SlackHarness) -> None:
     slack.runtime.store.cursors.save(GENERAL_KEY, None, 2, done=True)
 
 
+@pytest.mark.slow
 def test_app_uninstalled_purges_that_workspace_and_no_other(slack: SlackHarness):
     _two_workspaces(slack)
 

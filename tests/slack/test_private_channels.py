@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bots.slack import messages
 from tests.slack.conftest import ANN, BEN, GENERAL, SECRET, SlackHarness
 from tests.slack.mock_slack_api import BOT_USER_ID
@@ -61,6 +63,7 @@ def test_a_non_member_gets_nothing_of_the_private_channel_by_mention_or_command(
     assert slack.responses_text() == [messages.NOT_A_MEMBER]  # the command's
 
 
+@pytest.mark.slow
 def test_a_member_linking_it_from_general_gets_the_reading_in_the_private_channel_only(
     slack: SlackHarness,
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from awai_engine.visibility import EVERYTHING
 from bots.slack import messages
 from bots.slack.blocks import (
@@ -46,6 +48,7 @@ def _buttons(call) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_a_shortcut_reading_reaches_only_the_asker_in_the_thread_with_share_and_details(
     slack: SlackHarness,
 ):
@@ -68,6 +71,7 @@ def test_a_shortcut_reading_reaches_only_the_asker_in_the_thread_with_share_and_
     )
 
 
+@pytest.mark.slow
 def test_four_people_reading_one_message_put_nothing_in_its_thread(slack: SlackHarness):
     _, _, cat = _thread(slack)
     slack.api.add_user("U4DEE", "Dee")
@@ -83,6 +87,7 @@ def test_four_people_reading_one_message_put_nothing_in_its_thread(slack: SlackH
     )
 
 
+@pytest.mark.slow
 def test_share_posts_the_reading_in_the_thread_once_and_a_second_share_links_to_it(
     slack: SlackHarness,
 ):
@@ -108,6 +113,7 @@ def test_share_posts_the_reading_in_the_thread_once_and_a_second_share_links_to_
     assert shared is not None and shared.post_id == posted_ts(slack)
 
 
+@pytest.mark.slow
 def test_someone_asking_after_a_share_gets_a_private_reading_that_links_to_the_shared_one(
     slack: SlackHarness,
 ):
@@ -142,6 +148,7 @@ def posted_ts(slack: SlackHarness) -> str:
     return message["ts"]
 
 
+@pytest.mark.slow
 def test_details_open_a_modal_with_the_numbers_behind_each_connection(slack: SlackHarness):
     chatter = [(CAT, f"Lunch plan number {i}: the ramen place or the salad bar.") for i in range(8)]
     lines = [(BEN, "The payment module tests time out on the build server."), *chatter]
@@ -165,6 +172,7 @@ def test_details_open_a_modal_with_the_numbers_behind_each_connection(slack: Sla
     assert _public_posts(slack) == []
 
 
+@pytest.mark.slow
 def test_a_button_pressed_by_someone_outside_the_channel_is_refused_privately(
     slack: SlackHarness,
 ):
@@ -181,6 +189,7 @@ def test_a_button_pressed_by_someone_outside_the_channel_is_refused_privately(
     assert "acquisition" not in shown and "acquisition" not in json.dumps(slack.responses_text())
 
 
+@pytest.mark.slow
 def test_a_refusal_or_a_failure_is_never_posted_for_everyone(slack: SlackHarness):
     slack.seed([(ANN, "Something to read.")])
     missing = "https://awai-test.slack.com/archives/C1GENERAL/p1700000099000100"
@@ -205,6 +214,7 @@ def test_asking_again_after_a_reading_that_could_not_be_had_is_not_refused(slack
     assert slack.responses_text() == [messages.NOT_FOUND, messages.NOT_FOUND]
 
 
+@pytest.mark.slow
 def test_a_long_private_reading_keeps_its_buttons_within_slacks_block_limit(
     slack: SlackHarness,
 ):

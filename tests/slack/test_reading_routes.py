@@ -7,6 +7,8 @@ import threading
 import time
 from collections.abc import Callable
 
+import pytest
+
 from awai_engine.visibility import EVERYTHING
 from bots.slack import messages
 from bots.slack.links import permalink
@@ -37,6 +39,7 @@ def _thread(slack: SlackHarness) -> list[dict]:
     return [root, *replies]
 
 
+@pytest.mark.slow
 def test_shortcut_in_a_thread_gives_the_asker_the_reading_in_that_thread_citing_each_message(
     slack: SlackHarness,
 ):
@@ -64,6 +67,7 @@ def test_shortcut_in_a_thread_gives_the_asker_the_reading_in_that_thread_citing_
     assert _reads_speaker(shown_to_ann.params["text"], "Cat")
 
 
+@pytest.mark.slow
 def test_the_same_person_asking_twice_within_a_minute_gets_one_reading(slack: SlackHarness):
     message = slack.seed([(ANN, "Let us pick the blue design."), (BEN, "Blue works for me.")])[1]
 
@@ -77,6 +81,7 @@ def test_the_same_person_asking_twice_within_a_minute_gets_one_reading(slack: Sl
     assert slack.responses_text() == [messages.ALREADY_READING]
 
 
+@pytest.mark.slow
 def test_mention_in_a_thread_reads_the_message_just_before_it(slack: SlackHarness):
     root, _, cat = _thread(slack)
     mention = slack.api.add_message(GENERAL, BEN, f"<@{BOT_USER_ID}> read", thread_ts=root["ts"])
@@ -91,6 +96,7 @@ def test_mention_in_a_thread_reads_the_message_just_before_it(slack: SlackHarnes
     assert cat["ts"] in slack.stored_texts()
 
 
+@pytest.mark.slow
 def test_a_redelivered_mention_is_acknowledged_and_goes_no_further(slack: SlackHarness):
     """Slack's retries of an event stop in one Bolt middleware (bots.slack.delivery): no second
     reading, and not even the "already reading" notice a second request would get."""
@@ -111,6 +117,7 @@ def test_a_redelivered_mention_is_acknowledged_and_goes_no_further(slack: SlackH
     assert slack.api.method_order() == answered, "the retries call Slack for nothing"
 
 
+@pytest.mark.slow
 def test_slash_read_with_a_good_link_reads_in_the_linked_messages_thread(slack: SlackHarness):
     first, second = slack.seed(
         [(ANN, "I think we need a second designer."), (BEN, "We cannot afford one this quarter.")]
@@ -172,6 +179,7 @@ def test_slash_read_of_another_workspace_or_a_deleted_message_says_so(slack: Sla
     assert slack.readings() == [] and slack.api.calls_to("chat.update") == []
 
 
+@pytest.mark.slow
 def test_a_message_from_before_awai_joined_is_fetched_read_and_flagged(slack: SlackHarness):
     old = slack.api.add_message(GENERAL, ANN, "An old message AWAI never saw.")
 
@@ -194,6 +202,7 @@ def test_help_and_unknown_words_are_answered_in_the_acknowledgement(slack: Slack
     assert unknown.startswith("AWAI does not know `dance`")
 
 
+@pytest.mark.slow
 def test_when_slack_refuses_the_private_reading_the_person_is_told_privately(
     slack: SlackHarness,
 ):
@@ -207,6 +216,7 @@ def test_when_slack_refuses_the_private_reading_the_person_is_told_privately(
     assert slack.api.calls_to("chat.postMessage") == slack.api.calls_to("chat.update") == []
 
 
+@pytest.mark.slow
 def test_thread_placement_shares_each_reading_in_the_thread_once_with_no_placeholder(
     make_slack: Callable[..., SlackHarness],
 ):
@@ -227,6 +237,7 @@ def test_thread_placement_shares_each_reading_in_the_thread_once_with_no_placeho
     assert told.startswith(messages.ALREADY_SHARED.split("{link}")[0])
 
 
+@pytest.mark.slow
 def test_mention_right_after_a_reply_reads_that_reply_though_it_is_not_stored_yet(
     slack: SlackHarness,
 ):
@@ -249,6 +260,7 @@ def test_mention_right_after_a_reply_reads_that_reply_though_it_is_not_stored_ye
     assert reply["ts"] in slack.stored_texts()
 
 
+@pytest.mark.slow
 def test_mention_at_the_top_level_reads_the_last_message_people_said_there(slack: SlackHarness):
     _thread(slack)  # replies are not the channel's top level
     said = slack.seed([(CAT, "Lunch at noon?")])[0]
@@ -270,6 +282,7 @@ def _wait_until(condition: Callable[[], object], seconds: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_link_to_our_channel_under_another_host_is_ours_by_team_id(slack: SlackHarness):
     said = slack.seed([(ANN, "We renamed the workspace last spring.")])[0]
     for host in ("old-name.slack.com", "awai-org.enterprise.slack.com"):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bots.actions.redact import REMOVED_NOTICE
 from bots.slack.blocks import SHARE_ACTION, ReadingTarget
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
@@ -71,6 +73,7 @@ def test_deleting_a_quoted_message_redacts_the_shared_reading_that_quotes_it(
     assert slack.runtime.store.posts.count(GENERAL_KEY) == 0
 
 
+@pytest.mark.slow
 def test_forget_me_redacts_the_digest_message_and_deletes_its_picture(slack: SlackHarness) -> None:
     slack.seed([(BEN, f"The {WORDS} budget must stay under control, item {i}.") for i in range(6)])
     slack.send(slack.requests.command("digest", GENERAL, ANN))
@@ -90,6 +93,7 @@ def test_forget_me_redacts_the_digest_message_and_deletes_its_picture(slack: Sla
     assert slack.api.uploads == {}  # the picture, a map of Ben's thoughts, is deleted
 
 
+@pytest.mark.slow
 def test_removing_awai_from_a_channel_purges_that_channel_only(slack: SlackHarness) -> None:
     slack.seed([(ANN, "Our plan for the launch.")])
     slack.seed([(BEN, "Private planning.")], channel=SECRET)

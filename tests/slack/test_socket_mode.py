@@ -20,6 +20,7 @@ def socket_mode(slack: SlackHarness) -> Iterator[LocalSocketMode]:
     server.stop()
 
 
+@pytest.mark.slow
 def test_each_connection_catches_up_and_events_are_acknowledged_and_stored(
     slack: SlackHarness, socket_mode: LocalSocketMode
 ):
