@@ -20,7 +20,7 @@ LABELS: dict[str, dict[str, str]] = {
         "details": "Details",
         "nothing_before": "Nothing was said before this message in its line.",
         "nothing_connects": "Nothing said earlier stands out as connected to it.",
-        "from_cues": "offline: from word cues, not understanding",
+        "from_cues": "offline: from who replies to whom and word cues, not understanding",
         "from_model": "written by the language model",
         "offline:not-configured": (
             "Offline reading: no language model is configured, so AWAI shows what it found"
@@ -179,7 +179,7 @@ LABELS: dict[str, dict[str, str]] = {
         "details": "詳細",
         "nothing_before": "この流れでは、この発言より前の発言はありません。",
         "nothing_connects": "これより前の発言で、はっきりつながるものは見当たりません。",
-        "from_cues": "オフライン:言葉の手がかりによる判定で、理解ではありません",
+        "from_cues": "オフライン:誰が誰に返信しているかと言葉の手がかりによる判定で、理解ではありません",
         "from_model": "言語モデルによる読み",
         "offline:not-configured": (
             "オフラインの読みです。言語モデルが設定されていないため、AWAIが見つけたことだけを"

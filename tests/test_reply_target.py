@@ -73,7 +73,7 @@ def two_stores(make_runtime: Callable[..., Runtime]) -> tuple[Runtime, Runtime]:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(spec=st.lists(st.sampled_from(LINES), min_size=2, max_size=16), data=st.data())
+@given(spec=st.lists(st.sampled_from(LINES), min_size=3, max_size=16), data=st.data())
 def test_later_messages_never_change_the_scorers_features_or_choice_for_an_earlier_one(
     two_stores: tuple[Runtime, Runtime], spec: list[tuple[str, str]], data: st.DataObject
 ) -> None:
