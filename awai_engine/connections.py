@@ -38,7 +38,7 @@ messages always are): the flow already shows the others."""
 
 
 AGREED_FLOOR = 0.05
-"""The least reply probability of a message a stance is moved to (see :func:`_stance_target`)."""
+"""The least reply probability of a message an agreement is moved to (see :func:`_agreed_with`)."""
 
 
 def connect(
@@ -78,8 +78,8 @@ def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Conn
     if named is None and returned is not None:
         named = returned.message.message_id
         decided[named] = ("returns-to", None)
-    if target is not None and stance is not None and stance.relation != "revises":
-        target = _stance_target(context, target, stance, by_id)
+    if target is not None and stance is not None and stance.relation in ("agrees", "concedes"):
+        target = _agreed_with(context, target, by_id)
     if target is not None and target.message.message_id not in decided:
         decided[target.message.message_id] = _relation_to(context, target, stance)
         named = named or target.message.message_id
@@ -102,20 +102,22 @@ def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Conn
     return connections, headline
 
 
-def _stance_target(
-    context: ReadingContext, target: ReplyScore, stance: Stance, by_id: dict[str, Connection]
+def _agreed_with(
+    context: ReadingContext, target: ReplyScore, by_id: dict[str, Connection]
 ) -> ReplyScore:
-    """What a stance is taken toward: the scorer's target, unless that is the speaker's own
-    message (one agrees or disagrees with someone else) or, for an agreement, itself only an
-    agreement ("I think that works" after two "works for me"s agrees with the plan they agreed
-    with) — then the likeliest candidate that is neither."""
+    """What an agreement agrees with: the scorer's target, unless that is the speaker's own
+    message (one agrees with someone else) or itself only an agreement ("I think that works"
+    after two "works for me"s agrees with the plan they agreed with) — then the likeliest
+    candidate that is neither. Not done for a disagreement: on the dev logs a "no" the scorer
+    ties to the speaker's own line is more often right there (moved, 50 disagreements named
+    were right 32% of the time against 52% of 23)."""
 
     def fits(score: ReplyScore) -> bool:
         item = by_id.get(score.message.message_id)
         return (
             item is not None
             and score.message.speaker_id != context.message.speaker_id
-            and not (stance.relation != "disagrees" and _agrees(item.earlier_text))
+            and not _agrees(item.earlier_text)
         )
 
     if fits(target):
