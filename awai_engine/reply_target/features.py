@@ -128,6 +128,10 @@ def _features(
     message_asks = asks(message)
     stance = opening_stance(message.text) is not None
     oldest = min(positions)
+    # The speaker's own latest line and the latest said to them are looked for in the window
+    # only, as in fitting (where no recalled line reached further): a far recalled line makes the
+    # pass longer without changing what the near candidates look like.
+    window_start = positions[near - 1] if near else position
 
     # One pass from the message back over the span the candidates cover: who spoke since each
     # line, who was addressed since, the speaker's own latest line and its addressees.
@@ -150,9 +154,10 @@ def _features(
                 speaker in speakers_since,
             )
         to = said_to[at] = _folded_addressees(timeline.messages[at])
-        if said_by == speaker and own_latest is None:
+        if at >= window_start and said_by == speaker and own_latest is None:
             own_latest, own_previous_addressees = at, to - {speaker}
-        if speaker in to and said_by != speaker and latest_to_speaker is None:
+        addressed_speaker = speaker in to and said_by != speaker
+        if at >= window_start and addressed_speaker and latest_to_speaker is None:
             latest_to_speaker = at
         turns_since[said_by] = turns_since.get(said_by, 0) + 1
         for name in to:
