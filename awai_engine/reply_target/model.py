@@ -3,7 +3,7 @@
 Why a file of numbers and no library: a fresh ``awai read`` must not import scikit-learn (it costs
 seconds; tests/test_read_imports.py), and the network is a few matrix products. The file is
 ``model.json`` beside this module, written by ``bench/fit_reply_target.py`` from the annotated
-#ubuntu training logs (see that script for how to rebuild it bit for bit). It is read once per
+#ubuntu training logs (see that script for how to rebuild it). It is read once per
 process, when the engine is built; a missing or damaged file is a :class:`ReplyModelError` that
 says which file and what is wrong, never a traceback.
 """
