@@ -13,6 +13,7 @@ links (docs/evaluation.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,9 +25,18 @@ from awai_engine.lexical import NO_MATCHES, WordMatch, WordSearch
 from awai_engine.reaching import asks_the_room, named_at_the_edge, names_the_absent
 from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
 from awai_engine.timeline import Timeline
-from awai_engine.values import Association, Flow, FlowSummary, FlowUtterance, RecallReason
+from awai_engine.values import (
+    Association,
+    Flow,
+    FlowSummary,
+    FlowUtterance,
+    RecallReason,
+    ReplyScore,
+)
 
 SIMILARITY_DECIMALS = 6
+REPLY_ITEMS = 3
+"""The reply-target scorer's best candidates always in the context (see :func:`with_reply_targets`)."""
 FAR_SAMPLE = 512  # rows sampled to place the far bar (its mean and spread settle well before)
 
 
@@ -186,9 +196,45 @@ def recall(
             outsiders,
         )
         picks.extend([*near, *far])
+    return _associations(timeline, position, picks, association, activation)
+
+
+def with_reply_targets(
+    timeline: Timeline,
+    position: int,
+    flow: Flow,
+    associations: tuple[Association, ...],
+    replies: Sequence[ReplyScore],
+    association: AssociationSettings,
+    activation: ActivationSettings,
+) -> tuple[Association, ...]:
+    """The recalled items, then the scorer's ``REPLY_ITEMS`` best candidates for what the message
+    responds to that neither the flow nor recall holds (reason ``reply``): the message a reading
+    names must be one the reader and the language model are shown, with its reference.
+
+    Why not within the budget A: recall's items are there for what they say; these for whom the
+    message answers (often two to four lines back, in the flow's summaries or not at all).
+    """
+    held = {*flow.message_ids(), *(item.source.message_id for item in associations)}
+    missing = [score for score in replies[:REPLY_ITEMS] if score.message.message_id not in held]
+    if not missing:
+        return associations
+    cues = timeline.vectors[np.asarray(timeline.rows_of(position))]
+    picks = [_best_thought(timeline, score.message.position, cues, "reply") for score in missing]
+    return (*associations, *_associations(timeline, position, picks, association, activation))
+
+
+def _associations(
+    timeline: Timeline,
+    position: int,
+    picks: list[_Pick],
+    association: AssociationSettings,
+    activation: ActivationSettings,
+) -> tuple[Association, ...]:
+    """The picks as recalled items, with their bars and activations."""
     if not picks:
         return ()
-
+    message = timeline.messages[position]
     rows_picked = [pick.row for pick in picks]
     activations, occurrences = base_level_activation(timeline, position, rows_picked, activation)
     recalled = []

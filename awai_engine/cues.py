@@ -63,7 +63,6 @@ _REVISES = (
 )
 # Opening words that disagree with what was just said.
 _DISAGREES = (
-    "no",
     "nope",
     "i disagree",
     "disagree",
@@ -88,33 +87,47 @@ _DISAGREES = (
     "そうではなく",
     "それは違",
 )
-# Opening words that agree with what was just said.
+# Opening words that agree with what was just said, whatever follows them.
 _AGREES = (
     "agree",
     "agreed",
     "i agree",
     "works for me",
+    "that works",
+    "that works for me",
+    "that would work",
+    "i think that works",
+    "i think that would work",
+    "i think that's fine",
+    "i think that's right",
     "fine by me",
     "fine with me",
+    "i'm fine with that",
+    "i am fine with that",
+    "fine with that",
+    "i'm ok with that",
+    "i'm okay with that",
+    "ok with me",
+    "okay with me",
+    "i can live with that",
     "fair",
     "fair enough",
     "fair point",
     "sounds good",
+    "sounds good to me",
+    "sounds great",
     "sounds right",
+    "sgtm",
     "makes sense",
     "good idea",
     "good point",
+    "good call",
     "+1",
-    "yes",
-    "yep",
-    "yeah",
-    "sure",
-    "ok",
-    "okay",
     "lgtm",
-    "exactly",
-    "right",
-    "true",
+    "deal",
+    "let's do it",
+    "let's do that",
+    "go for it",
     "same here",
     "👍",
     "賛成",
@@ -122,13 +135,62 @@ _AGREES = (
     "了解",
     "いいね",
     "いいですね",
+    "いいですよ",
     "いいと思います",
+    "それでいい",
+    "それで大丈夫",
+    "大丈夫です",
+    "問題ない",
+    "問題ありません",
+    "異論なし",
+    "異議なし",
     "そうですね",
     "承知",
     "わかりました",
     "分かりました",
     "確かに",
     "lgtm👍",
+)
+# Short words that agree only when they stand alone or are set off by punctuation ("ok.", "yes,
+# that's it"): "ok, so where are we" moves on, "right?" asks, "fine-tuning" is no verdict. To a
+# question they are an answer rather than a stance (``Stance.plain``).
+_PLAIN_AGREES = (
+    "yes",
+    "yep",
+    "yeah",
+    "yup",
+    "sure",
+    "ok",
+    "okay",
+    "right",
+    "true",
+    "exactly",
+    "fine",
+)
+_PLAIN_DISAGREES = ("no",)
+# What follows a set-off short word when it only moves the talk on ("ok, so…", "right, now…").
+_MOVING_ON = (
+    "so",
+    "now",
+    "then",
+    "what",
+    "where",
+    "how",
+    "who",
+    "why",
+    "when",
+    "which",
+    "let me",
+    "lets",
+    "let's",
+    "anyway",
+    "next",
+    "back to",
+    "thanks",
+    "thank you",
+)
+_SET_OFF = re.compile(
+    r"\s*(?:[,.!;:…—–]+|\s*$|\s+-|\s+(?:[\U0001F300-\U0001FAFF]|:\)|:d))", re.IGNORECASE
 )
 # Japanese says where it stands at the end of the sentence ("…なので賛成です").
 _AGREES_AT_END = (
@@ -174,9 +236,9 @@ _CONDITION = (
     "限り",
     "場合は",
 )
-# Words that say the message goes back to something raised before.
+# Words that say the message goes back to something raised before. Not a bare "again" ("the beach
+# again!") or また ("また明日"): said of anything, they return to nothing in particular.
 _RETURNS = (
-    "again",
     "coming back to",
     "come back to",
     "going back to",
@@ -193,6 +255,17 @@ _RETURNS = (
     "circle back",
     "keep coming back",
     "once again",
+    "happened again",
+    "happening again",
+    "happens again",
+    "failing again",
+    "failed again",
+    "broke again",
+    "broken again",
+    "crashed again",
+    "crashing again",
+    "down again",
+    "back again",
     "re-raise",
     # asking how something raised earlier turned out
     "any update on",
@@ -204,19 +277,15 @@ _RETURNS = (
     "follow up on",
     "どうなりました",
     "どうなった",
-    "その後",
-    "また",
     "再び",
     "改めて",
     "再発",
     "話を戻",
     "に戻ります",
     "蒸し返",
-    "やはり",
-    "やっぱり",
 )
 
-_OPENING = re.compile(r"^[\s\W_]*", re.UNICODE)
+_OPENING = re.compile(r"^(?:(?!\+1|👍)[\s\W_])*", re.UNICODE)  # "+1" and 👍 are words here
 _WORD_END = r"(?![a-z0-9'])"
 
 
@@ -237,39 +306,68 @@ def _strip_address(text: str) -> str:
 
 @dataclass(frozen=True)
 class Stance:
-    """What the opening of a message does to the message before it, from its words."""
+    """What the opening of a message does to the message it responds to, from its words.
+
+    ``plain``: decided by a short word ("yes", "no", "ok") that, said to a question, answers it
+    rather than takes a side.
+    """
 
     relation: CueRelation
     condition: str | None = None
+    plain: bool = False
 
 
 def opening_stance(text: str) -> Stance | None:
     """Agrees, concedes, disagrees or revises, from the message's opening words; else None.
 
     Revision is checked first, anywhere in the first sentence ("actually, scratch that"
-    revises), then agreement (with its
-    condition or concession), then disagreement, so "ok but …" concedes rather than disagrees.
+    revises), then agreement (with its condition or concession), then disagreement, so "ok but
+    …" concedes rather than disagrees. A short word ("ok", "no") counts only set off by itself
+    and not moving the talk on ("ok, so where are we" is no agreement, "No sound" no
+    disagreement), and a message that only asks takes no stance.
     """
-    first = _SENTENCE_END.split(_strip_address(text).strip(), maxsplit=1)[0].rstrip(" 、")
+    body = _strip_address(text)
+    first = _SENTENCE_END.split(body.strip(), maxsplit=1)[0].rstrip(" 、")
     if re.search(rf"(?<![a-z])(?:{_alternation(_REVISES)}){_WORD_END}", first.lower()):
         return Stance("revises")
+    if is_question(body) and not _SENTENCE_END.search(body.strip().rstrip("?？ ")):
+        return None  # one sentence, asked: "ok?", "sounds good?"
+    lowered = body.lower()
     agreement = _opens_with(text, _AGREES)
+    plain = agreement is None and (agreement := _set_off_word(lowered, _PLAIN_AGREES)) is not None
     if agreement:
-        rest = _strip_address(text).lower()[agreement.end() :]
+        rest = lowered[agreement.end() :]
         condition = re.search(rf"(?<![a-z])(?:{_alternation(_CONDITION)}){_WORD_END}", rest)
         if condition:
-            clause = _strip_address(text)[agreement.end() + condition.start() :]
-            return Stance("agrees", condition=_first_clause(clause))
+            clause = body[agreement.end() + condition.start() :]
+            return Stance("agrees", condition=_first_clause(clause), plain=plain)
         if re.match(rf"[\s\W]*(?:{_alternation(_BUT)}){_WORD_END}", rest):
-            return Stance("concedes")
-        return Stance("agrees")
+            return Stance("concedes", plain=plain)
+        return Stance("agrees", plain=plain)
     if _opens_with(text, _DISAGREES):
         return Stance("disagrees")
+    if _set_off_word(lowered, _PLAIN_DISAGREES):
+        return Stance("disagrees", plain=True)
     if first.endswith(_DISAGREES_AT_END):
         return Stance("disagrees")
     if first.endswith(_AGREES_AT_END):
         return Stance("agrees")
     return None
+
+
+def _set_off_word(lowered: str, words: tuple[str, ...]) -> re.Match[str] | None:
+    """One of the short ``words`` opening ``lowered`` (the address stripped), set off by
+    punctuation or standing alone, and not followed by words that move the talk on."""
+    found = re.match(rf"(?:{_alternation(words)}){_WORD_END}", lowered)
+    if found is None:
+        return None
+    after = _SET_OFF.match(lowered, found.end())
+    if after is None:
+        return None
+    rest = lowered[after.end() :].lstrip()
+    if re.match(rf"(?:{_alternation(_MOVING_ON)}){_WORD_END}", rest):
+        return None
+    return found
 
 
 def _first_clause(text: str) -> str:

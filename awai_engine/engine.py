@@ -21,13 +21,15 @@ from threadpoolctl import threadpool_limits
 
 from awai_engine.admission import text_problem, ts_problem
 from awai_engine.connections import connect
-from awai_engine.context import build_flow, recall
+from awai_engine.context import build_flow, recall, with_reply_targets
 from awai_engine.embedding import Embedder
 from awai_engine.errors import AwaiError
 from awai_engine.extraction_window import extraction_targets
 from awai_engine.limits import cut_notes
 from awai_engine.ports import ContextTooLargeError, LanguageBackend, PreparedUtterance, Store
 from awai_engine.reconcile import DamagedVectorsError, rebuilt_notice
+from awai_engine.reply_target.model import reply_model
+from awai_engine.reply_target.scorer import reply_scores, shown_replies
 from awai_engine.settings import Settings
 from awai_engine.text import clean, detect_language
 from awai_engine.text_caches import forget_cached_texts
@@ -150,6 +152,8 @@ class Engine:
         self.embedder = embedder
         self.backend = backend
         self.schemas = schemas
+        # Read here, not at the first reading: a missing or damaged file is said at start-up.
+        self.reply_model = reply_model()
         self.views = views or TimelineViews()  # shared with ``schemas`` when it recalls by view
         self._removals_seen: str | None = None  # see drop_removed_elsewhere
         # What is derived from a read model goes with it (evicted, rebuilt, dropped).
@@ -530,8 +534,16 @@ class Engine:
             )
         message = timeline.messages[position]
         flow = build_flow(timeline, position, self.settings.flow)
-        associations = recall(
-            timeline, position, flow, self.settings.association, self.settings.activation
+        association, activation = self.settings.association, self.settings.activation
+        associations = recall(timeline, position, flow, association, activation)
+        replies = reply_scores(
+            timeline,
+            position,
+            self.reply_model,
+            [item.source.position for item in associations],
+        )
+        associations = with_reply_targets(
+            timeline, position, flow, associations, replies, association, activation
         )
         schemas: tuple[RecalledSchema, ...] = ()
         if self.schemas is not None:
@@ -544,6 +556,7 @@ class Engine:
             flow=flow,
             associations=associations,
             schemas=schemas,
+            replies=shown_replies(replies, flow, associations),
             notes=cut_notes(message.thoughts, self.settings),
         )
 

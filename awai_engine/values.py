@@ -134,7 +134,7 @@ class Flow(Value):
         return (*ids, self.previous.message.message_id) if self.previous else ids
 
 
-RecallReason = Literal["meaning", "words", "addressed", "addressed-speaker", "own"]
+RecallReason = Literal["meaning", "words", "addressed", "addressed-speaker", "own", "reply"]
 
 
 class Association(Value):
@@ -165,9 +165,10 @@ class Association(Value):
     reason: RecallReason = Field(
         "meaning",
         description=(
-            "Why it was recalled: close in meaning, sharing the message's rare words, or by"
+            "Why it was recalled: close in meaning, sharing the message's rare words, by"
             " addressing (the message addresses its speaker; it addressed the message's speaker;"
-            " it is the speaker's own)."
+            " it is the speaker's own), or as one of the reply-target scorer's best candidates"
+            " for what the message responds to."
         ),
     )
     reach: Literal["near", "far"] = Field(
@@ -300,6 +301,19 @@ class ReadingNote(Value):
     failure: ModelFailure | None = Field(None, description="Why the model failed (model-failed).")
 
 
+class ReplyScore(Value):
+    """How likely an earlier message is the one the message responds to, by the fitted
+    reply-target model (:mod:`awai_engine.reply_target`)."""
+
+    message: MessageRef
+    probability: float = Field(ge=0.0, le=1.0)
+    confident: bool = Field(
+        False, description="The best candidate, clearing the model's bar: the headline names it."
+    )
+    asks: bool = Field(False, description="The earlier message asks a question.")
+    similarity: float = Field(0.0, description="Best cosine between their thoughts.")
+
+
 class ReadingContext(Value):
     """Everything the reading of one message may use: a pure function of what came before it."""
 
@@ -310,6 +324,13 @@ class ReadingContext(Value):
     flow: Flow
     associations: tuple[Association, ...] = ()
     schemas: tuple[RecalledSchema, ...] = ()
+    replies: tuple[ReplyScore, ...] = Field(
+        (),
+        description=(
+            "The scorer's best candidates for what the message responds to, and every message of"
+            " the context, best first."
+        ),
+    )
     notes: tuple[ReadingNote, ...] = Field(
         (), description="What was cut or could not be done, for the user."
     )
@@ -342,10 +363,12 @@ Relation = Literal[
     "builds-on",
     "shifts-away",
     "relates-to",
+    "replies-to",
 ]
 """What a message does to an earlier one. ``concedes`` grants a point while keeping one's own
 ("fair, but …"); ``revises`` takes back or corrects an earlier claim ("I was wrong about …");
-``relates-to`` is the plain "connects to" when no cue says more."""
+``relates-to`` is the plain "connects to" by topic; ``replies-to`` the plain "replies to", for
+the message the reply-target scorer names when no cue says more."""
 
 
 class ThoughtLink(Value):

@@ -28,6 +28,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+import gzip
 import json
 import random
 import sys
@@ -80,6 +81,8 @@ class ChannelLog:
     channel: str
     utterances: list[Utterance]
     gold: list[GoldLink] = field(default_factory=list)
+    # positions of annotated messages with a gold parent or none (starting anew), in order
+    annotated: list[int] = field(default_factory=list)
     parents_not_stored: int = 0  # gold messages whose every parent is a system or empty line
 
 
@@ -140,12 +143,14 @@ def _ratio(part: int, whole: int) -> float:
 def read_logs(path: Path) -> list[ChannelLog]:
     """Each ``conversation_id`` of a file as one channel of utterances, with its gold links."""
     records: dict[str, list[dict]] = {}
-    with path.open(encoding="utf-8") as handle:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
                 record = json.loads(line)
                 records.setdefault(record["conversation_id"], []).append(record)
-    return [_channel_log(path.stem, log_id, rows) for log_id, rows in records.items()]
+    name = path.name.split(".")[0]
+    return [_channel_log(name, log_id, rows) for log_id, rows in records.items()]
 
 
 def _channel_log(file: str, log_id: str, rows: list[dict]) -> ChannelLog:
@@ -174,13 +179,17 @@ def _channel_log(file: str, log_id: str, rows: list[dict]) -> ChannelLog:
         )
         speakers.add(row["speaker"])
     for row in rows:
-        if not row["annotated"] or not row["reply_to"] or row["index"] not in position_of:
+        if not row["annotated"] or row["index"] not in position_of:
+            continue
+        if not row["reply_to"]:
+            log.annotated.append(position_of[row["index"]])
             continue
         parents = [position_of[p] for p in row["reply_to"] if p in position_of]
         if not parents:
             log.parents_not_stored += 1
             continue
         position = position_of[row["index"]]
+        log.annotated.append(position)
         log.gold.append(
             GoldLink(
                 position=position,

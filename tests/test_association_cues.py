@@ -44,8 +44,13 @@ def filler(start: int, count: int, speaker: str = "cy") -> list[Utterance]:
 
 
 def recalled(runtime: Runtime, message_id: str) -> dict[str, Association]:
+    """What recall found (the reply-target scorer's own additions, reason ``reply``, aside)."""
     context = runtime.engine.context(CHANNEL, message_id, EVERYTHING)
-    return {item.source.message_id: item for item in context.associations}
+    return by_recall(context.associations)
+
+
+def by_recall(items: Sequence[Association]) -> dict[str, Association]:
+    return {item.source.message_id: item for item in items if item.reason != "reply"}
 
 
 def cue_runtime(make_runtime: Callable[..., Runtime], name: str = "data", **cues: int) -> Runtime:
@@ -214,7 +219,9 @@ def test_cues_come_first_and_share_the_budget_with_meaning_one_item_per_source(
         ]
     )
     context = runtime.engine.context(CHANNEL, "m010", EVERYTHING)
-    reasons = [(item.source.message_id, item.reason) for item in context.associations]
+    reasons = [
+        (message_id, item.reason) for message_id, item in by_recall(context.associations).items()
+    ]
     assert reasons[:2] == [("m001", "addressed"), ("m000", "addressed")]
     assert len(reasons) == 3 and reasons[2][1] == "meaning"
     assert len({source for source, _ in reasons}) == 3
@@ -239,4 +246,4 @@ def test_a_later_message_of_the_addressee_never_changes_an_earlier_reading(
         ]
     )
     assert runtime.engine.context(CHANNEL, "m009", EVERYTHING) == before
-    assert [item.source.message_id for item in before.associations] == ["m000"]
+    assert list(by_recall(before.associations)) == ["m000"]

@@ -57,7 +57,8 @@ cite only those references, exactly as given.
 - returns-to: brings back a topic the conversation had left.
 - shifts-away: moves the conversation off what was being discussed there.
 - builds-on: extends, refines or applies an idea from there.
-- relates-to: plainly connected, when none of the above says more.
+- replies-to: responds to what was said there, when none of the above says more.
+- relates-to: plainly connected by topic, without responding to it.
 A thought with no real connection gets no link. Stances of a preconception toward the message: \
 supports (what the speaker says now is in line with it), opposes (goes against it), unrelated.
 

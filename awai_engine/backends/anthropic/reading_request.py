@@ -122,6 +122,8 @@ def why_recalled(item: Association, speaker: str) -> str:
         return f"said by someone this message addresses, {back}"
     if item.reason == "addressed-speaker":
         return f"addressed to {speaker}, {back}"
+    if item.reason == "reply":
+        return f"likely what this message replies to, {back}"
     return f"close in meaning to thought {item.cue_index}, {back}"
 
 

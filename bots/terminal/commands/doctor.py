@@ -23,6 +23,7 @@ from awai_engine.settings import Settings
 from bots.records import Records
 from bots.runtime import open_runtime
 from bots.terminal.model_status import report_model
+from bots.terminal.reply_model_status import report_reply_model
 from bots.terminal.say import plain_console, styled
 from bots.terminal.transcript import channel_key
 from bots.terminal.visible import one_line
@@ -51,7 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     channels = [channel_key(name) for name in args.channel] if args.channel else None
     console = plain_console()
-    model_ok = report_model(settings.llm, console)
+    model_ok = report_model(settings.llm, console) & report_reply_model(console)
+    if not model_ok and args.repair:
+        return 1  # a repair starts the engine, which cannot start without the model file
     code = _check_store(args, settings, channels, console)
     return code if model_ok else max(code, 1)
 

@@ -1,0 +1,269 @@
+"""What makes an earlier message the one a message responds to, as numbers per candidate.
+
+Why these: people annotated which earlier line each line of busy IRC channels responds to
+(Kummerfeld et al., ACL 2019), and what predicts it there carries to any multi-party chat —
+how far back the line is (in lines and in time), who took turns since, who addresses whom (in
+either direction, by ``Name:``/``@name``/Slack and Discord mentions as the adapters parse them,
+or a name written as the first or last words), whether one asks and the other does not, whether
+the candidate already got an answer, and how much the two share in words and in meaning.
+Nothing here assumes English or spaces: words are :func:`awai_engine.lexical.terms` (character
+bigrams for Japanese), questions end in ? or ？ or Japanese か (:func:`awai_engine.cues.is_question`).
+
+Every feature of a candidate reads only the message, the candidate and the lines between them,
+all at or before the message: the features of message ``p`` are a function of the prefix.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from awai_engine.cues import is_question, opening_stance
+from awai_engine.lexical import terms
+from awai_engine.reaching import named_at_the_edge
+from awai_engine.text_caches import text_cache
+from awai_engine.timeline import Timeline, TimelineMessage
+
+WINDOW = 50
+"""Earlier lines of the message's line scored as candidates (besides recalled ones): on the
+annotated #ubuntu training logs 99% of reply links are within 50 lines."""
+
+_BACK_EDGES = (1, 2, 3, 4, 6, 10, 20, 50)
+"""Upper ends of the "lines back" buckets: 1, 2, 3, 4, 5–6, 7–10, 11–20, 21–50, more."""
+_MINUTES_EDGES = (0.5, 1.5, 5, 15, 60, 240)
+"""Upper ends of the time-gap buckets in minutes (logs have minute stamps)."""
+
+FEATURE_NAMES: tuple[str, ...] = (
+    *(f"back<={edge}" for edge in _BACK_EDGES),
+    "back>50",
+    "log_back",
+    *(f"minutes<={edge}" for edge in _MINUTES_EDGES),
+    "minutes>240",
+    "same_speaker",
+    "addresses_candidate",
+    "addresses_another",
+    "addresses_nobody",
+    "candidate_addresses_speaker",
+    "candidate_addresses_another",
+    "candidate_is_speakers_latest",
+    "log_candidate_speaker_turns_since",
+    "own_latest",
+    "speakers_previous_addressee",
+    "latest_addressed_to_speaker",
+    "log_speakers_since",
+    "speaker_spoke_since",
+    "candidate_asks",
+    "message_asks",
+    "answers_question_shape",
+    "log_replies_to_candidate_since",
+    "candidate_names_speaker",
+    "message_names_candidate_speaker",
+    "word_overlap",
+    "log_shared_words",
+    "cosine",
+    "cosine_above_mean",
+    "cosine_top1",
+    "cosine_top3",
+    "log_message_chars",
+    "log_candidate_chars",
+    "message_has_stance",
+    "speakers_first_in_window",
+)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The earlier lines scored for one message, newest first, and their features (one row each)."""
+
+    positions: tuple[int, ...]
+    features: np.ndarray  # (len(positions), len(FEATURE_NAMES)) float32
+
+
+def window(timeline: Timeline, position: int, size: int = WINDOW) -> list[int]:
+    """The ``size`` lines of the message's line just before it, newest first."""
+    _, earlier = timeline.line_before(position, size)
+    return earlier[::-1]
+
+
+def candidate_features(
+    timeline: Timeline, position: int, extra: Sequence[int] = (), size: int = WINDOW
+) -> Candidates:
+    """Features of every candidate for the message at ``position``: its line's last ``size``
+    lines, then the positions of ``extra`` (lines recalled from further back) not among them."""
+    near = window(timeline, position, size)
+    seen = set(near)
+    far = sorted({q for q in extra if q < position and q not in seen}, reverse=True)
+    positions = (*near, *far)
+    if not positions:
+        return Candidates((), np.empty((0, len(FEATURE_NAMES)), dtype=np.float32))
+    return Candidates(positions, _features(timeline, position, positions, len(near)))
+
+
+def _folded_addressees(message: TimelineMessage) -> frozenset[str]:
+    if not message.addressees:  # most lines address no one
+        return _NO_ONE
+    return frozenset(name.casefold() for name in message.addressees)
+
+
+_NO_ONE: frozenset[str] = frozenset()
+
+
+def _features(
+    timeline: Timeline, position: int, positions: tuple[int, ...], near: int
+) -> np.ndarray:
+    message = timeline.messages[position]
+    names = timeline.speaker_names
+    speaker = names[position].casefold()
+    edge = {name.casefold() for name in named_at_the_edge(timeline, position)}
+    addressed = (_folded_addressees(message) | edge) - {speaker}
+    named_by_message = {
+        timeline.speaker_name(s).casefold() for s in timeline.named_speakers(position)
+    }
+    naming_speaker = _names_speaker(timeline, position)
+    message_terms = set(terms(message.text))
+    message_asks = asks(message)
+    stance = opening_stance(message.text) is not None
+    oldest = min(positions)
+    # The speaker's own latest line and the latest said to them are looked for in the window
+    # only, as in fitting (where no recalled line reached further): a far recalled line makes the
+    # pass longer without changing what the near candidates look like.
+    window_start = positions[near - 1] if near else position
+
+    # One pass from the message back over the span the candidates cover: who spoke since each
+    # line, who was addressed since, the speaker's own latest line and its addressees.
+    turns_since: dict[str, int] = {}  # speaker → their lines after the current one
+    replies_since: dict[str, int] = {}  # speaker → lines addressing them after the current one
+    speakers_since: set[str] = set()
+    before: dict[int, tuple[int, int, int, bool]] = {}
+    said_to: dict[int, frozenset[str]] = {}
+    own_latest: int | None = None
+    own_previous_addressees: frozenset[str] = frozenset()
+    latest_to_speaker: int | None = None
+    wanted = set(positions)
+    for at in range(position - 1, oldest - 1, -1):
+        said_by = names[at].casefold()
+        if at in wanted:
+            before[at] = (
+                turns_since.get(said_by, 0),
+                replies_since.get(said_by, 0),
+                len(speakers_since),
+                speaker in speakers_since,
+            )
+        to = said_to[at] = _folded_addressees(timeline.messages[at])
+        if at >= window_start and said_by == speaker and own_latest is None:
+            own_latest, own_previous_addressees = at, to - {speaker}
+        addressed_speaker = speaker in to and said_by != speaker
+        if at >= window_start and addressed_speaker and latest_to_speaker is None:
+            latest_to_speaker = at
+        turns_since[said_by] = turns_since.get(said_by, 0) + 1
+        for name in to:
+            replies_since[name] = replies_since.get(name, 0) + 1
+        speakers_since.add(said_by)
+
+    cosines = _cosines(timeline, position, positions)
+    near_cosines = cosines[:near] if near else cosines
+    mean = float(near_cosines.mean()) if len(near_cosines) else 0.0
+    order = np.argsort(-cosines, kind="stable")
+    cosine_rank = np.empty(len(positions), dtype=np.int64)
+    cosine_rank[order] = np.arange(len(positions))
+    first_in_window = own_latest is None
+    message_chars = math.log1p(len(message.text)) / 6.0
+    now = timeline.timestamps[position]
+    log_51 = math.log(51.0)
+
+    rows = np.zeros((len(positions), len(FEATURE_NAMES)), dtype=np.float32)
+    for i, q in enumerate(positions):
+        candidate = timeline.messages[q]
+        said_by = names[q].casefold()
+        back = position - q
+        minutes = max(0.0, (now - timeline.timestamps[q]) / 60.0)
+        to = said_to[q] - {said_by}
+        turns, replies, speakers, speaker_since = before[q]
+        candidate_terms = set(terms(candidate.text))
+        shared = len(message_terms & candidate_terms)
+        union = len(message_terms | candidate_terms)
+        candidate_asks = asks(candidate)
+        values = [
+            *_bucket(back, _BACK_EDGES),
+            math.log1p(back - 1) / log_51,
+            *_bucket(minutes, _MINUTES_EDGES),
+            said_by == speaker,
+            said_by in addressed,
+            bool(addressed) and said_by not in addressed,
+            not addressed,
+            speaker in to,
+            bool(to) and speaker not in to,
+            turns == 0,
+            math.log1p(turns) / 3.0,
+            q == own_latest,
+            said_by in own_previous_addressees,
+            q == latest_to_speaker,
+            math.log1p(speakers) / 3.0,
+            speaker_since,
+            candidate_asks,
+            message_asks,
+            candidate_asks and not message_asks and said_by != speaker,
+            math.log1p(replies) / 3.0,
+            naming_speaker(q, candidate_terms),
+            said_by in named_by_message,
+            shared / union if union else 0.0,
+            math.log1p(shared) / 3.0,
+            cosines[i],
+            cosines[i] - mean,
+            cosine_rank[i] == 0,
+            cosine_rank[i] < 3,
+            message_chars,
+            math.log1p(len(candidate.text)) / 6.0,
+            stance,
+            first_in_window,
+        ]
+        rows[i] = values
+    return rows
+
+
+def _names_speaker(timeline: Timeline, position: int) -> Callable[[int, set[str]], bool]:
+    """Whether the line at a given earlier position names the speaker of the message at
+    ``position`` (their whole name among its terms, as :meth:`Timeline.named_speakers` finds
+    names), given that line's terms: the same answer without a search per line."""
+    speaker_id = timeline.speaker_ids[position]
+    name = frozenset(terms(timeline.speaker_name(speaker_id)))
+    codes = timeline.speaker_codes[: position + 1]
+    first = int(np.argmax(codes == timeline.speaker_code(speaker_id)))
+    ids = timeline.speaker_ids
+
+    def names(q: int, line_terms: set[str]) -> bool:
+        return bool(name) and first < q and ids[q] != speaker_id and name <= line_terms
+
+    return names
+
+
+def asks(message: TimelineMessage) -> bool:
+    """Whether one of the message's thoughts asks ("Lunch? The ramen place reopened." does)."""
+    return any(_asks(thought.text) for thought in message.thoughts)
+
+
+@text_cache(maxsize=16_384)
+def _asks(text: str) -> bool:
+    return is_question(text)
+
+
+def _bucket(value: float, edges: tuple[float, ...]) -> list[bool]:
+    """One-hot: which of ``edges`` (upper ends, ascending) first holds ``value``; the last slot
+    holds everything above."""
+    slot = bisect.bisect_left(edges, value)
+    return [k == slot for k in range(len(edges) + 1)]
+
+
+def _cosines(timeline: Timeline, position: int, positions: tuple[int, ...]) -> np.ndarray:
+    """The best cosine between a thought of the message and a thought of each candidate
+    (stored unit vectors: a dot product), in one product over all their rows."""
+    query = timeline.vectors[np.asarray(timeline.rows_of(position))]
+    spans = [timeline.rows_of(q) for q in positions]
+    rows = np.concatenate([np.arange(span.start, span.stop) for span in spans])
+    best = (np.take(timeline.vectors, rows, axis=0) @ query.T).max(axis=1)
+    starts = np.cumsum([0, *(len(span) for span in spans[:-1])])
+    return np.maximum.reduceat(best, starts).astype(np.float32)

@@ -1,0 +1,123 @@
+"""The fitted reply-target model: a small feed-forward network read with numpy alone.
+
+Why a file of numbers and no library: a fresh ``awai read`` must not import scikit-learn (it costs
+seconds; tests/test_read_imports.py), and the network is a few matrix products. The file is
+``model.json`` beside this module, written by ``bench/fit_reply_target.py`` from the annotated
+#ubuntu training logs (see that script for how to rebuild it). It is read once per
+process, when the engine is built; a missing or damaged file is a :class:`ReplyModelError` that
+says which file and what is wrong, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from awai_engine.errors import AwaiError
+from awai_engine.reply_target.features import FEATURE_NAMES
+
+MODEL_FILE = Path(__file__).resolve().with_name("model.json")
+FORMAT = "awai-reply-target/1"
+
+
+class ReplyModelError(AwaiError, RuntimeError):
+    """The reply-target model file is missing or damaged."""
+
+
+@dataclass(frozen=True)
+class ReplyModel:
+    """Standardise the features, then ReLU hidden layers and one logistic output.
+
+    ``confident`` is the probability from which the headline names a candidate (``far_confident``
+    for one more than ``far_back`` lines back), both chosen on the dev logs by the fitting script.
+    """
+
+    mean: np.ndarray
+    scale: np.ndarray
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+    confident: float
+    far_confident: float
+    far_back: int
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """P(this candidate is what the message responds to), one per row of ``features``."""
+        if not len(features):
+            return np.empty(0, dtype=np.float64)
+        hidden = (np.asarray(features, dtype=np.float64) - self.mean) / self.scale
+        *inner, (weights, bias) = self.layers
+        for w, b in inner:
+            hidden = np.maximum(hidden @ w + b, 0.0)
+        logits = (hidden @ weights + bias)[:, 0]
+        return 1.0 / (1.0 + np.exp(-np.clip(logits, -40.0, 40.0)))
+
+
+_loaded: dict[Path, ReplyModel] = {}
+_lock = threading.Lock()
+
+
+def reply_model(path: Path | None = None) -> ReplyModel:
+    """The model in ``path`` (default :data:`MODEL_FILE`), read once per process."""
+    path = path or MODEL_FILE
+    with _lock:
+        model = _loaded.get(path)
+        if model is None:
+            model = _loaded[path] = _read(path)
+        return model
+
+
+def _read(path: Path) -> ReplyModel:
+    fix = "reinstall AWAI, or rebuild it with `python -m bench.fit_reply_target`"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReplyModelError(f"The reply-target model file {path} is missing; {fix}.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ReplyModelError(
+            f"The reply-target model file {path} cannot be read ({error}); {fix}."
+        ) from None
+    try:
+        return _model(raw)
+    except (KeyError, TypeError, ValueError, IndexError) as error:
+        raise ReplyModelError(
+            f"The reply-target model file {path} is damaged ({error}); {fix}."
+        ) from None
+
+
+def _model(raw: dict) -> ReplyModel:
+    if raw.get("format") != FORMAT:
+        raise ValueError(f"format {raw.get('format')!r}, expected {FORMAT!r}")
+    if tuple(raw["features"]) != FEATURE_NAMES:
+        raise ValueError("its features are not the ones this version of AWAI computes")
+    width = len(FEATURE_NAMES)
+    mean = np.asarray(raw["mean"], dtype=np.float64)
+    scale = np.asarray(raw["scale"], dtype=np.float64)
+    if mean.shape != (width,) or scale.shape != (width,) or not np.all(scale > 0):
+        raise ValueError("its standardisation does not fit the features")
+    layers = []
+    for layer in raw["layers"]:
+        weights = np.asarray(layer["weights"], dtype=np.float64)
+        bias = np.asarray(layer["bias"], dtype=np.float64)
+        if weights.ndim != 2 or weights.shape[0] != width or bias.shape != weights.shape[1:]:
+            raise ValueError("a layer's shape does not fit the one before it")
+        layers.append((weights, bias))
+        width = weights.shape[1]
+    if not layers or width != 1:
+        raise ValueError("it has no single output")
+    values = [mean, scale, *(a for layer in layers for a in layer)]
+    if not all(np.all(np.isfinite(a)) for a in values):
+        raise ValueError("it holds a value that is not a finite number")
+    confident, far_confident = float(raw["confident"]), float(raw["far_confident"])
+    if not (0.0 <= confident <= 1.0 and 0.0 <= far_confident <= 1.0):
+        raise ValueError("a confidence bar is outside [0, 1]")
+    return ReplyModel(
+        mean=mean,
+        scale=scale,
+        layers=tuple(layers),
+        confident=confident,
+        far_confident=far_confident,
+        far_back=int(raw["far_back"]),
+    )

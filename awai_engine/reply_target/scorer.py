@@ -1,0 +1,66 @@
+"""Rank the earlier messages one message may respond to, by the fitted model.
+
+Why it exists: the headline of a reading names one earlier message, and the person reading it
+checks that first. The candidates are the last lines of the message's line and whatever
+association recalled from further back; each gets the model's probability of being what the
+message responds to, and the best one is *confident* when it clears the bar fitted on the dev
+logs (a higher bar far back, where a wrong name misleads most). Causal like its features.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from awai_engine.reply_target.features import FEATURE_NAMES, asks, candidate_features
+from awai_engine.reply_target.model import ReplyModel
+from awai_engine.timeline import Timeline
+from awai_engine.values import Association, Flow, ReplyScore
+
+_COSINE = FEATURE_NAMES.index("cosine")
+
+
+def reply_scores(
+    timeline: Timeline, position: int, model: ReplyModel, recalled: Sequence[int] = ()
+) -> tuple[ReplyScore, ...]:
+    """Every candidate of the message at ``position`` with its probability, best first (ties:
+    the nearer first). Only the best may be ``confident``."""
+    candidates = candidate_features(timeline, position, recalled)
+    if not candidates.positions:
+        return ()
+    probabilities = model.probabilities(candidates.features)
+    positions = np.asarray(candidates.positions)
+    order = np.lexsort((-positions, -probabilities))
+    scores = []
+    for rank, i in enumerate(order):
+        source = int(positions[i])
+        back = position - source
+        bar = model.far_confident if back > model.far_back else model.confident
+        probability = float(probabilities[i])
+        scores.append(
+            ReplyScore(
+                message=timeline.messages[source].ref,
+                probability=round(probability, 6),
+                confident=rank == 0 and probability >= bar,
+                asks=asks(timeline.messages[source]),
+                similarity=round(float(candidates.features[i, _COSINE]), 6),
+            )
+        )
+    return tuple(scores)
+
+
+SHOWN = 5
+"""Candidates a reading keeps besides those of its context: enough to see what else was close."""
+
+
+def shown_replies(
+    scores: Sequence[ReplyScore], flow: Flow, associations: Sequence[Association]
+) -> tuple[ReplyScore, ...]:
+    """The ``SHOWN`` best scores and those of every message of the context, best first."""
+    held = {*flow.message_ids(), *(item.source.message_id for item in associations)}
+    return tuple(
+        score
+        for rank, score in enumerate(scores)
+        if rank < SHOWN or score.message.message_id in held
+    )

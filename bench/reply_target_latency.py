@@ -1,0 +1,100 @@
+"""What the reply-target scorer costs a reading and a start: with it and without, one run.
+
+Why: ``awai read`` must stay within 1.2× of its latency before the scorer. Absolute times on a
+shared two-core machine swing with its load, so the same stored messages are read by the engine
+as shipped and by the same engine with the scorer left out (its candidates neither scored nor
+added to the context), in alternating turns of ten, each way reading first in turn; the ratio of
+their medians is the number to read. Start-up: reading the model file in a fresh process, against
+a fresh process opening the runtime and reading one stored message (both subprocesses).
+
+    .venv/bin/python -m bench.reply_target_latency --data-dir bench/.cache/headline-store
+
+The data folder is one :mod:`bench.eval_headline` filled (the IRC dev logs, stored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from unittest import mock
+
+from awai_engine import engine as engine_module
+from awai_engine.settings import load_settings
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import open_runtime
+
+TURN = 10
+
+
+def _timed(read: Callable[[str], object], ids: Sequence[str]) -> list[float]:
+    times = []
+    for message_id in ids:
+        started = time.perf_counter()
+        read(message_id)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def _fresh_process(code: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--reads", type=int, default=400)
+    parser.add_argument("--starts", type=int, default=5)
+    args = parser.parse_args(argv)
+    with open_runtime(load_settings(data_dir=args.data_dir)) as runtime:
+        channel = max(runtime.channels(), key=lambda c: len(runtime.store.timeline(c).messages))
+        timeline = runtime.store.timeline(channel)
+        ids = [m.message_id for m in timeline.messages][-args.reads :]
+        engine = runtime.engine
+
+        def shipped(message_id: str) -> object:
+            return engine.read(channel, message_id, EVERYTHING)
+
+        def without(message_id: str) -> object:
+            with mock.patch.object(engine_module, "reply_scores", lambda *a, **k: ()):
+                return engine.read(channel, message_id, EVERYTHING)
+
+        ways = {"with the scorer": shipped, "without it": without}
+        times: dict[str, list[float]] = {name: [] for name in ways}
+        for turn, start in enumerate(range(0, len(ids), TURN)):
+            chunk = ids[start : start + TURN]
+            order = list(ways) if turn % 2 == 0 else list(reversed(ways))
+            for name in order:
+                times[name] += _timed(ways[name], chunk)
+    median = {name: statistics.median(found) for name, found in times.items()}
+    p95 = {name: statistics.quantiles(found, n=20)[-1] for name, found in times.items()}
+    for name in ways:
+        print(f"{name}: median {median[name] * 1000:.1f} ms, p95 {p95[name] * 1000:.1f} ms")
+    print(f"ratio of medians: {median['with the scorer'] / median['without it']:.2f}")
+
+    load = "from awai_engine.reply_target.model import reply_model; reply_model()"
+    bare = "import awai_engine.reply_target.model"
+    read = (
+        "from awai_engine.settings import load_settings; "
+        "from awai_engine.visibility import EVERYTHING; "
+        "from bots.runtime import open_runtime\n"
+        f"with open_runtime(load_settings(data_dir={str(args.data_dir)!r})) as r:\n"
+        f"    r.engine.read({channel!r}, {ids[-1]!r}, EVERYTHING)"
+    )
+    loading = [_fresh_process(load) - _fresh_process(bare) for _ in range(args.starts)]
+    print(
+        f"reading the model file in a fresh process: median "
+        f"{statistics.median(loading) * 1000:.0f} ms; a fresh start reading one message: median "
+        f"{statistics.median(_fresh_process(read) for _ in range(args.starts)) * 1000:.0f} ms"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The reply-target scorer: causal, named in the headline, and honest when its file is broken.
+
+End to end through the real runtime (MiniLM, SQLite, Chroma) and the shipped model file: the
+scorer's features and choice for a message never change when later messages arrive, the message
+a reading names is always in its context, and a missing or damaged model file is a one-line
+message at start-up and in ``awai doctor``, never a traceback.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from awai_engine.reply_target import model as model_module
+from awai_engine.reply_target.features import candidate_features
+from awai_engine.reply_target.model import ReplyModelError, reply_model
+from awai_engine.reply_target.scorer import reply_scores
+from awai_engine.samples import SAMPLES
+from awai_engine.values import Utterance
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import Runtime
+from bots.terminal.cli import main
+
+LINES = [
+    ("ann", "Can we move the release to Thursday?"),
+    ("bo", "ann: Thursday works, the QA pass ends Wednesday."),
+    ("cy", "The deploy failed because the disk was full."),
+    ("ann", "cy, did you clear the logs?"),
+    ("cy", "yes, 40 GB freed"),
+    ("bo", "Lunch?"),
+    ("ann", "ok 👍"),
+    ("cy", "@bo the retry on the upload job is in"),
+    ("bo", "デプロイはディスクが一杯で失敗しました。"),
+    ("ann", "それでいいと思います"),
+]
+counter = itertools.count()
+
+
+def _utterances(spec: list[tuple[str, str]], channel: str) -> list[Utterance]:
+    names = {"ann", "bo", "cy"}
+    return [
+        Utterance(
+            channel=channel,
+            message_id=f"m{i:03d}",
+            speaker_id=speaker,
+            speaker_name=speaker.title(),
+            text=text,
+            ts=1_700_000_000 + 45 * i,
+            addressees=tuple(
+                name.title()
+                for name in names
+                if text.casefold().startswith((f"{name}:", f"{name},", f"@{name}"))
+            ),
+        )
+        for i, (speaker, text) in enumerate(spec)
+    ]
+
+
+@pytest.fixture
+def two_stores(make_runtime: Callable[..., Runtime]) -> tuple[Runtime, Runtime]:
+    return make_runtime("full"), make_runtime("prefix")
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(spec=st.lists(st.sampled_from(LINES), min_size=3, max_size=16), data=st.data())
+def test_later_messages_never_change_the_scorers_features_or_choice_for_an_earlier_one(
+    two_stores: tuple[Runtime, Runtime], spec: list[tuple[str, str]], data: st.DataObject
+) -> None:
+    full, prefix = two_stores
+    channel = f"terminal:local:reply{next(counter)}"
+    messages = _utterances(spec, channel)
+    i = data.draw(st.integers(1, len(messages) - 2), label="message read")
+    full.engine.ingest(messages)
+    prefix.engine.ingest(messages[: i + 1])
+    whole, cut = full.store.timeline(channel), prefix.store.timeline(channel)
+    recalled = data.draw(st.lists(st.integers(0, i - 1), max_size=3), label="recalled")
+
+    features_whole = candidate_features(whole, i, recalled)
+    features_cut = candidate_features(cut, i, recalled)
+    assert features_whole.positions == features_cut.positions
+    assert np.array_equal(features_whole.features, features_cut.features)
+    model = reply_model()
+    assert reply_scores(whole, i, model, recalled) == reply_scores(cut, i, model, recalled)
+    read = full.engine.context(channel, messages[i].message_id, EVERYTHING).replies
+    assert read == prefix.engine.context(channel, messages[i].message_id, EVERYTHING).replies
+
+
+def test_the_message_a_reading_names_is_always_in_its_context(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = SAMPLES["en"].path
+    assert main(["--data-dir", str(tmp_path), "read", str(sample), "--all", "--json"]) == 0
+    readings = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    named = 0
+    for reading in readings:
+        connection = reading["headline"]["connection"]
+        context = reading["context"]
+        held = {item["message"]["message_id"] for item in context["flow"]["earlier"]}
+        if context["flow"]["previous"]:
+            held.add(context["flow"]["previous"]["message"]["message_id"])
+        held |= {item["source"]["message_id"] for item in context["associations"]}
+        best = [score for score in context["replies"] if score["confident"]]
+        for score in best:
+            assert score["message"]["message_id"] in held
+        if connection is not None:
+            named += 1
+            assert connection["message"]["message_id"] in held
+            assert connection["relation"] != "relates-to", "a weak match is never the headline"
+    assert named >= len(readings) // 2, "most messages of a team's talk respond to something"
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "is missing"),
+        ("{not json", "cannot be read"),
+        (json.dumps({"format": "awai-reply-target/1", "features": ["x"]}), "is damaged"),
+    ],
+)
+def test_a_missing_or_damaged_model_file_is_a_clear_message_at_start_up_and_in_the_doctor(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    content: str | None,
+    says: str,
+) -> None:
+    broken = tmp_path / "model.json"
+    if content is not None:
+        broken.write_text(content, encoding="utf-8")
+    monkeypatch.setattr(model_module, "MODEL_FILE", broken)
+    with pytest.raises(ReplyModelError, match=says):
+        reply_model()
+
+    sample = SAMPLES["en"].path
+    assert (
+        main(["--data-dir", str(tmp_path / "data"), "read", str(sample), "--message", "m024"]) == 2
+    )
+    err = capsys.readouterr().err
+    assert str(broken) in err and says in err and "Traceback" not in err
+
+    assert main(["--data-dir", str(tmp_path / "data"), "doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "Reply-target model" in out and says in " ".join(out.split())
