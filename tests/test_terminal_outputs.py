@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from awai_engine.settings import Settings
-from bots.terminal.channel_lock import storing_into
 from bots.terminal.cli import main
 from bots.terminal.outputs import MAX_STEM_BYTES, file_stem
+from bots.terminal.writing import WRITER_LOCK
+from storage.file_lock import locked
 from storage.store import AwaiStore
 from tests.test_bad_input_cli import full_disk, read_only
 
@@ -186,19 +187,18 @@ def test_a_read_only_data_folder_shows_preconceptions_never_summarised_before(
     assert "preconception" in said and "Carla" in said
 
 
-def test_a_second_import_of_a_channel_waits_for_the_first_and_stores_nothing_twice(
+def test_a_second_import_waits_for_the_first_before_opening_the_data_folder(
     awai: Awai, tmp_path: Path
 ) -> None:
     transcript = _transcript(tmp_path / "chat.jsonl")
-    settings = Settings(data_dir=awai.data, _env_file=None)  # type: ignore[call-arg]
     held, release = threading.Event(), threading.Event()
 
-    def first_import() -> None:
-        with storing_into(settings, "terminal:local:team", lambda _: None):
+    def first_command() -> None:
+        with locked(awai.data / WRITER_LOCK):
             held.set()
             release.wait(timeout=60)
 
-    holder = threading.Thread(target=first_import)
+    holder = threading.Thread(target=first_command)
     holder.start()
     held.wait(timeout=60)
     threading.Timer(2.0, release.set).start()
@@ -207,28 +207,43 @@ def test_a_second_import_of_a_channel_waits_for_the_first_and_stores_nothing_twi
     holder.join()
     assert code == 0, said
     assert time.monotonic() - started >= 2.0
-    assert "Another awai command is storing into terminal:local:team: waiting" in said
+    assert f"Another awai command is writing into {awai.data}: waiting" in said
     assert f"{len(LINES)} added" in said
 
 
-def test_two_imports_at_once_refuse_nothing(tmp_path: Path) -> None:
-    lines = [
-        {"id": f"m{i}", "speaker": "Ann", "text": f"Point {i} about topic {i % 13}.", "ts": i}
-        for i in range(300)
-    ]
-    transcript = _transcript(tmp_path / "big.jsonl", lines)
+def test_two_imports_of_different_files_into_an_existing_channel_refuse_nothing(
+    tmp_path: Path,
+) -> None:
+    def lines(prefix: str, count: int) -> list[dict[str, object]]:
+        return [
+            {
+                "id": f"{prefix}{i}",
+                "speaker": "Ann",
+                "text": f"Point {prefix}{i} on {i % 13}.",
+                "ts": i,
+            }
+            for i in range(count)
+        ]
+
     command = [sys.executable, "-m", "bots.terminal.cli", "--data-dir", str(tmp_path / "data")]
+    seed = _transcript(tmp_path / "seed.jsonl", lines("s", 5))
+    subprocess.run([*command, "import", str(seed), "--channel", "two"], check=True)
     imports = [
         subprocess.Popen(
-            [*command, "import", str(transcript), "--channel", "two"],
+            [
+                *command,
+                "import",
+                str(_transcript(tmp_path / f"{prefix}.jsonl", lines(prefix, 300))),
+                "--channel",
+                "two",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for _ in range(2)
+        for prefix in ("a", "b")
     ]
-    said = [process.communicate(timeout=600)[0] for process in imports]
+    said = [process.communicate(timeout=900)[0] for process in imports]
     assert [process.returncode for process in imports] == [0, 0], said
-    assert all("0 refused" in each and "could not be stored" not in each for each in said)
-    added = sorted(int(each.split(" added")[0].split()[-1]) for each in said)
-    assert added == [0, 300], said
+    assert all("300 added" in each and "0 refused" in each for each in said), said
+    assert not any("Traceback" in each or "Error finding id" in each for each in said), said

@@ -14,7 +14,6 @@ from rich.progress import Progress
 
 from awai_engine.engine import IngestReport
 from bots.runtime import Runtime
-from bots.terminal.channel_lock import storing_into
 from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import Transcript, read_transcript
 from bots.terminal.visible import one_line
@@ -58,12 +57,9 @@ def read_reporting(path: Path, channel: str, max_bytes: int) -> Transcript:
 def store_transcript(
     runtime: Runtime, transcript: Transcript, quiet: bool = False, verb: str = "Ingesting"
 ) -> Ingested:
-    """Ingest what a transcript's lines held (idempotent), telling each message refused; after
-    any other command storing into the same channel (``bots/terminal/channel_lock.py``)."""
-    with (
-        storing_into(runtime.settings, transcript.channel, warn),
-        Progress(console=stderr, transient=True, disable=quiet) as progress,
-    ):
+    """Ingest what a transcript's lines held (idempotent), telling each message refused. The
+    runtime is opened under the writer lock (``bots/terminal/writing.py``)."""
+    with Progress(console=stderr, transient=True, disable=quiet) as progress:
         task = progress.add_task(verb, total=len(transcript.utterances))
         report = runtime.engine.ingest(
             transcript.utterances, progress=lambda n: progress.advance(task, n)

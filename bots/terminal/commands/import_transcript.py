@@ -13,10 +13,9 @@ import argparse
 from pathlib import Path
 
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
 from bots.terminal.commands.common import read_reporting, stderr, store_transcript
-from bots.terminal.say import warn
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,11 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     # Read first: a file that cannot be imported fails before the model loads.
     transcript = read_reporting(args.file, args.channel, settings.limits.max_transcript_bytes)
-    runtime = open_runtime(settings, notify=warn)
-    try:
+    with writing_runtime(settings) as runtime:
         done = store_transcript(runtime, transcript, verb="Importing")
-    finally:
-        runtime.close()
     report = done.report
     stderr.print(
         f"{one_line(done.transcript.channel)}: {report.added} added, {report.edited} replaced,"

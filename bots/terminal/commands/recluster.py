@@ -15,10 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
-from bots.terminal.say import plain_console, stderr, styled, warn
+from bots.terminal.say import plain_console, stderr, styled
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,9 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    runtime = open_runtime(settings, notify=warn)
-    try:
-        with Progress(
+    with (
+        writing_runtime(settings) as runtime,
+        Progress(
             TextColumn("{task.description}", markup=False),  # a channel name is no markup
             BarColumn(),
             MofNCompleteColumn(),
@@ -44,25 +44,22 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             console=stderr,
             transient=True,
             disable=not stderr.is_terminal,
-        ) as bar:
+        ) as bar,
+    ):
 
-            def progress(channel: str) -> Callable[[int, int], None]:
-                task = bar.add_task(f"{one_line(channel)}: runs", total=None)
-                return lambda done, total: bar.update(task, completed=done, total=total)
+        def progress(channel: str) -> Callable[[int, int], None]:
+            task = bar.add_task(f"{one_line(channel)}: runs", total=None)
+            return lambda done, total: bar.update(task, completed=done, total=total)
 
-            if args.channel:
-                channel = find_channel(runtime, args.channel)
-                if channel is None:
-                    return 2
-                reports = [
-                    runtime.schemas.recluster(channel, force=args.force, progress=progress(channel))
-                ]
-            else:
-                reports = runtime.schemas.recluster_all(
-                    only_pending=not args.force, progress=progress
-                )
-    finally:
-        runtime.close()
+        if args.channel:
+            channel = find_channel(runtime, args.channel)
+            if channel is None:
+                return 2
+            reports = [
+                runtime.schemas.recluster(channel, force=args.force, progress=progress(channel))
+            ]
+        else:
+            reports = runtime.schemas.recluster_all(only_pending=not args.force, progress=progress)
     console = plain_console()
     if not reports:
         console.print("No channel has new thoughts since its last re-clustering.")
