@@ -30,6 +30,7 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk.signature import SignatureVerifier
 from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 
 log = logging.getLogger(__name__)
@@ -45,9 +46,12 @@ CLEANUP_SECONDS = 2
 SERVER_THREADS = 16
 """Threads that run Bolt's ``dispatch``; each waits at most for one listener's ``ack()``."""
 CONNECTION_LIMIT = 200
-WHOLE_REQUEST_SECONDS = 1
-"""Once every connection is taken, one that has not sent a whole request in this long is closed
-to make room (Slack sends each request at once; only a slow or stalled client takes longer)."""
+WHOLE_REQUEST_SECONDS = 2
+"""Once every connection is taken, one that has been sending its current request for this long
+(timed from the request's first byte), or idle this long since its last reply, is closed to make
+room. Slack sends each request at once, so only a slow or stalled client takes longer; and a
+Slack request kept waiting for room waits at most this long, inside the 3 s Slack gives an
+acknowledgement."""
 
 Environ = dict[str, Any]
 StartResponse = Callable[..., Any]
@@ -123,6 +127,26 @@ def payload_problem(body: dict[str, Any]) -> str | None:
     return None
 
 
+class TimedChannel(HTTPChannel):
+    """waitress's connection, knowing when the request it is receiving began (``None`` between
+    requests), so a kept-alive connection is timed per request, not from when it opened."""
+
+    request_started: float | None = None
+
+    def received(self, data: bytes) -> bool:
+        if self.request is None and data:  # these bytes begin a request
+            self.request_started = time.time()
+        received = bool(super().received(data))
+        if self.request is None:  # every request begun is whole: none is being received
+            self.request_started = None
+        return received
+
+    def stalled_since(self) -> float:
+        """When the request being received began, or when an idle connection last did
+        anything (its last reply sent)."""
+        return self.last_activity if self.request_started is None else self.request_started
+
+
 class SlowClientsMakeRoom(TcpWSGIServer):
     """waitress's TCP server, closing the slowest clients when every connection is taken.
 
@@ -131,13 +155,15 @@ class SlowClientsMakeRoom(TcpWSGIServer):
     four seconds are never silent, so they held every connection and no signed request got in
     for as long as they stayed. waitress has no header timeout and no per-client limit, so
     this adds the rule they would give: when the connections are all taken, every one that has
-    waited :data:`WHOLE_REQUEST_SECONDS` without handing over a whole request is closed (idle
-    keep-alive connections included; a request being served is never cut), and the waiting
-    clients are accepted in their place. Behind a proxy that buffers requests (nginx's
-    default, ``docs/slack.md``), slow clients never reach this server at all.
+    spent :data:`WHOLE_REQUEST_SECONDS` on its current request without handing it over whole,
+    or sat idle that long since its last reply, is closed (a request being served is never
+    cut), and the waiting clients are accepted in their place. Behind a proxy that buffers
+    requests (nginx's default, ``docs/slack.md``), slow clients never reach this server at all.
 
     Listens on the first address of ``host`` (an IP address, as AWAI's settings give it).
     """
+
+    channel_class = TimedChannel
 
     def readable(self) -> bool:
         if self.accepting and len(self._map) >= self.adj.connection_limit:
@@ -149,7 +175,7 @@ class SlowClientsMakeRoom(TcpWSGIServer):
         stalled = [
             channel
             for channel in self.active_channels.values()
-            if not channel.requests and not channel.will_close and channel.creation_time < cutoff
+            if not channel.requests and not channel.will_close and channel.stalled_since() < cutoff
         ]
         for channel in stalled:
             channel.will_close = True

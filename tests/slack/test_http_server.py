@@ -23,6 +23,7 @@ from bots.slack.http_server import (
     CONNECTION_LIMIT,
     EVENTS_PATH,
     MAX_BODY_BYTES,
+    WHOLE_REQUEST_SECONDS,
     SlackHttpServer,
 )
 from tests.slack.conftest import ANN, GENERAL, SlackHarness
@@ -151,6 +152,65 @@ def test_slow_clients_holding_every_connection_do_not_keep_a_signed_request_out(
         for connection in slow:
             connection.close()
         served.stop()
+
+
+def _answer(connection: socket.socket) -> bytes:
+    """One whole answer read from a kept-alive connection (its ``Content-Length`` bytes)."""
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return answer
+        answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":")[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length and (chunk := connection.recv(65536)):
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.fixture
+def patient_server(slack: SlackHarness) -> Iterator[SlackHttpServer]:
+    """A server with the default idle timeout (10 s), longer than the slow-client limit."""
+    served = SlackHttpServer(slack.bot.app, SIGNING_SECRET, "127.0.0.1", 0)
+    served.start_in_background()
+    yield served
+    served.stop()
+
+
+def test_a_kept_alive_connection_is_timed_per_request_when_every_connection_is_taken(
+    slack: SlackHarness, patient_server: SlackHttpServer
+):
+    """A connection older than the slow-client limit, partway through its second request when
+    the last connection is taken, is answered: the limit counts from the request's first byte."""
+    server = patient_server
+    body = json.dumps({"type": "url_verification", "challenge": "abc123", "token": "x"}).encode()
+    with _connect(server) as kept:
+        kept.sendall(_request(body, {**_signed(slack, body), "Content-Length": str(len(body))}))
+        assert _status_lines(_answer(kept)) == [b"HTTP/1.1 200 OK"]
+        time.sleep(WHOLE_REQUEST_SECONDS * 0.75)
+        second = _request(body, {**_signed(slack, body), "Content-Length": str(len(body))})
+        half = len(second) - len(body) // 2
+        kept.sendall(second[:half])
+        others = [_connect(server) for _ in range(CONNECTION_LIMIT - 1)]
+        for other in others:  # every connection taken, each partway through a request
+            other.sendall(b"POST /slack/events HTTP/1.1\r\n")
+        waited_until = time.monotonic() + WHOLE_REQUEST_SECONDS * 0.5
+        while time.monotonic() < waited_until:  # the others drip, as slow clients do
+            for other in others:
+                other.sendall(b"X")
+            time.sleep(0.05)
+        # the kept connection is now older than the limit, its current request is not
+        kept.sendall(second[half:])
+        answer = _answer(kept)
+        for other in others:
+            other.close()
+    assert _status_lines(answer) == [b"HTTP/1.1 200 OK"]
+    assert answer.endswith(b'{"challenge": "abc123"}')
 
 
 def test_an_unsigned_chunked_body_over_the_limit_is_refused_and_never_parsed(
