@@ -33,6 +33,8 @@ from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 
+from bots.slack.payload_shape import payload_problem
+
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
@@ -85,12 +87,6 @@ class SignedRequestsOnly:
         return self.handler(environ, start_response)
 
 
-OBJECT_FIELDS = ("event", "team", "user", "channel", "enterprise", "view", "container", "message")
-"""Fields of a Slack payload that Bolt's middleware and listener matchers read as objects."""
-LIST_FIELDS = ("actions", "authorizations")
-"""Fields read as lists of objects."""
-
-
 class ParsedRequestsOnly(SlackRequestHandler):
     """Bolt's WSGI adapter, answering 400 to a signed body that is no Slack payload.
 
@@ -98,7 +94,9 @@ class ParsedRequestsOnly(SlackRequestHandler):
     request, and its authorisation and listener matching read ``event``, ``actions`` and the
     like as objects, before any listener runs: a body that is not JSON, a ``payload`` that is
     not an object, an ``event`` that is a string, each raised there and answered 500 with a
-    traceback. Slack never sends such a body, so it is the sender's mistake: 400, one log line.
+    traceback; a ``team_id`` or ``event.user`` that is a list got through and failed in a
+    background worker (:mod:`bots.slack.payload_shape`). Slack never sends such a body, so it is
+    the sender's mistake: 400, one log line.
     """
 
     def dispatch(self, request: WsgiHttpRequest) -> BoltResponse:
@@ -106,25 +104,13 @@ class ParsedRequestsOnly(SlackRequestHandler):
             bolt_request = BoltRequest(
                 body=request.get_body(), query=request.query_string, headers=request.get_headers()
             )
-            problem = payload_problem(bolt_request.body)
+            problem = payload_problem(bolt_request.body, bolt_request.context)
         except (ValueError, TypeError, AttributeError, KeyError, IndexError) as error:
             problem = f"{type(error).__name__}: {str(error)[:200]}"
         if problem is not None:
             log.info("Refused a signed request that is no Slack payload (%s)", problem)
             return BoltResponse(status=400, body="the body is not a Slack payload")
         return self.app.dispatch(bolt_request)
-
-
-def payload_problem(body: dict[str, Any]) -> str | None:
-    """What in a parsed body Bolt would fail on before a listener runs, or ``None``."""
-    for field in OBJECT_FIELDS:
-        if field in body and not isinstance(body[field], dict):
-            return f"{field!r} is not an object"
-    for field in LIST_FIELDS:
-        value = body.get(field, [])
-        if not (isinstance(value, list) and all(isinstance(item, dict) for item in value)):
-            return f"{field!r} is not a list of objects"
-    return None
 
 
 class TimedChannel(HTTPChannel):

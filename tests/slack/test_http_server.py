@@ -289,6 +289,12 @@ def _form_payload(payload: str) -> str:
     return urlencode({"payload": payload})
 
 
+def _event_callback(**fields: object) -> str:
+    """An Events API body with a message event, ``fields`` replacing or adding to it."""
+    event = {"type": "message", "user": "U1", "channel": "C1", "text": "hi", "ts": "1.0"}
+    return json.dumps({"type": "event_callback", "team_id": "T1", "event": event, **fields})
+
+
 # Validly signed bodies Slack never sends, each of a kind that Bolt failed on with a 500.
 MALFORMED = {
     "json-not-json": ("application/json", "{not json"),
@@ -310,7 +316,125 @@ MALFORMED = {
         "application/x-www-form-urlencoded",
         _form_payload('{"type": "message_action", "callback_id": "read_with_awai", "team": "T"}'),
     ),
+    "event-user-a-list": (
+        "application/json",
+        _event_callback(event={"type": "message", "user": ["U"], "channel": "C1", "ts": "1.0"}),
+    ),
+    "event-channel-id-a-number": (
+        "application/json",
+        _event_callback(event={"type": "message", "user": "U1", "channel": {"id": 1}, "ts": "1"}),
+    ),
+    "event-type-a-number": ("application/json", _event_callback(event={"type": 5})),
+    "type-a-list": ("application/json", json.dumps({"type": ["event_callback"], "team_id": "T"})),
+    "team-id-a-list": ("application/json", _event_callback(team_id=["T1"])),
+    "enterprise-id-a-list": ("application/json", _event_callback(enterprise_id=["E1"])),
+    "enterprise-install-a-word": ("application/json", _event_callback(is_enterprise_install="yes")),
+    "authorization-team-a-list": (
+        "application/json",
+        _event_callback(authorizations=[{"team_id": ["T1"], "user_id": "U1", "is_bot": True}]),
+    ),
+    "shortcut-ids-lists": (
+        "application/x-www-form-urlencoded",
+        _form_payload(
+            json.dumps(
+                {
+                    "type": "message_action",
+                    "callback_id": "read_with_awai",
+                    "team": {"id": ["T"]},
+                    "user": {"id": ["U"]},
+                    "channel": {"id": "C"},
+                    "message": {"ts": "1.0"},
+                }
+            )
+        ),
+    ),
+    "shortcut-callback-a-number": (
+        "application/x-www-form-urlencoded",
+        _form_payload(
+            json.dumps({"type": "message_action", "callback_id": 5, "team": {"id": "T"}})
+        ),
+    ),
 }
+
+
+# Bodies as Slack sends them, in the shapes the check must keep letting through: strings in a
+# slash command's form, objects where some events put them, nested messages of an edit.
+SLACK_SHAPED = {
+    "command-form-strings": (
+        "application/x-www-form-urlencoded",
+        urlencode(
+            {
+                "team_id": "T1",
+                "enterprise_id": "",
+                "is_enterprise_install": "false",
+                "api_app_id": "AAWAI",
+                "channel_id": "C1",
+                "user_id": "U1",
+                "command": "/awai",
+                "text": "help",
+            }
+        ),
+    ),
+    "edit-with-nested-messages": (
+        "application/json",
+        _event_callback(
+            event={
+                "type": "message",
+                "subtype": "message_changed",
+                "channel": "C1",
+                "ts": "2.0",
+                "message": {
+                    "type": "message",
+                    "user": "U1",
+                    "text": "new",
+                    "ts": "1.0",
+                    "edited": {"user": "U1", "ts": "2.0"},
+                },
+                "previous_message": {"type": "message", "user": "U1", "text": "old", "ts": "1.0"},
+            },
+            authorizations=[
+                {
+                    "team_id": "T1",
+                    "user_id": "UB",
+                    "is_bot": True,
+                    "is_enterprise_install": False,
+                    "enterprise_id": None,
+                }
+            ],
+            is_enterprise_install=False,
+        ),
+    ),
+    "user-event-with-user-object": (
+        "application/json",
+        _event_callback(event={"type": "user_change", "user": {"id": "U1", "team_id": "T1"}}),
+    ),
+    "channel-event-with-channel-object": (
+        "application/json",
+        _event_callback(event={"type": "channel_created", "channel": {"id": "C9", "name": "x"}}),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(SLACK_SHAPED))
+def test_a_signed_body_of_a_shape_slack_sends_passes_the_payload_check(
+    slack: SlackHarness,
+    server: SlackHttpServer,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+):
+    content_type, text = SLACK_SHAPED[kind]
+    body = text.encode()
+    headers = {
+        **slack.requests.headers(text, content_type),
+        "Content-Length": str(len(body)),
+        "Connection": "close",
+    }
+    with caplog.at_level(logging.INFO):
+        answer = _exchange(server, _request(body, headers))
+        slack.settle()
+    # Bolt answers: 200, or 404 for an event AWAI has no listener for; never the check's 400.
+    assert _status_lines(answer) in ([b"HTTP/1.1 200 OK"], [b"HTTP/1.1 404 Not Found"])
+    assert not [record for record in caplog.records if "Refused" in record.getMessage()]
 
 
 @pytest.mark.parametrize("kind", list(MALFORMED))
