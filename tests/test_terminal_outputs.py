@@ -83,6 +83,12 @@ def test_file_names_from_channels_are_readable_bounded_and_unique_per_channel() 
     assert file_stem("terminal:local:...") != file_stem("terminal:local:..")
 
 
+def test_file_names_of_channels_differing_only_in_case_differ_where_names_ignore_case() -> None:
+    stems = [file_stem(f"terminal:local:{name}") for name in ("team", "Team", "TEAM")]
+    assert stems[0] == "team" and stems[1].startswith("Team-")
+    assert len({stem.casefold() for stem in stems}) == 3, stems
+
+
 def test_digests_of_channels_named_in_japanese_or_at_length_each_write_their_own_files(
     awai: Awai, tmp_path: Path
 ) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import re
 import stat
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from awai_engine.errors import AwaiError
+from awai_engine.key_names import slug_with_digest
 
 MAX_STEM_BYTES = 120
 """Well under the 255 bytes most file systems allow a name, with room for a suffix."""
@@ -37,14 +37,15 @@ class OutputError(AwaiError, OSError):
 
 
 def file_stem(channel: str) -> str:
-    """A file name stem for ``channel`` (a channel key): readable, bounded and unique per key."""
+    """A file name stem for ``channel`` (a channel key): readable, bounded and unique per key,
+    also where file names ignore case (macOS, Windows): a name with capitals gets the hash too,
+    so ``Team`` and ``team`` never write one file."""
     name = channel.removeprefix(_TERMINAL_PREFIX)
     fitted = _UNFIT.sub("-", name).strip("-.")
     bounded = fitted.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
-    if bounded and bounded == name:
+    if bounded and bounded == name and name == name.casefold():
         return bounded
-    digest = hashlib.sha256(channel.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{bounded}-{digest}" if bounded else f"channel-{digest}"
+    return slug_with_digest(bounded or "channel", channel, 8)
 
 
 @contextlib.contextmanager
