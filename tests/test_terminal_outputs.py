@@ -181,6 +181,52 @@ def test_an_export_to_a_stream_is_written_through_and_the_stream_stays(
     assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
+def test_an_export_to_stdout_redirected_to_a_file_is_appended_there(
+    awai: Awai, tmp_path: Path
+) -> None:
+    assert awai("ingest", str(_transcript(tmp_path / "chat.jsonl")), "--channel", "team")[0] == 0
+    redirected = tmp_path / "out.jsonl"
+    redirected.write_bytes(b"")
+    command = [sys.executable, "-m", "bots.terminal.cli", "--data-dir", str(awai.data)]
+    with redirected.open("ab") as stdout:
+        stdout.write(b"printed before\n")
+        stdout.flush()
+        done = subprocess.run(
+            [*command, "export", "team", "--out", "/dev/stdout"],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=600,
+        )
+    assert done.returncode == 0, done.stderr
+    first, *exported = redirected.read_bytes().splitlines()
+    assert first == b"printed before"
+    assert [json.loads(line)["id"] for line in exported] == [line["id"] for line in LINES]
+
+
+def test_an_export_through_a_link_replaces_the_linked_file_and_keeps_the_link(
+    awai: Awai, tmp_path: Path
+) -> None:
+    assert awai("ingest", str(_transcript(tmp_path / "chat.jsonl")), "--channel", "team")[0] == 0
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "team.jsonl"
+    target.write_text("old\n", encoding="utf-8")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(target)
+    code, said = awai("export", "team", "--out", str(link))
+    assert code == 0, said
+    assert link.is_symlink() and link.resolve() == target
+    assert [json.loads(line)["id"] for line in target.read_text().splitlines()] == [
+        line["id"] for line in LINES
+    ]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "chat.jsonl",
+        "data",
+        "latest.jsonl",
+        "real",
+    ]
+
+
 def test_a_read_only_data_folder_shows_preconceptions_never_summarised_before(
     awai: Awai, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
