@@ -21,6 +21,7 @@ from pathlib import Path
 from awai_engine.settings import Settings
 from bots.runtime import Runtime, open_runtime
 from bots.terminal.say import warn
+from bots.terminal.visible import one_line
 from storage.file_lock import locked
 
 WRITER_LOCK = Path("locks") / "writer.lock"
@@ -29,8 +30,14 @@ WRITER_LOCK = Path("locks") / "writer.lock"
 @contextlib.contextmanager
 def writing_runtime(settings: Settings) -> Iterator[Runtime]:
     """The runtime of a command that writes, opened and used under the data folder's writer
-    lock (waiting, told once, while another command holds it), closed at the end."""
-    with _writer_lock(settings), contextlib.closing(open_runtime(settings, notify=warn)) as runtime:
+    lock (waiting, told once, while another command holds it), closed at the end. What opening
+    it repaired is told one notice a line, a channel name's newlines shown as escapes."""
+    with (
+        _writer_lock(settings),
+        contextlib.closing(
+            open_runtime(settings, notify=lambda said: warn(one_line(said)))
+        ) as runtime,
+    ):
         yield runtime
 
 

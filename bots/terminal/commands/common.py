@@ -82,9 +82,11 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
 
 
 def report_problems(report: IngestReport) -> None:
+    """One line per message refused and per note; the engine builds them with channel names
+    and stored errors in them, whose newlines are shown as escapes."""
     for problem in report.problems:
-        warn(f"message {one_line(problem.message_id)}: {problem.reason}")
+        warn(f"message {one_line(problem.message_id)}: {one_line(problem.reason)}")
     for note in report.notes:
-        warn(note)
+        warn(one_line(note))
     if report.refused_deleted:
         warn(f"{report.refused_deleted} deleted message(s) were not stored again.")
