@@ -41,12 +41,17 @@ class Message(_Shape):
     previous_message: Message | None = None
 
 
-class Authorization(_Shape):
+class _Installation(_Shape):
+    """Whose installation a request is for: Bolt's authorisation looks it up by these."""
+
     enterprise_id: str | None = None
     team_id: str | None = None
     user_id: str | None = None
-    is_bot: bool | None = None
     is_enterprise_install: bool | None = None
+
+
+class Authorization(_Installation):
+    is_bot: bool | None = None
 
 
 class Payload(_Shape):
@@ -72,14 +77,10 @@ class Payload(_Shape):
     authorizations: list[Authorization] | None = None
 
 
-class BoltContext(_Shape):
+class BoltContext(_Installation):
     """What Bolt read out of the body into its context: who and where, for authorisation and
     for the channel key. Checked after Bolt has read them, so every path it takes is covered."""
 
-    is_enterprise_install: bool | None = None
-    enterprise_id: str | None = None
-    team_id: str | None = None
-    user_id: str | None = None
     actor_enterprise_id: str | None = None
     actor_team_id: str | None = None
     actor_user_id: str | None = None

@@ -357,6 +357,26 @@ MALFORMED = {
 }
 
 
+def _send_signed(
+    slack: SlackHarness,
+    server: SlackHttpServer,
+    caplog: pytest.LogCaptureFixture,
+    content_type: str,
+    text: str,
+) -> bytes:
+    """Send ``text`` validly signed, log lines captured, and wait for the workers it started."""
+    body = text.encode()
+    headers = {
+        **slack.requests.headers(text, content_type),
+        "Content-Length": str(len(body)),
+        "Connection": "close",
+    }
+    with caplog.at_level(logging.INFO):
+        answer = _exchange(server, _request(body, headers))
+        slack.settle()
+    return answer
+
+
 # Bodies as Slack sends them, in the shapes the check must keep letting through: strings in a
 # slash command's form, objects where some events put them, nested messages of an edit.
 SLACK_SHAPED = {
@@ -422,16 +442,7 @@ def test_a_signed_body_of_a_shape_slack_sends_passes_the_payload_check(
     caplog: pytest.LogCaptureFixture,
     kind: str,
 ):
-    content_type, text = SLACK_SHAPED[kind]
-    body = text.encode()
-    headers = {
-        **slack.requests.headers(text, content_type),
-        "Content-Length": str(len(body)),
-        "Connection": "close",
-    }
-    with caplog.at_level(logging.INFO):
-        answer = _exchange(server, _request(body, headers))
-        slack.settle()
+    answer = _send_signed(slack, server, caplog, *SLACK_SHAPED[kind])
     # Bolt answers: 200, or 404 for an event AWAI has no listener for; never the check's 400.
     assert _status_lines(answer) in ([b"HTTP/1.1 200 OK"], [b"HTTP/1.1 404 Not Found"])
     assert not [record for record in caplog.records if "Refused" in record.getMessage()]
@@ -444,16 +455,7 @@ def test_a_signed_body_that_is_no_slack_payload_is_a_bad_request_with_one_log_li
     caplog: pytest.LogCaptureFixture,
     kind: str,
 ):
-    content_type, text = MALFORMED[kind]
-    body = text.encode()
-    headers = {
-        **slack.requests.headers(text, content_type),
-        "Content-Length": str(len(body)),
-        "Connection": "close",
-    }
-    with caplog.at_level(logging.INFO):
-        answer = _exchange(server, _request(body, headers))
-        slack.settle()
+    answer = _send_signed(slack, server, caplog, *MALFORMED[kind])
     assert _status_lines(answer) == [b"HTTP/1.1 400 Bad Request"]
     said = [record for record in caplog.records if record.levelno >= logging.INFO]
     assert [record.getMessage().split(" (")[0] for record in said] == [
