@@ -3,7 +3,8 @@
 Digest files are named from channels (bounded, unique per channel) and a digest is recorded only
 once its files are written; an export goes whole to its path or not at all, and a stream path
 (a FIFO, ``/dev/stdout``) is written through, never replaced; a read-only data folder still shows
-preconceptions; two commands storing one channel at once take turns instead of refusing messages.
+preconceptions; two commands writing into one data folder at once take turns instead of refusing
+messages.
 """
 
 from __future__ import annotations
