@@ -41,7 +41,6 @@ The file is only ever a cache of SQL, never a record:
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import itertools
 import json
@@ -63,6 +62,7 @@ from awai_engine.cells import CellIndex, CellState, LevelState
 from awai_engine.lexical import LexicalIndex, LexicalState
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.timeline import MessageColumns, Timeline
+from storage.file_lock import locked
 
 log = logging.getLogger(__name__)
 
@@ -362,13 +362,8 @@ class ReadModelFiles:
         if not self.writable:
             yield
             return
-        folder.mkdir(parents=True, exist_ok=True)
-        with (folder / "lock").open("a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with locked(folder / "lock", exclusive):
+            yield
 
 
 def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[Iterator[tuple[str, Chunk]], int]:

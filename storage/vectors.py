@@ -13,7 +13,6 @@ differs, since every operation here is a plain Chroma call.
 from __future__ import annotations
 
 import errno
-import hashlib
 import logging
 import re
 import shutil
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from awai_engine.key_names import slug_with_digest
 from awai_engine.reconcile import DamagedVectorsError
 from storage.batches import batches
 from storage.errors import StorageError
@@ -60,9 +60,8 @@ def collection_name(channel_key: str) -> str:
     for a key: runs of dots became one only when that rule was added, which changed no name that
     Chroma had accepted. Keys that are not valid UTF-8 (lone surrogates) hash their code points.
     """
-    digest = hashlib.sha256(channel_key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     slug = _DOTS.sub(".", _UNSAFE.sub("-", channel_key)).strip("-._")[:60].strip("-._")
-    return f"awai-{slug}-{digest}" if slug else f"awai-{digest}"
+    return f"awai-{slug_with_digest(slug, channel_key, 16)}"
 
 
 def vector_id(message_id: str, index: int) -> str:

@@ -15,9 +15,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOOR = {"bots/runtime.py", "bots/records.py"}
-# What an adapter may import from storage: what it raises, and the heap switch every command
-# turns on first, before anything is read or stored (storage/heap.py).
-STORAGE_ALLOWED = {"storage.errors", "storage.heap"}
+# What an adapter may import from storage: what it raises, the heap switch every command
+# turns on first, before anything is read or stored (storage/heap.py), and the lock file a
+# writing command takes before it opens the store (storage/file_lock.py).
+STORAGE_ALLOWED = {"storage.errors", "storage.heap", "storage.file_lock"}
 # ``awai db`` migrates the database's schema before any store may open it: storage's own tool.
 MIGRATIONS = {"bots/terminal/commands/db.py": {"storage", "storage.sql"}}
 

@@ -19,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from awai_engine.engine import IngestProblem, IngestReport
+from awai_engine.reconcile import rebuilt_notice
 from bots.terminal.cli import main
+from bots.terminal.commands.common import report_problems
 from bots.terminal.visible import one_line, terminal_json, visible
 from tests import fake_anthropic
 
@@ -235,3 +238,17 @@ def test_what_the_models_api_answers_is_shown_escaped_by_the_doctor(
     assert code == 0, said
     _assert_shown_not_obeyed(said)
     assert "Claude\\x1b[2J\\u202e (claude-sonnet-5-5)" in said
+
+
+def test_notes_and_refusals_built_from_a_channel_name_keep_to_one_line_each(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = IngestReport(
+        problems=(IngestProblem(message_id="m1", reason=f"could not be stored ({CHANNEL_KEY})"),),
+        notes=(rebuilt_notice(CHANNEL_KEY, 3),),
+    )
+    report_problems(report)
+    said = capsys.readouterr().err
+    _assert_shown_not_obeyed(said)
+    assert len(said.splitlines()) == 2, said
+    assert one_line(CHANNEL_KEY) in said

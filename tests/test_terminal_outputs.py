@@ -3,7 +3,8 @@
 Digest files are named from channels (bounded, unique per channel) and a digest is recorded only
 once its files are written; an export goes whole to its path or not at all, and a stream path
 (a FIFO, ``/dev/stdout``) is written through, never replaced; a read-only data folder still shows
-preconceptions; two commands storing one channel at once take turns instead of refusing messages.
+preconceptions; two commands writing into one data folder at once take turns instead of refusing
+messages.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from awai_engine.settings import Settings
-from bots.terminal.channel_lock import storing_into
 from bots.terminal.cli import main
 from bots.terminal.outputs import MAX_STEM_BYTES, file_stem
+from bots.terminal.writing import WRITER_LOCK
+from storage.file_lock import locked
 from storage.store import AwaiStore
 from tests.test_bad_input_cli import full_disk, read_only
 
@@ -80,6 +82,12 @@ def test_file_names_from_channels_are_readable_bounded_and_unique_per_channel() 
     assert len(long.encode("utf-8")) <= MAX_STEM_BYTES + 9 and long.startswith("長")
     assert file_stem("terminal:local:" + "長" * 300) != file_stem("terminal:local:" + "長" * 301)
     assert file_stem("terminal:local:...") != file_stem("terminal:local:..")
+
+
+def test_file_names_of_channels_differing_only_in_case_differ_where_names_ignore_case() -> None:
+    stems = [file_stem(f"terminal:local:{name}") for name in ("team", "Team", "TEAM")]
+    assert stems[0] == "team" and stems[1].startswith("Team-")
+    assert len({stem.casefold() for stem in stems}) == 3, stems
 
 
 def test_digests_of_channels_named_in_japanese_or_at_length_each_write_their_own_files(
@@ -174,6 +182,52 @@ def test_an_export_to_a_stream_is_written_through_and_the_stream_stays(
     assert stat.S_ISFIFO(fifo.stat().st_mode)
 
 
+def test_an_export_to_stdout_redirected_to_a_file_is_appended_there(
+    awai: Awai, tmp_path: Path
+) -> None:
+    assert awai("ingest", str(_transcript(tmp_path / "chat.jsonl")), "--channel", "team")[0] == 0
+    redirected = tmp_path / "out.jsonl"
+    redirected.write_bytes(b"")
+    command = [sys.executable, "-m", "bots.terminal.cli", "--data-dir", str(awai.data)]
+    with redirected.open("ab") as stdout:
+        stdout.write(b"printed before\n")
+        stdout.flush()
+        done = subprocess.run(
+            [*command, "export", "team", "--out", "/dev/stdout"],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=600,
+        )
+    assert done.returncode == 0, done.stderr
+    first, *exported = redirected.read_bytes().splitlines()
+    assert first == b"printed before"
+    assert [json.loads(line)["id"] for line in exported] == [line["id"] for line in LINES]
+
+
+def test_an_export_through_a_link_replaces_the_linked_file_and_keeps_the_link(
+    awai: Awai, tmp_path: Path
+) -> None:
+    assert awai("ingest", str(_transcript(tmp_path / "chat.jsonl")), "--channel", "team")[0] == 0
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "team.jsonl"
+    target.write_text("old\n", encoding="utf-8")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(target)
+    code, said = awai("export", "team", "--out", str(link))
+    assert code == 0, said
+    assert link.is_symlink() and link.resolve() == target
+    assert [json.loads(line)["id"] for line in target.read_text().splitlines()] == [
+        line["id"] for line in LINES
+    ]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "chat.jsonl",
+        "data",
+        "latest.jsonl",
+        "real",
+    ]
+
+
 def test_a_read_only_data_folder_shows_preconceptions_never_summarised_before(
     awai: Awai, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -186,19 +240,18 @@ def test_a_read_only_data_folder_shows_preconceptions_never_summarised_before(
     assert "preconception" in said and "Carla" in said
 
 
-def test_a_second_import_of_a_channel_waits_for_the_first_and_stores_nothing_twice(
+def test_a_second_import_waits_for_the_first_before_opening_the_data_folder(
     awai: Awai, tmp_path: Path
 ) -> None:
     transcript = _transcript(tmp_path / "chat.jsonl")
-    settings = Settings(data_dir=awai.data, _env_file=None)  # type: ignore[call-arg]
     held, release = threading.Event(), threading.Event()
 
-    def first_import() -> None:
-        with storing_into(settings, "terminal:local:team", lambda _: None):
+    def first_command() -> None:
+        with locked(awai.data / WRITER_LOCK):
             held.set()
             release.wait(timeout=60)
 
-    holder = threading.Thread(target=first_import)
+    holder = threading.Thread(target=first_command)
     holder.start()
     held.wait(timeout=60)
     threading.Timer(2.0, release.set).start()
@@ -207,28 +260,43 @@ def test_a_second_import_of_a_channel_waits_for_the_first_and_stores_nothing_twi
     holder.join()
     assert code == 0, said
     assert time.monotonic() - started >= 2.0
-    assert "Another awai command is storing into terminal:local:team: waiting" in said
+    assert f"Another awai command is writing into {awai.data}: waiting" in said
     assert f"{len(LINES)} added" in said
 
 
-def test_two_imports_at_once_refuse_nothing(tmp_path: Path) -> None:
-    lines = [
-        {"id": f"m{i}", "speaker": "Ann", "text": f"Point {i} about topic {i % 13}.", "ts": i}
-        for i in range(300)
-    ]
-    transcript = _transcript(tmp_path / "big.jsonl", lines)
+def test_two_imports_of_different_files_into_an_existing_channel_refuse_nothing(
+    tmp_path: Path,
+) -> None:
+    def lines(prefix: str, count: int) -> list[dict[str, object]]:
+        return [
+            {
+                "id": f"{prefix}{i}",
+                "speaker": "Ann",
+                "text": f"Point {prefix}{i} on {i % 13}.",
+                "ts": i,
+            }
+            for i in range(count)
+        ]
+
     command = [sys.executable, "-m", "bots.terminal.cli", "--data-dir", str(tmp_path / "data")]
+    seed = _transcript(tmp_path / "seed.jsonl", lines("s", 5))
+    subprocess.run([*command, "import", str(seed), "--channel", "two"], check=True)
     imports = [
         subprocess.Popen(
-            [*command, "import", str(transcript), "--channel", "two"],
+            [
+                *command,
+                "import",
+                str(_transcript(tmp_path / f"{prefix}.jsonl", lines(prefix, 300))),
+                "--channel",
+                "two",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for _ in range(2)
+        for prefix in ("a", "b")
     ]
-    said = [process.communicate(timeout=600)[0] for process in imports]
+    said = [process.communicate(timeout=900)[0] for process in imports]
     assert [process.returncode for process in imports] == [0, 0], said
-    assert all("0 refused" in each and "could not be stored" not in each for each in said)
-    added = sorted(int(each.split(" added")[0].split()[-1]) for each in said)
-    assert added == [0, 300], said
+    assert all("300 added" in each and "0 refused" in each for each in said), said
+    assert not any("Traceback" in each or "Error finding id" in each for each in said), said

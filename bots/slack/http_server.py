@@ -30,7 +30,10 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_sdk.signature import SignatureVerifier
 from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
+
+from bots.slack.payload_shape import payload_problem
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +48,12 @@ CLEANUP_SECONDS = 2
 SERVER_THREADS = 16
 """Threads that run Bolt's ``dispatch``; each waits at most for one listener's ``ack()``."""
 CONNECTION_LIMIT = 200
-WHOLE_REQUEST_SECONDS = 1
-"""Once every connection is taken, one that has not sent a whole request in this long is closed
-to make room (Slack sends each request at once; only a slow or stalled client takes longer)."""
+WHOLE_REQUEST_SECONDS = 2
+"""Once every connection is taken, one that has been sending its current request for this long
+(timed from the request's first byte), or idle this long since its last reply, is closed to make
+room. Slack sends each request at once, so only a slow or stalled client takes longer; and a
+Slack request kept waiting for room waits at most this long, inside the 3 s Slack gives an
+acknowledgement."""
 
 Environ = dict[str, Any]
 StartResponse = Callable[..., Any]
@@ -81,12 +87,6 @@ class SignedRequestsOnly:
         return self.handler(environ, start_response)
 
 
-OBJECT_FIELDS = ("event", "team", "user", "channel", "enterprise", "view", "container", "message")
-"""Fields of a Slack payload that Bolt's middleware and listener matchers read as objects."""
-LIST_FIELDS = ("actions", "authorizations")
-"""Fields read as lists of objects."""
-
-
 class ParsedRequestsOnly(SlackRequestHandler):
     """Bolt's WSGI adapter, answering 400 to a signed body that is no Slack payload.
 
@@ -94,7 +94,9 @@ class ParsedRequestsOnly(SlackRequestHandler):
     request, and its authorisation and listener matching read ``event``, ``actions`` and the
     like as objects, before any listener runs: a body that is not JSON, a ``payload`` that is
     not an object, an ``event`` that is a string, each raised there and answered 500 with a
-    traceback. Slack never sends such a body, so it is the sender's mistake: 400, one log line.
+    traceback; a ``team_id`` or ``event.user`` that is a list got through and failed in a
+    background worker (:mod:`bots.slack.payload_shape`). Slack never sends such a body, so it is
+    the sender's mistake: 400, one log line.
     """
 
     def dispatch(self, request: WsgiHttpRequest) -> BoltResponse:
@@ -102,7 +104,7 @@ class ParsedRequestsOnly(SlackRequestHandler):
             bolt_request = BoltRequest(
                 body=request.get_body(), query=request.query_string, headers=request.get_headers()
             )
-            problem = payload_problem(bolt_request.body)
+            problem = payload_problem(bolt_request.body, bolt_request.context)
         except (ValueError, TypeError, AttributeError, KeyError, IndexError) as error:
             problem = f"{type(error).__name__}: {str(error)[:200]}"
         if problem is not None:
@@ -111,16 +113,24 @@ class ParsedRequestsOnly(SlackRequestHandler):
         return self.app.dispatch(bolt_request)
 
 
-def payload_problem(body: dict[str, Any]) -> str | None:
-    """What in a parsed body Bolt would fail on before a listener runs, or ``None``."""
-    for field in OBJECT_FIELDS:
-        if field in body and not isinstance(body[field], dict):
-            return f"{field!r} is not an object"
-    for field in LIST_FIELDS:
-        value = body.get(field, [])
-        if not (isinstance(value, list) and all(isinstance(item, dict) for item in value)):
-            return f"{field!r} is not a list of objects"
-    return None
+class TimedChannel(HTTPChannel):
+    """waitress's connection, knowing when the request it is receiving began (``None`` between
+    requests), so a kept-alive connection is timed per request, not from when it opened."""
+
+    request_started: float | None = None
+
+    def received(self, data: bytes) -> bool:
+        if self.request is None and data:  # these bytes begin a request
+            self.request_started = time.time()
+        received = bool(super().received(data))
+        if self.request is None:  # every request begun is whole: none is being received
+            self.request_started = None
+        return received
+
+    def stalled_since(self) -> float:
+        """When the request being received began, or when an idle connection last did
+        anything (its last reply sent)."""
+        return self.last_activity if self.request_started is None else self.request_started
 
 
 class SlowClientsMakeRoom(TcpWSGIServer):
@@ -131,13 +141,15 @@ class SlowClientsMakeRoom(TcpWSGIServer):
     four seconds are never silent, so they held every connection and no signed request got in
     for as long as they stayed. waitress has no header timeout and no per-client limit, so
     this adds the rule they would give: when the connections are all taken, every one that has
-    waited :data:`WHOLE_REQUEST_SECONDS` without handing over a whole request is closed (idle
-    keep-alive connections included; a request being served is never cut), and the waiting
-    clients are accepted in their place. Behind a proxy that buffers requests (nginx's
-    default, ``docs/slack.md``), slow clients never reach this server at all.
+    spent :data:`WHOLE_REQUEST_SECONDS` on its current request without handing it over whole,
+    or sat idle that long since its last reply, is closed (a request being served is never
+    cut), and the waiting clients are accepted in their place. Behind a proxy that buffers
+    requests (nginx's default, ``docs/slack.md``), slow clients never reach this server at all.
 
     Listens on the first address of ``host`` (an IP address, as AWAI's settings give it).
     """
+
+    channel_class = TimedChannel
 
     def readable(self) -> bool:
         if self.accepting and len(self._map) >= self.adj.connection_limit:
@@ -149,7 +161,7 @@ class SlowClientsMakeRoom(TcpWSGIServer):
         stalled = [
             channel
             for channel in self.active_channels.values()
-            if not channel.requests and not channel.will_close and channel.creation_time < cutoff
+            if not channel.requests and not channel.will_close and channel.stalled_since() < cutoff
         ]
         for channel in stalled:
             channel.will_close = True

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import re
 import stat
@@ -24,12 +23,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from awai_engine.errors import AwaiError
+from awai_engine.key_names import slug_with_digest
 
 MAX_STEM_BYTES = 120
 """Well under the 255 bytes most file systems allow a name, with room for a suffix."""
 
 _TERMINAL_PREFIX = "terminal:local:"
 _UNFIT = re.compile(r"[^\w.-]+")
+_DESCRIPTOR = re.compile(r"/proc/(?:self|\d+)/fd/\d+")
+_MAX_LINK_HOPS = 40  # as the kernel's own limit on links followed
 
 
 class OutputError(AwaiError, OSError):
@@ -37,34 +39,40 @@ class OutputError(AwaiError, OSError):
 
 
 def file_stem(channel: str) -> str:
-    """A file name stem for ``channel`` (a channel key): readable, bounded and unique per key."""
+    """A file name stem for ``channel`` (a channel key): readable, bounded and unique per key,
+    also where file names ignore case (macOS, Windows): a name with capitals gets the hash too,
+    so ``Team`` and ``team`` never write one file."""
     name = channel.removeprefix(_TERMINAL_PREFIX)
     fitted = _UNFIT.sub("-", name).strip("-.")
     bounded = fitted.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
-    if bounded and bounded == name:
+    if bounded and bounded == name and name == name.casefold():
         return bounded
-    digest = hashlib.sha256(channel.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{bounded}-{digest}" if bounded else f"channel-{digest}"
+    return slug_with_digest(bounded or "channel", channel, 8)
 
 
 @contextlib.contextmanager
 def written_whole(path: Path, mode: str = "wb") -> Iterator[IO[Any]]:
-    """Open ``path`` for writing so that it holds the whole output or is left as it was."""
-    if _is_stream(path):
-        with _opened(path, path, mode) as handle:
+    """Open ``path`` for writing so that it holds the whole output or is left as it was.
+
+    A descriptor the command already holds (``/dev/stdout`` redirected to a file) is appended
+    to, so what was printed before stays; a link is followed, so the partial file sits beside
+    the file it will replace (never in ``/dev/``) and the link stays a link."""
+    if _is_stream(path) or _names_a_descriptor(path):
+        with _opened(path, path, mode if _is_stream(path) else mode.replace("w", "a")) as handle:
             yield handle
         return
     if path.is_dir():
         raise OutputError(
             f"Cannot write {path}: a folder has that name: move it, or give another path."
         )
-    partial = path.with_name(f".{path.name}.partial")
+    target = path.resolve()
+    partial = target.with_name(f".{target.name}.partial")
     try:
         with _opened(partial, path, mode) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        _replace(partial, path)
+        _replace(partial, target, path)
     finally:
         with contextlib.suppress(OSError):
             partial.unlink()
@@ -74,6 +82,19 @@ def write_file(path: Path, data: bytes) -> None:
     """Write ``data`` as the whole of ``path`` (see :func:`written_whole`)."""
     with written_whole(path) as handle:
         handle.write(data)
+
+
+def _names_a_descriptor(path: Path) -> bool:
+    """Whether ``path`` is, through its links, an open descriptor (``/dev/stdout``,
+    ``/dev/fd/1``, ``/proc/self/fd/1``) rather than a file's own name."""
+    hop = Path(os.path.abspath(path))
+    for _ in range(_MAX_LINK_HOPS):
+        if _DESCRIPTOR.fullmatch(str(Path(os.path.realpath(hop.parent)) / hop.name)):
+            return True
+        if not hop.is_symlink():
+            return False
+        hop = Path(os.path.abspath(hop.parent / os.readlink(hop)))
+    return False
 
 
 def _is_stream(path: Path) -> bool:
@@ -98,11 +119,11 @@ def _opened(opened: Path, named: Path, mode: str) -> Iterator[IO[Any]]:
         raise _said(named, error) from None
 
 
-def _replace(partial: Path, path: Path) -> None:
+def _replace(partial: Path, target: Path, named: Path) -> None:
     try:
-        partial.replace(path)
+        partial.replace(target)
     except OSError as error:
-        raise _said(path, error) from None
+        raise _said(named, error) from None
 
 
 def _said(path: Path, error: OSError) -> OutputError:

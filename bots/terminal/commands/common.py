@@ -23,7 +23,6 @@ from rich.progress import Progress
 from awai_engine.engine import IngestReport
 from bots.records import StoredFile
 from bots.runtime import Runtime
-from bots.terminal.channel_lock import storing_into
 from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import (
     FileState,
@@ -103,12 +102,9 @@ def read_reporting(
 def store_transcript(
     runtime: Runtime, transcript: Transcript, quiet: bool = False, verb: str = "Ingesting"
 ) -> Ingested:
-    """Ingest what a transcript's lines held (idempotent), telling each message refused; after
-    any other command storing into the same channel (``bots/terminal/channel_lock.py``)."""
-    with (
-        storing_into(runtime.settings, transcript.channel, warn),
-        Progress(console=stderr, transient=True, disable=quiet) as progress,
-    ):
+    """Ingest what a transcript's lines held (idempotent), telling each message refused. The
+    runtime is opened under the writer lock (``bots/terminal/writing.py``)."""
+    with Progress(console=stderr, transient=True, disable=quiet) as progress:
         task = progress.add_task(verb, total=len(transcript.utterances))
         report = runtime.engine.ingest(
             transcript.utterances, progress=lambda n: progress.advance(task, n)
@@ -206,9 +202,11 @@ def _resume(runtime: Runtime, channel: str, known: StoredFile | None) -> Resume 
 
 
 def report_problems(report: IngestReport) -> None:
+    """One line per message refused and per note; the engine builds them with channel names
+    and stored errors in them, whose newlines are shown as escapes."""
     for problem in report.problems:
-        warn(f"message {one_line(problem.message_id)}: {problem.reason}")
+        warn(f"message {one_line(problem.message_id)}: {one_line(problem.reason)}")
     for note in report.notes:
-        warn(note)
+        warn(one_line(note))
     if report.refused_deleted:
         warn(f"{report.refused_deleted} deleted message(s) were not stored again.")

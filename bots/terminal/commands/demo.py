@@ -7,10 +7,10 @@ import argparse
 from awai_engine.samples import SAMPLES, Sample
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
-from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest, message_id
 from bots.terminal.render import reading_json, render_reading
-from bots.terminal.say import stdout, styled, warn
+from bots.terminal.say import stdout, styled
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     sample = SAMPLES[args.lang]
-    with open_runtime(settings_for(sample, settings), notify=warn) as runtime:
+    with writing_runtime(settings_for(sample, settings)) as runtime:
         transcript = load_and_ingest(
             runtime, sample.path, sample.channel, quiet=args.json
         ).transcript

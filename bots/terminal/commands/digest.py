@@ -14,10 +14,10 @@ from pathlib import Path
 from awai_engine.schemas.digest import Digest
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
-from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
 from bots.terminal.outputs import file_stem, write_file
-from bots.terminal.say import fail, stdout, warn
+from bots.terminal.say import fail, stdout
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except OSError as error:
         fail(f"cannot write to {args.out}: {error.strerror or error}")
         return 2
-    with open_runtime(settings, notify=warn) as runtime:
+    with writing_runtime(settings) as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2

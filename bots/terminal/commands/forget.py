@@ -11,10 +11,10 @@ import argparse
 import sys
 
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel, find_speaker
-from bots.terminal.say import fail, stderr, stdout, warn
+from bots.terminal.say import fail, stderr, stdout
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    with open_runtime(settings, notify=warn) as runtime:
+    with writing_runtime(settings) as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2

@@ -13,10 +13,9 @@ import argparse
 from pathlib import Path
 
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
 from bots.terminal.commands.common import read_reporting, stderr, store_transcript
-from bots.terminal.say import warn
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +33,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     transcript = read_reporting(
         args.file, args.channel, limits.max_transcript_bytes, limits.max_line_bytes
     )
-    with open_runtime(settings, notify=warn) as runtime:
+    with writing_runtime(settings) as runtime:
         done = store_transcript(runtime, transcript, verb="Importing")
     report = done.report
     stderr.print(

@@ -10,9 +10,8 @@ import argparse
 from pathlib import Path
 
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest
-from bots.terminal.say import warn
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,6 +24,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    with open_runtime(settings, notify=warn) as runtime:
+    with writing_runtime(settings) as runtime:
         done = load_and_ingest(runtime, args.file, args.channel or args.file.stem)
     return done.exit_code

@@ -10,10 +10,10 @@ from rich.progress import track
 
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
-from bots.runtime import open_runtime
 from bots.terminal.commands.common import load_and_ingest, message_id, stderr
 from bots.terminal.render import reading_json, render_reading
-from bots.terminal.say import fail, stdout, warn
+from bots.terminal.say import fail, stdout
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.all and not args.json:
         fail("--all prints JSON lines; add --json.")
         return 2
-    with open_runtime(settings, notify=warn) as runtime:
+    with writing_runtime(settings) as runtime:
         transcript = load_and_ingest(
             runtime, args.file, args.channel or args.file.stem, quiet=args.json
         ).transcript

@@ -15,10 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
-from bots.terminal.say import plain_console, stderr, styled, warn
+from bots.terminal.say import plain_console, stderr, styled
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     with (
-        open_runtime(settings, notify=warn) as runtime,
+        writing_runtime(settings) as runtime,
         Progress(
             TextColumn("{task.description}", markup=False),  # a channel name is no markup
             BarColumn(),

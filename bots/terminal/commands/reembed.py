@@ -13,10 +13,10 @@ import argparse
 from rich.progress import Progress
 
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
-from bots.terminal.say import fail, stderr, warn
+from bots.terminal.say import fail, stderr
 from bots.terminal.transcript import channel_key
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    with open_runtime(settings, notify=warn) as runtime:
+    with writing_runtime(settings) as runtime:
         embedder = runtime.engine.embedder
         channel = channel_key(args.channel)
         info = runtime.channel_info(channel)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
 from bots.terminal.lookup import find_channel
-from bots.terminal.say import stdout, warn
+from bots.terminal.say import stdout
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             " there is nothing to re-extract with."
         )
         return 2
-    with open_runtime(settings, notify=warn) as runtime:
+    with writing_runtime(settings) as runtime:
         if args.channel:
             channel = find_channel(runtime, args.channel)
             if channel is None:

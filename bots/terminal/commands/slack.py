@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from bots.runtime import open_runtime
 from bots.settings import BotSettings
 from bots.terminal.say import fail, stderr
+from bots.terminal.visible import one_line
 
 if TYPE_CHECKING:
     from bots.slack.app import SlackBot
@@ -89,8 +90,8 @@ def _check(settings: BotSettings) -> int:
     assert slack.bot_token is not None, "checked by check_startup"
     identity = web_client(slack, slack.bot_token.get_secret_value()).auth_test()
     stderr.print(
-        f"Slack settings are fine: {slack.mode} mode, bot @{identity['user']} in workspace"
-        f" {identity['team']} ({identity['team_id']}).",
+        f"Slack settings are fine: {slack.mode} mode, bot @{one_line(str(identity['user']))} in"
+        f" workspace {one_line(str(identity['team']))} ({one_line(str(identity['team_id']))}).",
         highlight=False,
     )
     return 0
