@@ -137,8 +137,15 @@ class ReadModelFiles:
                 if not _written_for(meta, channel) or meta.get("index") != index.model_dump():
                     raise ValueError("made by another version or with other index settings")
                 return _read(folder / meta["generation"], meta, index)
-        except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
-            log.warning("read model of %s on disk is unusable (%s): rebuilding it", channel, error)
+        except Exception as error:  # derived: any failure to load it means rebuild it
+            # Not a list of exception types: numpy's header parser alone raises tokenize errors,
+            # a pointer that is not an object AttributeError; the file is rebuilt from the stores.
+            log.warning(
+                "read model of %s on disk is unusable (%s: %s): rebuilding it",
+                channel,
+                type(error).__name__,
+                error,
+            )
             self.shred(channel)
             return None
 
@@ -171,7 +178,7 @@ class ReadModelFiles:
         for pointer in sorted(self.folder.glob(f"*/{POINTER}")):
             try:
                 channel = _pointer(pointer.parent).get("channel")
-            except (OSError, ValueError):
+            except Exception:  # derived: a pointer that cannot be read names none
                 continue  # being replaced, or torn: a load finds it unusable and shreds it
             if isinstance(channel, str) and pointer.parent == self._channel_folder(channel):
                 found.append(channel)
