@@ -147,8 +147,8 @@ def cut(path: Path, kept_bytes: int) -> None:
 
 
 NOTICE = (
-    "The vector index of terminal:local:chat was damaged (probably by a full disk); rebuilt"
-    f" from the stored messages: {MESSAGES:,} thought(s)."
+    "The vector index of terminal:local:chat was damaged (cut short by a crash or a full disk,"
+    f" or changed); rebuilt from the stored messages: {MESSAGES:,} thought(s)."
 )
 
 
