@@ -25,6 +25,7 @@ from awai_engine.values import Reading, Utterance
 from awai_engine.visibility import Scopes, TimelineViews
 from bots.records import Records
 from bots.settings import BotSettings, composed
+from storage.errors import StorageError
 from storage.store import AwaiStore
 from storage.vectors import scrub_folder
 
@@ -161,6 +162,10 @@ def open_runtime(
     """
     repair = repair and not read_only
     store = AwaiStore.open(settings, read_only)
+    if read_only and store.erasing():  # what a removal removes is never shown: finish it first
+        store.close()
+        store = _opened_to_finish_removals(settings)
+        repair = True
     try:
         embedder = Embedder(settings.embedding)
         calibrated_settings = calibrated(composed(settings), embedder)  # the model's scale
@@ -176,3 +181,15 @@ def open_runtime(
     except BaseException:
         store.close()
         raise
+
+
+def _opened_to_finish_removals(settings: Settings) -> AwaiStore:
+    """The store opened for writing by a command that only looks, because a forget or delete
+    was interrupted and must be finished before anything is read."""
+    try:
+        return AwaiStore.open(settings)
+    except StorageError as error:
+        raise StorageError(
+            f"A forget or delete in {settings.data_dir} was interrupted and must be finished"
+            f" before anything is read from it, which needs a folder AWAI may write to: {error}"
+        ) from error

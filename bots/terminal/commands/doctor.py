@@ -33,6 +33,7 @@ COLUMNS = (
     ("orphan vectors", "orphan_vectors"),
     ("deletes unfinished", "unfinished_deletes"),
     ("thoughts lost", "lost_thoughts"),
+    ("removals unfinished", "pending_erasures"),
 )
 
 

@@ -1,5 +1,8 @@
 """``awai forget CHANNEL --speaker NAME``: remove everything one speaker said in a channel.
 
+``NAME`` must name one person only (:func:`bots.terminal.lookup.find_speaker`); when it could be
+several, they are listed with their ids and ``--speaker-id ID`` names one exactly.
+
 Their messages, thoughts and vectors go, and so does every schema version, summary and digest
 entry made from them; tombstones keep the messages from being ingested again. It cannot be
 undone, so it asks first unless ``--yes`` is given.
@@ -21,7 +24,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "forget", help="Remove one speaker's messages and preconceptions from a channel, for good."
     )
     parser.add_argument("channel", help="The channel name or key.")
-    parser.add_argument("--speaker", required=True, help="Display name or id of the speaker.")
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument(
+        "--speaker",
+        help="Display name or id of the speaker; refused when it could be more than one person.",
+    )
+    who.add_argument(
+        "--speaker-id", dest="speaker_id", help="The speaker's platform id, matched exactly."
+    )
     parser.add_argument("--yes", action="store_true", help="Do not ask for confirmation.")
     parser.set_defaults(run=run)
 
@@ -35,7 +45,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         finished = [report for report in runtime.resumed if report.channel == channel]
         for report in finished:  # an interrupted forget, finished as the runtime opened
             print(f"{channel}: finished forgetting {report.speaker_id}, which was interrupted.")
-        speaker = find_speaker(runtime, channel, args.speaker, quiet=bool(finished))
+        speaker = find_speaker(
+            runtime,
+            channel,
+            args.speaker_id or args.speaker,
+            quiet=bool(finished),
+            by_id=args.speaker_id is not None,
+        )
         if speaker is None:
             return 0 if finished else 2
         if not args.yes and not _confirmed(speaker, channel):
