@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from awai_engine.errors import AwaiError
 from awai_engine.settings import Settings
-from bots.runtime import open_runtime
+from bots.runtime import Runtime, open_runtime
 from bots.terminal.lookup import find_channel, find_speaker
 from bots.terminal.say import fail, stderr, warn
 
@@ -57,7 +58,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if not args.yes and not _confirmed(speaker, channel):
             stderr.print("Nothing was removed.")
             return 1
-        report = runtime.schemas.forget_speaker(channel, speaker)
+        try:
+            report = runtime.schemas.forget_speaker(channel, speaker)
+        except Exception as error:  # whatever stopped it, the recorded erasure is the recovery
+            return _interrupted(runtime, channel, speaker, error)
     finally:
         runtime.close()
     print(
@@ -67,6 +71,25 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         f" {report.summaries} summaries, {report.digest_entries} digest entries."
     )
     return 0
+
+
+def _interrupted(runtime: Runtime, channel: str, speaker: str, error: Exception) -> int:
+    """Tell how far a forget that failed got (another process writing the channel's embedded
+    vectors, a full disk): once begun it is recorded, and the next command finishes it."""
+    try:
+        recorded = any(item.pending_erasures for item in runtime.audit([channel]).channels)
+    except Exception:  # the store is failing too: say what is known
+        recorded = False
+    said = error if isinstance(error, AwaiError | OSError) else f"{type(error).__name__}: {error}"
+    if not recorded:
+        fail(f"forgetting {speaker} in {channel} failed before anything was removed ({said}).")
+        return 2
+    fail(
+        f"forgetting {speaker} in {channel} stopped part-way ({said}). It is recorded: the next"
+        " awai command on this data folder (or awai doctor --repair) finishes it before"
+        " anything else; until then awai doctor reports it."
+    )
+    return 1
 
 
 def _confirmed(speaker: str, channel: str) -> bool:
