@@ -18,7 +18,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine, UnknownMessageError
 from awai_engine.ports import LanguageBackend
 from awai_engine.posts import PostRecord
-from awai_engine.reconcile import ReconcileReport, reconcile
+from awai_engine.reconcile import DamagedVectorsError, ReconcileReport, reconcile
 from awai_engine.schemas.service import ForgetReport, SchemaService
 from awai_engine.settings import Settings
 from awai_engine.values import Reading, Utterance
@@ -176,7 +176,12 @@ def open_runtime(
             calibrated_settings, store, embedder, language_backend(calibrated_settings)
         )
         if repair:  # a forget or delete a crash interrupted is finished before anything else runs
-            runtime.resumed = runtime.schemas.resume_erasures()
+            try:
+                runtime.resumed = runtime.schemas.resume_erasures()
+            except DamagedVectorsError:  # the start's count did not open the index: check all
+                for notice in runtime.repair().notices():
+                    (notify or log.warning)(notice)
+                runtime.resumed = runtime.schemas.resume_erasures()
         return runtime
     except BaseException:
         store.close()
