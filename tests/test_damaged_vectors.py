@@ -229,3 +229,60 @@ def test_doctor_repair_rebuilds_a_damaged_index_from_the_stored_messages(
     code, row = awai.doctor()
     assert code == 0 and row[1] == "readable" and row[-2] == "ok"
     assert awai.export(tmp_path / "after.jsonl") == stored.export
+
+
+def flip(path: Path, count: int, at: int) -> None:
+    """``count`` bytes changed from ``at`` on (a bad sector, a stray write)."""
+    data = bytearray(path.read_bytes())
+    for i in range(at, at + count):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def torn_header(awai: Awai) -> None:
+    """A kill while Chroma rewrote the index: the header counts the new write's elements, the
+    other files still hold the old write's."""
+    header = awai.index_file("header.bin")
+    data = bytearray(header.read_bytes())
+    grown = int.from_bytes(data[20:28], "little") + 700
+    data[12:20] = grown.to_bytes(8, "little")
+    data[20:28] = grown.to_bytes(8, "little")
+    header.write_bytes(bytes(data))
+
+
+DAMAGE = {
+    "a kill while the index was rewritten": torn_header,
+    "the segment folder deleted": lambda awai: shutil.rmtree(awai.index_file("header.bin").parent),
+    "256 bytes flipped in data_level0.bin": lambda awai: flip(
+        awai.index_file("data_level0.bin"), 256, 40_000
+    ),
+    "64 bytes flipped in link_lists.bin": lambda awai: flip(
+        awai.index_file("link_lists.bin"), 64, 1_000
+    ),
+    "chroma.sqlite3 cut in half": lambda awai: cut(
+        awai.data / "chroma" / "chroma.sqlite3",
+        (awai.data / "chroma" / "chroma.sqlite3").stat().st_size // 2,
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_damage_chroma_would_crash_or_fail_on_is_found_before_loading_and_rebuilt(
+    damage: str, awai: Awai, stored: Stored, tmp_path: Path
+) -> None:
+    DAMAGE[damage](awai)
+    cut_read_model(awai)  # so that the reading needs Chroma's vectors
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged" and row[-2] == "needs repair"
+
+    code, out, said = awai("read", str(stored.transcript), "--message", stored.read)
+
+    assert code == 0, said
+    assert "rebuilt from the stored messages" in said + " ".join(out.split())
+    code, out, _ = awai("read", str(stored.transcript), "--message", stored.read, "--json")
+    assert json.loads(out) == stored.reading
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert awai.export(tmp_path / "after.jsonl") == stored.export
+    leftovers = [p.name for p in awai.data.iterdir() if ".damaged-" in p.name]
+    assert leftovers == []  # a damaged folder set aside is gone with its vectors
