@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from bots.terminal.cli import main
+from storage.hnsw_files import UnknownLayout, index_damage, segment_of
+from storage.index_probe import probe_index
 
 SPEAKERS = ("Ann", "Bo", "Cy")
 TOPICS = ("battery", "login", "sync", "charts", "release")
@@ -286,3 +288,29 @@ def test_damage_chroma_would_crash_or_fail_on_is_found_before_loading_and_rebuil
     assert awai.export(tmp_path / "after.jsonl") == stored.export
     leftovers = [p.name for p in awai.data.iterdir() if ".damaged-" in p.name]
     assert leftovers == []  # a damaged folder set aside is gone with its vectors
+
+
+def test_an_index_loaded_in_the_child_probe_fails_there_and_this_process_lives_on(
+    awai: Awai,
+) -> None:
+    """What the check cannot judge (a layout it does not know) is loaded in a child process
+    under a memory limit: a whole index passes, a torn one fails there, not here."""
+    chroma = awai.data / "chroma"
+    [name] = [
+        row[0]
+        for row in sqlite3.connect(chroma / "chroma.sqlite3").execute(
+            "SELECT name FROM collections"
+        )
+    ]
+    assert probe_index(chroma, name) is None
+
+    torn_header(awai)
+    said = probe_index(chroma, name)
+
+    assert said is not None and said.startswith("loading it")
+    header = awai.index_file("header.bin")
+    header.write_bytes((2).to_bytes(4, "little") + header.read_bytes()[4:])
+    segment = segment_of(chroma, name)
+    assert segment is not None
+    with pytest.raises(UnknownLayout):
+        index_damage(segment)
