@@ -221,16 +221,17 @@ def _level0(path: Path, header: Header, cosine: bool) -> str | None:
         counts = words[:, 0] & 0xFFFF
         if (counts > header.max_links0).any():
             return f"data_level0.bin is damaged (element {start + _first(counts > header.max_links0)} has too many links)"
-        used = np.arange(header.max_links0)[None, :] < counts[:, None]
-        if (words[:, 1:][used] >= header.count).any():
+        used = np.arange(header.max_links0, dtype=np.uint32)[None, :] < counts[:, None]
+        if np.where(used, words[:, 1:], 0).max(initial=0) >= header.count:
             return "data_level0.bin is damaged (a link points past the last element)"
         vectors = chunk[:, header.data_offset : header.label_offset].view(np.float32)
-        if not np.isfinite(vectors).all():
+        with np.errstate(over="ignore", invalid="ignore"):
+            squares = np.einsum("ij,ij->i", vectors, vectors)  # inf or nan if any is not finite
+        if not np.isfinite(squares).all():
             return "data_level0.bin is damaged (a vector is not finite)"
         if cosine:
-            norms = np.linalg.norm(vectors.astype(np.float64), axis=1)
             live = (chunk[:, 2] & DELETED) == 0
-            if (np.abs(norms[live] - 1.0) > NORM_TOLERANCE).any():
+            if (np.abs(np.sqrt(squares[live]) - 1.0) > NORM_TOLERANCE).any():
                 return "data_level0.bin is damaged (a vector is not of unit length)"
         seen_labels[start : start + len(chunk)] = chunk[:, header.label_offset :].view(np.uint64)[
             :, 0
