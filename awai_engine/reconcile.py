@@ -282,8 +282,13 @@ def reconcile(
             )
         reports.append(report)
     report = ReconcileReport(channels=tuple(reports))
-    # A rebuilt index is told by the caller, to a person (``notices()``); the rest is logged.
-    others = ReconcileReport(channels=tuple(c for c in reports if not c.damaged_index))
+    # A rebuilt index is told by the caller, to a person (``notices()``), and an unfinished
+    # removal is finished (and told) after this pass; the rest is logged.
+    others = ReconcileReport(
+        channels=tuple(
+            c for c in reports if not c.damaged_index and c.problems > c.pending_erasures
+        )
+    )
     if not others.clean:
         log.warning("reconciled the stores: %s", others.summary())
     return report
