@@ -29,8 +29,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 SPEAKERS = ("Ann", "Bo", "Cy", "Zedekiah")
 FORGOTTEN = "Zedekiah"
@@ -89,19 +92,15 @@ def awai(data: Path, *argv: str, kill: KillPlan | None = None) -> Run:
     return Run(code, output, usage.ru_maxrss, seconds)
 
 
-class _scratch:
+@contextmanager
+def _scratch(data: Path) -> Iterator[BinaryIO]:
     """A temporary file beside the data folder for a process's output."""
-
-    def __init__(self, data: Path) -> None:
-        self.path = data.parent / f".out-{os.getpid()}-{time.monotonic_ns()}"
-
-    def __enter__(self):  # type: ignore[no-untyped-def]
-        self.handle = self.path.open("w+b")
-        return self.handle
-
-    def __exit__(self, *_: object) -> None:
-        self.handle.close()
-        self.path.unlink(missing_ok=True)
+    path = data.parent / f".out-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        with path.open("w+b") as handle:
+            yield handle
+    finally:
+        path.unlink(missing_ok=True)
 
 
 @dataclass
