@@ -84,9 +84,10 @@ def _holds_tables(database: Path) -> bool:
 
 def _derived_files(settings: Settings) -> list[str]:
     """What in the data folder was derived from a database: the embedded Chroma's vectors, read
-    models."""
+    models. A Chroma configured elsewhere (``AWAI_CHROMA_PATH``, a server) is not the folder's:
+    it may be shared, and a new database beside it is the operator's choice."""
     left = []
-    if settings.chroma_url is None:
+    if settings.chroma_url is None and settings.chroma_path is None:
         chroma = settings.resolved_chroma_path()
         if _holds_collections(chroma / "chroma.sqlite3") or any(
             path.is_dir() for path in _children(chroma)
