@@ -16,8 +16,8 @@ bounded by a chunk of rows (the level-0 file is mapped, never read whole):
   deleted element), ``M0`` neighbour ids, the vector (float32), the label (uint64);
 - ``link_lists.bin``: per element, a byte size (uint32) then that many bytes of upper-level links,
   ``size / (4 + 4·M)`` levels each of a count and ``M`` ids;
-- ``length.bin``: per element, the norm of the vector as given (float32; Chroma keeps vectors
-  normalised for cosine space and multiplies back);
+- ``length.bin``: per element, the norm of the vector as given (float32); only its size is
+  checked: an index Chroma rebuilt from single upserts holds non-finite norms and loads fine;
 - ``index_metadata.pickle``: Chroma's map between its ids and hnswlib's labels, plain data only.
 
 A header of another layout (a Chroma that changed its format) is neither damaged nor whole:
@@ -152,7 +152,6 @@ def index_damage(segment: Segment) -> str | None:
             _sizes(folder, header)
             or _level0(folder / "data_level0.bin", header, segment.cosine)
             or _upper_levels(folder / "link_lists.bin", header)
-            or _norms(folder / "length.bin", header)
             or _labels(folder, header)
         )
     except (OSError, ValueError) as error:
@@ -274,13 +273,6 @@ def _upper_levels(path: Path, header: Header) -> str | None:
         return "link_lists.bin holds more than header.bin counts (a write was cut short)"
     if header.count and entry_level != header.max_level:
         return "link_lists.bin disagrees with header.bin on the top level"
-    return None
-
-
-def _norms(path: Path, header: Header) -> str | None:
-    norms = np.fromfile(path, dtype=np.float32, count=header.count)
-    if not np.isfinite(norms).all() or (norms < 0).any():
-        return "length.bin is damaged (a norm is not a finite length)"
     return None
 
 
