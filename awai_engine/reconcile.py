@@ -52,8 +52,9 @@ class DamagedVectorsError(AwaiError, RuntimeError):
 
     def __init__(self, collection: str, detail: str) -> None:
         super().__init__(
-            f"The vector index {collection} cannot be read ({detail}); it was probably cut short"
-            " by a full disk. `awai doctor --repair` rebuilds it from the stored messages."
+            f"The vector index {collection} cannot be read ({detail}); a crash or a full disk cut"
+            " it short, or it was changed. `awai doctor --repair` rebuilds it from the stored"
+            " messages."
         )
         self.collection = collection
 
@@ -61,8 +62,8 @@ class DamagedVectorsError(AwaiError, RuntimeError):
 def rebuilt_notice(channel: str, thoughts: int) -> str:
     """The one line a person is told after a damaged index was rebuilt."""
     return (
-        f"The vector index of {channel} was damaged (probably by a full disk); rebuilt from the"
-        f" stored messages: {thoughts:,} thought(s)."
+        f"The vector index of {channel} was damaged (cut short by a crash or a full disk, or"
+        f" changed); rebuilt from the stored messages: {thoughts:,} thought(s)."
     )
 
 
@@ -93,11 +94,15 @@ class ChannelAudit:
     """Messages with no thought in SQL: their thoughts must be extracted again from the text."""
     damaged: bool = False
     """The vector index cannot be read; nothing else was compared."""
+    erasures_pending: int = 0
+    """Removals (a forget, a delete, a dropped channel) begun and not finished: until they are,
+    the files may still hold what was removed."""
 
     @property
     def clean(self) -> bool:
         return not (
             self.damaged
+            or self.erasures_pending
             or self.unsynced
             or self.missing
             or self.orphans
@@ -110,6 +115,10 @@ class ReconcilableStore(Protocol):
     """What a store offers so that its two halves can be checked and brought back together."""
 
     def channels(self) -> list[str]: ...
+
+    def erasing(self) -> list[str]:
+        """Channels with a removal begun and not finished, stored or dropped since."""
+        ...
 
     def channel_info(self, channel: str) -> ChannelInfo | None: ...
 
@@ -162,6 +171,8 @@ class ChannelReport(Value):
     unfinished_deletes: int = 0
     lost_thoughts: int = 0
     """Messages whose thoughts were missing from SQL (extracted again when repaired)."""
+    pending_erasures: int = 0
+    """Removals not finished (a forget or delete interrupted): finished by the next start."""
     damaged_index: bool = False
     rebuilt_thoughts: int | None = None
     """Thoughts embedded again into a new index, when a damaged one was rebuilt."""
@@ -179,6 +190,7 @@ class ChannelReport(Value):
             + self.orphan_vectors
             + self.unfinished_deletes
             + self.lost_thoughts
+            + self.pending_erasures
         )
 
 
@@ -221,8 +233,9 @@ class ReconcileReport(Value):
 def audit(
     store: ReconcilableStore, channels: Iterable[str] | None = None, thorough: bool = True
 ) -> ReconcileReport:
-    """Find what disagrees, changing nothing."""
-    names = list(channels) if channels is not None else store.channels()
+    """Find what disagrees, changing nothing; with no ``channels``, dropped channels whose
+    removal is unfinished too."""
+    names = list(channels) if channels is not None else _every_channel(store)
     return ReconcileReport(
         channels=tuple(_report(store.audit(channel, thorough), False) for channel in names)
     )
@@ -237,7 +250,7 @@ def reconcile(
 ) -> ReconcileReport:
     """Find what disagrees and repair it; cheap (counts only) when nothing is wrong. Messages
     whose thoughts are lost are restored only with ``restore``; else the report says how."""
-    names = list(channels) if channels is not None else store.channels()
+    names = list(channels) if channels is not None else _every_channel(store)
     reports = []
     for channel in names:
         found = store.audit(channel, thorough)
@@ -269,11 +282,21 @@ def reconcile(
             )
         reports.append(report)
     report = ReconcileReport(channels=tuple(reports))
-    # A rebuilt index is told by the caller, to a person (``notices()``); the rest is logged.
-    others = ReconcileReport(channels=tuple(c for c in reports if not c.damaged_index))
+    # A rebuilt index is told by the caller, to a person (``notices()``), and an unfinished
+    # removal is finished (and told) after this pass; the rest is logged.
+    others = ReconcileReport(
+        channels=tuple(
+            c for c in reports if not c.damaged_index and c.problems > c.pending_erasures
+        )
+    )
     if not others.clean:
         log.warning("reconciled the stores: %s", others.summary())
     return report
+
+
+def _every_channel(store: ReconcilableStore) -> list[str]:
+    stored = store.channels()
+    return stored + sorted(set(store.erasing()) - set(stored))
 
 
 def _rebuild(store: ReconcilableStore, encoder: TextEncoder, found: ChannelAudit) -> ChannelReport:
@@ -362,6 +385,7 @@ def _report(found: ChannelAudit, repaired: bool) -> ChannelReport:
         orphan_vectors=len(found.orphans),
         unfinished_deletes=len(found.deleted_rows),
         lost_thoughts=len(found.thoughtless),
+        pending_erasures=found.erasures_pending,
         damaged_index=found.damaged,
         repaired=repaired,
         examples=tuple(examples[:EXAMPLES_SHOWN]),

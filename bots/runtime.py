@@ -18,13 +18,14 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine, UnknownMessageError
 from awai_engine.ports import LanguageBackend
 from awai_engine.posts import PostRecord
-from awai_engine.reconcile import ReconcileReport, reconcile
+from awai_engine.reconcile import DamagedVectorsError, ReconcileReport, reconcile
 from awai_engine.schemas.service import ForgetReport, SchemaService
 from awai_engine.settings import Settings
 from awai_engine.values import Reading, Utterance
 from awai_engine.visibility import Scopes, TimelineViews
 from bots.records import Records
 from bots.settings import BotSettings, composed
+from storage.errors import StorageError
 from storage.store import AwaiStore
 from storage.vectors import scrub_folder
 
@@ -166,6 +167,10 @@ def open_runtime(
     """
     repair = repair and not read_only
     store = AwaiStore.open(settings, read_only)
+    if read_only and store.erasing():  # what a removal removes is never shown: finish it first
+        store.close()
+        store = _opened_to_finish_removals(settings)
+        repair = True
     try:
         embedder = Embedder(settings.embedding)
         calibrated_settings = calibrated(composed(settings), embedder)  # the model's scale
@@ -176,8 +181,25 @@ def open_runtime(
             calibrated_settings, store, embedder, language_backend(calibrated_settings)
         )
         if repair:  # a forget or delete a crash interrupted is finished before anything else runs
-            runtime.resumed = runtime.schemas.resume_erasures()
+            try:
+                runtime.resumed = runtime.schemas.resume_erasures()
+            except DamagedVectorsError:  # the start's count did not open the index: check all
+                for notice in runtime.repair().notices():
+                    (notify or log.warning)(notice)
+                runtime.resumed = runtime.schemas.resume_erasures()
         return runtime
     except BaseException:
         store.close()
         raise
+
+
+def _opened_to_finish_removals(settings: Settings) -> AwaiStore:
+    """The store opened for writing by a command that only looks, because a forget or delete
+    was interrupted and must be finished before anything is read."""
+    try:
+        return AwaiStore.open(settings)
+    except StorageError as error:
+        raise StorageError(
+            f"A forget or delete in {settings.data_dir} was interrupted and must be finished"
+            f" before anything is read from it, which needs a folder AWAI may write to: {error}"
+        ) from error

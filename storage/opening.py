@@ -14,6 +14,7 @@ from pathlib import Path
 from awai_engine.settings import Settings
 from storage.errors import StorageError, driver_words
 from storage.heap import overwrite_freed_memory
+from storage.lost_database import how_to_restore, is_damaged_file, refuse_lost_database
 from storage.sql import Database
 from storage.vectors import ChromaVectors
 
@@ -28,6 +29,7 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
     folder even to read).
     """
     overwrite_freed_memory()  # before any message is read: see storage.heap
+    refuse_lost_database(settings)
     if read_only and _frozen(settings):
         return _open_frozen(settings)
     embedded = settings.chroma_url is None
@@ -38,13 +40,15 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
     try:
         database = Database(settings.resolved_database_url())
     except Exception as error:
+        advice = f" {how_to_restore(settings)}" if is_damaged_file(error) else ""
         raise StorageError(
             f"Cannot open the database {_without_password(settings.resolved_database_url())}"
             f"{' (AWAI_DATABASE_URL)' if settings.database_url else ''}: {driver_words(error)}"
+            f"{'; the file is damaged.' if advice else ''}{advice}"
         ) from error
     try:
         vectors = (
-            ChromaVectors.embedded(settings.resolved_chroma_path())
+            ChromaVectors.embedded(settings.resolved_chroma_path(), writable=not read_only)
             if settings.chroma_url is None
             else ChromaVectors.server(settings.chroma_url)
         )

@@ -8,7 +8,7 @@ again under the channel's lock that its reason still holds, since writers keep r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sqlalchemy import delete, func, select, update
@@ -16,6 +16,7 @@ from sqlalchemy import delete, func, select, update
 from awai_engine.reconcile import ChannelAudit, DamagedVectorsError, PendingMessage
 from awai_engine.values import Utterance
 from storage.batches import batches
+from storage.erasures import PendingErasureRow
 from storage.parts import StorePart
 from storage.queries import (
     bump_revision,
@@ -46,12 +47,22 @@ class Repair(StorePart):
         (``damaged``); counting finds an index Chroma cannot open at all. The count is not asked
         of Chroma when the channel's read model, current at SQL's revision, vouches for it
         (:meth:`~storage.read_model.ReadModel.vouched_thoughts`): a start that only reads then
-        never opens Chroma.
+        never opens Chroma. A removal begun and not finished is counted too.
         """
+        with self.db.read() as session:
+            pending = session.scalar(
+                select(func.count(PendingErasureRow.id)).where(
+                    PendingErasureRow.channel_key == channel
+                )
+            )
+            stored = self.db.channel(session, channel) is not None
+        if not stored:  # dropped, its removal unfinished: nothing of it left to compare
+            return ChannelAudit(channel=channel, thorough=thorough, erasures_pending=pending or 0)
         try:
-            return self._audit(channel, thorough)
+            found = self._audit(channel, thorough)
         except DamagedVectorsError:
-            return ChannelAudit(channel=channel, thorough=thorough, damaged=True)
+            found = ChannelAudit(channel=channel, thorough=thorough, damaged=True)
+        return replace(found, erasures_pending=pending or 0)
 
     def _audit(self, channel: str, thorough: bool) -> ChannelAudit:
         with self.db.read() as session:

@@ -257,6 +257,9 @@ class AwaiStore:
     def pending_erasures(self) -> list[PendingErasure]:
         return self.erasures.pending()
 
+    def erasing(self) -> list[str]:
+        return sorted({item.channel for item in self.erasures.pending()})
+
     def finish_erasures(self, channels: Sequence[str] | None = None) -> int:
         return self.erasures.finish(channels)
 

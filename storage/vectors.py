@@ -30,6 +30,7 @@ import numpy as np
 from awai_engine.key_names import slug_with_digest
 from awai_engine.reconcile import DamagedVectorsError
 from storage.batches import batches
+from storage.embedded_checks import EmbeddedChecks
 from storage.errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ LOW_SPACE_BYTES = 1 << 20
 # embedding", raised when vectors are read). A full disk during a flush leaves files so.
 _DAMAGE = re.compile(
     r"hnsw segment reader|Error loading hnsw index|Error deserializing pickle|"
-    r"Error getting embedding"
+    r"Error getting embedding|Error finding id"
 )
 
 
@@ -91,12 +92,15 @@ class ChromaVectors:
         client: object | None = None,
         path: Path | None = None,
         connect: Callable[[], object] | None = None,
+        writable: bool = True,
     ) -> None:
-        """``connect``: makes the client on first use, when ``client`` is not given."""
+        """``connect``: makes the client on first use, when ``client`` is not given.
+        ``writable``: whether a damaged embedded folder may be set aside (not when only looking)."""
         self._client = client
         self._connect = connect
         self._connecting = threading.Lock()
         self.path = path  # the embedded client's folder; None for a server
+        self._checks = EmbeddedChecks(path, writable) if path is not None else None
 
     @property
     def client(self) -> object:
@@ -112,12 +116,19 @@ class ChromaVectors:
         return self._client is not None
 
     @classmethod
-    def embedded(cls, path: Path) -> ChromaVectors:
+    def embedded(cls, path: Path, writable: bool = True) -> ChromaVectors:
         """The embedded Chroma of ``path``, opened on first use; an error opening it then says
-        which folder (:class:`~storage.errors.StorageError`), as opening it eagerly did."""
+        which folder (:class:`~storage.errors.StorageError`), as opening it eagerly did.
+
+        Its files are checked before Chroma loads them (:class:`~storage.embedded_checks.
+        EmbeddedChecks`): Chroma's own database when the client opens, each collection's index
+        the first time this process uses it."""
         path.mkdir(parents=True, exist_ok=True)
+        vectors: ChromaVectors
 
         def connect() -> object:
+            assert vectors._checks is not None
+            vectors._checks.folder()  # set aside first if Chroma's database is damaged
             import chromadb
             from chromadb.config import Settings as ChromaSettings
 
@@ -129,7 +140,8 @@ class ChromaVectors:
             except Exception as error:
                 raise StorageError(f"Cannot open Chroma in {path}: {error}") from error
 
-        return cls(path=path, connect=connect)
+        vectors = cls(path=path, connect=connect, writable=writable)
+        return vectors
 
     @classmethod
     def server(cls, url: str) -> ChromaVectors:
@@ -168,6 +180,10 @@ class ChromaVectors:
     def _collection(
         self, name: str, channel_key: str | None = None
     ) -> Any:  # a chromadb Collection
+        """The collection, made if missing; one that exists is checked first (``channel_key``
+        given: it is being made, so there is nothing to check)."""
+        if self._checks is not None and channel_key is None:
+            self._checks.collection(name)
         metadata = {"channel_key": channel_key, "hnsw:space": "cosine"} if channel_key else None
         return self.client.get_or_create_collection(  # type: ignore[attr-defined]
             name=name, metadata=metadata, embedding_function=None
@@ -286,6 +302,8 @@ class ChromaVectors:
             self.client.delete_collection(name)  # type: ignore[attr-defined]
         except NotFoundError:
             log.info("Chroma collection %s was already gone", name)
+        if self._checks is not None:
+            self._checks.forget(name)
 
 
 def scrub_folder(path: Path) -> list[str]:

@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from bots.terminal.cli import main
+from storage.hnsw_files import UnknownLayout, index_damage, segment_of
+from storage.index_probe import probe_index
 
 SPEAKERS = ("Ann", "Bo", "Cy")
 TOPICS = ("battery", "login", "sync", "charts", "release")
@@ -147,8 +149,8 @@ def cut(path: Path, kept_bytes: int) -> None:
 
 
 NOTICE = (
-    "The vector index of terminal:local:chat was damaged (probably by a full disk); rebuilt"
-    f" from the stored messages: {MESSAGES:,} thought(s)."
+    "The vector index of terminal:local:chat was damaged (cut short by a crash or a full disk,"
+    f" or changed); rebuilt from the stored messages: {MESSAGES:,} thought(s)."
 )
 
 
@@ -233,3 +235,86 @@ def test_doctor_repair_rebuilds_a_damaged_index_from_the_stored_messages(
     code, row = awai.doctor()
     assert code == 0 and row[1] == "readable" and row[-2] == "ok"
     assert awai.export(tmp_path / "after.jsonl") == stored.export
+
+
+def flip(path: Path, count: int, at: int) -> None:
+    """``count`` bytes changed from ``at`` on (a bad sector, a stray write)."""
+    data = bytearray(path.read_bytes())
+    for i in range(at, at + count):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def torn_header(awai: Awai) -> None:
+    """A kill while Chroma rewrote the index: the header counts the new write's elements, the
+    other files still hold the old write's."""
+    header = awai.index_file("header.bin")
+    data = bytearray(header.read_bytes())
+    grown = int.from_bytes(data[20:28], "little") + 700
+    data[12:20] = grown.to_bytes(8, "little")
+    data[20:28] = grown.to_bytes(8, "little")
+    header.write_bytes(bytes(data))
+
+
+DAMAGE = {
+    "a kill while the index was rewritten": torn_header,
+    "the segment folder deleted": lambda awai: shutil.rmtree(awai.index_file("header.bin").parent),
+    "256 bytes flipped in data_level0.bin": lambda awai: flip(
+        awai.index_file("data_level0.bin"), 256, 40_000
+    ),
+    "64 bytes flipped in link_lists.bin": lambda awai: flip(
+        awai.index_file("link_lists.bin"), 64, 1_000
+    ),
+    "chroma.sqlite3 cut in half": lambda awai: cut(
+        awai.data / "chroma" / "chroma.sqlite3",
+        (awai.data / "chroma" / "chroma.sqlite3").stat().st_size // 2,
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_damage_chroma_would_crash_or_fail_on_is_found_before_loading_and_rebuilt(
+    damage: str, awai: Awai, stored: Stored, tmp_path: Path
+) -> None:
+    DAMAGE[damage](awai)
+    cut_read_model(awai)  # so that the reading needs Chroma's vectors
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged" and row[-2] == "needs repair"
+
+    code, out, said = awai("read", str(stored.transcript), "--message", stored.read)
+
+    assert code == 0, said
+    assert "rebuilt from the stored messages" in said + " ".join(out.split())
+    code, out, _ = awai("read", str(stored.transcript), "--message", stored.read, "--json")
+    assert json.loads(out) == stored.reading
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert awai.export(tmp_path / "after.jsonl") == stored.export
+    leftovers = [p.name for p in awai.data.iterdir() if ".damaged-" in p.name]
+    assert leftovers == []  # a damaged folder set aside is gone with its vectors
+
+
+def test_an_index_loaded_in_the_child_probe_fails_there_and_this_process_lives_on(
+    awai: Awai,
+) -> None:
+    """What the check cannot judge (a layout it does not know) is loaded in a child process
+    under a memory limit: a whole index passes, a torn one fails there, not here."""
+    chroma = awai.data / "chroma"
+    [name] = [
+        row[0]
+        for row in sqlite3.connect(chroma / "chroma.sqlite3").execute(
+            "SELECT name FROM collections"
+        )
+    ]
+    assert probe_index(chroma, name) is None
+
+    torn_header(awai)
+    said = probe_index(chroma, name)
+
+    assert said is not None and said.startswith("loading it")
+    header = awai.index_file("header.bin")
+    header.write_bytes((2).to_bytes(4, "little") + header.read_bytes()[4:])
+    segment = segment_of(chroma, name)
+    assert segment is not None
+    with pytest.raises(UnknownLayout):
+        index_damage(segment)

@@ -340,12 +340,21 @@ def test_a_file_made_from_a_database_since_reset_is_never_taken_for_the_new_one(
         writer.engine.ingest([utterance(f"m{n}", text)])
     writer.engine.read(CHANNEL, "m3", EVERYTHING)
     writer.close()
-    for leftover in writer.settings.data_dir.glob("awai.sqlite3*"):
-        leftover.unlink()  # the database reset; the read-models folder stays
-    other = make_runtime("data", read_model={"persist": False}, recall_index=SMALL_INDEX)
+    # The database replaced by a new one made beside the same vectors (a database that is lost
+    # is refused: storage.lost_database); the read-models folder stays.
+    data_dir = writer.settings.data_dir
+    other = make_runtime(
+        "other",
+        read_model={"persist": False},
+        recall_index=SMALL_INDEX,
+        chroma_path=data_dir / "chroma",
+    )
     for message_id, text in [("m1", said[0]), ("m2", said[1]), ("m4", "lunch at noon anyone")]:
         other.engine.ingest([utterance(message_id, text)])
     other.close()
+    for leftover in data_dir.glob("awai.sqlite3*"):
+        leftover.unlink()
+    shutil.copy(other.settings.data_dir / "awai.sqlite3", data_dir)
 
     fresh = persisted_runtime(make_runtime)
     assert list(fresh.store.timeline(CHANNEL).position_of) == ["m1", "m2", "m4"]

@@ -5,8 +5,10 @@ It also says whether the language model is on and, with a key, whether key and m
 Every start already repairs what a crash can leave behind, after a cheap check of counts; the
 doctor compares every id, shows what it found in a table, and with ``--repair`` re-embeds missing
 vectors, finishes half-done writes, edits and deletes, removes orphan vectors, rebuilds a vector
-index whose files cannot be read (a full disk cut them short) from the stored messages, and
-checks again.
+index whose files are damaged (cut short by a crash or a full disk, bytes changed, its folder or
+Chroma's own database damaged: found before Chroma loads them, ``storage/hnsw_files.py``) from
+the stored messages, finishes a forget or delete that was interrupted (a removal unfinished is
+never reported as "ok"), and checks again.
 With the embedded Chroma, run it while no bot is writing to the same data directory.
 """
 
@@ -35,6 +37,7 @@ COLUMNS = (
     ("orphan vectors", "orphan_vectors"),
     ("deletes unfinished", "unfinished_deletes"),
     ("thoughts lost", "lost_thoughts"),
+    ("removals unfinished", "pending_erasures"),
 )
 
 

@@ -28,8 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "schemas", help="Show each speaker's preconceptions in a channel."
     )
     parser.add_argument("channel", help="The channel name or key.")
-    parser.add_argument(
-        "--speaker", type=speaker_name, help="Only this speaker (display name or id)."
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument("--speaker", type=speaker_name, help="Only this speaker (display name or id).")
+    who.add_argument(
+        "--speaker-id", dest="speaker_id", type=speaker_name, help="Only this speaker id, exactly."
     )
     parser.add_argument(
         "--as-of",
@@ -52,8 +54,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if channel is None:
             return 2
         speaker = None
-        if args.speaker:
-            speaker = find_speaker(runtime, channel, args.speaker)
+        if args.speaker or args.speaker_id:
+            speaker = find_speaker(
+                runtime,
+                channel,
+                args.speaker_id or args.speaker,
+                by_id=args.speaker_id is not None,
+            )
             if speaker is None:
                 return 2
         try:

@@ -1,0 +1,318 @@
+"""Checking an embedded Chroma's files before Chroma loads them, since loading damage is fatal.
+
+Chroma 1.x loads a collection's HNSW index (hnswlib, in Rust) from the segment folder named by
+the collection's VECTOR segment, trusting every count and offset in it: a kill while it rewrote
+the files (``header.bin`` counts the new elements, the other files hold the old write), a flipped
+byte in a neighbour id or a link count, a folder deleted — each ends in a segfault, an unbounded
+allocation or an error on every call. Chroma offers no check of its own, so this module reads
+the files as hnswlib lays them out and answers "damaged, because …" or "whole", with memory
+bounded by a chunk of rows (the level-0 file is mapped, never read whole):
+
+- ``header.bin`` (100 bytes): a persistence version (int32), then hnswlib's header — offset of
+  level 0, max elements, current count, bytes per element, label offset, data offset (size_t
+  each), max level, entry point (int32 each), M, M0 (size_t), level multiplier (double),
+  ef_construction (size_t);
+- ``data_level0.bin``: per element, a link count (low 16 bits; bit 0 of the third byte marks a
+  deleted element), ``M0`` neighbour ids, the vector (float32), the label (uint64);
+- ``link_lists.bin``: per element, a byte size (uint32) then that many bytes of upper-level links,
+  ``size / (4 + 4·M)`` levels each of a count and ``M`` ids;
+- ``length.bin``: per element, the norm of the vector as given (float32); only its size is
+  checked: an index Chroma rebuilt from single upserts holds non-finite norms and loads fine;
+- ``index_metadata.pickle``: Chroma's map between its ids and hnswlib's labels, plain data only.
+
+A header of another layout (a Chroma that changed its format) is neither damaged nor whole:
+:class:`UnknownLayout`, for a caller to probe by loading it where a crash cannot hurt
+(:mod:`storage.index_probe`).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import sqlite3
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HEADER = struct.Struct("<iqqqqqqiiqqqdq")
+PERSISTENCE_VERSION = 1
+CHUNK_ROWS = 8192
+DELETED = 0x01
+MAX_LEVEL = 64
+NORM_TOLERANCE = 1e-3
+FILES = ("header.bin", "data_level0.bin", "length.bin", "link_lists.bin", "index_metadata.pickle")
+
+
+class UnknownLayout(Exception):
+    """The files are of a layout this check does not know: it cannot tell."""
+
+
+@dataclass(frozen=True)
+class Header:
+    max_elements: int
+    count: int
+    element_bytes: int
+    label_offset: int
+    data_offset: int
+    max_level: int
+    entry_point: int
+    max_links: int
+    max_links0: int
+
+    @property
+    def dimension(self) -> int:
+        return (self.label_offset - self.data_offset) // 4
+
+    @property
+    def level_bytes(self) -> int:
+        """Bytes of one upper level of one element in ``link_lists.bin``."""
+        return 4 + 4 * self.max_links
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Where a collection's index lives, and whether Chroma says it ever wrote it."""
+
+    folder: Path
+    flushed: bool
+    cosine: bool
+
+
+def segment_of(chroma: Path, collection: str) -> Segment | None:
+    """The VECTOR segment of ``collection`` in an embedded Chroma folder (``None``: no such
+    collection). Raises :class:`sqlite3.DatabaseError` when ``chroma.sqlite3`` cannot be read."""
+    database = chroma / "chroma.sqlite3"
+    if not database.is_file():
+        return None
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+    try:
+        found = connection.execute(
+            "SELECT s.id, c.id FROM segments s JOIN collections c ON s.collection = c.id"
+            " WHERE c.name = ? AND s.scope = 'VECTOR'",
+            (collection,),
+        ).fetchone()
+        if found is None:
+            return None
+        segment, collection_id = found
+        flushed = connection.execute(
+            "SELECT count(*) FROM max_seq_id WHERE segment_id = ?", (segment,)
+        ).fetchone()[0]
+        space = connection.execute(
+            "SELECT str_value FROM collection_metadata WHERE collection_id = ? AND key = ?",
+            (collection_id, "hnsw:space"),
+        ).fetchone()
+    finally:
+        connection.close()
+    return Segment(chroma / segment, bool(flushed), space is not None and space[0] == "cosine")
+
+
+def database_damage(chroma: Path) -> str | None:
+    """What is wrong with the embedded Chroma's own database, ``None`` if nothing (or none yet).
+
+    SQLite's ``quick_check`` reads every page's structure (not the values' meaning): a file cut
+    short or with flipped bytes in its b-trees fails it."""
+    database = chroma / "chroma.sqlite3"
+    if not database.exists():
+        return None
+    try:
+        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+        try:
+            said = [row[0] for row in connection.execute("PRAGMA quick_check")]
+            connection.execute("SELECT count(*) FROM segments").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        return f"chroma.sqlite3 cannot be read: {error}"
+    if said != ["ok"]:
+        return f"chroma.sqlite3 is damaged: {'; '.join(said[:3])}"
+    return None
+
+
+def index_damage(segment: Segment) -> str | None:
+    """What is wrong with a collection's index files, ``None`` when they are whole (or when
+    Chroma has not written them yet). Raises :class:`UnknownLayout` when it cannot tell."""
+    folder = segment.folder
+    if not folder.is_dir():
+        return "its index folder is gone" if segment.flushed else None
+    present = [name for name in FILES if (folder / name).is_file()]
+    if not present:
+        return "its index folder is empty" if segment.flushed else None
+    if "header.bin" not in present:
+        return "header.bin missing"
+    try:
+        header = _header((folder / "header.bin").read_bytes())
+        # An index never flushed is all capacity and no element, and has no map of labels yet.
+        needed = FILES if header.count else FILES[:-1]
+        missing = [name for name in needed if name not in present]
+        if missing:
+            return f"{', '.join(missing)} missing"
+        return (
+            _sizes(folder, header)
+            or _level0(folder / "data_level0.bin", header, segment.cosine)
+            or _upper_levels(folder / "link_lists.bin", header)
+            or _labels(folder, header)
+        )
+    except (OSError, ValueError) as error:
+        return f"its files cannot be read: {error}"
+
+
+def _header(data: bytes) -> Header:
+    if len(data) != HEADER.size:
+        raise UnknownLayout(f"header.bin holds {len(data)} bytes, not {HEADER.size}")
+    (version, offset0, max_elements, count, element_bytes, label_offset, data_offset, max_level,
+     entry_point, max_links, max_links0, _m, _mult, _ef) = HEADER.unpack(data)  # fmt: skip
+    if version != PERSISTENCE_VERSION or offset0 != 0:
+        raise UnknownLayout(f"header.bin is of persistence version {version}")
+    return Header(
+        max_elements,
+        count,
+        element_bytes,
+        label_offset,
+        data_offset,
+        max_level,
+        entry_point,
+        max_links,
+        max_links0,
+    )
+
+
+def _sizes(folder: Path, header: Header) -> str | None:
+    """The header against itself and against the other files' sizes (a torn rewrite)."""
+    if not (0 <= header.count <= header.max_elements) or not (0 < header.max_links <= 1024):
+        return f"header.bin is damaged (count {header.count} of {header.max_elements})"
+    if (
+        header.data_offset != 4 + 4 * header.max_links0
+        or header.label_offset <= header.data_offset
+        or (header.label_offset - header.data_offset) % 4
+        or header.element_bytes != header.label_offset + 8
+        or not (-1 <= header.max_level <= MAX_LEVEL)  # -1: no element yet
+    ):
+        return "header.bin is damaged (its offsets disagree)"
+    if header.count and not (0 <= header.entry_point < header.count):
+        return f"header.bin names entry point {header.entry_point} of {header.count} elements"
+    # Chroma writes the elements there are; an index never flushed, its whole capacity.
+    for name, per_element in (("data_level0.bin", header.element_bytes), ("length.bin", 4)):
+        actual = (folder / name).stat().st_size
+        allowed = {header.count * per_element, header.max_elements * per_element}
+        if actual not in allowed:
+            return (
+                f"header.bin counts {header.count:,} elements but {name} holds {actual:,} bytes"
+                f" for {header.count * per_element:,} (a write of the index was cut short)"
+            )
+    if (folder / "link_lists.bin").stat().st_size < header.count * 4:
+        return f"link_lists.bin is too short for the {header.count:,} elements header.bin counts"
+    return None
+
+
+def _level0(path: Path, header: Header, cosine: bool) -> str | None:
+    """Every element's link count and neighbour ids in range; vectors finite (and of unit
+    length in cosine space); labels unique."""
+    if not header.count:
+        return None
+    rows = np.memmap(path, dtype=np.uint8, mode="r", shape=(header.count, header.element_bytes))
+    links_end = header.data_offset
+    seen_labels = np.empty(header.count, dtype=np.uint64)
+    for start in range(0, header.count, CHUNK_ROWS):
+        chunk = np.array(rows[start : start + CHUNK_ROWS])
+        words = chunk[:, :links_end].view(np.uint32)
+        counts = words[:, 0] & 0xFFFF
+        if (counts > header.max_links0).any():
+            return f"data_level0.bin is damaged (element {start + _first(counts > header.max_links0)} has too many links)"
+        used = np.arange(header.max_links0, dtype=np.uint32)[None, :] < counts[:, None]
+        if np.where(used, words[:, 1:], 0).max(initial=0) >= header.count:
+            return "data_level0.bin is damaged (a link points past the last element)"
+        vectors = chunk[:, header.data_offset : header.label_offset].view(np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            squares = np.einsum("ij,ij->i", vectors, vectors)  # inf or nan if any is not finite
+        if not np.isfinite(squares).all():
+            return "data_level0.bin is damaged (a vector is not finite)"
+        if cosine:
+            live = (chunk[:, 2] & DELETED) == 0
+            if (np.abs(np.sqrt(squares[live]) - 1.0) > NORM_TOLERANCE).any():
+                return "data_level0.bin is damaged (a vector is not of unit length)"
+        seen_labels[start : start + len(chunk)] = chunk[:, header.label_offset :].view(np.uint64)[
+            :, 0
+        ]
+    if len(np.unique(seen_labels)) != header.count:
+        return "data_level0.bin is damaged (two elements share a label)"
+    return None
+
+
+def _upper_levels(path: Path, header: Header) -> str | None:
+    """``link_lists.bin`` parsed whole: every size a whole number of levels up to the header's
+    max level, every count and id in range, the entry point on the top level, nothing left."""
+    words = np.fromfile(path, dtype=np.uint32) if path.stat().st_size % 4 == 0 else None
+    if words is None:
+        return "link_lists.bin is damaged (its size is not a whole number of words)"
+    per_level = header.level_bytes // 4
+    at = 0
+    entry_level = 0
+    for element in range(header.count):
+        if at >= len(words):
+            return "link_lists.bin is cut short"
+        size = int(words[at])
+        at += 1
+        if not size:
+            continue
+        levels, rest = divmod(size, header.level_bytes)
+        if rest or levels > header.max_level or at + size // 4 > len(words):
+            return f"link_lists.bin is damaged (element {element} has a size of {size:,} bytes)"
+        blocks = words[at : at + size // 4].reshape(levels, per_level)
+        counts = blocks[:, 0] & 0xFFFF
+        if (counts > header.max_links).any():
+            return f"link_lists.bin is damaged (element {element} has too many links)"
+        used = np.arange(header.max_links)[None, :] < counts[:, None]
+        if (blocks[:, 1:][used] >= header.count).any():
+            return "link_lists.bin is damaged (a link points past the last element)"
+        if element == header.entry_point:
+            entry_level = levels
+        at += size // 4
+    if at != len(words):
+        return "link_lists.bin holds more than header.bin counts (a write was cut short)"
+    if header.count and entry_level != header.max_level:
+        return "link_lists.bin disagrees with header.bin on the top level"
+    return None
+
+
+def _labels(folder: Path, header: Header) -> str | None:
+    """Chroma's id ↔ label maps: plain data, as many as the index holds at most, each label one
+    of an element's."""
+    if not header.count:
+        return None
+    try:
+        meta = _PlainData(io.BytesIO((folder / "index_metadata.pickle").read_bytes())).load()
+    except Exception as error:
+        return f"index_metadata.pickle cannot be read ({type(error).__name__})"
+    if not isinstance(meta, dict):
+        return "index_metadata.pickle is damaged (not a map)"
+    by_id, by_label = meta.get("id_to_label"), meta.get("label_to_id")
+    if not isinstance(by_id, dict) or not isinstance(by_label, dict):
+        return "index_metadata.pickle is damaged (its maps are missing)"
+    if len(by_id) != len(by_label) or len(by_label) > header.count:
+        return (
+            f"index_metadata.pickle maps {len(by_label):,} labels, header.bin counts"
+            f" {header.count:,} elements (a write of the index was cut short)"
+        )
+    rows = np.memmap(
+        folder / "data_level0.bin",
+        dtype=np.uint8,
+        mode="r",
+        shape=(header.count, header.element_bytes),
+    )
+    labels = set(np.array(rows[:, header.label_offset :]).view(np.uint64)[:, 0].tolist())
+    if not labels.issuperset(by_label):
+        return "index_metadata.pickle names labels the index does not hold"
+    return None
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+class _PlainData(pickle.Unpickler):
+    """Unpickles dicts, strings and numbers only: a damaged or foreign file can name no class."""
+
+    def find_class(self, module: str, name: str) -> object:
+        raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
