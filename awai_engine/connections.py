@@ -137,7 +137,8 @@ def _relation_to(
     context: ReadingContext, target: ReplyScore, stance: Stance | None
 ) -> tuple[Relation, str | None]:
     """What the message does to the scorer's target: answers its question, takes the stance its
-    opening words say, or plainly replies to it."""
+    opening words say, or plainly replies to it — or, when the target is the speaker's own
+    message, continues it (one does not reply to oneself)."""
     other = target.message.speaker_id != context.message.speaker_id
     only_asks = bool(context.thoughts) and all(is_question(t.text) for t in context.thoughts)
     takes_side = stance is not None and stance.relation in ("agrees", "concedes", "disagrees")
@@ -145,7 +146,7 @@ def _relation_to(
         return stance.relation, stance.condition
     if target.asks and other and not only_asks:
         return "answers", None
-    return "replies-to", None
+    return ("replies-to" if other else "continues"), None
 
 
 def _returned_to(

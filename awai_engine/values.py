@@ -364,11 +364,13 @@ Relation = Literal[
     "shifts-away",
     "relates-to",
     "replies-to",
+    "continues",
 ]
 """What a message does to an earlier one. ``concedes`` grants a point while keeping one's own
 ("fair, but …"); ``revises`` takes back or corrects an earlier claim ("I was wrong about …");
 ``relates-to`` is the plain "connects to" by topic; ``replies-to`` the plain "replies to", for
-the message the reply-target scorer names when no cue says more."""
+the message the reply-target scorer names when no cue says more; ``continues`` the same for the
+speaker's own earlier message (a follow-up, a report going on)."""
 
 
 class ThoughtLink(Value):

@@ -277,8 +277,9 @@ def test_the_sample_reads_answers_returns_and_conditional_agreement(
     assert headline("m048") == ("returns-to", "m003")  # "the battery drain … is back"
     # "About 3% of iOS sessions…": Dev answers Ben's "How many users?" and goes on with his own
     # report of the bug two lines up; the scorer, fitted on IRC where a speaker's next line most
-    # often continues their own, names the report. Either is a message it responds to.
-    assert headline("m024") in {("answers", "m023"), ("replies-to", "m022")}
+    # often continues their own, names the report, as a continuation of it. Either is a message
+    # it responds to.
+    assert headline("m024") in {("answers", "m023"), ("continues", "m022")}
     assert headline("m014") == ("agrees", "m013")  # "Agree with Aiko."
     assert headline("m053") == ("agrees", "m052")
     assert readings["m053"]["headline"]["connection"]["condition"].startswith("as long as")
@@ -390,3 +391,18 @@ def test_again_in_passing_returns_to_nothing() -> None:
     assert not says_returns("また明日")
     assert says_returns("The crash happened again last night.")
     assert says_returns("Coming back to the refund question")
+
+
+def test_the_speakers_own_message_is_continued_not_replied_to() -> None:
+    context = _context(
+        "No sound, cannot find card!",
+        speaker="ken",
+        previous=("ken", "My laptop just updated and now the speakers are dead."),
+        targets=(("prev", 0.8),),
+    )
+    headline, _ = connect(context)
+    assert headline.connection is not None
+    assert (headline.connection.relation, headline.connection.message.message_id) == (
+        "continues",
+        "prev",
+    )

@@ -152,3 +152,34 @@ def test_a_missing_or_damaged_model_file_is_a_clear_message_at_start_up_and_in_t
     assert main(["--data-dir", str(tmp_path / "data"), "doctor"]) == 1
     out = capsys.readouterr().out
     assert "Reply-target model" in out and says in " ".join(out.split())
+
+
+def test_a_thread_reply_is_never_scored_against_a_recalled_line_of_the_top_level(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime("thread")
+    channel = "terminal:local:thread-reply"
+    spec = [
+        ("ann", "Staging deploy is failing again on the migration step.", None),
+        ("bo", "which migration? the one adding the refunds table?", "m000"),
+        ("ann", "Also: lunch at 12 today, the ramen place reopened.", None),
+        ("cy", "count me in for ramen", None),
+        ("ann", "yes that one, it locks the payments table", "m000"),
+    ]
+    messages = [
+        Utterance(
+            channel=channel,
+            message_id=f"m{i:03d}",
+            speaker_id=speaker,
+            speaker_name=speaker.title(),
+            text=text,
+            ts=1_700_000_000 + 60 * i,
+            thread_root=root,
+        )
+        for i, (speaker, text, root) in enumerate(spec)
+    ]
+    runtime.engine.ingest(messages)
+    timeline = runtime.store.timeline(channel)
+    # The top-level aside and its answer, as association might recall them (the speaker's own).
+    scores = reply_scores(timeline, 4, reply_model(), recalled=[2, 3])
+    assert {score.message.message_id for score in scores} == {"m000", "m001"}

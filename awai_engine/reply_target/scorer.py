@@ -25,7 +25,11 @@ def reply_scores(
     timeline: Timeline, position: int, model: ReplyModel, recalled: Sequence[int] = ()
 ) -> tuple[ReplyScore, ...]:
     """Every candidate of the message at ``position`` with its probability, best first (ties:
-    the nearer first). Only the best may be ``confident``."""
+    the nearer first). Only the best may be ``confident``. Recalled lines of another line of the
+    channel (a thread's reply, the top level) are not candidates: the features count lines and
+    turns as one line holds them, the model was fitted on lines alone, and a reply in a thread
+    named as answering a top-level aside misleads (a review found exactly that)."""
+    recalled = [q for q in recalled if _same_line(timeline, position, q)]
     candidates = candidate_features(timeline, position, recalled)
     if not candidates.positions:
         return ()
@@ -48,6 +52,16 @@ def reply_scores(
             )
         )
     return tuple(scores)
+
+
+def _same_line(timeline: Timeline, position: int, earlier: int) -> bool:
+    """Whether ``earlier`` is in the line of the message at ``position``: its thread (the root
+    included) for a thread reply, else the top level."""
+    message, other = timeline.messages[position].ref, timeline.messages[earlier]
+    if timeline.messages[position].is_reply:
+        root = message.thread_root
+        return other.ref.message_id == root or other.ref.thread_root == root
+    return not other.is_reply
 
 
 SHOWN = 5

@@ -58,6 +58,7 @@ cite only those references, exactly as given.
 - shifts-away: moves the conversation off what was being discussed there.
 - builds-on: extends, refines or applies an idea from there.
 - replies-to: responds to what was said there, when none of the above says more.
+- continues: the speaker goes on from their own earlier message there (adds to it, follows it up).
 - relates-to: plainly connected by topic, without responding to it.
 A thought with no real connection gets no link. Stances of a preconception toward the message: \
 supports (what the speaker says now is in line with it), opposes (goes against it), unrelated.
