@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from awai_engine.settings import Settings
 from storage.errors import StorageError
@@ -22,7 +23,10 @@ from storage.errors import StorageError
 def refuse_lost_database(settings: Settings) -> None:
     """Raise :class:`StorageError` when the configured SQLite database is missing or empty but
     vectors or read models derived from it are still in the data folder."""
-    url = make_url(settings.resolved_database_url())
+    try:
+        url = make_url(settings.resolved_database_url())
+    except ArgumentError:
+        return  # not a database URL: opening the database names what is wrong with it
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return  # a server database: its loss is its operator's to see
     database = Path(url.database)
@@ -65,7 +69,7 @@ def _holds_tables(database: Path) -> bool:
     try:
         if database.stat().st_size == 0:
             return False
-    except FileNotFoundError:
+    except OSError:  # missing, or under a file given as the data folder: nothing to protect
         return False
     try:
         connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)

@@ -8,6 +8,7 @@ torn write could, and opens the folder again as the next process does.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,15 +24,17 @@ def _pointer(runtime: Runtime) -> Path:
     return pointer
 
 
-def _header_that_does_not_tokenize(runtime: Runtime) -> None:
-    """A ``.npy`` header cut inside a string: numpy's parser raises ``tokenize.TokenError``."""
+def _column_that_does_not_decode(runtime: Runtime) -> None:
+    """A column file whose bytes are no JSON, its length and checksum in ``current.json``
+    rewritten to match (as a foreign tool or a half-restored backup could leave it): the checks
+    of length and checksum pass, and orjson's own error, a type no list foresaw, is what fails."""
     pointer = _pointer(runtime)
-    generation = pointer.parent / json.loads(pointer.read_text())["generation"]
-    vectors = generation / "vectors.npy"
-    data = bytearray(vectors.read_bytes())
-    header = b"{'descr': '''<f4"
-    data[10 : 10 + len(header)] = header
-    vectors.write_bytes(bytes(data))
+    meta = json.loads(pointer.read_text())
+    column = pointer.parent / meta["generation"] / "message_ids"
+    data = b"{'not json" + column.read_bytes()[10:]
+    column.write_bytes(data)
+    meta["files"]["message_ids"] = [len(data), zlib.crc32(data)]
+    pointer.write_text(json.dumps(meta), encoding="utf-8")
 
 
 def _pointer_holding_a_list(runtime: Runtime) -> None:
@@ -40,8 +43,8 @@ def _pointer_holding_a_list(runtime: Runtime) -> None:
 
 @pytest.mark.parametrize(
     "damage",
-    [_header_that_does_not_tokenize, _pointer_holding_a_list],
-    ids=["npy header that does not tokenize", "current.json holding a list"],
+    [_column_that_does_not_decode, _pointer_holding_a_list],
+    ids=["a column that does not decode", "current.json holding a list"],
 )
 def test_a_read_model_file_that_fails_to_load_in_any_way_is_rebuilt(
     damage: Callable[[Runtime], None], make_runtime: Callable[..., Runtime]
