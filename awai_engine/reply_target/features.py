@@ -15,7 +15,6 @@ all at or before the message: the features of message ``p`` are a function of th
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -124,9 +123,9 @@ def _features(
         timeline.speaker_name(s).casefold() for s in timeline.named_speakers(position)
     }
     naming_speaker = _names_speaker(timeline, position)
-    message_terms = set(terms(message.text))
+    message_terms = _term_set(message.text)
     message_asks = asks(message)
-    stance = opening_stance(message.text) is not None
+    stance = _stance(message.text)
     oldest = min(positions)
     # The speaker's own latest line and the latest said to them are looked for in the window
     # only, as in fitting (where no recalled line reached further): a far recalled line makes the
@@ -164,68 +163,74 @@ def _features(
             replies_since[name] = replies_since.get(name, 0) + 1
         speakers_since.add(said_by)
 
-    cosines = _cosines(timeline, position, positions)
+    # Everything below is per candidate, computed for all of them at once.
+    candidates = [timeline.messages[q] for q in positions]
+    said = [names[q].casefold() for q in positions]
+    to = [said_to[q] - {s} for q, s in zip(positions, said, strict=True)]
+    turns, replies, speakers, speaker_since = np.array(
+        [before[q] for q in positions], dtype=np.float64
+    ).T
+    candidate_terms = [_term_set(c.text) for c in candidates]
+    shared = np.array([len(message_terms & t) for t in candidate_terms], dtype=np.float64)
+    union = np.array([len(message_terms | t) for t in candidate_terms], dtype=np.float64)
+    candidate_asks = np.array([asks(c) for c in candidates])
+    same = np.array([s == speaker for s in said])
+    at = np.asarray(positions)
+    back = position - at
+    minutes = np.maximum(0.0, (timeline.timestamps[position] - timeline.timestamps[at]) / 60.0)
+
+    cosines = _cosines(timeline, position, candidates)
     near_cosines = cosines[:near] if near else cosines
     mean = float(near_cosines.mean()) if len(near_cosines) else 0.0
     order = np.argsort(-cosines, kind="stable")
     cosine_rank = np.empty(len(positions), dtype=np.int64)
     cosine_rank[order] = np.arange(len(positions))
-    first_in_window = own_latest is None
-    message_chars = math.log1p(len(message.text)) / 6.0
-    now = timeline.timestamps[position]
-    log_51 = math.log(51.0)
+    count = len(positions)
 
-    rows = np.zeros((len(positions), len(FEATURE_NAMES)), dtype=np.float32)
-    for i, q in enumerate(positions):
-        candidate = timeline.messages[q]
-        said_by = names[q].casefold()
-        back = position - q
-        minutes = max(0.0, (now - timeline.timestamps[q]) / 60.0)
-        to = said_to[q] - {said_by}
-        turns, replies, speakers, speaker_since = before[q]
-        candidate_terms = set(terms(candidate.text))
-        shared = len(message_terms & candidate_terms)
-        union = len(message_terms | candidate_terms)
-        candidate_asks = asks(candidate)
-        values = [
-            *_bucket(back, _BACK_EDGES),
-            math.log1p(back - 1) / log_51,
-            *_bucket(minutes, _MINUTES_EDGES),
-            said_by == speaker,
-            said_by in addressed,
-            bool(addressed) and said_by not in addressed,
-            not addressed,
-            speaker in to,
-            bool(to) and speaker not in to,
-            turns == 0,
-            math.log1p(turns) / 3.0,
-            q == own_latest,
-            said_by in own_previous_addressees,
-            q == latest_to_speaker,
-            math.log1p(speakers) / 3.0,
-            speaker_since,
-            candidate_asks,
-            message_asks,
-            candidate_asks and not message_asks and said_by != speaker,
-            math.log1p(replies) / 3.0,
-            naming_speaker(q, candidate_terms),
-            said_by in named_by_message,
-            shared / union if union else 0.0,
-            math.log1p(shared) / 3.0,
-            cosines[i],
-            cosines[i] - mean,
-            cosine_rank[i] == 0,
-            cosine_rank[i] < 3,
-            message_chars,
-            math.log1p(len(candidate.text)) / 6.0,
-            stance,
-            first_in_window,
-        ]
-        rows[i] = values
-    return rows
+    def each(values: Sequence[object]) -> np.ndarray:
+        return np.array(values, dtype=np.float64)
+
+    def constant(value: float) -> np.ndarray:
+        return np.full(count, float(value))
+
+    columns = [
+        _one_hot(back, _BACK_EDGES),
+        np.log1p(back - 1) / math.log(51.0),
+        _one_hot(minutes, _MINUTES_EDGES),
+        same,
+        each([s in addressed for s in said]),
+        each([bool(addressed) and s not in addressed for s in said]),
+        constant(not addressed),
+        each([speaker in t for t in to]),
+        each([bool(t) and speaker not in t for t in to]),
+        turns == 0,
+        np.log1p(turns) / 3.0,
+        at == (own_latest if own_latest is not None else -1),
+        each([s in own_previous_addressees for s in said]),
+        at == (latest_to_speaker if latest_to_speaker is not None else -1),
+        np.log1p(speakers) / 3.0,
+        speaker_since,
+        candidate_asks,
+        constant(message_asks),
+        candidate_asks & (not message_asks) & ~same,
+        np.log1p(replies) / 3.0,
+        each([naming_speaker(q, t) for q, t in zip(positions, candidate_terms, strict=True)]),
+        each([s in named_by_message for s in said]),
+        np.divide(shared, union, out=np.zeros(count), where=union > 0),
+        np.log1p(shared) / 3.0,
+        cosines,
+        cosines - mean,
+        cosine_rank == 0,
+        cosine_rank < 3,
+        constant(math.log1p(len(message.text)) / 6.0),
+        np.log1p([len(c.text) for c in candidates]) / 6.0,
+        constant(stance),
+        constant(own_latest is None),
+    ]
+    return np.column_stack(columns).astype(np.float32)
 
 
-def _names_speaker(timeline: Timeline, position: int) -> Callable[[int, set[str]], bool]:
+def _names_speaker(timeline: Timeline, position: int) -> Callable[[int, frozenset[str]], bool]:
     """Whether the line at a given earlier position names the speaker of the message at
     ``position`` (their whole name among its terms, as :meth:`Timeline.named_speakers` finds
     names), given that line's terms: the same answer without a search per line."""
@@ -235,7 +240,7 @@ def _names_speaker(timeline: Timeline, position: int) -> Callable[[int, set[str]
     first = int(np.argmax(codes == timeline.speaker_code(speaker_id)))
     ids = timeline.speaker_ids
 
-    def names(q: int, line_terms: set[str]) -> bool:
+    def names(q: int, line_terms: frozenset[str]) -> bool:
         return bool(name) and first < q and ids[q] != speaker_id and name <= line_terms
 
     return names
@@ -251,19 +256,34 @@ def _asks(text: str) -> bool:
     return is_question(text)
 
 
-def _bucket(value: float, edges: tuple[float, ...]) -> list[bool]:
-    """One-hot: which of ``edges`` (upper ends, ascending) first holds ``value``; the last slot
-    holds everything above."""
-    slot = bisect.bisect_left(edges, value)
-    return [k == slot for k in range(len(edges) + 1)]
+@text_cache(maxsize=16_384)
+def _term_set(text: str) -> frozenset[str]:
+    """A line's distinct terms: each candidate is one for the next fifty readings of its line."""
+    return frozenset(terms(text))
 
 
-def _cosines(timeline: Timeline, position: int, positions: tuple[int, ...]) -> np.ndarray:
+@text_cache(maxsize=4096)
+def _stance(text: str) -> bool:
+    """Whether the message opens with a stance (cached: a message is read more than once)."""
+    return opening_stance(text) is not None
+
+
+def _one_hot(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
+    """One-hot rows: which of ``edges`` (upper ends, ascending) first holds each value; the last
+    slot holds everything above."""
+    slot = np.searchsorted(edges, values, side="left")
+    return slot[:, None] == np.arange(len(edges) + 1)
+
+
+def _cosines(
+    timeline: Timeline, position: int, candidates: Sequence[TimelineMessage]
+) -> np.ndarray:
     """The best cosine between a thought of the message and a thought of each candidate
     (stored unit vectors: a dot product), in one product over all their rows."""
     query = timeline.vectors[np.asarray(timeline.rows_of(position))]
-    spans = [timeline.rows_of(q) for q in positions]
-    rows = np.concatenate([np.arange(span.start, span.stop) for span in spans])
+    firsts = np.array([c.first_row for c in candidates])
+    lengths = np.array([len(c.thoughts) for c in candidates])
+    starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
+    rows = np.repeat(firsts - starts, lengths) + np.arange(int(lengths.sum()))
     best = (np.take(timeline.vectors, rows, axis=0) @ query.T).max(axis=1)
-    starts = np.cumsum([0, *(len(span) for span in spans[:-1])])
     return np.maximum.reduceat(best, starts).astype(np.float32)

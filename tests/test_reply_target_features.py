@@ -1,0 +1,187 @@
+"""The reply-target features, computed for all candidates at once, are what each one means.
+
+The engine computes every candidate's features in one pass with numpy; this file restates each
+feature for one candidate at a time, straight from its definition (counting the lines between
+the candidate and the message anew for each), and requires the same numbers to 1e-6 for every
+message of generated conversations (real MiniLM vectors, real store), with lines recalled from
+beyond the window among the candidates.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+
+import numpy as np
+
+from awai_engine.cues import opening_stance
+from awai_engine.lexical import terms
+from awai_engine.reaching import named_at_the_edge
+from awai_engine.reply_target.features import (
+    FEATURE_NAMES,
+    _names_speaker,
+    asks,
+    candidate_features,
+    window,
+)
+from awai_engine.timeline import Timeline
+from awai_engine.values import Utterance
+from bots.runtime import Runtime
+
+SPEAKERS = ("Ann", "Bo", "Cy", "Dee", "ann")  # "ann" folds to the same name as "Ann"
+TEXTS = (
+    "Can we move the release to Thursday?",
+    "Thursday works, the QA pass ends Wednesday.",
+    "The deploy failed because the disk was full.",
+    "did you clear the logs?",
+    "yes, 40 GB freed",
+    "Lunch? The ramen place reopened.",
+    "ok 👍",
+    "the retry on the upload job is in",
+    "デプロイはディスクが一杯で失敗しました。",
+    "それでいいと思いますか",
+    "no, that is not what I meant",
+    "thanks Bo",
+)
+
+
+def _conversation(seed: int, size: int, channel: str) -> list[Utterance]:
+    draw = random.Random(seed)
+    ts = 1_700_000_000.0
+    lines = []
+    for i in range(size):
+        speaker = draw.choice(SPEAKERS)
+        ts += draw.choice((5, 40, 200, 1_000, 20_000))
+        to = draw.choice(((), (), (draw.choice(SPEAKERS),)))
+        text = draw.choice(TEXTS)
+        lines.append(
+            Utterance(
+                channel=channel,
+                message_id=f"g{i:03d}",
+                speaker_id=speaker,
+                speaker_name=speaker,
+                text=f"{to[0]}: {text}" if to else text,
+                ts=ts,
+                addressees=to,
+            )
+        )
+    return lines
+
+
+def _folded(timeline: Timeline, at: int) -> frozenset[str]:
+    return frozenset(name.casefold() for name in timeline.messages[at].addressees)
+
+
+def _slot(value: float, edges: tuple[float, ...]) -> list[bool]:
+    slot = bisect.bisect_left(edges, value)
+    return [k == slot for k in range(len(edges) + 1)]
+
+
+def _one_candidate(
+    timeline: Timeline, p: int, q: int, near: list[int], cosines: dict[int, float]
+) -> list[float]:
+    """The features of candidate ``q`` of message ``p``, from their definitions alone."""
+    said = [name.casefold() for name in timeline.speaker_names]
+    message, candidate = timeline.messages[p], timeline.messages[q]
+    window_start = near[-1] if near else p
+    speaker, by = said[p], said[q]
+    edge = {name.casefold() for name in named_at_the_edge(timeline, p)}
+    addressed = (_folded(timeline, p) | edge) - {speaker}
+    to = _folded(timeline, q) - {by}
+    between = range(q + 1, p)
+    turns = sum(said[at] == by for at in between)
+    replies = sum(by in _folded(timeline, at) for at in between)
+    since = {said[at] for at in between}
+    in_window = range(p - 1, window_start - 1, -1)
+    own = next((at for at in in_window if said[at] == speaker), None)
+    own_to = _folded(timeline, own) - {speaker} if own is not None else frozenset()
+    to_speaker = next(
+        (at for at in in_window if speaker in _folded(timeline, at) and said[at] != speaker),
+        None,
+    )
+    named = {timeline.speaker_name(s).casefold() for s in timeline.named_speakers(p)}
+    mine, theirs = set(terms(message.text)), frozenset(terms(candidate.text))
+    shared, union = len(mine & theirs), len(mine | theirs)
+    mean = float(np.mean([cosines[c] for c in (near or cosines)]))
+    back = p - q
+    return [
+        *_slot(back, (1, 2, 3, 4, 6, 10, 20, 50)),
+        math.log1p(back - 1) / math.log(51.0),
+        *_slot(max(0.0, (message.ref.ts - candidate.ref.ts) / 60.0), (0.5, 1.5, 5, 15, 60, 240)),
+        by == speaker,
+        by in addressed,
+        bool(addressed) and by not in addressed,
+        not addressed,
+        speaker in to,
+        bool(to) and speaker not in to,
+        turns == 0,
+        math.log1p(turns) / 3.0,
+        q == own,
+        by in own_to,
+        q == to_speaker,
+        math.log1p(len(since)) / 3.0,
+        speaker in since,
+        asks(candidate),
+        asks(message),
+        asks(candidate) and not asks(message) and by != speaker,
+        math.log1p(replies) / 3.0,
+        _names_speaker(timeline, p)(q, theirs),
+        by in named,
+        shared / union if union else 0.0,
+        math.log1p(shared) / 3.0,
+        cosines[q],
+        cosines[q] - mean,
+        np.nan,  # cosine_top1 and cosine_top3: ranks, checked by _check_ranks
+        np.nan,
+        math.log1p(len(message.text)) / 6.0,
+        math.log1p(len(candidate.text)) / 6.0,
+        opening_stance(message.text) is not None,
+        own is None,
+    ]
+
+
+_RANKS = [FEATURE_NAMES.index("cosine_top1"), FEATURE_NAMES.index("cosine_top3")]
+
+
+def _check_ranks(features: np.ndarray, cosines: list[float]) -> None:
+    """One candidate is the most similar and min(3, all) are among the three most similar, each
+    as similar as the best (third best) one to 1e-6: lines of the same words tie, and which of
+    them comes first depends on the last bits of the product."""
+    top1, top3 = (features[:, k].astype(bool) for k in _RANKS)
+    best = sorted(cosines, reverse=True)
+    assert top1.sum() == 1 and top3.sum() == min(3, len(cosines)) and top3[top1].all()
+    assert all(c >= best[0] - 1e-6 for c in np.asarray(cosines)[top1])
+    assert all(c >= best[min(3, len(best)) - 1] - 1e-6 for c in np.asarray(cosines)[top3])
+
+
+def _best_cosine(timeline: Timeline, p: int, q: int) -> float:
+    mine, theirs = timeline.rows_of(p), timeline.rows_of(q)
+    return max(
+        float(np.float32(timeline.vectors[a] @ timeline.vectors[b])) for a in mine for b in theirs
+    )
+
+
+def test_all_candidates_at_once_give_each_candidates_own_features(runtime: Runtime) -> None:
+    channel = "terminal:local:features"
+    runtime.engine.ingest(_conversation(seed=31, size=90, channel=channel))
+    timeline = runtime.store.timeline(channel)
+    draw = random.Random(7)
+    compared = 0
+    for p in range(1, len(timeline.messages)):
+        recalled = draw.sample(range(p), k=min(p, 3))
+        found = candidate_features(timeline, p, recalled, size=12)
+        near = window(timeline, p, size=12)
+        cosines = {q: _best_cosine(timeline, p, q) for q in found.positions}
+        expected = np.array(
+            [_one_candidate(timeline, p, q, near, cosines) for q in found.positions],
+            dtype=np.float64,
+        )
+        assert found.features.shape == (len(found.positions), len(FEATURE_NAMES))
+        _check_ranks(found.features, [cosines[q] for q in found.positions])
+        gap = np.abs(found.features - expected)
+        gap[:, _RANKS] = 0.0
+        worst = np.unravel_index(gap.argmax(), gap.shape)
+        assert gap.max() <= 1e-6, (p, found.positions[worst[0]], FEATURE_NAMES[worst[1]])
+        compared += len(found.positions)
+    assert compared > 500
