@@ -27,6 +27,10 @@ class TerminalConsole(Console):
 
     def __init__(self, stderr: bool = False) -> None:
         super().__init__(stderr=stderr, markup=False, emoji=False, highlight=False, soft_wrap=True)
+        # These consoles live as long as the process, so their size is read at each print (the
+        # terminal's, else COLUMNS and LINES), not fixed at import: Rich keeps a COLUMNS set then
+        # for good (pytest-xdist's workers start with COLUMNS=80, and a resized terminal too).
+        self._width = self._height = None
 
     def render_str(self, text: str, **options: Any) -> Text:
         """Every string Rich prints (``print``, table cells and titles) is rendered here."""
