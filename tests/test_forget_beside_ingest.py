@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.test_erasure import hits
 
 SPEAKERS = ("Ann", "Zebulon", "Cy")
@@ -53,6 +55,7 @@ def stored(data: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_a_forget_beside_an_ingest_of_the_same_channel_ends_cleanly_and_leaves_nobody_behind(
     tmp_path: Path,
 ) -> None:

@@ -360,6 +360,7 @@ def test_a_file_made_from_a_database_since_reset_is_never_taken_for_the_new_one(
     assert list(fresh.store.timeline(CHANNEL).position_of) == ["m1", "m2", "m4"]
 
 
+@pytest.mark.slow
 def test_a_writer_killed_at_any_step_leaves_the_file_as_it_was_or_as_it_was_meant_to_be(
     make_runtime: Callable[..., Runtime], tmp_path: Path
 ) -> None:

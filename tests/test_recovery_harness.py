@@ -29,6 +29,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
         (4, "ingest", "npy-header", False),
     ],
 )
+@pytest.mark.slow
 def test_after_a_kill_and_damage_the_folder_opens_repairs_and_keeps_everything_stored(
     base: Base, seed: int, operation: str, damage: str, at_index_write: bool
 ) -> None:

@@ -264,6 +264,7 @@ def test_a_second_import_waits_for_the_first_before_opening_the_data_folder(
     assert f"{len(LINES)} added" in said
 
 
+@pytest.mark.slow
 def test_two_imports_of_different_files_into_an_existing_channel_refuse_nothing(
     tmp_path: Path,
 ) -> None:

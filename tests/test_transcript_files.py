@@ -150,6 +150,7 @@ def test_a_file_stored_into_one_channel_is_read_whole_into_another(
     assert code == 0 and "2 added" in said  # a record is per channel
 
 
+@pytest.mark.slow
 def test_a_kill_while_appended_lines_are_stored_leaves_the_next_read_whole(
     awai: Awai, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
