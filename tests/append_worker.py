@@ -17,17 +17,15 @@ is the file's write path alone, every step of it.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from tests.fork_server import say, serve
 
 STEPS = ("write", "ftruncate", "fsync", "replace")
 
@@ -35,21 +33,7 @@ STEPS = ("write", "ftruncate", "fsync", "replace")
 def main() -> None:
     import storage.read_model_files  # noqa: F401  (import once, before forking)
 
-    _say("READY")
-    for line in sys.stdin:
-        job = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                _work(job)
-            except BaseException:
-                traceback.print_exc()
-                code = 1
-            finally:
-                os._exit(code)
-        _say(f"CHILD {pid}")
-        threading.Thread(target=_reap, args=(pid,), daemon=True).start()
+    serve(_work)
 
 
 def _work(job: dict[str, Any]) -> None:
@@ -86,7 +70,7 @@ def _work(job: dict[str, Any]) -> None:
     def pause() -> None:
         steps[0] += 1
         if steps[0] == job["pause_at"]:
-            _say(f"{me} PAUSED {steps[0]}")
+            say(f"{me} PAUSED {steps[0]}")
             while True:
                 time.sleep(60)
 
@@ -98,7 +82,7 @@ def _work(job: dict[str, Any]) -> None:
         job["channel"], snapshot, lambda *_: True, target.written if target else None
     )
     assert written is not None, "the save wrote nothing"
-    _say(f"{me} DONE {steps[0]}")
+    say(f"{me} DONE {steps[0]}")
 
 
 class _Counted(ModuleType):
@@ -119,16 +103,6 @@ class _Counted(ModuleType):
             return result
 
         return step
-
-
-def _reap(pid: int) -> None:
-    _, status = os.waitpid(pid, 0)
-    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-    _say(f"EXIT {pid} {code}")
-
-
-def _say(line: str) -> None:
-    os.write(sys.stdout.fileno(), f"{line}\n".encode())
 
 
 if __name__ == "__main__":

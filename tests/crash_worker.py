@@ -16,15 +16,13 @@ full audit still finds after the start-up repair), and ``<pid> DONE`` at the end
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import sys
-import threading
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any
+
+from tests.fork_server import say, serve
 
 CURSOR = "crash-test-job"
 VECTOR_METHODS = ("upsert", "delete_messages", "delete_thoughts_from", "delete_ids")
@@ -44,27 +42,7 @@ def main() -> None:
 
     import bots.runtime  # noqa: F401
 
-    _say("READY")
-    for line in sys.stdin:
-        job = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                _work(job)
-            except BaseException:
-                traceback.print_exc()
-                code = 1
-            finally:
-                os._exit(code)
-        _say(f"CHILD {pid}")
-        threading.Thread(target=_reap, args=(pid,), daemon=True).start()
-
-
-def _reap(pid: int) -> None:
-    _, status = os.waitpid(pid, 0)
-    code = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
-    _say(f"EXIT {pid} {code}")
+    serve(_work)
 
 
 def _work(job: dict[str, Any]) -> None:
@@ -80,7 +58,7 @@ def _work(job: dict[str, Any]) -> None:
 
     def pause(point: str) -> None:
         if point == pause_at:
-            _say(f"{me} PAUSED {point}")
+            say(f"{me} PAUSED {point}")
             while True:
                 time.sleep(60)
 
@@ -89,7 +67,7 @@ def _work(job: dict[str, Any]) -> None:
 
     runtime = open_runtime(Settings(data_dir=job["data_dir"], _env_file=None))  # type: ignore[call-arg]
     found = audit(runtime.store)
-    _say(f"{me} STARTED {'clean' if found.clean else 'dirty: ' + found.summary()}")
+    say(f"{me} STARTED {'clean' if found.clean else 'dirty: ' + found.summary()}")
     cursor = runtime.store.cursors.get(CURSOR)
     first = int(cursor.cursor) if cursor and cursor.cursor else 0
     for number in range(first, len(job["operations"])):
@@ -104,7 +82,7 @@ def _work(job: dict[str, Any]) -> None:
         pause(f"{number}:done")
         runtime.store.cursors.save(CURSOR, str(number + 1), number + 1)
     runtime.close()
-    _say(f"{me} DONE")
+    say(f"{me} DONE")
 
 
 def _paused(
@@ -117,10 +95,6 @@ def _paused(
         return result
 
     return wrapped
-
-
-def _say(line: str) -> None:
-    os.write(sys.stdout.fileno(), f"{line}\n".encode())
 
 
 if __name__ == "__main__":
