@@ -458,7 +458,13 @@ def test_a_signed_body_that_is_no_slack_payload_is_a_bad_request_with_one_log_li
 ):
     answer = _send_signed(slack, server, caplog, *MALFORMED[kind])
     assert _status_lines(answer) == [b"HTTP/1.1 400 Bad Request"]
-    said = [record for record in caplog.records if record.levelno >= logging.INFO]
+    # waitress.queue says "Task queue depth is N" whenever a loaded machine has every worker
+    # thread busy for a moment: the server's own load report, not a line about this request.
+    said = [
+        record
+        for record in caplog.records
+        if record.levelno >= logging.INFO and record.name != "waitress.queue"
+    ]
     assert [record.getMessage().split(" (")[0] for record in said] == [
         "Refused a signed request that is no Slack payload"
     ], [record.getMessage() for record in said]
