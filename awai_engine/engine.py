@@ -20,8 +20,10 @@ from typing import Protocol
 from threadpoolctl import threadpool_limits
 
 from awai_engine.admission import text_problem, ts_problem
+from awai_engine.association.recall import recall
+from awai_engine.association.reply_targets import with_reply_targets
 from awai_engine.connections import connect
-from awai_engine.context import build_flow, recall, with_reply_targets
+from awai_engine.context import build_flow
 from awai_engine.embedding import Embedder
 from awai_engine.errors import AwaiError
 from awai_engine.extraction_window import extraction_targets
