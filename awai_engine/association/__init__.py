@@ -11,10 +11,12 @@ conversation it belongs to, whether it reaches for the past):
 2. ``far`` — slots for the far past, when meaning and rare words together stand out;
 3. ``meaning`` — the rest by meaning, against θ(d) and the bars of the exchange and conversation;
 4. ``activation`` — each recalled thought's ACT-R base-level activation;
-5. ``reply_targets`` — the reply-target scorer's best candidates added after recall, so that the
+5. ``admission`` — a gate learned from human annotation leaves out the items unlikely to be in
+   the message's own conversation;
+6. ``reply_targets`` — the reply-target scorer's best candidates added after recall, so that the
    message a reading names is one its reader is shown.
 
-``recall.py`` runs stages 1–4; ``reaching.py``, ``conversation.py`` and (outside the package,
+``recall.py`` runs stages 1–5; ``reaching.py``, ``conversation.py`` and (outside the package,
 shared with the reply-target scorer) ``awai_engine/exchange.py`` read the situation.
 ``settings.py`` holds the operator's settings (the ``association`` and ``activation`` sections of
 the one AWAI settings object) and the fitted recall rules only the bench varies.

@@ -2,7 +2,9 @@
 
 Addressing first (:mod:`~awai_engine.association.addressing`), then the far past's own slots
 (:mod:`~awai_engine.association.far`), then the rest by meaning
-(:mod:`~awai_engine.association.meaning`); each item then gets its activation. At most one item
+(:mod:`~awai_engine.association.meaning`); each item then gets its activation, and the learned
+gate (:mod:`~awai_engine.association.admission`) admits those likely in the message's
+conversation. At most one item
 per source message, at most ``max_items`` in all; every item carries its similarity, the bar it
 cleared and its activation whatever recalled it, and ``reason`` and ``reach`` say what did.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from awai_engine.association.addressing import by_addressing
+from awai_engine.association.admission import admitted
 from awai_engine.association.bars import near_bar
 from awai_engine.association.conversation import conversation_of
 from awai_engine.association.far import by_evidence
@@ -64,7 +67,9 @@ def recall(
         taken |= {pick.source for pick in far}
         near = by_meaning(query, situation, taken, room - len(far))
         picks.extend([*near, *far])
-    return as_associations(timeline, position, picks, association, activation)
+    items = as_associations(timeline, position, picks, association, activation)
+    bar = association.rules.admission_bar
+    return items if bar is None else admitted(timeline, position, situation, items, bar)
 
 
 def situation_of(timeline: Timeline, position: int, association: AssociationSettings) -> Situation:

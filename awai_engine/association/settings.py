@@ -245,6 +245,16 @@ class RecallRules(BaseModel):
         le=1000,
         description="Best BM25 matches over the whole prefix considered for the far slots.",
     )
+    admission_bar: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description=(
+            "Recalled items whose estimated chance of being in the message's conversation (the"
+            " gate fitted on the training logs: awai_engine/association/admission.py) is under"
+            " this are left out (None: every item recall picks is kept)."
+        ),
+    )
 
 
 FITTED_RULES = RecallRules()
