@@ -82,7 +82,7 @@ def examples(logs: Sequence[ChannelLog], settings: Settings, embedder: Embedder)
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--every", type=int, default=1, help="every K-th training log, by date (1: all 145)"
+        "--every", type=int, default=4, help="every K-th training log, by date (1: all 153)"
     )
     parser.add_argument("--out", type=str, default=str(MODEL_FILE))
     args = parser.parse_args(argv)

@@ -103,13 +103,18 @@ def admitted(
     situation: Situation,
     items: tuple[Association, ...],
     bar: float,
+    far: bool = True,
 ) -> tuple[Association, ...]:
     """The items whose estimated chance of being in the message's conversation reaches ``bar``,
-    in their order."""
+    in their order (with ``far`` off, every far item too)."""
     if not items:
         return items
     chance = admission_model().probabilities(item_features(timeline, position, situation, items))
-    return tuple(item for item, p in zip(items, chance, strict=True) if p >= bar)
+    return tuple(
+        item
+        for item, p in zip(items, chance, strict=True)
+        if p >= bar or (not far and item.reach == "far")
+    )
 
 
 _loaded: dict[Path, AdmissionModel] = {}

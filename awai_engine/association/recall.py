@@ -68,8 +68,10 @@ def recall(
         near = by_meaning(query, situation, taken, room - len(far))
         picks.extend([*near, *far])
     items = as_associations(timeline, position, picks, association, activation)
-    bar = association.rules.admission_bar
-    return items if bar is None else admitted(timeline, position, situation, items, bar)
+    rules = association.rules
+    if rules.admission_bar is None:
+        return items
+    return admitted(timeline, position, situation, items, rules.admission_bar, rules.admission_far)
 
 
 def situation_of(timeline: Timeline, position: int, association: AssociationSettings) -> Situation:

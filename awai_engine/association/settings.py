@@ -255,6 +255,13 @@ class RecallRules(BaseModel):
             " this are left out (None: every item recall picks is kept)."
         ),
     )
+    admission_far: bool = Field(
+        True,
+        description=(
+            "The gate judges far items too; off, an item that cleared the far bar is kept"
+            " (the far bar is fitted on long-range evidence the IRC links hardly hold)."
+        ),
+    )
 
 
 FITTED_RULES = RecallRules()
