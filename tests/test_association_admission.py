@@ -62,7 +62,12 @@ def test_the_gate_only_leaves_items_out_keeping_their_order_and_more_under_a_hig
             f"bar-{bar}",
             association={
                 **open_to_all,
-                "rules": RecallRules(exchange_window=0, conversation_z=None, admission_bar=bar),
+                "rules": RecallRules(
+                    exchange_window=0,  # no one is in an exchange…
+                    conversation_z=None,
+                    admission_bar=bar,
+                    admission_alone=True,  # …and the gate judges everyone's items
+                ),
             },
         )
         runtime.engine.ingest(messages)
@@ -73,6 +78,17 @@ def test_the_gate_only_leaves_items_out_keeping_their_order_and_more_under_a_hig
         assert found[higher] == [m for m in found[lower] if m in found[higher]]
     assert {"m001", "m002", "m003"} <= set(found[None])  # the pizza talk, by meaning alone…
     assert set(found[0.5]) == {"m000", "m004"}  # …is another conversation than the upload job
+
+    # By default the gate leaves alone a speaker in no exchange: what they recall reaches back.
+    unjudged = make_runtime(
+        "unjudged",
+        association={
+            **open_to_all,
+            "rules": RecallRules(exchange_window=0, conversation_z=None, admission_bar=0.8),
+        },
+    )
+    unjudged.engine.ingest(messages)
+    assert recalled(unjudged, "m009") == found[None]
 
 
 def write(path: Path, **changes: object) -> Path:

@@ -148,14 +148,23 @@ def test_an_addressing_cue_from_another_conversation_is_kept_only_when_on_topic(
     }
     kept = make_runtime(
         "kept",
-        association={**cues, "rules": RecallRules(conversation_window=50, cues_in_conversation=())},
+        association={
+            **cues,
+            "rules": RecallRules(
+                conversation_window=50,
+                cues_in_conversation=(),
+                admission_bar=None,  # the conversation rule alone, without the learned gate
+            ),
+        },
     )
     judged = make_runtime(
         "judged",
         association={
             **cues,
             "rules": RecallRules(
-                conversation_window=50, cues_in_conversation=("addressed-speaker",)
+                conversation_window=50,
+                cues_in_conversation=("addressed-speaker",),
+                admission_bar=None,
             ),
         },
     )
@@ -196,7 +205,10 @@ def test_meaning_from_outside_the_conversation_must_stand_out_from_the_recent_pa
             own_recent=0,
             far_items=0,
             rules=RecallRules(
-                lexical=False, conversation_window=100, conversation_z=conversation_z
+                lexical=False,
+                conversation_window=100,
+                conversation_z=conversation_z,
+                admission_bar=None,  # the conversation bar alone, without the learned gate
             ),
         )
         flow = build_flow(timeline, 16, FlowSettings())

@@ -6,7 +6,8 @@ annotated the #ubuntu training logs said which lines belong together; a logistic
 recall knows of each item (why and how far back it was recalled, how close in meaning, how
 active, whether its line is in the message's inferred conversation or the speaker's exchange)
 estimates the chance that the item is in the message's conversation, and an item under
-``rules.admission_bar`` is left out. It reads only the item and the message's situation, both
+``rules.admission_bar`` is left out, unless recalled for a reason in ``rules.admission_spares``
+(the gate judges only the items of a speaker in an exchange, unless ``rules.admission_alone``). It reads only the item and the message's situation, both
 functions of the prefix, so the context stays one.
 
 The weights are ``admission.json`` beside this module, fitted by ``bench/fit_admission.py`` on
@@ -27,7 +28,7 @@ import numpy as np
 from awai_engine.association.query import Situation
 from awai_engine.errors import AwaiError
 from awai_engine.timeline import Timeline
-from awai_engine.values import Association
+from awai_engine.values import Association, RecallReason
 
 MODEL_FILE = Path(__file__).resolve().with_name("admission.json")
 FORMAT = "awai-recall-admission/1"
@@ -103,17 +104,15 @@ def admitted(
     situation: Situation,
     items: tuple[Association, ...],
     bar: float,
-    far: bool = True,
+    spares: tuple[RecallReason, ...] = (),
 ) -> tuple[Association, ...]:
     """The items whose estimated chance of being in the message's conversation reaches ``bar``,
-    in their order (with ``far`` off, every far item too)."""
+    and those recalled for a reason in ``spares``, in their order."""
     if not items:
         return items
     chance = admission_model().probabilities(item_features(timeline, position, situation, items))
     return tuple(
-        item
-        for item, p in zip(items, chance, strict=True)
-        if p >= bar or (not far and item.reach == "far")
+        item for item, p in zip(items, chance, strict=True) if p >= bar or item.reason in spares
     )
 
 

@@ -69,9 +69,11 @@ def recall(
         picks.extend([*near, *far])
     items = as_associations(timeline, position, picks, association, activation)
     rules = association.rules
-    if rules.admission_bar is None:
+    if rules.admission_bar is None or (situation.alone and not rules.admission_alone):
         return items
-    return admitted(timeline, position, situation, items, rules.admission_bar, rules.admission_far)
+    return admitted(
+        timeline, position, situation, items, rules.admission_bar, rules.admission_spares
+    )
 
 
 def situation_of(timeline: Timeline, position: int, association: AssociationSettings) -> Situation:

@@ -246,20 +246,30 @@ class RecallRules(BaseModel):
         description="Best BM25 matches over the whole prefix considered for the far slots.",
     )
     admission_bar: float | None = Field(
-        None,
+        0.45,
         ge=0,
         le=1,
         description=(
             "Recalled items whose estimated chance of being in the message's conversation (the"
             " gate fitted on the training logs: awai_engine/association/admission.py) is under"
-            " this are left out (None: every item recall picks is kept)."
+            " this are left out (None: every item recall picks is kept). Chosen on the dev files"
+            " (docs/evaluation.md, 'Precision: a gate learned from annotation')."
         ),
     )
-    admission_far: bool = Field(
-        True,
+    admission_spares: tuple[Cue, ...] = Field(
+        ("addressed",),
         description=(
-            "The gate judges far items too; off, an item that cleared the far bar is kept"
-            " (the far bar is fitted on long-range evidence the IRC links hardly hold)."
+            "Addressing cues the gate never leaves out: a line of someone the message addresses"
+            " by name is what it most often answers."
+        ),
+    )
+    admission_alone: bool = Field(
+        False,
+        description=(
+            "The gate judges the items of a speaker in no exchange too; off, it judges only"
+            " those of a speaker who addresses or is addressed (its conversation and exchange"
+            " features say little about a newcomer or a question to the room, whose recall"
+            " reaches back: on LoCoMo it left out the evidence)."
         ),
     )
 
