@@ -83,11 +83,12 @@ def cue_sources(
             addressing.append(earlier_position)
     by_addressee = sorted((p for found in addressed_found.values() for p in found), reverse=True)
     sources: dict[int, RecallReason] = {}
-    for positions, reason in (
+    cued: tuple[tuple[list[int], RecallReason], ...] = (
         (by_addressee, "addressed"),
         (addressing, "addressed-speaker"),
         (own, "own"),
-    ):
+    )
+    for positions, reason in cued:
         for source in positions:
             sources.setdefault(source, reason)
     return list(sources.items())

@@ -158,4 +158,5 @@ def _read(path: Path) -> AdmissionModel:
         raise AdmissionModelError(
             f"The recall admission model {path} is damaged (its numbers do not fit its features); {fix}."
         )
-    return AdmissionModel(*values, bias=bias)
+    mean, scale, weights = values
+    return AdmissionModel(mean=mean, scale=scale, weights=weights, bias=bias)
