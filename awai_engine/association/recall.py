@@ -4,9 +4,9 @@ Addressing first (:mod:`~awai_engine.association.addressing`), then the far past
 (:mod:`~awai_engine.association.far`), then the rest by meaning
 (:mod:`~awai_engine.association.meaning`); each item then gets its activation, and the learned
 gate (:mod:`~awai_engine.association.admission`) admits those likely in the message's
-conversation. At most one item
-per source message, at most ``max_items`` in all; every item carries its similarity, the bar it
-cleared and its activation whatever recalled it, and ``reason`` and ``reach`` say what did.
+conversation. At most one item per source message, at most ``max_items`` in all; every item
+carries its similarity, the bar it cleared and its activation whatever recalled it, and
+``reason`` and ``reach`` say what did.
 """
 
 from __future__ import annotations
