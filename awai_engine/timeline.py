@@ -23,6 +23,8 @@ from awai_engine.lexical import LexicalIndex, terms
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.values import MessageRef, Thought
 
+_NO_ONE: frozenset[str] = frozenset()
+
 
 @dataclass(frozen=True)
 class TimelineMessage:
@@ -143,6 +145,14 @@ class MessageList(Sequence[TimelineMessage]):
     def append(self, message: TimelineMessage) -> None:
         self._items.append(message)
 
+    def addressees(self, position: int) -> Sequence[str]:
+        """The names the message at ``position`` addresses, without building the message."""
+        message = self._items[position]
+        if message is not None:
+            return message.addressees
+        assert self._columns is not None
+        return self._columns.addressees[position]
+
     def columns(self, start: int = 0) -> MessageColumns:
         """The messages from position ``start`` on as columns, building none: the restored ones
         are the columns they came from, and those appended since were built when appended."""
@@ -217,6 +227,9 @@ class Timeline:
     _names: dict[str, list[tuple[int, str, frozenset[str]]]] = field(default_factory=dict)
     _speakers: dict[str, tuple[int, str]] = field(default_factory=dict)  # id → (code, name)
     _speaker_of: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    # position → the case-folded names its message addresses, filled on first use (see
+    # addressed_by): a message's own column, so it never changes once written.
+    _addressed: list[frozenset[str] | None] = field(default_factory=list, compare=False, repr=False)
     # step → rows 0, step, 2·step… copied contiguous (see every_kth_row); rows never change.
     _strided: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # Set once by whoever owns the timeline (the read model, or the views of a channel) when it
@@ -299,6 +312,26 @@ class Timeline:
             for word in name:
                 self._names.setdefault(word, []).append((position, speaker_id, name))
         return self._speakers[speaker_id][0]
+
+    def addressed_by(self, position: int) -> frozenset[str]:
+        """The names (case-folded) the message at ``position`` addresses, as the adapter parsed
+        them: a column computed once per message, on first use.
+
+        Why: reading one message looks at who addressed whom over the lines before it (the reply
+        target's turn-taking, the speaker's exchange), a couple of hundred lines per reading;
+        folding their names each time, or building each message to get at them, cost more than
+        the rest of the reply-target scorer. It depends on that message alone, so it is causal.
+        """
+        folded = self._addressed
+        if position >= len(folded):
+            folded.extend([None] * (len(self.messages) - len(folded)))
+        found = folded[position]
+        if found is None:
+            names = self.messages.addressees(position)
+            found = folded[position] = (
+                frozenset(name.casefold() for name in names) if names else _NO_ONE
+            )
+        return found
 
     def speaker_name(self, speaker_id: str) -> str:
         """The display name a speaker had at their first message."""

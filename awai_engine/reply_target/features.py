@@ -102,15 +102,6 @@ def candidate_features(
     return Candidates(positions, _features(timeline, position, positions, len(near)))
 
 
-def _folded_addressees(message: TimelineMessage) -> frozenset[str]:
-    if not message.addressees:  # most lines address no one
-        return _NO_ONE
-    return frozenset(name.casefold() for name in message.addressees)
-
-
-_NO_ONE: frozenset[str] = frozenset()
-
-
 def _features(
     timeline: Timeline, position: int, positions: tuple[int, ...], near: int
 ) -> np.ndarray:
@@ -118,7 +109,7 @@ def _features(
     names = timeline.speaker_names
     speaker = names[position].casefold()
     edge = {name.casefold() for name in named_at_the_edge(timeline, position)}
-    addressed = (_folded_addressees(message) | edge) - {speaker}
+    addressed = (timeline.addressed_by(position) | edge) - {speaker}
     named_by_message = {
         timeline.speaker_name(s).casefold() for s in timeline.named_speakers(position)
     }
@@ -152,7 +143,7 @@ def _features(
                 len(speakers_since),
                 speaker in speakers_since,
             )
-        to = said_to[at] = _folded_addressees(timeline.messages[at])
+        to = said_to[at] = timeline.addressed_by(at)
         if at >= window_start and said_by == speaker and own_latest is None:
             own_latest, own_previous_addressees = at, to - {speaker}
         addressed_speaker = speaker in to and said_by != speaker

@@ -13,12 +13,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from awai_engine.reply_target.features import FEATURE_NAMES, asks, candidate_features
+from awai_engine.reply_target.features import FEATURE_NAMES, candidate_features
 from awai_engine.reply_target.model import ReplyModel
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, ReplyScore
 
 _COSINE = FEATURE_NAMES.index("cosine")
+_ASKS = FEATURE_NAMES.index("candidate_asks")
 
 
 def reply_scores(
@@ -42,12 +43,14 @@ def reply_scores(
         back = position - source
         bar = model.far_confident if back > model.far_back else model.confident
         probability = float(probabilities[i])
+        # Built unvalidated: every field is computed here (a probability is a logistic output),
+        # and a reading builds some hundred of them, validation being most of their cost.
         scores.append(
-            ReplyScore(
+            ReplyScore.model_construct(
                 message=timeline.messages[source].ref,
                 probability=round(probability, 6),
                 confident=rank == 0 and probability >= bar,
-                asks=asks(timeline.messages[source]),
+                asks=bool(candidates.features[i, _ASKS]),
                 similarity=round(float(candidates.features[i, _COSINE]), 6),
             )
         )
