@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from awai_engine.reply_target.agreement import through_agreements
 from awai_engine.reply_target.features import FEATURE_NAMES, candidate_features
 from awai_engine.reply_target.model import ReplyModel
 from awai_engine.timeline import Timeline
@@ -34,7 +35,9 @@ def reply_scores(
     candidates = candidate_features(timeline, position, recalled)
     if not candidates.positions:
         return ()
-    probabilities = model.probabilities(candidates.features)
+    probabilities = through_agreements(
+        timeline, position, model, candidates.positions, model.probabilities(candidates.features)
+    )
     positions = np.asarray(candidates.positions)
     order = np.lexsort((-positions, -probabilities))
     scores = []
