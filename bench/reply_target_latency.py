@@ -4,8 +4,8 @@ Why: ``awai read`` must stay within 1.2× of its latency before the scorer. Abso
 shared two-core machine swing with its load, so the same stored messages are read by the engine
 as shipped and by the same engine with the scorer left out (its candidates neither scored nor
 added to the context), in alternating turns of ten, each way reading first in turn; the ratio of
-their medians is the number to read. Start-up: reading the model file in a fresh process, against
-a fresh process opening the runtime and reading one stored message (both subprocesses).
+their medians is the number to read. Start-up: a fresh process opening the runtime and reading one
+stored message, with the scorer and without it (its model file not read), in alternating turns.
 
     .venv/bin/python -m bench.reply_target_latency --data-dir bench/.cache/headline-store
 
@@ -24,6 +24,7 @@ from pathlib import Path
 from unittest import mock
 
 from awai_engine import engine as engine_module
+from awai_engine.reply_target.scorer import NO_SCORES
 from awai_engine.settings import load_settings
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import open_runtime
@@ -62,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return engine.read(channel, message_id, EVERYTHING)
 
         def without(message_id: str) -> object:
-            with mock.patch.object(engine_module, "reply_scores", lambda *a, **k: ()):
+            with mock.patch.object(engine_module, "reply_scores", lambda *a, **k: NO_SCORES):
                 return engine.read(channel, message_id, EVERYTHING)
 
         ways = {"with the scorer": shipped, "without it": without}
@@ -78,21 +79,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name}: median {median[name] * 1000:.1f} ms, p95 {p95[name] * 1000:.1f} ms")
     print(f"ratio of medians: {median['with the scorer'] / median['without it']:.2f}")
 
-    load = "from awai_engine.reply_target.model import reply_model; reply_model()"
-    bare = "import awai_engine.reply_target.model"
     read = (
         "from awai_engine.settings import load_settings; "
         "from awai_engine.visibility import EVERYTHING; "
         "from bots.runtime import open_runtime\n"
+        "{switch}"
         f"with open_runtime(load_settings(data_dir={str(args.data_dir)!r})) as r:\n"
         f"    r.engine.read({channel!r}, {ids[-1]!r}, EVERYTHING)"
     )
-    loading = [_fresh_process(load) - _fresh_process(bare) for _ in range(args.starts)]
-    print(
-        f"reading the model file in a fresh process: median "
-        f"{statistics.median(loading) * 1000:.0f} ms; a fresh start reading one message: median "
-        f"{statistics.median(_fresh_process(read) for _ in range(args.starts)) * 1000:.0f} ms"
+    # Without the scorer: its model is not read and no candidate is scored.
+    switch = (
+        "from unittest import mock; from awai_engine import engine as e\n"
+        "from awai_engine.reply_target.scorer import NO_SCORES\n"
+        "mock.patch.object(e, 'reply_model', lambda: None).start()\n"
+        "mock.patch.object(e, 'reply_scores', lambda *a, **k: NO_SCORES).start()\n"
     )
+    starts: dict[str, list[float]] = {name: [] for name in ways}
+    for turn in range(args.starts):
+        order = list(ways) if turn % 2 == 0 else list(reversed(ways))
+        for name in order:
+            code = read.format(switch="" if name == "with the scorer" else switch)
+            starts[name].append(_fresh_process(code))
+    started = {name: statistics.median(found) for name, found in starts.items()}
+    for name in ways:
+        print(f"{name}: a fresh process reading one message, median {started[name] * 1000:.0f} ms")
+    print(f"start-up ratio of medians: {started['with the scorer'] / started['without it']:.2f}")
     return 0
 
 
