@@ -187,11 +187,11 @@ def test_a_thread_reply_is_never_scored_against_a_recalled_line_of_the_top_level
     assert {score.message.message_id for score in scores} == {"m000", "m001"}
 
 
-@pytest.mark.parametrize("minutes", [0.25, 1.0])
+@pytest.mark.parametrize("minutes", [0.25, 1.0, 5.0])
 def test_agreeing_after_two_agreements_names_the_plan_they_agreed_with_on_its_condition(
     make_runtime: Callable[..., Runtime], minutes: float
 ) -> None:
-    """The seed's example, read by the shipped model with its lines seconds or a minute apart:
+    """The seed's example, read by the shipped model with its lines seconds to minutes apart:
     the two "works for me"s hand their share on to the plan they agree with."""
     runtime = make_runtime("seed")
     channel = "terminal:local:seed"

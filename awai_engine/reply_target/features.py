@@ -190,7 +190,13 @@ def _features(
         constant(stance),
         constant(own_latest is None),
     ]
-    return np.column_stack(columns).astype(np.float32)
+    table = np.empty((count, len(FEATURE_NAMES)), dtype=np.float32)
+    filled = 0
+    for column in columns:
+        width = column.shape[1] if column.ndim == 2 else 1
+        table[:, filled : filled + width] = column.reshape(count, width)
+        filled += width
+    return table
 
 
 @dataclass(frozen=True)
@@ -299,10 +305,11 @@ def _cosines(
 ) -> np.ndarray:
     """The best cosine between a thought of the message and a thought of each candidate
     (stored unit vectors: a dot product), in one product over all their rows."""
-    query = timeline.vectors[np.asarray(timeline.rows_of(position))]
+    vectors = np.asarray(timeline.vectors)  # a plain view: a memory map's slicing costs more
+    query = vectors[np.asarray(timeline.rows_of(position))]
     firsts = np.array([c.first_row for c in candidates])
     lengths = np.array([len(c.thoughts) for c in candidates])
     starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
     rows = np.repeat(firsts - starts, lengths) + np.arange(int(lengths.sum()))
-    best = (np.take(timeline.vectors, rows, axis=0) @ query.T).max(axis=1)
+    best = (np.take(vectors, rows, axis=0) @ query.T).max(axis=1)
     return np.maximum.reduceat(best, starts).astype(np.float32)
