@@ -45,7 +45,8 @@ LINES = [
 counter = itertools.count()
 
 
-def _utterances(spec: list[tuple[str, str]], channel: str) -> list[Utterance]:
+def _utterances(spec: list[tuple[str, str]], channel: str, gap: float = 45) -> list[Utterance]:
+    """The lines as messages ``gap`` seconds apart, addressing whom they open with."""
     names = {"ann", "bo", "cy"}
     return [
         Utterance(
@@ -54,7 +55,7 @@ def _utterances(spec: list[tuple[str, str]], channel: str) -> list[Utterance]:
             speaker_id=speaker,
             speaker_name=speaker.title(),
             text=text,
-            ts=1_700_000_000 + 45 * i,
+            ts=1_700_000_000 + gap * i,
             addressees=tuple(
                 name.title()
                 for name in names
@@ -201,17 +202,7 @@ def test_agreeing_after_two_agreements_names_the_plan_they_agreed_with_on_its_co
         ("dev", "Works for me."),
         ("priya", "I think that works, as long as Tuesday's test covers refunds too."),
     ]
-    runtime.engine.ingest(
-        Utterance(
-            channel=channel,
-            message_id=f"m{i:03d}",
-            speaker_id=speaker,
-            speaker_name=speaker.title(),
-            text=text,
-            ts=1_770_000_000 + 60 * minutes * i,
-        )
-        for i, (speaker, text) in enumerate(spec)
-    )
+    runtime.engine.ingest(_utterances(spec, channel, gap=60 * minutes))
     headline = runtime.engine.read(channel, "m003", EVERYTHING).headline.connection
     assert headline is not None
     assert (headline.relation, headline.message.message_id) == ("agrees", "m000")
