@@ -80,7 +80,8 @@ class ReplyScores(Sequence[ReplyScore]):
         score = self._built.get(rank)
         if score is None:
             assert self._timeline is not None  # scores exist only for a timeline's candidates
-            score = self._built[rank] = ReplyScore(
+            # Unvalidated: every field is computed here (a probability is a logistic output).
+            score = self._built[rank] = ReplyScore.model_construct(
                 message=self._timeline.messages[int(self.positions[rank])].ref,
                 probability=round(float(self._probabilities[rank]), 6),
                 confident=rank == 0 and self._confident,
