@@ -12,7 +12,7 @@ chosen on ``ubuntu-dev.jsonl`` and ``channel-two-dev.jsonl``, and nothing else i
 rebuild bit for bit: the candidates are built in a fixed order (files, then logs by name, then
 lines), one BLAS thread is used, scikit-learn's MLP has ``random_state=0``, the kept negatives
 are drawn with seed 0, and the file is JSON with every number written exactly (``repr``), so the
-same inputs and library versions should give the same file (not yet compared byte for byte).
+same inputs and library versions give the same file (two full fits compared: byte-identical).
 Per-message dev results are never printed, only totals.
 """
 
