@@ -15,7 +15,7 @@ import bisect
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -25,6 +25,8 @@ from awai_engine.settings import RecallIndexSettings
 from awai_engine.values import MessageRef, Thought
 
 _NO_ONE: frozenset[str] = frozenset()
+_UNSET = object()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,7 @@ class Timeline:
     # name term → (first position, speaker id, all terms of the name) of each speaker
     _names: dict[str, list[tuple[int, str, frozenset[str]]]] = field(default_factory=dict)
     _speakers: dict[str, tuple[int, str]] = field(default_factory=dict)  # id → (code, name)
+    _first_said: dict[str, int] = field(default_factory=dict)  # id → their first position
     _speaker_of: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     # position → the case-folded names its message addresses, filled on first use (see
     # addressed_by): a message's own column, so it never changes once written.
@@ -237,6 +240,8 @@ class Timeline:
     _speaker_name_code: list[int | None] = field(default_factory=list, compare=False, repr=False)
     _addressed_codes: list[tuple[int, ...]] = field(default_factory=list, compare=False, repr=False)
     _coding: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    # name → by position, a value computed from that message alone (see derived)
+    _derived: dict[str, list[Any]] = field(default_factory=dict, compare=False, repr=False)
     # step → rows 0, step, 2·step… copied contiguous (see every_kth_row); rows never change.
     _strided: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # Set once by whoever owns the timeline (the read model, or the views of a channel) when it
@@ -315,6 +320,7 @@ class Timeline:
         """Register a speaker at their first message (code, name and its terms); their code."""
         if speaker_id not in self._speakers:
             self._speakers[speaker_id] = (len(self._speakers), speaker_name)
+            self._first_said[speaker_id] = position
             name = frozenset(terms(speaker_name))
             for word in name:
                 self._names.setdefault(word, []).append((position, speaker_id, name))
@@ -381,6 +387,31 @@ class Timeline:
     def speaker_name(self, speaker_id: str) -> str:
         """The display name a speaker had at their first message."""
         return self._speakers[speaker_id][1]
+
+    def first_said(self, speaker_id: str) -> int:
+        """The position of the speaker's first message."""
+        return self._first_said[speaker_id]
+
+    def derived(
+        self, name: str, positions: Sequence[int], compute: Callable[[TimelineMessage], T]
+    ) -> list[T]:
+        """``compute`` of the messages at ``positions``, each computed once per message and kept
+        in a column called ``name``.
+
+        Why: a reading scores some fifty earlier lines, and each line is scored again by the
+        next fifty readings; what depends on that line alone (its words, whether it asks) is
+        worth computing once. A value depends on its message only, so this stays causal.
+        """
+        column = self._derived.setdefault(name, [])
+        if len(column) < len(self.messages):
+            column.extend([_UNSET] * (len(self.messages) - len(column)))
+        values = []
+        for position in positions:
+            value = column[position]
+            if value is _UNSET:
+                value = column[position] = compute(self.messages[position])
+            values.append(value)
+        return values
 
     def speaker_code(self, speaker_id: str) -> int:
         """The speaker's code in :attr:`speaker_codes`."""

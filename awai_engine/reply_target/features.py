@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -129,20 +130,20 @@ def _features(
     )
 
     # Everything below is per candidate, computed for all of them at once.
-    candidates = [timeline.messages[q] for q in positions]
+    lines = timeline.derived("reply-target", positions, _line)
     said = [names[q].casefold() for q in positions]
     to = [timeline.addressed_by(q) - {s} for q, s in zip(positions, said, strict=True)]
     speakers, speaker_since = turns.speakers_since, turns.speaker_since
-    candidate_terms = [_term_set(c.text) for c in candidates]
+    candidate_terms = [line.terms for line in lines]
     shared = np.array([len(message_terms & t) for t in candidate_terms], dtype=np.float64)
     union = np.array([len(message_terms | t) for t in candidate_terms], dtype=np.float64)
-    candidate_asks = np.array([asks(c) for c in candidates])
+    candidate_asks = np.array([line.asks for line in lines])
     same = np.array([s == speaker for s in said])
     at = np.asarray(positions)
     back = position - at
     minutes = np.maximum(0.0, (timeline.timestamps[position] - timeline.timestamps[at]) / 60.0)
 
-    cosines = _cosines(timeline, position, candidates)
+    cosines = _cosines(timeline, position, lines)
     near_cosines = cosines[:near] if near else cosines
     mean = float(near_cosines.mean()) if len(near_cosines) else 0.0
     order = np.argsort(-cosines, kind="stable")
@@ -186,7 +187,7 @@ def _features(
         cosine_rank == 0,
         cosine_rank < 3,
         constant(math.log1p(len(message.text)) / 6.0),
-        np.log1p([len(c.text) for c in candidates]) / 6.0,
+        np.log1p([line.chars for line in lines]) / 6.0,
         constant(stance),
         constant(own_latest is None),
     ]
@@ -261,14 +262,35 @@ def _names_speaker(timeline: Timeline, position: int) -> Callable[[int, frozense
     names), given that line's terms: the same answer without a search per line."""
     speaker_id = timeline.speaker_ids[position]
     name = frozenset(terms(timeline.speaker_name(speaker_id)))
-    codes = timeline.speaker_codes[: position + 1]
-    first = int(np.argmax(codes == timeline.speaker_code(speaker_id)))
+    first = timeline.first_said(speaker_id)
     ids = timeline.speaker_ids
 
     def names(q: int, line_terms: frozenset[str]) -> bool:
         return bool(name) and first < q and ids[q] != speaker_id and name <= line_terms
 
     return names
+
+
+class _Line(NamedTuple):
+    """What the features read of a candidate line, computed once per line (see
+    :meth:`Timeline.derived`): its distinct terms, whether it asks, its length, and where its
+    thoughts' vectors are."""
+
+    terms: frozenset[str]
+    asks: bool
+    chars: int
+    first_row: int
+    thoughts: int
+
+
+def _line(message: TimelineMessage) -> _Line:
+    return _Line(
+        _term_set(message.text),
+        asks(message),
+        len(message.text),
+        message.first_row,
+        len(message.thoughts),
+    )
 
 
 def asks(message: TimelineMessage) -> bool:
@@ -300,15 +322,13 @@ def _one_hot(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
     return slot[:, None] == np.arange(len(edges) + 1)
 
 
-def _cosines(
-    timeline: Timeline, position: int, candidates: Sequence[TimelineMessage]
-) -> np.ndarray:
+def _cosines(timeline: Timeline, position: int, candidates: Sequence[_Line]) -> np.ndarray:
     """The best cosine between a thought of the message and a thought of each candidate
     (stored unit vectors: a dot product), in one product over all their rows."""
     vectors = np.asarray(timeline.vectors)  # a plain view: a memory map's slicing costs more
     query = vectors[np.asarray(timeline.rows_of(position))]
     firsts = np.array([c.first_row for c in candidates])
-    lengths = np.array([len(c.thoughts) for c in candidates])
+    lengths = np.array([c.thoughts for c in candidates])
     starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
     rows = np.repeat(firsts - starts, lengths) + np.arange(int(lengths.sum()))
     best = (np.take(vectors, rows, axis=0) @ query.T).max(axis=1)
