@@ -11,9 +11,10 @@ stored message, with a cursor of its own (``start_after``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 import discord
 
@@ -32,7 +33,7 @@ PAGE_SIZE = 100
 History = discord.TextChannel | discord.Thread | discord.VoiceChannel | discord.StageChannel
 
 
-ProgressReport = Callable[[BackfillProgress], Awaitable[None]]
+ProgressReport = Callable[[BackfillProgress], Coroutine[Any, Any, None]]
 
 
 def cursor_key(channel: Readable) -> str:

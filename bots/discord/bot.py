@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from typing import Any
 
 import discord
 from discord.ext import commands
@@ -110,7 +111,7 @@ class AwaiBot(commands.Bot):
             self.scheduler.start()
 
     async def on_command_error(
-        self, context: commands.Context[AwaiBot], exception: commands.CommandError, /
+        self, context: commands.Context[Any], exception: commands.CommandError, /
     ) -> None:
         """``@AWAI …`` that is no command, or failed: answered (never a traceback on stderr)."""
         await answer_command_error(context, exception)

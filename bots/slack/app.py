@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from slack_bolt import App, BoltContext, BoltResponse
@@ -48,9 +49,7 @@ class SlackBot:
             client = self.clients.for_workspace(workspace)
             if client is None:
                 continue
-            self.services.workers.soon(
-                lambda c=client, w=workspace: self._catch_up(c, w), "catch-up"
-            )
+            self.services.workers.soon(partial(self._catch_up, client, workspace), "catch-up")
 
     def _catch_up(self, client: WebClient, workspace: str) -> None:
         identity = client.auth_test()
@@ -103,7 +102,8 @@ def build_bot(runtime: Runtime) -> SlackBot:
         client=web_client(settings, token),
         signing_secret=secret,
         oauth_settings=installs.oauth if installs else None,
-        authorize=installs.authorize if installs else None,
+        # Bolt takes an Authorize object as it is (App.__init__), though its hint names a function.
+        authorize=installs.authorize if installs else None,  # type: ignore[arg-type]
         listener_executor=workers.listener_executor,
         process_before_response=False,
     )

@@ -28,11 +28,11 @@ class Workers:
         self.listener_executor = _CountedExecutor(self, ack_threads)
         """For Bolt's listeners: counted too, so :meth:`wait_idle` sees work not yet queued."""
 
-    def in_order(self, task: Callable[[], None], name: str) -> None:
+    def in_order(self, task: Callable[[], object], name: str) -> None:
         """Run ``task`` after every task queued in order before it (ingest, edits, deletes)."""
         self._start(self._ordered, task, name)
 
-    def soon(self, task: Callable[[], None], name: str) -> None:
+    def soon(self, task: Callable[[], object], name: str) -> None:
         """Run ``task`` on the pool (readings, digests, backfills)."""
         self._start(self._pool, task, name)
 
@@ -46,11 +46,11 @@ class Workers:
         self._ordered.shutdown(wait=True, cancel_futures=False)
         self._pool.shutdown(wait=True, cancel_futures=False)
 
-    def _start(self, executor: ThreadPoolExecutor, task: Callable[[], None], name: str) -> None:
+    def _start(self, executor: ThreadPoolExecutor, task: Callable[[], object], name: str) -> None:
         self._begin()
         executor.submit(self._run, task, name)
 
-    def _run(self, task: Callable[[], None], name: str) -> None:
+    def _run(self, task: Callable[[], object], name: str) -> None:
         try:
             task()
         except Exception:
