@@ -10,24 +10,19 @@ numbers behind every connection. Both are :class:`discord.ui.DynamicItem` button
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
+from typing import Any
 
 import discord
 
-from awai_engine.engine import UnknownMessageError
-from bots.actions.details import details
+from bots.actions.answer import Asked, answer
 from bots.actions.platform import Refused
-from bots.actions.share import Shared
-from bots.actions.share import share as share_reading
-from bots.discord import access
+from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
 from bots.discord.platform import DiscordAsking
 from bots.runtime import Runtime
-
-log = logging.getLogger(__name__)
 
 
 def reading_buttons(
@@ -62,7 +57,7 @@ class ShareButton(
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> ShareButton:
         return cls(int(match["channel"]), int(match["message"]), match["lang"] or "en")
 
@@ -86,7 +81,7 @@ class DetailsButton(
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> DetailsButton:
         return cls(int(match["channel"]), int(match["message"]), match["lang"] or "en")
 
@@ -109,39 +104,14 @@ async def _runtime_action(
         if not isinstance(member, discord.Member):
             raise ReadRefused("AWAI could not check your permissions in that channel.")
         channel = await access.resolve_channel(interaction.client, guild, channel_id)
-        asking = DiscordAsking(
-            OnLoop.here(), interaction.client, runtime, member, channel, message_id
-        )
-        if share:
-            shared = await asyncio.to_thread(share_reading, runtime, asking)
-            await tell_shared(interaction, asking, shared)
-        else:
-            reading = await asyncio.to_thread(details, runtime, asking)
-            await interaction.followup.send(
-                embed=reading_embed(reading, details=True), ephemeral=True
-            )
     except Refused as refusal:
         await interaction.followup.send(str(refusal), ephemeral=True)
-    except UnknownMessageError:
-        await interaction.followup.send(
-            "AWAI no longer has that message: it may have been deleted.", ephemeral=True
-        )
-    except Exception:
-        log.exception("Reading button on %s failed", message_id)
-        await interaction.followup.send(
-            "Sorry, something went wrong; nothing was posted. Please try again in a minute.",
-            ephemeral=True,
-        )
-
-
-async def tell_shared(
-    interaction: discord.Interaction, asking: DiscordAsking, shared: Shared
-) -> None:
-    """Tell the (privately acknowledged) asker where the message's one shared reading is."""
-    if shared.post is None:
-        text = "Someone is sharing this message's reading right now."
-    elif shared.earlier:
-        text = f"This message's reading is already shared: {asking.link_to(shared.post)}"
-    else:
-        text = f"Shared: {asking.link_to(shared.post)}"
-    await interaction.followup.send(text, ephemeral=True)
+        return
+    asking = DiscordAsking(OnLoop.here(), interaction.client, runtime, member, channel, message_id)
+    asked = Asked.SHARE if share else Asked.DETAILS
+    said = await asyncio.to_thread(answer, runtime, asking, asked)
+    if said.reading is not None:
+        embed = reading_embed(said.reading, details=True)
+        await interaction.followup.send(embed=embed, ephemeral=True)
+    elif (text := messages.answered(said, asking.link_to)) is not None:
+        await interaction.followup.send(text, ephemeral=True)
