@@ -13,6 +13,7 @@ only in the details view.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -340,11 +341,14 @@ def _distance(connection: Connection, words: dict[str, str]) -> list[Piece]:
 _EDGES = re.compile(r"^([\s·,:;、・]*)(.*?)([\s·,:;、・]*)$", re.DOTALL)
 
 
-def edges(text: str) -> tuple[str, str, str]:
-    """``text`` as (leading separators, words, trailing separators): emphasis marks must touch
-    words in Slack's mrkdwn and Discord's Markdown, so a renderer puts them around the middle."""
+def wrapped(text: str, mark: str, escape: Callable[[str], str]) -> str:
+    """``text`` between a surface's emphasis ``mark``s, each part escaped by ``escape``, with
+    its edge spaces and separators left outside: Slack's mrkdwn and Discord's Markdown format
+    ``_words_`` only when the marks touch words."""
     lead, core, tail = _EDGES.match(text).groups()  # type: ignore[union-attr]
-    return lead, core, tail
+    if not core:
+        return escape(text)
+    return f"{escape(lead)}{mark}{escape(core)}{mark}{escape(tail)}"
 
 
 def _merged(pieces: list[Piece]) -> tuple[Piece, ...]:

@@ -45,10 +45,10 @@ from bots.layout import (
     Quiet,
     Section,
     Strong,
-    edges,
     layout,
     moment_in_utc,
     plain_text,
+    wrapped,
 )
 
 QUOTE_LIMIT = 1000
@@ -162,11 +162,7 @@ def _markdown(line: Line, channel: str, bold: bool = False) -> str:
 
 
 def _wrapped(text: str, mark: str) -> str:
-    """``text`` between Markdown ``mark``s, its edge spaces and separators outside them."""
-    lead, core, tail = edges(text)
-    if not core:
-        return escape_markdown(text)
-    return f"{lead}{mark}{escape_markdown(core)}{mark}{tail}"
+    return wrapped(text, mark, escape_markdown)
 
 
 def _quoted(text: str) -> str:

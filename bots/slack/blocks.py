@@ -31,9 +31,9 @@ from bots.layout import (
     ReadingLayout,
     Section,
     Strong,
-    edges,
     layout,
     plain_text,
+    wrapped,
 )
 from bots.slack import mrkdwn
 
@@ -234,12 +234,7 @@ def _pieces(pieces: tuple[Piece, ...], cite: _Citer, bold: bool = False) -> str:
 
 
 def _wrapped(text: str, mark: str) -> str:
-    """``text`` between mrkdwn ``mark``s, its edge spaces and separators left outside: Slack
-    only formats ``_words_`` whose marks touch a word."""
-    lead, core, tail = edges(text)
-    if not core:
-        return mrkdwn.escape(text)
-    return f"{mrkdwn.escape(lead)}{mark}{mrkdwn.escape(core)}{mark}{mrkdwn.escape(tail)}"
+    return wrapped(text, mark, mrkdwn.escape)
 
 
 def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
