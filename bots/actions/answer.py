@@ -14,12 +14,13 @@ asker as ``FAILED``: never a traceback, never anything posted for everyone.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
 from awai_engine.engine import StillStoringError, UnknownMessageError
 from awai_engine.posts import Post
-from awai_engine.values import Reading
+from awai_engine.values import Reading, Utterance
 from bots.actions.details import details
 from bots.actions.platform import Platform, Refused
 from bots.actions.read import Delivery, read_privately
@@ -67,10 +68,22 @@ class Answer:
     reading: Reading | None = None
 
 
-def answer(runtime: Runtime, platform: Platform, asked: Asked, by_asker: bool = True) -> Answer:
+def answer(
+    runtime: Runtime,
+    platform: Platform,
+    asked: Asked,
+    by_asker: bool = True,
+    said_before: Sequence[Utterance] = (),
+) -> Answer:
     """Do what was asked of the platform's message for its asker; how it ended. Never raises
-    (an interrupt aside): ``by_asker`` says whether a share names who shared it."""
+    (an interrupt aside). ``by_asker``: whether a share names who shared it. ``said_before``:
+    what the platform showed just before the message, when the asker named it by its place
+    (``@AWAI read`` of the message before theirs): stored first, since it may still be on its
+    way here, so the reading's context holds every message up to its own (storing twice
+    changes nothing)."""
     try:
+        if said_before:
+            runtime.engine.ingest(said_before)
         if asked is Asked.DETAILS:
             return Answer(Outcome.DETAILS, reading=details(runtime, platform))
         if asked is Asked.SHARE:

@@ -32,8 +32,7 @@ from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
-from bots.discord.ingest import is_read, to_utterance
-from bots.discord.keys import Line, line_of
+from bots.discord.ingest import is_read, spoken_utterances
 from bots.discord.links import MalformedLinkError, jump_url, parse_message_link
 from bots.discord.platform import DiscordAsking, fetch_message
 from bots.runtime import Runtime
@@ -65,7 +64,6 @@ class MentionReadings:
             await access.check_member_may_read(asker, channel)
             if not ephemeral:
                 access.check_shown_where_it_belongs(channel.id, here.id, ephemeral)
-            await self._store(line_of(channel), before)
 
             async def by_direct_message(reading: Reading, shared_url: str | None) -> None:
                 try:
@@ -90,7 +88,10 @@ class MentionReadings:
                 checked=True,
             )
             asked = Asked.READING if ephemeral else Asked.SHARE
-            said = await asyncio.to_thread(answer, self.runtime, asking, asked)
+            before_it = spoken_utterances(before, asking.line)
+            said = await asyncio.to_thread(
+                answer, self.runtime, asking, asked, said_before=before_it
+            )
         except Refused as refusal:  # the asker, the link or the channel, before the action
             said = Answer(Outcome.REFUSED, refusal=str(refusal))
 
@@ -141,13 +142,6 @@ class MentionReadings:
         if isinstance(message.author, discord.Member):
             await access.check_member_may_read(message.author, channel)
         return await fetch_message(channel, message_id)
-
-    async def _store(self, line: Line, said: list[discord.Message]) -> None:
-        """Store what Discord has before the message read that may not be stored yet (storing
-        twice changes nothing), so the reading's context is whole."""
-        utterances = [u for m in said if is_read(m) and (u := to_utterance(m, line)) is not None]
-        if utterances:
-            await asyncio.to_thread(self.runtime.engine.ingest, utterances)
 
     async def _tell(
         self, asked_in: discord.Message, asker: discord.Member, text: str, ephemeral: bool

@@ -10,11 +10,12 @@ the operator chose ``reply_placement = "thread"``, every reading is shared at on
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from awai_engine.values import Utterance
 from bots.actions.answer import Answer, Asked, Outcome, answer
 from bots.runtime import Runtime
 from bots.slack import messages
@@ -44,15 +45,22 @@ class Readings:
         self.runtime = runtime
         self.directory = directory
 
-    def deliver(self, request: ReadingRequest, client: WebClient, tell: Tell) -> None:
+    def deliver(
+        self,
+        request: ReadingRequest,
+        client: WebClient,
+        tell: Tell,
+        said_before: Sequence[Utterance] = (),
+    ) -> None:
         """Read a message for the person who asked: privately, with Share and Details buttons
-        (or, where the operator chose ``reply_placement = "thread"``, shared at once). Never
-        raises; every refusal and error is told privately."""
+        (or, where the operator chose ``reply_placement = "thread"``, shared at once), storing
+        ``said_before`` first (:func:`~bots.actions.answer.answer`). Never raises; every
+        refusal and error is told privately."""
         asking = SlackAsking(request, client, self.directory)
-        if self.runtime.settings.slack.reply_placement == "thread":
-            _tell(answer(self.runtime, asking, Asked.SHARE, by_asker=False), asking, tell)
-        else:
-            _tell(answer(self.runtime, asking, Asked.READING), asking, tell)
+        shared = self.runtime.settings.slack.reply_placement == "thread"
+        asked = Asked.SHARE if shared else Asked.READING
+        said = answer(self.runtime, asking, asked, not shared, said_before)
+        _tell(said, asking, tell)
 
     def share(self, request: ReadingRequest, client: WebClient, tell: Tell) -> None:
         """Post a message's reading in its thread for everyone, once per message; never raises."""

@@ -9,7 +9,6 @@ them (:mod:`bots.slack.delivery`), so it changes nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 from slack_bolt import App, BoltContext
@@ -17,12 +16,12 @@ from slack_bolt.listener.builtins import TokenRevocationListeners
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from awai_engine.values import Utterance
 from bots.actions.purge import purge_place
 from bots.actions.redact import delete_messages, withdraw_words
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import (
-    Message,
     channel_key,
     edited_ts_of,
     said_by_a_person,
@@ -121,6 +120,7 @@ def handle_mention(
     if not words or words[0].lower() != "read":
         tell(messages.HELP)
         return
+    before: list[Utterance] = []  # what a read of the message before the mention stores first
     if len(words) > 1:
         try:
             link = parse_permalink(words[1])
@@ -151,9 +151,8 @@ def handle_mention(
         if line.target is None:
             tell(messages.NOTHING_BEFORE)
             return
-        # What Slack has before the mention may still be queued here: stored now, so the reading's
-        # context holds every message up to its own.
-        _store(services, team, channel_id, client, bot_user_id, line.messages)
+        names = services.directory.names(client, team)
+        before = spoken_utterances(line.messages, team, channel_id, bot_user_id, names)
         request = ReadingRequest(
             team_id=team,
             channel_id=channel_id,
@@ -163,22 +162,7 @@ def handle_mention(
             thread_ts=thread_ts,
             message=line.target,
         )
-    services.readings.deliver(request, client, tell)
-
-
-def _store(
-    services: SlackServices,
-    team: str,
-    channel_id: str,
-    client: WebClient,
-    bot_user_id: str | None,
-    said: Iterable[Message],
-) -> None:
-    """Store what people said of ``said`` (what is stored already is left as it is)."""
-    names = services.directory.names(client, team)
-    utterances = spoken_utterances(said, team, channel_id, bot_user_id, names)
-    if utterances:
-        services.runtime.engine.ingest(utterances)
+    services.readings.deliver(request, client, tell, said_before=before)
 
 
 def handle_uninstall(services: SlackServices, event: Payload | None, context: BoltContext) -> None:
