@@ -15,11 +15,12 @@ import pytest
 
 from awai_engine.posts import Post
 from awai_engine.visibility import Scopes
+from bots.actions.answer import Answer, Asked, Outcome, answer
 from bots.actions.backfill import backfill
 from bots.actions.catchup import catch_up
 from bots.actions.digest import digest_for_one, scheduled_poster, share_digest
 from bots.actions.forget import forget_me
-from bots.actions.platform import Refused
+from bots.actions.platform import Platform, Refused
 from bots.actions.purge import purge_place
 from bots.actions.read import Delivery, read_privately
 from bots.actions.redact import delete_messages, redact_posts, withdraw_words
@@ -81,6 +82,58 @@ async def test_a_reading_that_cannot_be_delivered_gives_its_claim_back(side: Sid
     again = await asyncio.to_thread(read_privately, side.runtime, side.asking(message))
 
     assert again is Delivery.SENT, "asking again right away is read again"
+
+
+async def test_every_way_a_request_ends_is_an_answer_to_tell_never_an_error(side: Side):
+    message = await side.said("Then we ship the battery fix on Friday.")
+    outsider = await side.outsider_asking()
+
+    async def ask(platform: Platform, asked: Asked) -> Answer:
+        return await asyncio.to_thread(answer, side.runtime, platform, asked)
+
+    said = [
+        await ask(side.asking(message), Asked.READING),
+        await ask(side.asking(message), Asked.READING),
+        await ask(side.asking(message), Asked.SHARE),
+        await ask(side.asking(message), Asked.SHARE),
+        await ask(side.asking(message), Asked.DETAILS),
+        await ask(outsider, Asked.READING),
+    ]
+
+    assert [one.outcome for one in said] == [
+        Outcome.SENT,
+        Outcome.ALREADY_READING,
+        Outcome.SHARED,
+        Outcome.SHARED_EARLIER,
+        Outcome.DETAILS,
+        Outcome.REFUSED,
+    ]
+    _, _, shared, earlier, numbers, refused = said
+    assert shared.post is not None and earlier.post == shared.post
+    assert numbers.reading is not None and "battery fix" in numbers.reading.context.text
+    assert refused.refusal and refused.post is None and refused.reading is None
+    assert len(side.private()) == 1 and len(side.public()) == 1
+
+
+async def test_a_failure_is_logged_answered_failed_and_gives_its_claim_back(
+    side: Side, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    message = await side.said("The vendor call moved to Thursday.")
+    engine = side.runtime.engine
+    read = engine.read
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(engine, "read", broken)
+    failed = await asyncio.to_thread(answer, side.runtime, side.asking(message), Asked.READING)
+    monkeypatch.setattr(engine, "read", read)
+    again = await asyncio.to_thread(answer, side.runtime, side.asking(message), Asked.READING)
+
+    assert failed == Answer(Outcome.FAILED)
+    assert "the disk went away" in caplog.text, "logged with its traceback"
+    assert again.outcome is Outcome.SENT, "asking again right away is read again"
+    assert side.public() == []
 
 
 async def test_someone_who_may_not_read_the_place_is_refused_and_shown_nothing(side: Side):
