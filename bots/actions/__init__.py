@@ -4,6 +4,8 @@ One module per action, one entry function each, against the small port the layer
 (:mod:`bots.actions.platform`); Slack and Discord keep their listeners and cogs, their formatting
 and their implementation of the port (``bots/slack/platform.py``, ``bots/discord/platform.py``):
 
+- :mod:`~bots.actions.answer` — where every route asking about a message ends: it runs the
+  reading action asked for and says how it ended, for the platform to put in its words;
 - :mod:`~bots.actions.read` — read privately (every "Read with AWAI", ``/awai read``,
   ``@AWAI read``); :mod:`~bots.actions.reading` is where such a request becomes a reading;
 - :mod:`~bots.actions.share` — share a reading for everyone, once per message;
