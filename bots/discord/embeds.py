@@ -21,6 +21,7 @@ from discord.utils import escape_markdown
 
 from awai_engine.schemas.digest import Digest
 from awai_engine.values import MessageRef, Reading
+from bots.commands import OTHERS, listed
 from bots.discord.limits import (
     DESCRIPTION_LIMIT,
     FIELD_COUNT_LIMIT,
@@ -210,10 +211,8 @@ def help_embed(menu_name: str) -> discord.Embed:
     )
     embed.add_field(
         name="Other commands",
-        value=(
-            "`/awai digest`: each speaker's preconceptions in this channel, with a map.\n"
-            "`/awai forget-me`: remove what you said in this channel from AWAI.\n"
-            "`/awai backfill`: read this channel's earlier messages (people who manage messages)."
+        value="\n".join(
+            [*(listed(name) for name in OTHERS), "Backfill is for people who manage messages."]
         ),
         inline=False,
     )
