@@ -62,9 +62,7 @@ class Readings:
         if not await acknowledge(interaction):
             return
         try:
-            member = interaction.user
-            if not isinstance(member, discord.Member):
-                raise ReadRefused("AWAI could not check your permissions in that channel.")
+            _, member = access.asker_in(interaction)
             channel = await access.resolve_channel(self.bot, guild, channel_id)
             if not here:
                 await access.check_may_read_there(interaction, channel)

@@ -18,7 +18,6 @@ import discord
 from bots.actions.answer import Asked, answer
 from bots.actions.platform import Refused
 from bots.discord import access, messages
-from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
 from bots.discord.platform import DiscordAsking
@@ -98,11 +97,7 @@ async def _runtime_action(
     runtime: Runtime = interaction.client.runtime  # type: ignore[attr-defined]
     await interaction.response.defer(thinking=True, ephemeral=True)
     try:
-        guild, member = interaction.guild, interaction.user
-        if guild is None:
-            raise ReadRefused("AWAI reads server channels only.")
-        if not isinstance(member, discord.Member):
-            raise ReadRefused("AWAI could not check your permissions in that channel.")
+        guild, member = access.asker_in(interaction)
         channel = await access.resolve_channel(interaction.client, guild, channel_id)
     except Refused as refusal:
         await interaction.followup.send(str(refusal), ephemeral=True)
