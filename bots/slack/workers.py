@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,33 @@ class Workers:
         with self._idle:
             self._pending -= 1
             self._idle.notify_all()
+
+
+class OnePerKey:
+    """At most one run per key at a time in this process (a channel's backfill, a workspace's
+    catch-up): a run asked for while one goes on is not doubled, and other keys run meanwhile."""
+
+    def __init__(self) -> None:
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+
+    def running(self, key: str) -> bool:
+        with self._lock:
+            return key in self._running
+
+    @contextmanager
+    def run(self, key: str) -> Iterator[bool]:
+        """Whether this run goes ahead (``False``: one of ``key`` is running already)."""
+        with self._lock:
+            if key in self._running:
+                yield False
+                return
+            self._running.add(key)
+        try:
+            yield True
+        finally:
+            with self._lock:
+                self._running.discard(key)
 
 
 class _CountedExecutor(ThreadPoolExecutor):
