@@ -16,8 +16,7 @@ from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from awai_engine.schemas.service import UnknownChannelError
-from bots.actions.digest import share_digest
+from bots.actions.digest import answer_digest
 from bots.actions.forget import forget_me as forget_speaker
 from bots.slack import messages
 from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
@@ -132,14 +131,9 @@ def post_digest(services: SlackServices, invocation: Invocation) -> None:
     board = SlackBoard(
         services.directory, invocation.client, invocation.team_id, invocation.channel_id
     )
-    key = board.channel
-    try:
-        share_digest(services.runtime, board, MEMBER_SCOPES)
-    except UnknownChannelError:
-        invocation.tell(messages.NOTHING_READ_YET)
-    except Exception:
-        log.exception("The digest of %s failed", key)
-        invocation.tell(messages.DIGEST_FAILED)
+    said = answer_digest(services.runtime, board, MEMBER_SCOPES, for_everyone=True)
+    if not said.posted:
+        invocation.tell(messages.NOTHING_READ_YET if said.nothing_read else messages.DIGEST_FAILED)
 
 
 def forget_me(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
