@@ -42,14 +42,11 @@ from bots.layout import (
     Line,
     Link,
     Moment,
-    Plain,
-    Quiet,
     Section,
-    Strong,
     layout,
+    marked,
     moment_in_utc,
     plain_text,
-    wrapped,
 )
 
 QUOTE_LIMIT = 1000
@@ -144,26 +141,26 @@ def _fields(section: Section, channel: str) -> list[_Field]:
 
 
 def _markdown(line: Line, channel: str, bold: bool = False) -> str:
-    out = []
-    for piece in line.pieces:
-        match piece:
-            case Strong(text):
-                out.append(_wrapped(text, "**"))
-            case Quiet(text):
-                out.append(_wrapped(text, "*"))
-            case Link(ref, text):
-                out.append(f"[{_label(text)}]({jump_url_of(channel, ref)})")
-            case Moment():
-                out.append(f"<t:{int(piece.ts)}:d>" if piece.utc() else "")
-            case Plain(text) if bold:
-                out.append(_wrapped(text, "**"))
-            case Plain(text):
-                out.append(escape_markdown(text))
-    return "".join(out)
+    return marked(line.pieces, _Markdown(channel), bold)
 
 
-def _wrapped(text: str, mark: str) -> str:
-    return wrapped(text, mark, escape_markdown)
+class _Markdown:
+    """Discord's Markdown for a reading's lines (:func:`bots.layout.marked`), each earlier
+    message linked by its jump URL."""
+
+    strong, quiet = "**", "*"
+
+    def __init__(self, channel: str) -> None:
+        self.channel = channel
+
+    def escape(self, text: str) -> str:
+        return escape_markdown(text)
+
+    def link(self, link: Link) -> str:
+        return f"[{_label(link.text)}]({jump_url_of(self.channel, link.ref)})"
+
+    def moment(self, moment: Moment) -> str:
+        return f"<t:{int(moment.ts)}:d>" if moment.utc() else ""
 
 
 def _quoted(text: str) -> str:

@@ -25,13 +25,10 @@ from bots.labels import labels_for
 from bots.layout import (
     Link,
     Moment,
-    Piece,
-    Plain,
-    Quiet,
     ReadingLayout,
     Section,
-    Strong,
     layout,
+    marked,
     plain_text,
     wrapped,
 )
@@ -201,36 +198,18 @@ def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
     """A section as Slack shows it: the headline in bold, notes as small print, the rest as
     titled sections whose quotations are mrkdwn quotes."""
     if section.kind == "notes":
-        return [_context(_pieces(line.pieces, cite)) for line in section.lines]
+        return [_context(marked(line.pieces, cite)) for line in section.lines]
     if section.kind == "meaning":  # the model's words, which may be Markdown
         body = "\n".join(mrkdwn.markdown_to_mrkdwn(plain_text(line)) for line in section.lines)
         return _sections(f"*{mrkdwn.escape(section.title or '')}*\n{body}")
     lines = []
     for line in section.lines:
-        lines.append(_pieces(line.pieces, cite, bold=section.kind == "headline"))
+        lines.append(marked(line.pieces, cite, bold=section.kind == "headline"))
         if line.quote:
             lines.append(mrkdwn.quote(shorten(line.quote, CITED_TEXT_CHARS)))
     if section.title:
         lines.insert(0, f"*{mrkdwn.escape(section.title)}*")
     return _sections("\n".join(lines))
-
-
-def _pieces(pieces: tuple[Piece, ...], cite: _Citer, bold: bool = False) -> str:
-    """Pieces as mrkdwn; ``bold`` makes plain words bold too (the headline)."""
-    out = []
-    for piece in pieces:
-        match piece:
-            case Strong(text):
-                out.append(_wrapped(text, "*"))
-            case Quiet(text):
-                out.append(_wrapped(text, "_"))
-            case Link(ref, _):
-                out.append(cite.ref(ref))
-            case Moment():
-                out.append(_moment(piece))
-            case Plain(text):
-                out.append(_wrapped(text, "*") if bold else mrkdwn.escape(text))
-    return "".join(out)
 
 
 def _wrapped(text: str, mark: str) -> str:
@@ -304,13 +283,25 @@ def _schema_lines(
 
 
 class _Citer:
-    """Links to earlier messages, with the speaker's name as the label."""
+    """Slack's mrkdwn for a reading's lines (:func:`bots.layout.marked`), each earlier message
+    linked by its permalink with the speaker's name as the label."""
+
+    strong, quiet = "*", "_"
 
     def __init__(self, permalink_of: PermalinkOf) -> None:
         self._permalink_of = permalink_of
 
+    def escape(self, text: str) -> str:
+        return mrkdwn.escape(text)
+
     def ref(self, ref: MessageRef) -> str:
         return mrkdwn.link(self._permalink_of(ref.message_id, ref.thread_root), ref.speaker_name)
+
+    def link(self, link: Link) -> str:
+        return self.ref(link.ref)
+
+    def moment(self, moment: Moment) -> str:
+        return _moment(moment)
 
 
 def _date(ref: MessageRef) -> str:
