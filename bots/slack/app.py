@@ -23,6 +23,7 @@ from bots.slack.catchup import CatchUp
 from bots.slack.clients import WorkspaceClients, web_client
 from bots.slack.delivery import FirstDeliveryOnly
 from bots.slack.directory import SlackDirectory
+from bots.slack.ingest import parse_channel_key
 from bots.slack.installation import installs as make_installs
 from bots.slack.listeners import register
 from bots.slack.reading import Readings
@@ -62,7 +63,7 @@ class SlackBot:
         if self.services.installation_store is None:
             return [""]
         keys = self.services.runtime.channels()
-        return sorted({key.split(":")[1] for key in keys if key.startswith("slack:")})
+        return sorted({parsed[0] for key in keys if (parsed := parse_channel_key(key))})
 
     def close(self) -> None:
         """Finish queued work (readings in flight get their answer), then stop the workers."""
