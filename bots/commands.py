@@ -31,3 +31,9 @@ def description(name: str) -> str:
 def listed(name: str) -> str:
     """``/awai name``: what it does, as a line of a help (the command set as code)."""
     return f"`/awai {name}`: {DOES[name]}."
+
+
+def who_may_backfill(managers: str) -> str:
+    """Who may run ``/awai backfill``, as a sentence of a help and of a refusal: the rule is one
+    (:func:`bots.actions.backfill.check_may_backfill`), ``managers`` the platform's word for it."""
+    return f"Backfill is for {managers}."

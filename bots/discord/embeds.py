@@ -21,7 +21,8 @@ from discord.utils import escape_markdown
 
 from awai_engine.schemas.digest import Digest
 from awai_engine.values import MessageRef, Reading
-from bots.commands import OTHERS, listed
+from bots.commands import OTHERS, listed, who_may_backfill
+from bots.discord import messages
 from bots.discord.limits import (
     DESCRIPTION_LIMIT,
     FIELD_COUNT_LIMIT,
@@ -209,7 +210,10 @@ def help_embed(menu_name: str) -> discord.Embed:
     embed.add_field(
         name="Other commands",
         value="\n".join(
-            [*(listed(name) for name in OTHERS), "Backfill is for people who manage messages."]
+            [
+                *(listed(name) for name in OTHERS),
+                who_may_backfill(messages.BACKFILL_MANAGERS),
+            ]
         ),
         inline=False,
     )

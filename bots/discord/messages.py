@@ -78,7 +78,8 @@ def answered(said: Answer, link_to: Callable[[Post], str]) -> str | None:
 
 
 BACKFILL_TEXT_CHANNELS_ONLY = "AWAI can read the history of text channels and threads only."
-BACKFILL_NOT_ALLOWED = "Backfill is for people who may manage messages in this channel."
+BACKFILL_MANAGERS = "people who may manage messages in this channel"
+"""Who may run ``/awai backfill`` here (:func:`bots.actions.backfill.check_may_backfill`)."""
 BACKFILL_NEEDS_HISTORY = "AWAI needs the “Read Message History” permission in this channel."
 BACKFILL_RUNNING = "A backfill of this channel is already running."
 BACKFILL_STARTING = "AWAI is reading this channel's earlier messages…"

@@ -9,12 +9,13 @@ from typing import Protocol
 
 import discord
 
-from bots.actions.backfill import BackfillProgress, History
+from bots.actions.backfill import Asker, BackfillProgress, History
 from bots.actions.catchup import Workspace
 from bots.actions.digest import Board
 from bots.actions.platform import Platform, PostEditor
 from bots.actions.redact import REMOVED_NOTICE
 from bots.discord.backfill import DiscordHistory
+from bots.discord.backfills import Moderating
 from bots.discord.bridge import OnLoop
 from bots.discord.catchup import DiscordServer
 from bots.discord.digests import DiscordBoard
@@ -22,6 +23,7 @@ from bots.discord.embeds import reading_embed
 from bots.discord.keys import channel_key, guild_prefix
 from bots.discord.platform import DiscordAsking, DiscordPosts
 from bots.runtime import Runtime
+from bots.slack.access import ChannelAsker
 from bots.slack.backfill import BackfillRequest, SlackHistory, StatusMessage
 from bots.slack.catchup import SlackWorkspace
 from bots.slack.digests import SlackBoard
@@ -58,6 +60,10 @@ class Side(Protocol):
 
     def history(self) -> History:
         """The channel's history, as a backfill reads it, two messages a page."""
+
+    def backfill_asker(self, manages: bool) -> Asker:
+        """Someone asking for the channel's history: one who manages the channel, or a member
+        who does not."""
 
     def workspace(self) -> Workspace:
         """The workspace or server of the channel, as a catch-up reads it."""
@@ -112,6 +118,10 @@ class SlackSide:
         request = BackfillRequest(TEAM_ID, GENERAL, BOT_USER_ID)
         backfills = self.harness.bot.services.backfills
         return SlackHistory(backfills, request, client, StatusMessage(client, GENERAL))
+
+    def backfill_asker(self, manages: bool) -> Asker:
+        client = self.harness.bot.app.client
+        return ChannelAsker(client, GENERAL, ANN if manages else CAT)  # ANN created it
 
     def workspace(self) -> Workspace:
         services = self.harness.bot.services
@@ -188,6 +198,12 @@ class DiscordSide:
             """Nobody watches this backfill's progress."""
 
         return DiscordHistory(OnLoop.here(), channel, unseen, self.channel, None, page_size=2)
+
+    def backfill_asker(self, manages: bool) -> Asker:
+        allowed = payloads.VIEW_AND_HISTORY | (payloads.MANAGE_MESSAGES if manages else 0)
+        data = payloads.interaction(data=payloads.slash("backfill"), permissions=allowed)
+        asked = discord.Interaction(data=data, state=self.harness.bot._connection)  # type: ignore[arg-type]
+        return Moderating(asked, owner_ids=())
 
     def workspace(self) -> Workspace:
         return DiscordServer(OnLoop.here(), self.harness.guild, self.runtime)

@@ -16,7 +16,7 @@ import pytest
 from awai_engine.posts import Post
 from awai_engine.visibility import Scopes
 from bots.actions.answer import Answer, Asked, Outcome, answer
-from bots.actions.backfill import backfill
+from bots.actions.backfill import backfill, check_may_backfill
 from bots.actions.catchup import catch_up
 from bots.actions.digest import digest_for_one, scheduled_poster, share_digest
 from bots.actions.forget import forget_me
@@ -242,6 +242,16 @@ async def test_a_backfill_stores_the_history_once_and_leaves_its_cursor_done(sid
     assert again.done and again.added == 0, "nothing is stored twice"
     cursor = side.runtime.cursor(side.channel)
     assert cursor is not None and cursor.done
+
+
+async def test_only_someone_who_manages_the_channel_may_have_its_history_read_in(side: Side):
+    manager, member = side.backfill_asker(manages=True), side.backfill_asker(manages=False)
+
+    await asyncio.to_thread(check_may_backfill, manager)
+    with pytest.raises(Refused) as refused:
+        await asyncio.to_thread(check_may_backfill, member)
+
+    assert str(refused.value) == f"Backfill is for {member.managers}."
 
 
 async def test_a_catch_up_stores_what_was_said_while_away_once_and_leaves_unread_places(
