@@ -43,9 +43,15 @@ class Side(Protocol):
     channel: str
     prefix: str
     speaker: str
+    read_command: str
+    """``@AWAI read`` as the platform writes it in a message."""
 
     async def said(self, text: str, stored: bool = True) -> str:
         """The speaker says ``text`` in the channel (stored by AWAI, or not yet); its id."""
+
+    async def edited(self, message_id: str, text: str) -> None:
+        """The speaker edits a message of theirs into ``text``, as the platform reports it live
+        (the event handled to its end)."""
 
     def asking(self, message_id: str) -> Platform:
         """The reader asking about one message of the channel."""
@@ -88,11 +94,22 @@ class SlackSide:
         self.channel = GENERAL_KEY
         self.prefix = workspace_prefix(TEAM_ID)
         self.speaker = ANN
+        self.read_command = f"<@{BOT_USER_ID}> read"
 
     async def said(self, text: str, stored: bool = True) -> str:
         if stored:
             return self.harness.seed([(ANN, text)])[0]["ts"]
         return self.harness.api.add_message(GENERAL, ANN, text)["ts"]
+
+    async def edited(self, message_id: str, text: str) -> None:
+        original = self.harness.api.find(GENERAL, message_id)
+        assert original is not None
+        edited_ts = self.harness.api.next_ts()
+        now = {**original, "text": text, "edited": {"user": ANN, "ts": edited_ts}}
+        changed = {"type": "message", "subtype": "message_changed", "channel": GENERAL}
+        event = {**changed, "message": now, "previous_message": original, "ts": edited_ts}
+        self.harness.send(self.harness.requests.event(event))
+        self.harness.settle()
 
     def asking(self, message_id: str) -> Platform:
         return self._asking(GENERAL, message_id, BEN)
@@ -150,6 +167,7 @@ class DiscordSide:
         self.channel = channel_key(payloads.GUILD_ID, payloads.CHANNEL_ID)
         self.prefix = guild_prefix(payloads.GUILD_ID)
         self.speaker = str(payloads.ANN_ID)
+        self.read_command = f"<@{payloads.APPLICATION_ID}> read"
 
     async def said(self, text: str, stored: bool = True) -> str:
         data = payloads.message(SNOWFLAKES.next(), author=payloads.ANN, content=text)
@@ -157,6 +175,15 @@ class DiscordSide:
         if stored:
             await self.harness.post(data)
         return data["id"]
+
+    async def edited(self, message_id: str, text: str) -> None:
+        (data,) = [
+            m for m in self.harness.server.messages[payloads.CHANNEL_ID] if m["id"] == message_id
+        ]
+        now = {**data, "content": text, "edited_timestamp": payloads.iso_now()}
+        await self.harness.cog.on_raw_message_edit(
+            discord.RawMessageUpdateEvent(data=now, message=self.harness.message(now))  # type: ignore[arg-type]
+        )
 
     def asking(self, message_id: str) -> Platform:
         channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)

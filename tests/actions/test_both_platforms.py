@@ -189,6 +189,26 @@ async def test_words_edited_away_are_withdrawn_and_the_posts_quoting_them_redact
     assert side.redacted() == [shared.post.post_id]
 
 
+async def test_an_edit_of_a_message_awai_never_stored_stores_it_as_it_is_now(side: Side):
+    before = await side.said("The audit starts on Monday.", stored=False)
+    message = await side.said("The launch is in May.", stored=False)
+
+    await side.edited(message, "The launch is in June.")
+
+    stored = side.runtime.store.stored_texts(side.channel, [before, message])
+    assert stored == {message: "The launch is in June."}, "the edited one, as it is now"
+
+
+async def test_an_edit_into_a_command_to_awai_of_a_message_never_stored_stores_nothing(
+    side: Side,
+):
+    message = await side.said("The launch is in May.", stored=False)
+
+    await side.edited(message, side.read_command)
+
+    assert side.runtime.message_ids(side.channel) == []
+
+
 async def test_a_sweep_after_a_removal_redacts_the_post_and_takes_it_off_the_record(side: Side):
     message = await side.said("The supplier's contract ends in May.")
     shared = await asyncio.to_thread(share, side.runtime, side.asking(message))

@@ -17,8 +17,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from awai_engine.values import Utterance
+from bots.actions.edit import message_edited
 from bots.actions.purge import purge_place
-from bots.actions.redact import delete_messages, withdraw_words
+from bots.actions.redact import delete_messages
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import (
@@ -98,11 +99,12 @@ def handle_message(
         return
     names = services.directory.names(client, team)
     utterances = spoken_utterances([message], team, channel_id, bot_user_id, names)
-    if utterances:
-        # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
+    if subtype == "message_changed":
+        now = utterances[0] if utterances else None
+        taken = said_by_a_person(message)
+        message_edited(runtime, posts, key, message["ts"], now, taken, edited_ts_of(message))
+    elif utterances:
         runtime.engine.ingest(utterances)
-    elif subtype == "message_changed" and said_by_a_person(message):
-        withdraw_words(runtime, posts, key, message["ts"], edited_ts_of(message))
 
 
 def handle_mention(
