@@ -126,3 +126,13 @@ def test_a_workspace_admin_may_backfill_a_channel_someone_else_created(slack: Sl
 
     assert said["ts"] in slack.stored_texts()
     assert slack.responses_text() == []
+
+
+def test_backfill_of_a_private_channel_awai_is_not_in_says_it_cannot_see_it(slack: SlackHarness):
+    slack.api.add_channel("G3PLANS", "plans", {CAT}, private=True, creator=CAT)
+
+    slack.send(slack.requests.command("backfill", "G3PLANS", CAT))
+    slack.settle()
+
+    assert slack.responses_text() == [messages.CANNOT_SEE_CHANNEL]
+    assert slack.api.calls_to("conversations.history") == []
