@@ -117,16 +117,7 @@ def details_view(
 ) -> dict[str, Any]:
     """The Details modal: the whole reading with the numbers behind every connection."""
     shown = layout(reading, language=language, details=True)
-    blocks = _reading_blocks(shown, permalink_of)
-    return {
-        "type": "modal",
-        "title": {
-            "type": "plain_text",
-            "text": shorten(shown.words["details"], MAX_MODAL_TITLE_CHARS),
-        },
-        "close": {"type": "plain_text", "text": "OK"},
-        "blocks": _fit(blocks, MAX_MODAL_BLOCKS),
-    }
+    return _modal(shown.words["details"], _reading_blocks(shown, permalink_of))
 
 
 def details_placeholder() -> dict[str, Any]:
