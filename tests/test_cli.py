@@ -28,6 +28,27 @@ def test_demo_prints_an_offline_reading_of_the_sample(
 
 
 @pytest.mark.slow
+def test_a_reading_in_a_narrow_terminal_folds_its_lines_and_loses_no_word(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "demo")
+    assert code == 0
+    panel = [line for line in out.splitlines() if line.startswith(("│", "╭", "╰"))]
+    assert panel and all(len(line) <= 60 for line in panel)
+    shown = " ".join(line.strip("│╭╮╰╯─ ") for line in panel)
+    sample = SAMPLES["en"]
+    featured = next(
+        json.loads(line)
+        for line in sample.path.read_text(encoding="utf-8").splitlines()
+        if json.loads(line).get("id") == sample.featured_message
+    )
+    for word in featured["text"].split():
+        assert word in shown, word
+    assert "interpretation." in shown  # the footer's last word, not cut at the border
+
+
+@pytest.mark.slow
 def test_read_json_names_every_part_of_the_context(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -32,6 +32,14 @@ class TerminalConsole(Console):
         # for good (pytest-xdist's workers start with COLUMNS=80, and a resized terminal too).
         self._width = self._height = None
 
+    def print(self, *objects: Any, soft_wrap: bool | None = None, **options: Any) -> None:
+        """Strings and texts are left for the terminal to wrap (a path or a command stays one
+        line to copy), but a panel or a table is laid out to the width: soft wrapping would crop
+        each of its lines at the border instead of folding the words onto the next one."""
+        if soft_wrap is None:
+            soft_wrap = all(isinstance(item, str | Text) for item in objects)
+        super().print(*objects, soft_wrap=soft_wrap, **options)
+
     def render_str(self, text: str, **options: Any) -> Text:
         """Every string Rich prints (``print``, table cells and titles) is rendered here."""
         return super().render_str(visible(text), **options)
