@@ -37,7 +37,7 @@ def test_without_a_key_the_doctor_says_the_model_is_off_and_what_that_means(tmp_
     code, out = _doctor(tmp_path, capsys)
 
     assert code == 0
-    assert "Language model: off: no AWAI_LLM__API_KEY or ANTHROPIC_API_KEY is set" in out
+    assert "Language model: off — no AWAI_LLM__API_KEY or ANTHROPIC_API_KEY is set" in out
     assert "no written interpretation" in out
 
 
@@ -47,7 +47,7 @@ def test_a_working_key_and_model_give_the_models_display_name(fake, tmp_path, ca
     code, out = _doctor(tmp_path, capsys)
 
     assert code == 0
-    assert f"Language model: ok: Claude Sonnet 5.5 (claude-sonnet-5-5) at {fake.base_url}" in out
+    assert f"Language model: ok — Claude Sonnet 5.5 (claude-sonnet-5-5) at {fake.base_url}" in out
     assert fake.requests == []  # a Models API call: no message, nothing billed
 
 
@@ -58,7 +58,7 @@ def test_a_bad_key_is_named_as_a_401_authentication_error(fake, tmp_path, capsys
     code, out = _doctor(tmp_path, capsys)
 
     assert code == 1
-    assert "not usable: claude-sonnet-5-5" in out
+    assert "not usable — claude-sonnet-5-5" in out
     assert "the API key was refused (HTTP 401 authentication_error: invalid x-api-key)" in out
     assert "check AWAI_LLM__API_KEY" in out
 
@@ -99,7 +99,7 @@ def test_a_model_that_cannot_take_a_configured_effort_is_not_usable(
     code, out = _doctor(tmp_path, capsys)
 
     assert code == 1
-    assert "not usable: Claude Haiku 4.5 (claude-haiku-4-5)" in out
+    assert "not usable — Claude Haiku 4.5 (claude-haiku-4-5)" in out
     assert "does not take AWAI_LLM__EXTRACTION_EFFORT=low" in out
     assert "set AWAI_LLM__EXTRACTION_EFFORT=default" in out
 

@@ -15,7 +15,7 @@ from awai_engine.settings import LanguageModelSettings
 from bots.terminal.say import styled
 
 OFF = (
-    "off: no AWAI_LLM__API_KEY or ANTHROPIC_API_KEY is set. Readings are offline: the context"
+    "off — no AWAI_LLM__API_KEY or ANTHROPIC_API_KEY is set. Readings are offline: the context"
     " AWAI assembles (flow, recalled earlier thoughts, preconceptions) with connections from word"
     " cues, and no written interpretation; thoughts are the message's sentences."
 )
@@ -34,7 +34,7 @@ def report_model(settings: LanguageModelSettings, console: Console) -> bool:
             Text.assemble(
                 styled("Language model: ", "bold"),
                 styled("ok", "green"),
-                styled(f": {found.display_name} ({found.model}) at {found.endpoint}", ""),
+                styled(f" — {found.display_name} ({found.model}) at {found.endpoint}", ""),
             )
         )
     else:
@@ -43,7 +43,7 @@ def report_model(settings: LanguageModelSettings, console: Console) -> bool:
             Text.assemble(
                 styled("Language model: ", "bold"),
                 styled("not usable", "red"),
-                styled(f": {named} at {found.endpoint}", ""),
+                styled(f" — {named} at {found.endpoint}", ""),
             )
         )
         for problem in found.problems:
