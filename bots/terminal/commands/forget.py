@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    with writing_runtime(settings) as runtime:
+    with writing_runtime(settings, "forget") as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2
