@@ -20,6 +20,14 @@ bounded by a chunk of rows (the level-0 file is mapped, never read whole):
   checked: an index Chroma rebuilt from single upserts holds non-finite norms and loads fine;
 - ``index_metadata.pickle``: Chroma's map between its ids and hnswlib's labels, plain data only.
 
+What the index will hold once loaded is told apart from what its files hold (:func:`held_count`):
+hnswlib keeps a deleted element, only marked, so the header's count is not it; the map of labels
+is (it names live elements only), plus Chroma's log of writes not yet applied to the files
+(``embeddings_queue`` past the segment's ``max_seq_id``, replayed by Chroma as it loads). An
+index that will hold more or fewer vectors than Chroma's own record (kept current with every
+write, and compared id by id with SQL's by AWAI's audit) is out of date: a write of its files
+lost, or a folder restored from another time (:func:`index_out_of_date`).
+
 A header of another layout (a Chroma that changed its format) is neither damaged nor whole:
 :class:`UnknownLayout`, for a caller to probe by loading it where a crash cannot hurt
 (:mod:`storage.index_probe`).
@@ -31,6 +39,8 @@ import io
 import pickle
 import sqlite3
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,6 +116,85 @@ def segment_of(chroma: Path, collection: str) -> Segment | None:
     finally:
         connection.close()
     return Segment(chroma / segment, bool(flushed), space is not None and space[0] == "cosine")
+
+
+# Chroma's log operations (chromadb.types.Operation): ADD, UPDATE, UPSERT, DELETE.
+_ADDS = (0, 2)
+_DELETE = 3
+
+
+def index_out_of_date(chroma: Path, collection: str) -> str | None:
+    """Why the collection's index, as it will load, is out of date: it holds more or fewer
+    vectors than Chroma's own record of the collection (whose ids AWAI's audit compares with
+    its SQL record); ``None`` when they agree, or when it cannot be told (the other checks
+    speak for unreadable files)."""
+    held, recorded = held_count(chroma, collection), recorded_count(chroma, collection)
+    if held is None or recorded is None or held == recorded:
+        return None
+    return (
+        f"its index holds {held:,} vectors where Chroma records {recorded:,}: it is out of date"
+        " (a write of its files lost, or files of another time)"
+    )
+
+
+def held_count(chroma: Path, collection: str) -> int | None:
+    """How many vectors the collection's index will hold once Chroma loads it: the live ids of
+    its files, with Chroma's log not yet applied to them replayed; ``None`` when that cannot be
+    told from the files (no such collection, an index map missing or unreadable)."""
+    try:
+        segment = segment_of(chroma, collection)
+        if segment is None:
+            return None
+        ids: set[str] = set()
+        pickle_path = segment.folder / "index_metadata.pickle"
+        if pickle_path.is_file():  # Chroma loads files it finds, flushed or not
+            ids.update(_PlainData(io.BytesIO(pickle_path.read_bytes())).load()["id_to_label"])
+        elif segment.flushed:
+            return None
+        with _reading(chroma) as connection:
+            collection_id, applied = connection.execute(
+                "SELECT c.id, coalesce(m.seq_id, -1) FROM collections c"
+                " JOIN segments s ON s.collection = c.id AND s.scope = 'VECTOR'"
+                " LEFT JOIN max_seq_id m ON m.segment_id = s.id WHERE c.name = ?",
+                (collection,),
+            ).fetchone()
+            for operation, vector_id in connection.execute(
+                "SELECT operation, id FROM embeddings_queue WHERE topic LIKE ? AND seq_id > ?"
+                " ORDER BY seq_id",
+                (f"%/{collection_id}", applied),
+            ):
+                if operation in _ADDS:
+                    ids.add(vector_id)
+                elif operation == _DELETE:
+                    ids.discard(vector_id)
+    except Exception:  # unreadable in any way: the index checks say how
+        return None
+    return len(ids)
+
+
+def recorded_count(chroma: Path, collection: str) -> int | None:
+    """How many vectors Chroma's record (its metadata segment, kept current with every write)
+    holds for the collection; what its ``count()`` answers."""
+    try:
+        with _reading(chroma) as connection:
+            found = connection.execute(
+                "SELECT count(e.id) FROM collections c"
+                " JOIN segments s ON s.collection = c.id AND s.scope = 'METADATA'"
+                " LEFT JOIN embeddings e ON e.segment_id = s.id WHERE c.name = ?",
+                (collection,),
+            ).fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    return None if found is None else int(found[0])
+
+
+@contextmanager
+def _reading(chroma: Path) -> Iterator[sqlite3.Connection]:
+    connection = sqlite3.connect(f"file:{chroma / 'chroma.sqlite3'}?mode=ro", uri=True, timeout=30)
+    try:
+        yield connection
+    finally:
+        connection.close()
 
 
 def database_damage(chroma: Path) -> str | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 import shutil
 import sqlite3
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from bots.terminal.cli import main
-from storage.hnsw_files import UnknownLayout, index_damage, segment_of
+from storage.hnsw_files import UnknownLayout, held_count, index_damage, segment_of
 from storage.index_probe import probe_index
 
 SPEAKERS = ("Ann", "Bo", "Cy")
@@ -318,3 +319,70 @@ def test_an_index_loaded_in_the_child_probe_fails_there_and_this_process_lives_o
     assert segment is not None
     with pytest.raises(UnknownLayout):
         index_damage(segment)
+
+
+def collection_of(awai: Awai) -> str:
+    [name] = [
+        row[0]
+        for row in sqlite3.connect(awai.data / "chroma" / "chroma.sqlite3").execute(
+            "SELECT name FROM collections"
+        )
+    ]
+    return str(name)
+
+
+@pytest.mark.slow
+def test_an_index_holding_fewer_vectors_than_stored_is_rebuilt_by_the_next_command_using_it(
+    awai: Awai, stored: Stored
+) -> None:
+    """The map of an older write (100 vectors fewer), every file whole: found by its count
+    before Chroma loads it (loaded, it fails "Error finding id" on whatever it lacks)."""
+    path = awai.index_file("index_metadata.pickle")
+    raw = path.read_bytes()
+    meta = pickle.loads(raw)
+    for vector in sorted(meta["id_to_label"])[:100]:
+        del meta["label_to_id"][meta["id_to_label"].pop(vector)]
+    path.write_bytes(pickle.dumps(meta, protocol=raw[1]))
+    assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES - 100
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged" and row[-2] == "needs repair"
+    cut_read_model(awai)  # so that the reading needs Chroma's vectors
+
+    code, out, said = awai("read", str(stored.transcript), "--message", stored.read)
+
+    assert code == 0, said
+    assert "rebuilt from the stored messages" in said + " ".join(out.split())
+    code, out, _ = awai("read", str(stored.transcript), "--message", stored.read, "--json")
+    assert json.loads(out) == stored.reading
+    assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+
+
+@pytest.mark.slow
+def test_an_index_restored_from_before_a_forget_is_found_rebuilt_and_keeps_none_of_the_person(
+    awai: Awai, tmp_path: Path
+) -> None:
+    """Chroma answers from its own record, which no longer has Bo, so nothing fails: only the
+    index's own count, against Chroma's record and SQL, shows his vectors are still on disk."""
+    before = tmp_path / "index-before"
+    shutil.copytree(awai.index_file("header.bin").parent, before)
+    code, _, said = awai("forget", "chat", "--speaker", "Bo", "--yes")
+    assert code == 0, said
+    kept = MESSAGES - len(range(1, MESSAGES, len(SPEAKERS)))
+    now = awai.index_file("header.bin").parent
+    for file in before.iterdir():
+        shutil.copy(file, now / file.name)  # his vectors back on disk, under today's index
+    assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES
+
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged"
+    code, row = awai.doctor("--repair")
+    assert code == 0 and row[1] == f"rebuilt ({kept:,} thoughts)", row
+
+    assert held_count(awai.data / "chroma", collection_of(awai)) == kept
+    bo = {f"m{n}#0" for n in range(1, MESSAGES, len(SPEAKERS))}
+    for index_map in awai.data.rglob("index_metadata.pickle"):
+        assert not bo & set(pickle.loads(index_map.read_bytes())["id_to_label"])
+    code, row = awai.doctor()
+    assert code == 0 and row[-2] == "ok"
