@@ -51,6 +51,14 @@ def held_by(data: Path, command: str, until_stopped: bool, seconds: float = 60) 
         thread.join()
 
 
+def stored(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A channel stored in ``data`` (what was said doing it, read and dropped)."""
+    transcript = tmp_path / "chat.jsonl"
+    transcript.write_text(LINES, encoding="utf-8")
+    assert main(["--data-dir", str(data), "ingest", str(transcript), "--channel", "team"]) == 0
+    capsys.readouterr()
+
+
 def _refused_for_the_bot(code: int, said: str, data: Path, bot: str) -> None:
     assert code == 2, said
     assert f"awai {bot} (process {os.getpid()}, running since" in said
@@ -76,10 +84,7 @@ def test_a_command_waits_for_the_command_writing_and_says_which_it_is(
 def test_doctor_repair_is_refused_while_a_bot_runs_on_the_folder(
     data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    transcript = tmp_path / "chat.jsonl"
-    transcript.write_text(LINES, encoding="utf-8")
-    assert main(["--data-dir", str(data), "ingest", str(transcript), "--channel", "team"]) == 0
-    capsys.readouterr()
+    stored(data, tmp_path, capsys)
     chroma_before = sorted((p.name, p.stat().st_mtime_ns) for p in (data / "chroma").rglob("*"))
     with held_by(data, "slack", until_stopped=True):
         code = main(["--data-dir", str(data), "doctor", "--repair"])
@@ -92,10 +97,7 @@ def test_doctor_repair_is_refused_while_a_bot_runs_on_the_folder(
 def test_doctor_without_repair_runs_beside_a_writer_and_names_it(
     data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    transcript = tmp_path / "chat.jsonl"
-    transcript.write_text(LINES, encoding="utf-8")
-    assert main(["--data-dir", str(data), "ingest", str(transcript), "--channel", "team"]) == 0
-    capsys.readouterr()
+    stored(data, tmp_path, capsys)
     with held_by(data, "discord", until_stopped=True):
         code = main(["--data-dir", str(data), "doctor"])
     said = capsys.readouterr().out
