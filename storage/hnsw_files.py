@@ -152,20 +152,14 @@ def held_count(chroma: Path, collection: str) -> int | None:
         elif segment.flushed:
             return None
         with _reading(chroma) as connection:
-            collection_id, applied = connection.execute(
-                "SELECT c.id, coalesce(m.seq_id, -1) FROM collections c"
-                " JOIN segments s ON s.collection = c.id AND s.scope = 'VECTOR'"
-                " LEFT JOIN max_seq_id m ON m.segment_id = s.id WHERE c.name = ?",
-                (collection,),
-            ).fetchone()
-            for operation, vector_id in connection.execute(
-                "SELECT operation, id FROM embeddings_queue WHERE topic LIKE ? AND seq_id > ?"
-                " ORDER BY seq_id",
-                (f"%/{collection_id}", applied),
-            ):
-                if operation in _ADDS:
+            found = _segment(connection, collection, "VECTOR")
+            if found is None:
+                return None
+            collection_id, _, applied = found
+            for vector_id, present in _pending(connection, collection_id, applied).items():
+                if present:
                     ids.add(vector_id)
-                elif operation == _DELETE:
+                else:
                     ids.discard(vector_id)
     except Exception:  # unreadable in any way: the index checks say how
         return None
@@ -173,19 +167,59 @@ def held_count(chroma: Path, collection: str) -> int | None:
 
 
 def recorded_count(chroma: Path, collection: str) -> int | None:
-    """How many vectors Chroma's record (its metadata segment, kept current with every write)
-    holds for the collection; what its ``count()`` answers."""
+    """How many vectors Chroma's record (its metadata segment) will hold for the collection once
+    Chroma loads it: what its ``count()`` answers. A kill can fall between Chroma's log and this
+    record; Chroma applies the rest of its log as it loads, and so does this count."""
     try:
         with _reading(chroma) as connection:
-            found = connection.execute(
-                "SELECT count(e.id) FROM collections c"
-                " JOIN segments s ON s.collection = c.id AND s.scope = 'METADATA'"
-                " LEFT JOIN embeddings e ON e.segment_id = s.id WHERE c.name = ?",
-                (collection,),
-            ).fetchone()
+            found = _segment(connection, collection, "METADATA")
+            if found is None:
+                return None
+            collection_id, segment_id, applied = found
+            count = int(
+                connection.execute(
+                    "SELECT count(*) FROM embeddings WHERE segment_id = ?", (segment_id,)
+                ).fetchone()[0]
+            )
+            for vector_id, present in _pending(connection, collection_id, applied).items():
+                was = connection.execute(
+                    "SELECT 1 FROM embeddings WHERE segment_id = ? AND embedding_id = ?",
+                    (segment_id, vector_id),
+                ).fetchone()
+                count += int(present) - int(was is not None)
     except sqlite3.DatabaseError:
         return None
-    return None if found is None else int(found[0])
+    return count
+
+
+def _segment(
+    connection: sqlite3.Connection, collection: str, scope: str
+) -> tuple[str, str, int] | None:
+    """The collection's id, its segment of ``scope`` and the last log entry that segment
+    applied (-1: none yet)."""
+    found = connection.execute(
+        "SELECT c.id, s.id, coalesce(m.seq_id, -1) FROM collections c"
+        " JOIN segments s ON s.collection = c.id AND s.scope = ?"
+        " LEFT JOIN max_seq_id m ON m.segment_id = s.id WHERE c.name = ?",
+        (scope, collection),
+    ).fetchone()
+    return None if found is None else (str(found[0]), str(found[1]), int(found[2]))
+
+
+def _pending(connection: sqlite3.Connection, collection_id: str, applied: int) -> dict[str, bool]:
+    """What Chroma's log past ``applied`` leaves of each id it names: present or deleted (an
+    update leaves an id as it was)."""
+    final: dict[str, bool] = {}
+    for operation, vector_id in connection.execute(
+        "SELECT operation, id FROM embeddings_queue WHERE topic LIKE ? AND seq_id > ?"
+        " ORDER BY seq_id",
+        (f"%/{collection_id}", applied),
+    ):
+        if operation in _ADDS:
+            final[vector_id] = True
+        elif operation == _DELETE:
+            final[vector_id] = False
+    return final
 
 
 @contextmanager
