@@ -264,7 +264,7 @@ class ChromaVectors:
         for start in range(0, len(ids), PAGE):
             with self._calling(name):
                 page = collection.get(ids=list(ids[start : start + PAGE]), include=["embeddings"])
-            embeddings = np.asarray(page["embeddings"], dtype=np.float32)
+            embeddings = _finite(name, np.asarray(page["embeddings"], dtype=np.float32))
             found.update(zip(page["ids"], embeddings, strict=True))
         return found
 
@@ -277,10 +277,12 @@ class ChromaVectors:
         ids: list[str] = []
         while True:
             with self._calling(name):
-                page = collection.get(include=include, limit=PAGE, offset=len(ids))["ids"]
-            if not page:
+                got = collection.get(include=include, limit=PAGE, offset=len(ids))
+            if read_vectors and len(got["ids"]):
+                _finite(name, np.asarray(got["embeddings"], dtype=np.float32))
+            if not got["ids"]:
                 return ids
-            ids.extend(page)
+            ids.extend(got["ids"])
 
     def scrub(self) -> None:
         """Remove what an embedded Chroma keeps on disk of dropped collections.
@@ -355,6 +357,18 @@ def _ensure_database(admin_settings: object, database: str) -> None:
                 admin.get_database(database)
             except NotFoundError:
                 raise error from None
+
+
+def _finite(name: str, vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` as Chroma gave them back, if every one is finite. Chroma refuses to store a
+    vector that is not, so one read back so comes from damaged files (bytes changed in
+    ``chroma.sqlite3``, whose log holds vectors not yet in the index, pass SQLite's checks):
+    copied on, it would fail the write it goes to (a compaction's); the index is rebuilt."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        whole = bool(np.isfinite(vectors).all())
+    if not whole:
+        raise DamagedVectorsError(name, "a vector Chroma gave back is not finite")
+    return vectors
 
 
 def _damaged(error: Exception) -> bool:

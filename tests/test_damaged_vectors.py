@@ -386,3 +386,47 @@ def test_an_index_restored_from_before_a_forget_is_found_rebuilt_and_keeps_none_
         assert not bo & set(pickle.loads(index_map.read_bytes())["id_to_label"])
     code, row = awai.doctor()
     assert code == 0 and row[-2] == "ok"
+
+
+def not_finite_in_log(awai: Awai, tmp_path: Path) -> Awai:
+    """One more message stored (its vector in Chroma's log, not yet in the index files), then,
+    in a copy of the folder (opened fresh: Chroma keeps what it opened in memory), that vector's
+    bytes changed into NaNs inside ``chroma.sqlite3``: SQLite's checks pass (a value changed, not
+    a page), and Chroma gives the vector back as it is."""
+    code, _, said = awai("ingest", str(one_more(tmp_path)), "--channel", "chat")
+    assert code == 0, said
+    damaged = Awai(tmp_path / "damaged", awai.capsys)
+    shutil.copytree(awai.data, damaged.data)
+    with sqlite3.connect(damaged.data / "chroma" / "chroma.sqlite3") as connection:
+        [(seq, size)] = connection.execute(
+            "SELECT seq_id, length(vector) FROM embeddings_queue WHERE id = ?", (f"m{MESSAGES}#0",)
+        ).fetchall()
+        connection.execute(
+            "UPDATE embeddings_queue SET vector = ? WHERE seq_id = ?",
+            (b"\xff\xff\xff\x7f" * (size // 4), seq),
+        )
+    return damaged
+
+
+@pytest.mark.slow
+def test_a_vector_chroma_gives_back_not_finite_is_damage_found_and_a_forget_meeting_it_finishes(
+    awai: Awai, stored: Stored, tmp_path: Path
+) -> None:
+    """A forget copies every vector of the channel into a new collection: one that is not
+    finite stops it part-way (recorded, never a traceback), and the next command rebuilds the
+    index from the stored messages and finishes the forget."""
+    awai = not_finite_in_log(awai, tmp_path)
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged"
+    code, _, said = awai("forget", "chat", "--speaker", "Cy", "--yes")
+    assert code == 1 and "It is recorded" in said, said
+
+    bo = f"m{MESSAGES - 3}"  # Cy's messages are gone
+    code, _, said = awai("read", str(stored.transcript), "--message", bo)
+
+    assert code == 0, said
+    assert said.count("rebuilt from the stored messages") == 1, said
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    exported = awai.export(tmp_path / "after.jsonl").decode()
+    assert '"speaker": "Cy"' not in exported and f'"id": "m{MESSAGES}"' in exported
