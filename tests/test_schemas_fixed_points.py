@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from awai_engine.schemas import clustering
 from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point, points_up_to
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -204,3 +205,41 @@ def test_speakers_re_clustered_side_by_side_store_what_one_at_a_time_stores(
                 CHANNEL, speaker, before_message=utterance.message_id
             )
     assert side_by_side.schemas.schemas(CHANNEL) == one_at_a_time.schemas.schemas(CHANNEL)
+
+
+@pytest.mark.slow
+def test_the_jobs_next_run_extends_a_long_speakers_neighbours_and_stores_what_a_fresh_run_does(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A speaker past ``exact_max_thoughts`` is clustered on the knn graph; the job keeps their
+    neighbours from one run to the next and extends them by what they said since (not a search
+    of every pair again), and what it stores is what a process that never ran before stores."""
+    channel = said(CHANNEL, "ann", texts("battery", 14) + texts("food", 16), 1)
+    knn = {"schemas": {"exact_max_thoughts": 10}}
+    lived, fresh = make_runtime("lived", **knn), make_runtime("fresh", **knn)
+    searches: list[int | None] = []
+    search = clustering.nearest_neighbours
+
+    def noting(points, k, known=None):  # type: ignore[no-untyped-def]
+        searches.append(None if known is None else known.count)
+        return search(points, k, known)
+
+    monkeypatch.setattr(clustering, "nearest_neighbours", noting)
+    lived.engine.ingest(channel[:20])
+    lived.schemas.recluster(CHANNEL)
+    assert searches and searches[0] is None  # the first run searched afresh
+    first_run = len(searches)
+    lived.engine.ingest(channel[20:])
+    lived.schemas.recluster(CHANNEL)
+    assert searches[first_run] is not None  # the next one began from the kept neighbours
+    fresh.engine.ingest(channel)
+    fresh.schemas.recluster(CHANNEL)
+    for utterance in channel:
+        assert lived.schemas.schemas(
+            CHANNEL, "ann", before_message=utterance.message_id
+        ) == fresh.schemas.schemas(CHANNEL, "ann", before_message=utterance.message_id)
+    assert lived.schemas.schemas(CHANNEL) == fresh.schemas.schemas(CHANNEL)
+    assert any(view.schemas for view in lived.schemas.schemas(CHANNEL))
+    # Forgetting the speaker drops what was kept of them with the channel's other memory.
+    lived.schemas.forget_speaker(CHANNEL, "ann")
+    assert CHANNEL not in lived.schemas.held_channels()

@@ -22,6 +22,7 @@ run the job stores). Two things make that hold by construction, not by luck:
 
 from __future__ import annotations
 
+import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,9 +40,15 @@ _COLUMN = np.int64(0xFFFFFFFF)
 @dataclass(frozen=True)
 class Neighbours:
     """Each row's ``k + 1`` nearest rows among ``points`` (itself included, as a fresh search
-    finds it), ordered by (distance, row)."""
+    finds it), ordered by (distance, row).
 
-    points: np.ndarray  # float32 (n, d): kept so a later call can check it extends them
+    The points themselves are not kept, only their number and a fingerprint of their bytes, by
+    which a later call checks that they are a prefix of its own: the re-clustering job keeps a
+    long speaker's neighbours between its runs (:class:`.clustering.ChainMemo`), and a copy of
+    their vectors would be several times the neighbours' size."""
+
+    count: int
+    fingerprint: bytes  # of the points (float32, C order): see _fingerprint
     nearest: np.ndarray  # int64 (n, k + 1)
     distance: np.ndarray  # float32 (n, k + 1)
 
@@ -59,7 +66,8 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
         raise ValueError(f"{k} neighbours need at least {k + 1} points, not {count}")
     padded = np.zeros((-(-count // TILE) * TILE, points.shape[1]), dtype=np.float32)
     padded[:count] = points
-    old = len(known.points) if known is not None and _extends(known, points, k) else 0
+    points = np.ascontiguousarray(points, dtype=np.float32)
+    old = known.count if known is not None and _extends(known, points, k) else 0
     keys = np.empty((count, k + 1), dtype=np.int64)
 
     def tile(start: int) -> None:
@@ -89,18 +97,24 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
         list(pool.map(tile, range(0, count, TILE)))
     nearest = keys & _COLUMN
     distance = (keys >> 32).astype(np.int32).view(np.float32)
-    return Neighbours(points=points, nearest=nearest, distance=distance)
+    return Neighbours(count, _fingerprint(points), nearest, distance)
 
 
 def _extends(known: Neighbours, points: np.ndarray, k: int) -> bool:
     """Whether ``known`` was found for a prefix of ``points`` with the same ``k``."""
-    size = len(known.points)
     return (
         known.k == k
-        and size <= len(points)
-        and known.points.shape[1:] == points.shape[1:]
-        and np.array_equal(known.points, points[:size])
+        and known.count <= len(points)
+        and known.fingerprint == _fingerprint(points[: known.count])
     )
+
+
+def _fingerprint(points: np.ndarray) -> bytes:
+    """BLAKE2b of the points' shape and float32 bytes: equal for equal points, and a different
+    prefix (an edit, a removal, another model's vectors) gives another one."""
+    digest = hashlib.blake2b(repr(points.shape).encode(), digest_size=16)
+    digest.update(np.ascontiguousarray(points, dtype=np.float32).data)
+    return digest.digest()
 
 
 def _dots(padded: np.ndarray, start: int, first: int, count: int) -> np.ndarray:

@@ -152,6 +152,9 @@ class SchemaService:
         self._indexes_guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
+        # Each long speaker's last walk up their points, kept for the job's next run (see
+        # _recluster_speaker); dropped with the channel's indexes.
+        self._memos: dict[tuple[str, str], ChainMemo] = {}
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -351,7 +354,7 @@ class SchemaService:
         """Store the speaker's runs at the points ``todo``, in order, each taking its ids from
         the fixed point below (``before`` for the first)."""
         seen = {(s.schema_id, s.version) for s in before.states} if before else set()
-        memo = ChainMemo()  # each point's thoughts extend the last's
+        memo = self._memo(channel, speaker)  # each point's thoughts extend the last's
         for count in todo:
             basis = index.head(channel, speaker, count)  # one basis held at a time
             assert basis is not None
@@ -364,6 +367,27 @@ class SchemaService:
             tally.add(len(new))
         if todo:
             self._drop_superseded(index, channel, speaker)
+        self._keep_memo(channel, speaker, memo)
+
+    def _memo(self, channel: str, speaker: str) -> ChainMemo:
+        """The speaker's memo from the job's last run, else a new one.
+
+        Between two runs of the job a long speaker says a few more thoughts: their thoughts now
+        extend those of the last run, so the knn graph's neighbours are extended (the new rows
+        searched, the old ones merged with them) instead of searched afresh: the n² distances
+        of a speaker of 20,000 thoughts every time they speak. Checked to be of a prefix before
+        use, as within one walk, so a changed history is searched afresh; the labels are the
+        same either way."""
+        with self._indexes_guard:
+            return self._memos.pop((channel, speaker), None) or ChainMemo()
+
+    def _keep_memo(self, channel: str, speaker: str, memo: ChainMemo) -> None:
+        """Keep a memo that holds neighbours (a speaker past ``exact_max_thoughts``; a shorter
+        one is clustered exactly, without them): n·(k + 1) entries, no vectors."""
+        if memo.neighbours is None:
+            return
+        with self._indexes_guard:
+            self._memos[(channel, speaker)] = memo
 
     # -- digest --------------------------------------------------------------------------------
 
@@ -475,9 +499,9 @@ class SchemaService:
         self.runs.forget(channel)
 
     def held_channels(self) -> list[str]:
-        """The channels an index or a clustering is held in memory for."""
+        """The channels an index, a kept memo or a clustering is held in memory for."""
         with self._indexes_guard:
-            indexed = [channel for channel, _ in self._indexes]
+            indexed = [channel for channel, _ in [*self._indexes, *self._memos]]
         return list(dict.fromkeys([*indexed, *self.runs.channels()]))
 
     def forget_speaker(self, channel: str, speaker_id: str) -> ForgetReport:
@@ -591,9 +615,12 @@ class SchemaService:
         return index
 
     def _forget_indexes(self, channel: str) -> None:
+        """Drop the channel's indexes and kept memos (which hold its thoughts' texts)."""
         with self._indexes_guard:
             for key in [key for key in self._indexes if key[0] == channel]:
                 del self._indexes[key]
+            for memo in [memo for memo in self._memos if memo[0] == channel]:
+                del self._memos[memo]
 
     def _unless_retired(self, channel: str, timeline: Timeline) -> None:
         """After a reading (or a run) that may have clustered on ``timeline`` and kept the
