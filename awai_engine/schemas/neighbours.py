@@ -81,7 +81,7 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
             both = np.concatenate(
                 [
                     _keys(known.nearest[start:stop], known.distance[start:stop]),
-                    _nearest(dots[: stop - start], k + 1, first),
+                    _beating(dots[: stop - start], known.distance[start:stop, k], first),
                 ],
                 axis=1,
             )
@@ -158,21 +158,40 @@ def _nearest(dots: np.ndarray, count: int, first: int) -> np.ndarray:
     bar = np.partition(sample, -count, axis=1)[:, -count]
     low = bar - np.float32(MARGIN)
     separated = _to_distance(low.copy()) > _to_distance(bar.copy())
-    chosen = dots >= low[:, None]
-    chosen[~separated] = False
-    rows, found = np.nonzero(chosen)
-    # Each row's candidates side by side (padded with the largest key), then ordered per row.
-    held = np.bincount(rows, minlength=len(dots))
-    starts = np.cumsum(held) - held
-    table = np.full((len(dots), max(int(held.max()), count)), np.iinfo(np.int64).max)
-    table[rows, np.arange(len(rows)) - starts[rows]] = _keys(
-        found + first, _to_distance(dots[rows, found])
-    )
-    out = np.sort(table, axis=1)[:, :count]
+    low[~separated] = np.inf  # no candidate: done the full way below
+    out = np.sort(_candidates(dots, low, first, count), axis=1)[:, :count]
     bad = np.flatnonzero(~separated)
     if len(bad):
         out[bad] = _smallest(_to_distance(dots[bad]), count, first)
     return out
+
+
+def _beating(dots: np.ndarray, worst: np.ndarray, first: int) -> np.ndarray:
+    """The keys of every column of each row that may come before the row's ``worst`` distance
+    (its ``k + 1``-th nearest so far), unordered, padded with the largest key.
+
+    A row extended by new columns keeps nearly all its neighbours: only columns whose product
+    reaches the product at ``worst`` less ``MARGIN`` become distances. The distance is a
+    non-increasing function of the product (each float32 step is monotone), so a column under
+    that bound is farther than ``worst`` whenever the margin separates the two distances, which
+    is checked per row (a row it does not is given every column). A new column never wins a
+    tie with ``worst``: its row comes after every row found before."""
+    low = np.float32(1.0) - worst * worst / np.float32(2.0) - np.float32(MARGIN)
+    low[~(_to_distance(low.copy()) > worst)] = -np.inf
+    return _candidates(dots, low, first, 1)
+
+
+def _candidates(dots: np.ndarray, low: np.ndarray, first: int, width: int) -> np.ndarray:
+    """The keys of each row's columns whose product reaches the row's ``low``, side by side,
+    padded with the largest key to at least ``width`` columns."""
+    rows, found = np.nonzero(dots >= low[:, None])
+    held = np.bincount(rows, minlength=len(dots))
+    starts = np.cumsum(held) - held
+    table = np.full((len(dots), max(int(held.max(initial=0)), width)), np.iinfo(np.int64).max)
+    table[rows, np.arange(len(rows)) - starts[rows]] = _keys(
+        found + first, _to_distance(dots[rows, found])
+    )
+    return table
 
 
 def _keys(nearest: np.ndarray, distance: np.ndarray) -> np.ndarray:
