@@ -166,7 +166,7 @@ class _Said:
             self._positions = grown
         self._positions[done : done + len(new)] = positions
         for row, position in zip(new, positions.tolist(), strict=True):
-            message = timeline.messages[position]
+            message = timeline.messages.peek(position)
             thought = message.thoughts[row - message.first_row]
             key = thought_key(message.message_id, thought.index)
             self.keys.append(key)
