@@ -3,7 +3,10 @@
 # Each creates the project virtualenv on first use (idempotent) and installs what it needs.
 PYTHON ?= python3
 VENV ?= .venv
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# The exporter is in the key too: a changed export (a new EXPORT_FORMAT) is made here, once, not
+# inside the first test or command that loads the model.
+EXPORTER := awai_engine/embedding_backends/onnx_export.py
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml $(EXPORTER) | cksum | cut -d' ' -f1)
 # A failing pip must fail the recipe even though its output goes through a filter.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -13,7 +16,7 @@ PIP_NOISE := ^WARNING: Location '[^']*' is ignored: it is neither a file nor a d
 
 .PHONY: demo test test-fast lint venv
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(EXPORTER)
 	@echo "make: creating the environment in $(VENV): AWAI and its test tools (a few minutes, once)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(VENV)/bin/pip install -q -e '.[dev]' 2>&1 | { grep -v "$(PIP_NOISE)" || true; }

@@ -167,7 +167,9 @@ def calibrated(settings: AnySettings, encoder: Encoder) -> AnySettings:
 
 
 def _calibrated_section(name: str, section: BaseModel, scale: SimilarityScale) -> BaseModel:
-    explicit = section.model_dump(include=section.model_fields_set)
+    # The values themselves, not a dump: a section may hold a value set in code only
+    # (association's fitted rules), which it refuses in dict form.
+    explicit = {field: getattr(section, field) for field in section.model_fields_set}
     mapped = {
         field: scale.similarity(getattr(section, field))
         for field in SIMILARITY_FIELDS.get(name, ())

@@ -15,12 +15,14 @@ from collections.abc import Iterable
 from awai_engine.cues import Stance, is_question, opening_stance, says_returns
 from awai_engine.values import (
     Connection,
+    ConnectionOrigin,
     Headline,
     Interpretation,
     MessageRef,
     ReadingContext,
     Relation,
     ReplyScore,
+    ThoughtLink,
 )
 
 FAR = 10
@@ -214,12 +216,14 @@ def _candidates(context: ReadingContext) -> list[Connection]:
     return candidates
 
 
-def _connection(context: ReadingContext, ref: MessageRef, text: str, origin: str) -> Connection:
+def _connection(
+    context: ReadingContext, ref: MessageRef, text: str, origin: ConnectionOrigin
+) -> Connection:
     return Connection(
         message=ref,
         relation="relates-to",
         decided_by="cues",
-        origin=origin,  # type: ignore[arg-type]
+        origin=origin,
         distance=max(0, context.message.position - ref.position - 1),
         earlier_text=text,
     )
@@ -265,16 +269,16 @@ def _with_model_links(
     context: ReadingContext, connections: list[Connection], interpretation: Interpretation
 ) -> list[Connection]:
     """The model's relation and words for each message it links; other messages keep cues."""
-    links = {}
+    links: dict[str, ThoughtLink] = {}
     for link in interpretation.links:
         links.setdefault(link.message_id, link)
     refs = {ref.message_id: (ref, text) for ref, text in _flow_refs(context)}
     merged: list[Connection] = []
     for connection in connections:
-        link = links.pop(connection.message.message_id, None)
-        if link is None:
+        if connection.message.message_id not in links:
             merged.append(connection)
             continue
+        link = links.pop(connection.message.message_id)
         merged.append(
             connection.model_copy(
                 update={

@@ -10,6 +10,7 @@ always gets the same line.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -34,8 +35,12 @@ def is_question(text: str) -> bool:
     )
 
 
-def _alternation(phrases: tuple[str, ...]) -> str:
-    return "|".join(re.escape(phrase) for phrase in sorted(phrases, key=len, reverse=True))
+@functools.cache
+def _phrases(phrases: tuple[str, ...], before: str = "") -> re.Pattern[str]:
+    """Any of ``phrases`` as a whole word (longest first), after ``before``: compiled once per
+    list, as every reading asks these of several messages."""
+    alternation = "|".join(re.escape(phrase) for phrase in sorted(phrases, key=len, reverse=True))
+    return re.compile(rf"{before}(?:{alternation}){_WORD_END}")
 
 
 # Opening words of a message that take back or correct what its speaker said earlier.
@@ -287,12 +292,13 @@ _RETURNS = (
 
 _OPENING = re.compile(r"^(?:(?!\+1|👍)[\s\W_])*", re.UNICODE)  # "+1" and 👍 are words here
 _WORD_END = r"(?![a-z0-9'])"
+_NOT_AFTER_A_LETTER = r"(?<![a-z])"
 
 
 def _opens_with(text: str, phrases: tuple[str, ...]) -> re.Match[str] | None:
     """The phrase ``text`` opens with, as a whole word (Latin) or a prefix (Japanese)."""
     lowered = _strip_address(text).lower()
-    return re.match(rf"(?:{_alternation(phrases)}){_WORD_END}", lowered)
+    return _phrases(phrases).match(lowered)
 
 
 _ADDRESS = re.compile(r"^\s*(?:@\S+|[\w.'-]{1,24}(?: [\w.'-]{1,24})?:)\s+")
@@ -328,7 +334,7 @@ def opening_stance(text: str) -> Stance | None:
     """
     body = _strip_address(text)
     first = _SENTENCE_END.split(body.strip(), maxsplit=1)[0].rstrip(" 、")
-    if re.search(rf"(?<![a-z])(?:{_alternation(_REVISES)}){_WORD_END}", first.lower()):
+    if _phrases(_REVISES, _NOT_AFTER_A_LETTER).search(first.lower()):
         return Stance("revises")
     if is_question(body) and not _SENTENCE_END.search(body.strip().rstrip("?？ ")):
         return None  # one sentence, asked: "ok?", "sounds good?"
@@ -337,11 +343,11 @@ def opening_stance(text: str) -> Stance | None:
     plain = agreement is None and (agreement := _set_off_word(lowered, _PLAIN_AGREES)) is not None
     if agreement:
         rest = lowered[agreement.end() :]
-        condition = re.search(rf"(?<![a-z])(?:{_alternation(_CONDITION)}){_WORD_END}", rest)
+        condition = _phrases(_CONDITION, _NOT_AFTER_A_LETTER).search(rest)
         if condition:
             clause = body[agreement.end() + condition.start() :]
             return Stance("agrees", condition=_first_clause(clause), plain=plain)
-        if re.match(rf"[\s\W]*(?:{_alternation(_BUT)}){_WORD_END}", rest):
+        if _phrases(_BUT, r"[\s\W]*").match(rest):
             return Stance("concedes", plain=plain)
         return Stance("agrees", plain=plain)
     if _opens_with(text, _DISAGREES):
@@ -358,14 +364,14 @@ def opening_stance(text: str) -> Stance | None:
 def _set_off_word(lowered: str, words: tuple[str, ...]) -> re.Match[str] | None:
     """One of the short ``words`` opening ``lowered`` (the address stripped), set off by
     punctuation or standing alone, and not followed by words that move the talk on."""
-    found = re.match(rf"(?:{_alternation(words)}){_WORD_END}", lowered)
+    found = _phrases(words).match(lowered)
     if found is None:
         return None
     after = _SET_OFF.match(lowered, found.end())
     if after is None:
         return None
     rest = lowered[after.end() :].lstrip()
-    if re.match(rf"(?:{_alternation(_MOVING_ON)}){_WORD_END}", rest):
+    if _phrases(_MOVING_ON).match(rest):
         return None
     return found
 
@@ -378,7 +384,4 @@ def _first_clause(text: str) -> str:
 def says_returns(text: str) -> bool:
     """The message says it goes back to something ("again", "is back", "coming back to"), or
     asks how something raised earlier turned out ("any update on", "どうなりましたか")."""
-    lowered = text.lower()
-    return any(
-        re.search(rf"(?<![a-z]){re.escape(phrase)}{_WORD_END}", lowered) for phrase in _RETURNS
-    )
+    return _phrases(_RETURNS, _NOT_AFTER_A_LETTER).search(text.lower()) is not None

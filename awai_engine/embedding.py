@@ -33,9 +33,13 @@ class Embedder:
     ``model_name`` is what a channel records as the maker of its vectors (a channel refuses
     vectors from another model), ``dimension`` their length.
 
-    A small cache keyed by text makes a text's vector independent of the batch it was encoded in
-    (padding changes the last bits otherwise), so re-ingesting a prefix of a channel yields
-    bit-identical vectors within one process; it also saves work on repeated short replies.
+    A small cache keyed by text saves work on repeated short replies. It is emptied whenever a
+    message is forgotten (:mod:`awai_engine.text_caches`), so it cannot be what keeps a text's
+    vector the same from one call to the next: the encoder does that. The default ONNX runtime and
+    multilingual-e5 give a text the same bits whatever it is batched with
+    (``tests/test_embedding_onnx.py``); multilingual-use and the torch runtime do not (their last
+    bits follow the batch's padding; encoding one text per call costs 4–5× the time), so under
+    those a re-ingested prefix may differ in a similarity's last digit after a forget.
     """
 
     def __init__(self, settings: EmbeddingSettings, cache_size: int = 20_000) -> None:

@@ -20,8 +20,11 @@ from typing import Protocol
 from threadpoolctl import threadpool_limits
 
 from awai_engine.admission import text_problem, ts_problem
+from awai_engine.association.admission import admission_model
+from awai_engine.association.recall import recall
+from awai_engine.association.reply_targets import with_reply_targets
 from awai_engine.connections import connect
-from awai_engine.context import build_flow, recall, with_reply_targets
+from awai_engine.context import build_flow
 from awai_engine.embedding import Embedder
 from awai_engine.errors import AwaiError
 from awai_engine.extraction_window import extraction_targets
@@ -154,6 +157,8 @@ class Engine:
         self.schemas = schemas
         # Read here, not at the first reading: a missing or damaged file is said at start-up.
         self.reply_model = reply_model()
+        if settings.association.rules.admission_bar is not None:
+            admission_model()  # recall's gate, read once per process
         self.views = views or TimelineViews()  # shared with ``schemas`` when it recalls by view
         self._removals_seen: str | None = None  # see drop_removed_elsewhere
         # What is derived from a read model goes with it (evicted, rebuilt, dropped).

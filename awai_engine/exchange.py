@@ -36,10 +36,7 @@ class Exchange:
         said_by = timeline.speaker_names[source].casefold()  # a column: no message built
         if said_by == self.speaker or said_by in self.partners:
             return True
-        earlier = timeline.messages[source]
-        return bool(
-            {name.casefold() for name in earlier.addressees} & (self.addressed | {self.speaker})
-        )
+        return bool(timeline.addressed_by(source) & (self.addressed | {self.speaker}))
 
 
 def exchange_of(timeline: Timeline, position: int, window: int) -> Exchange:
@@ -47,16 +44,16 @@ def exchange_of(timeline: Timeline, position: int, window: int) -> Exchange:
     message = timeline.messages[position]
     speaker = message.ref.speaker_name.casefold()
     named = {timeline.speaker_name(s).casefold() for s in timeline.named_speakers(position)}
-    addressees = {name.casefold() for name in message.addressees} - {speaker}
+    addressees = timeline.addressed_by(position) - {speaker}
     addressed = addressees | (named - {speaker})
     partners = set(addressed)
     talked = bool(addressees)
     for earlier_position in range(position - 1, max(position - 1 - window, -1), -1):
-        said_to = timeline.messages[earlier_position].addressees
+        said_to = timeline.addressed_by(earlier_position)
         if not said_to:
             continue  # addressing no one: no one to add
         said_by = timeline.speaker_names[earlier_position].casefold()
-        to = {name.casefold() for name in said_to} - {said_by}
+        to = said_to - {said_by}
         if said_by == speaker and to:
             partners |= to
             talked = True

@@ -269,9 +269,9 @@ def reconcile(
         # Vectors of another model would make the channel's similarities meaningless: such a
         # channel gets its deletes and orphans repaired, and its re-embedding waits for reembed.
         _repair(store, None, found)
-        report = _report(found, True)
+        kept = _report(found, True)
         if found.damaged or found.unsynced or found.missing:
-            report = report.model_copy(
+            kept = kept.model_copy(
                 update={
                     "repaired": False,
                     "not_repaired_because": (
@@ -280,7 +280,7 @@ def reconcile(
                     ),
                 }
             )
-        reports.append(report)
+        reports.append(kept)
     report = ReconcileReport(channels=tuple(reports))
     # A rebuilt index is told by the caller, to a person (``notices()``), and an unfinished
     # removal is finished (and told) after this pass; the rest is logged.

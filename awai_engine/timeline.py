@@ -12,9 +12,10 @@ one.
 from __future__ import annotations
 
 import bisect
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -22,6 +23,10 @@ from awai_engine.cells import CellIndex, similarities
 from awai_engine.lexical import LexicalIndex, terms
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.values import MessageRef, Thought
+
+_NO_ONE: frozenset[str] = frozenset()
+_UNSET = object()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -143,6 +148,14 @@ class MessageList(Sequence[TimelineMessage]):
     def append(self, message: TimelineMessage) -> None:
         self._items.append(message)
 
+    def addressees(self, position: int) -> Sequence[str]:
+        """The names the message at ``position`` addresses, without building the message."""
+        message = self._items[position]
+        if message is not None:
+            return message.addressees
+        assert self._columns is not None
+        return self._columns.addressees[position]
+
     def columns(self, start: int = 0) -> MessageColumns:
         """The messages from position ``start`` on as columns, building none: the restored ones
         are the columns they came from, and those appended since were built when appended."""
@@ -177,6 +190,16 @@ class MessageList(Sequence[TimelineMessage]):
             fallbacks=column("fallbacks", lambda m: any(t.fallback for t in m.thoughts)),
             first_rows=array("first_rows", lambda m: m.first_row, np.int64),
         )
+
+    def peek(self, position: int) -> TimelineMessage:
+        """The message at ``position``, built for the caller alone if it is only columns yet:
+        a pass over the whole channel (re-clustering indexes every speaker's thoughts) would
+        otherwise keep every message as an object, several times what its columns take."""
+        message = self._items[position]
+        if message is None:
+            assert self._columns is not None
+            return self._columns.message(position)
+        return message
 
     def _at(self, position: int) -> TimelineMessage:
         message = self._items[position]
@@ -216,7 +239,19 @@ class Timeline:
     # name term → (first position, speaker id, all terms of the name) of each speaker
     _names: dict[str, list[tuple[int, str, frozenset[str]]]] = field(default_factory=dict)
     _speakers: dict[str, tuple[int, str]] = field(default_factory=dict)  # id → (code, name)
+    _first_said: dict[str, int] = field(default_factory=dict)  # id → their first position
     _speaker_of: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    # position → the case-folded names its message addresses, filled on first use (see
+    # addressed_by): a message's own column, so it never changes once written.
+    _addressed: list[frozenset[str] | None] = field(default_factory=list, compare=False, repr=False)
+    # The same as small integers (see names_between): case-folded name → code, and by position
+    # the code of the speaker's name and those of the names addressed, filled on first use.
+    _name_codes: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    _speaker_name_code: list[int | None] = field(default_factory=list, compare=False, repr=False)
+    _addressed_codes: list[tuple[int, ...]] = field(default_factory=list, compare=False, repr=False)
+    _coding: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    # name → by position, a value computed from that message alone (see derived)
+    _derived: dict[str, list[Any]] = field(default_factory=dict, compare=False, repr=False)
     # step → rows 0, step, 2·step… copied contiguous (see every_kth_row); rows never change.
     _strided: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # Set once by whoever owns the timeline (the read model, or the views of a channel) when it
@@ -295,14 +330,98 @@ class Timeline:
         """Register a speaker at their first message (code, name and its terms); their code."""
         if speaker_id not in self._speakers:
             self._speakers[speaker_id] = (len(self._speakers), speaker_name)
+            self._first_said[speaker_id] = position
             name = frozenset(terms(speaker_name))
             for word in name:
                 self._names.setdefault(word, []).append((position, speaker_id, name))
         return self._speakers[speaker_id][0]
 
+    def addressed_by(self, position: int) -> frozenset[str]:
+        """The names (case-folded) the message at ``position`` addresses, as the adapter parsed
+        them: a column computed once per message, on first use.
+
+        Why: reading one message looks at who addressed whom over the lines before it (the reply
+        target's turn-taking, the speaker's exchange), a couple of hundred lines per reading;
+        folding their names each time, or building each message to get at them, cost more than
+        the rest of the reply-target scorer. It depends on that message alone, so it is causal.
+        """
+        folded = self._addressed
+        if position >= len(folded):
+            folded.extend([None] * (len(self.messages) - len(folded)))
+        found = folded[position]
+        if found is None:
+            names = self.messages.addressees(position)
+            found = folded[position] = (
+                frozenset(name.casefold() for name in names) if names else _NO_ONE
+            )
+        return found
+
+    def name_code(self, name: str) -> int:
+        """The code of a case-folded name in :meth:`names_between` (-1: no message so far was
+        said by or to that name)."""
+        return self._name_codes.get(name, -1)
+
+    def names_between(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Who said, and who was addressed by, each message at positions ``start``..``end`` - 1,
+        as codes of case-folded names (:meth:`name_code`): the speakers' codes by position, and
+        every (position, addressed name's code) pair, positions ascending.
+
+        Why codes: turn-taking over a couple of hundred lines (who spoke since a line, who was
+        addressed since) is then a few array operations instead of a pass of string sets. Each
+        message's codes are computed once and depend on it alone (a code is a number for a name,
+        given in order of first use), so this stays causal.
+        """
+        said_by = self._speaker_name_code
+        if len(said_by) < end or None in said_by[start:end]:
+            self._code_names(start, end)
+        speakers = np.array(said_by[start:end], dtype=np.int64)
+        addressed = self._addressed_codes[start:end]
+        lines = [start + k for k, codes in enumerate(addressed) for _ in codes]
+        names = [code for codes in addressed for code in codes]
+        return speakers, np.array(lines, dtype=np.int64), np.array(names, dtype=np.int64)
+
+    def _code_names(self, start: int, end: int) -> None:
+        with self._coding:  # readings run in several threads; a new name gets one code
+            said_by, addressed = self._speaker_name_code, self._addressed_codes
+            missing = len(self.messages) - len(said_by)
+            said_by.extend([None] * missing)
+            addressed.extend([()] * missing)
+            codes = self._name_codes
+            for position in range(start, end):
+                if said_by[position] is None:
+                    names = sorted(self.addressed_by(position))
+                    addressed[position] = tuple(codes.setdefault(n, len(codes)) for n in names)
+                    name = self.speaker_names[position].casefold()
+                    said_by[position] = codes.setdefault(name, len(codes))
+
     def speaker_name(self, speaker_id: str) -> str:
         """The display name a speaker had at their first message."""
         return self._speakers[speaker_id][1]
+
+    def first_said(self, speaker_id: str) -> int:
+        """The position of the speaker's first message."""
+        return self._first_said[speaker_id]
+
+    def derived(
+        self, name: str, positions: Sequence[int], compute: Callable[[TimelineMessage], T]
+    ) -> list[T]:
+        """``compute`` of the messages at ``positions``, each computed once per message and kept
+        in a column called ``name``.
+
+        Why: a reading scores some fifty earlier lines, and each line is scored again by the
+        next fifty readings; what depends on that line alone (its words, whether it asks) is
+        worth computing once. A value depends on its message only, so this stays causal.
+        """
+        column = self._derived.setdefault(name, [])
+        if len(column) < len(self.messages):
+            column.extend([_UNSET] * (len(self.messages) - len(column)))
+        values = []
+        for position in positions:
+            value = column[position]
+            if value is _UNSET:
+                value = column[position] = compute(self.messages[position])
+            values.append(value)
+        return values
 
     def speaker_code(self, speaker_id: str) -> int:
         """The speaker's code in :attr:`speaker_codes`."""

@@ -140,11 +140,12 @@ class TimelineViews:
                 _catch_up(built, key)
                 return View(timeline=built.view, restricted=True, key=key)
             built_views = self._views.setdefault(channel, OrderedDict())
-            built = built_views.get(key)
-            if built is None or built.base is not timeline:
-                if built is not None:
-                    built.view.retired = True
-                built = built_views[key] = _new(timeline)
+            known = built_views.get(key)
+            if known is None or known.base is not timeline:
+                if known is not None:
+                    known.view.retired = True
+                known = built_views[key] = _new(timeline)
+            built = known
             built_views.move_to_end(key)
             while len(built_views) > VIEWS_PER_CHANNEL:
                 built_views.popitem(last=False)[1].view.retired = True

@@ -50,8 +50,9 @@ from typing import TypeVar
 
 import numpy as np
 
+from awai_engine.association.recall import recall
 from awai_engine.backends.offline import OfflineBackend
-from awai_engine.context import build_flow, recall
+from awai_engine.context import build_flow
 from awai_engine.embedding import Embedder
 from awai_engine.settings import Settings
 from awai_engine.timeline import Timeline
@@ -62,6 +63,7 @@ from bench.eval_reply_links import (
     load,
     shared_data,
 )
+from bench.variants import varied
 
 LOCOMO = shared_data() / "locomo"
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -442,25 +444,18 @@ def score_locomo(
 
 
 def parse_variant(text: str, base: Settings) -> tuple[str, Settings]:
-    """``NAME:section.field=value;...``; values are JSON where they parse (lists, numbers)."""
+    """``NAME:section.field=value;...`` (``rules.field=value`` for a recall rule); values are
+    JSON where they parse (lists, numbers, null)."""
     name, _, assignments = text.partition(":")
-    sections: dict[str, dict[str, object]] = {}
+    changes: list[tuple[str, object]] = []
     for item in filter(None, assignments.split(";")):
         key, _, raw = item.partition("=")
-        section, _, field_name = key.partition(".")
         try:
             value: object = json.loads(raw)
         except json.JSONDecodeError:
             value = raw
-        sections.setdefault(section, {})[field_name] = value
-    update = {}
-    for section, values in sections.items():
-        current = getattr(base, section)
-        unknown = set(values) - set(type(current).model_fields)
-        if unknown:  # the settings models ignore unknown keys: a typo would be a silent no-op
-            raise SystemExit(f"--variant {name!r}: {section} has no {', '.join(sorted(unknown))}")
-        update[section] = type(current).model_validate({**current.model_dump(), **values})
-    return name, base.model_copy(update=update)
+        changes.append((key, value))
+    return name, varied(base, changes)
 
 
 def check_invariant(channels: Sequence[IrcChannel], methods: dict[str, Method], count: int) -> int:

@@ -9,7 +9,8 @@ channel:
 - *previous*: the message just before;
 - *addressee-else-previous*: the addressee's latest message when the message addresses someone
   (the adapter's ``Name:``/``Name,``/``@name``), else the message just before;
-- *top-1 cosine*: the earlier line of the last 50 closest in meaning (MiniLM, stored vectors).
+- *top-1 cosine*: the earlier line of the last 50 closest in meaning (MiniLM, stored vectors);
+- *top-1 BM25*: the earlier line of the last 50 that BM25 ranks best for the message's words.
 
 Measures, per file: accuracy (the headline names a gold parent, over messages that have one),
 precision (right over every annotated message it names something for: naming a message that
@@ -55,6 +56,7 @@ from bench.eval_reply_links import (
 
 FAR_BACK = 10  # a headline more than ten lines back is "far"
 COSINE_WINDOW = 50
+BM25_DEPTH = 500  # BM25's best of the whole prefix searched for one of the last 50 lines
 
 
 @dataclass
@@ -149,6 +151,15 @@ def top_cosine(log: ChannelLog, timeline: Timeline, position: int) -> tuple[int 
     return int(timeline.row_positions[rows.start + int(best.argmax())]), "cosine"
 
 
+def top_bm25(log: ChannelLog, timeline: Timeline, position: int) -> tuple[int | None, str]:
+    """The earlier line of the last 50 BM25 ranks best for the message's words (the prefix's
+    statistics, as lexical recall ranks them); none when no line of them shares a word."""
+    start = max(0, position - COSINE_WINDOW)
+    found = timeline.lexicon.search(timeline.messages[position].text, position, BM25_DEPTH)
+    near = (int(q) for q in found.positions if int(q) >= start)
+    return next(near, None), "bm25"
+
+
 def tally(logs: Sequence[ChannelLog], bench: Bench, namers: dict[str, Namer]) -> dict:
     """Per file and overall, a tally per way of naming."""
     tallies: dict[str, dict[str, Tally]] = {}
@@ -190,6 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "previous": previous,
                 "addressee else previous": addressee_else_previous,
                 "top-1 cosine (last 50)": top_cosine,
+                "top-1 BM25 (last 50)": top_bm25,
             }
             tallies = tally(logs, bench, namers)
             read = time.perf_counter()

@@ -44,10 +44,11 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from awai_engine.association.settings import AssociationSettings, RecallRules
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
-from awai_engine.settings import AssociationSettings, Settings
+from awai_engine.settings import Settings
 from awai_engine.visibility import EVERYTHING
 from bench.corpus import chat_lines, chat_records, replayed_channel, synthetic_channel
 from bench.read_latency import WRITE_BATCH, percentile
@@ -63,12 +64,12 @@ NEAR_ONLY = "near only (before)"
 def variants(base: AssociationSettings, extra: list[str]) -> dict[str, AssociationSettings]:
     """The association settings compared, by row name."""
     rows = {
-        NEAR_ONLY: base.model_copy(update={"far_items": 0, "lexical": False}),
-        "near only, no inferred conversation": base.model_copy(
-            update={"far_items": 0, "lexical": False, "conversation_window": 0}
+        NEAR_ONLY: _with(base, far_items=0, rules=_rules(base, lexical=False)),
+        "near only, no inferred conversation": _with(
+            base, far_items=0, rules=_rules(base, lexical=False, conversation_window=0)
         ),
         "defaults": base,
-        "defaults, no lexical recall": base.model_copy(update={"lexical": False}),
+        "defaults, no lexical recall": _with(base, rules=_rules(base, lexical=False)),
     }
     for text in extra:
         name, _, assignments = text.partition(":")
@@ -79,8 +80,18 @@ def variants(base: AssociationSettings, extra: list[str]) -> dict[str, Associati
                 values[key.removeprefix("association.")] = json.loads(raw)
             except json.JSONDecodeError:
                 values[key.removeprefix("association.")] = raw
-        rows[name] = AssociationSettings.model_validate({**base.model_dump(), **values})
+        rules = {k.removeprefix("rules."): v for k, v in values.items() if k.startswith("rules.")}
+        plain = {k: v for k, v in values.items() if not k.startswith("rules.")}
+        rows[name] = _with(base, **plain, rules=_rules(base, **rules))
     return rows
+
+
+def _rules(base: AssociationSettings, **changes: object) -> RecallRules:
+    return RecallRules.model_validate({**dict(base.rules), **changes})
+
+
+def _with(base: AssociationSettings, **changes: object) -> AssociationSettings:
+    return AssociationSettings.model_validate({**dict(base), **changes})
 
 
 def main() -> None:

@@ -39,12 +39,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from awai_engine.context import build_flow, recall
+from awai_engine.association.recall import recall
+from awai_engine.context import build_flow
 from awai_engine.engine import Engine
 from awai_engine.settings import Settings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, Utterance
 from awai_engine.visibility import EVERYTHING
+from bench.variants import varied
 from bots.runtime import Runtime, open_runtime
 from bots.terminal.transcript import addressees
 
@@ -365,25 +367,15 @@ def _prefix(timeline: Timeline, position: int) -> Timeline:
 
 
 def with_overrides(settings: Settings, overrides: Iterable[str]) -> Settings:
-    """Apply ``section.field=value`` overrides, validated by the section's own model.
-
-    Raises ``ValueError`` (a pydantic ``ValidationError``) for a value the section refuses.
-    """
-    sections: dict[str, dict[str, object]] = {}
+    """Apply ``section.field=value`` (or ``rules.field=value``) overrides, validated by the
+    section's own model (:func:`bench.variants.varied`)."""
+    changes = []
     for item in overrides:
-        name, sep, value = item.partition("=")
-        section, dot, key = name.partition(".")
-        if not sep or not dot or not hasattr(settings, section):
+        key, sep, value = item.partition("=")
+        if not sep:
             raise SystemExit(f"--set wants section.field=value, got {item!r}")
-        sections.setdefault(section, {})[key] = value
-    update = {}
-    for section, values in sections.items():
-        current = getattr(settings, section)
-        unknown = set(values) - set(type(current).model_fields)
-        if unknown:
-            raise SystemExit(f"unknown setting(s) in {section}: {', '.join(sorted(unknown))}")
-        update[section] = type(current).model_validate({**current.model_dump(), **values})
-    return settings.model_copy(update=update)
+        changes.append((key, value))
+    return varied(settings, changes)
 
 
 def describe(settings: Settings) -> str:

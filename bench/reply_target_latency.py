@@ -4,8 +4,9 @@ Why: ``awai read`` must stay within 1.2× of its latency before the scorer. Abso
 shared two-core machine swing with its load, so the same stored messages are read by the engine
 as shipped and by the same engine with the scorer left out (its candidates neither scored nor
 added to the context), in alternating turns of ten, each way reading first in turn; the ratio of
-their medians is the number to read. Start-up: reading the model file in a fresh process, against
-a fresh process opening the runtime and reading one stored message (both subprocesses).
+their medians is the number to read, on the wall clock and in CPU time (what a busy machine's
+other work does not add to). Start-up: a fresh process opening the runtime and reading one
+stored message, with the scorer and without it (its model file not read), in alternating turns.
 
     .venv/bin/python -m bench.reply_target_latency --data-dir bench/.cache/headline-store
 
@@ -24,6 +25,7 @@ from pathlib import Path
 from unittest import mock
 
 from awai_engine import engine as engine_module
+from awai_engine.reply_target.scorer import NO_SCORES
 from awai_engine.settings import load_settings
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import open_runtime
@@ -31,12 +33,13 @@ from bots.runtime import open_runtime
 TURN = 10
 
 
-def _timed(read: Callable[[str], object], ids: Sequence[str]) -> list[float]:
+def _timed(read: Callable[[str], object], ids: Sequence[str]) -> list[tuple[float, float]]:
+    """Wall-clock and CPU seconds (of this thread: a reading runs in one) of each reading."""
     times = []
     for message_id in ids:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         read(message_id)
-        times.append(time.perf_counter() - started)
+        times.append((time.perf_counter() - started, time.thread_time() - cpu))
     return times
 
 
@@ -62,37 +65,53 @@ def main(argv: Sequence[str] | None = None) -> int:
             return engine.read(channel, message_id, EVERYTHING)
 
         def without(message_id: str) -> object:
-            with mock.patch.object(engine_module, "reply_scores", lambda *a, **k: ()):
+            with mock.patch.object(engine_module, "reply_scores", lambda *a, **k: NO_SCORES):
                 return engine.read(channel, message_id, EVERYTHING)
 
         ways = {"with the scorer": shipped, "without it": without}
-        times: dict[str, list[float]] = {name: [] for name in ways}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
         for turn, start in enumerate(range(0, len(ids), TURN)):
             chunk = ids[start : start + TURN]
             order = list(ways) if turn % 2 == 0 else list(reversed(ways))
             for name in order:
                 times[name] += _timed(ways[name], chunk)
-    median = {name: statistics.median(found) for name, found in times.items()}
-    p95 = {name: statistics.quantiles(found, n=20)[-1] for name, found in times.items()}
-    for name in ways:
-        print(f"{name}: median {median[name] * 1000:.1f} ms, p95 {p95[name] * 1000:.1f} ms")
-    print(f"ratio of medians: {median['with the scorer'] / median['without it']:.2f}")
+    for clock, which in (("wall clock", 0), ("CPU time", 1)):
+        found = {name: [t[which] for t in got] for name, got in times.items()}
+        median = {name: statistics.median(values) for name, values in found.items()}
+        p95 = {name: statistics.quantiles(values, n=20)[-1] for name, values in found.items()}
+        for name in ways:
+            print(
+                f"{name}, {clock}: median {median[name] * 1000:.1f} ms, "
+                f"p95 {p95[name] * 1000:.1f} ms"
+            )
+        ratio = median["with the scorer"] / median["without it"]
+        print(f"{clock}: ratio of medians {ratio:.2f}")
 
-    load = "from awai_engine.reply_target.model import reply_model; reply_model()"
-    bare = "import awai_engine.reply_target.model"
     read = (
         "from awai_engine.settings import load_settings; "
         "from awai_engine.visibility import EVERYTHING; "
         "from bots.runtime import open_runtime\n"
+        "{switch}"
         f"with open_runtime(load_settings(data_dir={str(args.data_dir)!r})) as r:\n"
         f"    r.engine.read({channel!r}, {ids[-1]!r}, EVERYTHING)"
     )
-    loading = [_fresh_process(load) - _fresh_process(bare) for _ in range(args.starts)]
-    print(
-        f"reading the model file in a fresh process: median "
-        f"{statistics.median(loading) * 1000:.0f} ms; a fresh start reading one message: median "
-        f"{statistics.median(_fresh_process(read) for _ in range(args.starts)) * 1000:.0f} ms"
+    # Without the scorer: its model is not read and no candidate is scored.
+    switch = (
+        "from unittest import mock; from awai_engine import engine as e\n"
+        "from awai_engine.reply_target.scorer import NO_SCORES\n"
+        "mock.patch.object(e, 'reply_model', lambda: None).start()\n"
+        "mock.patch.object(e, 'reply_scores', lambda *a, **k: NO_SCORES).start()\n"
     )
+    starts: dict[str, list[float]] = {name: [] for name in ways}
+    for turn in range(args.starts):
+        order = list(ways) if turn % 2 == 0 else list(reversed(ways))
+        for name in order:
+            code = read.format(switch="" if name == "with the scorer" else switch)
+            starts[name].append(_fresh_process(code))
+    started = {name: statistics.median(found) for name, found in starts.items()}
+    for name in ways:
+        print(f"{name}: a fresh process reading one message, median {started[name] * 1000:.0f} ms")
+    print(f"start-up ratio of medians: {started['with the scorer'] / started['without it']:.2f}")
     return 0
 
 

@@ -13,9 +13,10 @@ only in the details view.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, Protocol
 
 from awai_engine.text import shorten
 from awai_engine.values import Connection, MessageRef, Reading, ReadingContext
@@ -340,11 +341,49 @@ def _distance(connection: Connection, words: dict[str, str]) -> list[Piece]:
 _EDGES = re.compile(r"^([\s·,:;、・]*)(.*?)([\s·,:;、・]*)$", re.DOTALL)
 
 
-def edges(text: str) -> tuple[str, str, str]:
-    """``text`` as (leading separators, words, trailing separators): emphasis marks must touch
-    words in Slack's mrkdwn and Discord's Markdown, so a renderer puts them around the middle."""
+class Marks(Protocol):
+    """How a chat surface writes a line's pieces in its markup (Slack's mrkdwn, Discord's
+    Markdown): its emphasis marks and escape, and how it links and dates."""
+
+    strong: str
+    quiet: str
+
+    def escape(self, text: str) -> str: ...
+
+    def link(self, link: Link) -> str: ...
+
+    def moment(self, moment: Moment) -> str: ...
+
+
+def marked(pieces: Iterable[Piece], marks: Marks, bold: bool = False) -> str:
+    """A line's pieces in a surface's markup; ``bold`` sets plain words strong too (the
+    headline). The walk is one for every chat surface; only ``marks`` differ."""
+    out = []
+    for piece in pieces:
+        match piece:
+            case Strong(text):
+                out.append(wrapped(text, marks.strong, marks.escape))
+            case Quiet(text):
+                out.append(wrapped(text, marks.quiet, marks.escape))
+            case Link():
+                out.append(marks.link(piece))
+            case Moment():
+                out.append(marks.moment(piece))
+            case Plain(text) if bold:
+                out.append(wrapped(text, marks.strong, marks.escape))
+            case Plain(text):
+                out.append(marks.escape(text))
+    return "".join(out)
+
+
+def wrapped(text: str, mark: str, escape: Callable[[str], str]) -> str:
+    """``text`` between a surface's emphasis ``mark``s, each part escaped by ``escape``, with
+    its edge spaces and separators left outside: Slack's mrkdwn and Discord's Markdown format
+    ``_words_`` only when the marks touch words."""
     lead, core, tail = _EDGES.match(text).groups()  # type: ignore[union-attr]
-    return lead, core, tail
+    if not core:
+        return escape(text)
+    return f"{escape(lead)}{mark}{escape(core)}{mark}{escape(tail)}"
 
 
 def _merged(pieces: list[Piece]) -> tuple[Piece, ...]:

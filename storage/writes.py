@@ -4,6 +4,11 @@ A save is three steps under the channel's lock (see :mod:`storage.store` for why
 rows written unsynced in one transaction that also decides what to skip, then the vectors, then
 the rows marked synced and the revision bumped. A delete writes its tombstone and removes the rows
 in one transaction before the vectors go, so a crash in between leaves only orphan vectors.
+
+The lock is one process's. Another process sharing the database may delete, forget or compact
+between a save's steps 1 and 3, so step 3 looks at what is there: the vectors of a message
+removed meanwhile are deleted again, and vectors written to a collection a compaction dropped are
+written again to the new one before any row is marked synced.
 """
 
 from __future__ import annotations
@@ -50,6 +55,15 @@ class _WritePlan:
     replaced: list[str] = field(default_factory=list)
     # Withdrawn messages whose words came back: their tombstones, restored if the save fails.
     revived: list[DeletedMessageRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Synced:
+    """What step 3 of a save found: the channel's collection now, and the messages of the save
+    that another process removed meanwhile."""
+
+    collection: str
+    removed: list[str]
 
 
 def _improves(row: UtteranceRow, item: PreparedUtterance) -> bool:
@@ -130,33 +144,59 @@ class Writes(StorePart):
             plan = self._write_rows(channel, ordered)
             if not plan.written:
                 return
-            ids, vectors, metadatas = [], [], []
-            for item in plan.written:
-                message_id, speaker_id = item.utterance.message_id, item.utterance.speaker_id
-                for thought, vector in zip(item.extraction.thoughts, item.vectors, strict=True):
-                    ids.append(vector_id(message_id, thought.index))
-                    vectors.append(vector)
-                    metadatas.append(vector_metadata(message_id, thought.index, speaker_id))
-            try:
-                self.vectors.delete_messages(plan.collection, plan.replaced)
-                self.vectors.upsert(plan.collection, ids, np.vstack(vectors), metadatas)
-            except Exception:
-                replaced = set(plan.replaced)
-                self._drop_unfinished_new(
-                    channel,
-                    [
-                        i.utterance.message_id
-                        for i in plan.written
-                        if i.utterance.message_id not in replaced
-                    ],
-                    plan.revived,
-                )
-                raise
+            collection, written = plan.collection, plan.written
+            self._write_vectors(channel, plan, collection, written)
+            while True:
+                synced = self._mark_synced(channel, collection, written)
+                # What another process removed since step 1 (its lock is not ours): its delete
+                # found none of the vectors written since, so they go here, or they would
+                # outlive the message (the delete's transaction and this one are ordered: one of
+                # the two deletes comes after the vectors were written).
+                self.vectors.delete_messages(collection, synced.removed)
+                if synced.collection == collection:
+                    break
+                # Another process compacted the channel's vectors meanwhile (a forget): what was
+                # written went to the collection it dropped (the write made it again), so it goes,
+                # and the vectors are written to the new one before the rows are marked synced.
+                self.vectors.drop(collection)
+                self.vectors.scrub()
+                removed = set(synced.removed)
+                written = [i for i in written if i.utterance.message_id not in removed]
+                collection = synced.collection
+                self._write_vectors(channel, plan, collection, written)
             # Readers see the new rows from here on; read models append them at their next read
             # (rows rewritten in place cannot be appended: this process rebuilds at once).
-            self._mark_synced(channel, [item.utterance.message_id for item in plan.written])
             if plan.replaced:
                 self.read_model.forget(channel)
+
+    def _write_vectors(
+        self,
+        channel: str,
+        plan: _WritePlan,
+        collection: str,
+        written: Sequence[PreparedUtterance],
+    ) -> None:
+        """Step 2: the old vectors of edited messages go, the new ones are written. If Chroma
+        fails, the new rows of step 1 go too (see :meth:`_drop_unfinished_new`)."""
+        ids, vectors, metadatas = [], [], []
+        for item in written:
+            message_id, speaker_id = item.utterance.message_id, item.utterance.speaker_id
+            for thought, vector in zip(item.extraction.thoughts, item.vectors, strict=True):
+                ids.append(vector_id(message_id, thought.index))
+                vectors.append(vector)
+                metadatas.append(vector_metadata(message_id, thought.index, speaker_id))
+        try:
+            self.vectors.delete_messages(collection, plan.replaced)
+            if ids:
+                self.vectors.upsert(collection, ids, np.vstack(vectors), metadatas)
+        except Exception:
+            replaced = set(plan.replaced)
+            self._drop_unfinished_new(
+                channel,
+                [i.utterance.message_id for i in written if i.utterance.message_id not in replaced],
+                plan.revived,
+            )
+            raise
 
     def _drop_unfinished_new(
         self, channel: str, message_ids: Sequence[str], revived: Sequence[DeletedMessageRow]
@@ -252,11 +292,29 @@ class Writes(StorePart):
             _insert_new(session, channel_id, new)
             return plan
 
-    def _mark_synced(self, channel: str, message_ids: Sequence[str]) -> None:
-        """Step 3: the rows become visible to readers."""
+    def _mark_synced(
+        self, channel: str, collection: str, written: Sequence[PreparedUtterance]
+    ) -> _Synced:
+        """Step 3: the rows become visible to readers, if their vectors went to the channel's
+        collection (else nothing is marked); says which messages were removed since step 1."""
+        message_ids = [item.utterance.message_id for item in written]
         with self.db.session() as session:
-            channel_id = channel_row(self.db, session, channel).id
+            row_of_channel = channel_row(self.db, session, channel)
+            channel_id = row_of_channel.id
+            stored: set[str] = set()
             for batch in batches(message_ids):
+                stored.update(
+                    session.scalars(
+                        select(UtteranceRow.message_id).where(
+                            UtteranceRow.channel_id == channel_id,
+                            UtteranceRow.message_id.in_(batch),
+                        )
+                    )
+                )
+            synced = _Synced(row_of_channel.collection, [m for m in message_ids if m not in stored])
+            if synced.collection != collection:
+                return synced
+            for batch in batches(sorted(stored)):
                 session.execute(
                     update(UtteranceRow)
                     .where(
@@ -266,6 +324,7 @@ class Writes(StorePart):
                     .values(synced=True)
                 )
             bump_revision(session, channel_id)
+            return synced
 
     def delete(self, channel: str, message_id: str, withdrawn_ts: float | None = None) -> bool:
         """Remove a message from every store and keep it out; ``False`` if it was not there.

@@ -8,9 +8,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from awai_engine.context import build_flow, recall
-from awai_engine.conversation import addressed_share, conversation_of
-from awai_engine.settings import ActivationSettings, AssociationSettings, FlowSettings
+from awai_engine.association.conversation import addressed_share, conversation_of
+from awai_engine.association.recall import recall
+from awai_engine.association.settings import (
+    ActivationSettings,
+    AssociationSettings,
+    RecallRules,
+)
+from awai_engine.context import build_flow
+from awai_engine.settings import FlowSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING
@@ -139,11 +145,28 @@ def test_an_addressing_cue_from_another_conversation_is_kept_only_when_on_topic(
         "addressed_recent": 1,
         "addressed_speaker_recent": 1,
         "own_recent": 0,
-        "conversation_window": 50,
     }
-    kept = make_runtime("kept", association={**cues, "cues_in_conversation": []})
+    kept = make_runtime(
+        "kept",
+        association={
+            **cues,
+            "rules": RecallRules(
+                conversation_window=50,
+                cues_in_conversation=(),
+                admission_bar=None,  # the conversation rule alone, without the learned gate
+            ),
+        },
+    )
     judged = make_runtime(
-        "judged", association={**cues, "cues_in_conversation": ["addressed-speaker"]}
+        "judged",
+        association={
+            **cues,
+            "rules": RecallRules(
+                conversation_window=50,
+                cues_in_conversation=("addressed-speaker",),
+                admission_bar=None,
+            ),
+        },
     )
     for runtime in (kept, judged):
         runtime.engine.ingest(messages)
@@ -181,9 +204,12 @@ def test_meaning_from_outside_the_conversation_must_stand_out_from_the_recent_pa
             addressed_speaker_recent=0,
             own_recent=0,
             far_items=0,
-            lexical=False,
-            conversation_window=100,
-            conversation_z=conversation_z,
+            rules=RecallRules(
+                lexical=False,
+                conversation_window=100,
+                conversation_z=conversation_z,
+                admission_bar=None,  # the conversation bar alone, without the learned gate
+            ),
         )
         flow = build_flow(timeline, 16, FlowSettings())
         items = recall(timeline, 16, flow, association, ActivationSettings())

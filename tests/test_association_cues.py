@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
-from awai_engine.context import threshold
+from awai_engine.association.bars import threshold
+from awai_engine.association.settings import RecallRules
 from awai_engine.embedding import Embedder
 from awai_engine.values import Association, Utterance
 from awai_engine.visibility import EVERYTHING
@@ -92,7 +93,12 @@ def test_a_name_as_the_first_words_addresses_like_a_mention_when_the_setting_is_
     edge = cue_runtime(make_runtime, "edge", addressed_recent=1)
     plain = make_runtime(
         "plain",
-        association={**NO_MEANING, **NO_CUES, "addressed_recent": 1, "edge_names_address": False},
+        association={
+            **NO_MEANING,
+            **NO_CUES,
+            "addressed_recent": 1,
+            "rules": RecallRules(edge_names_address=False),
+        },
     )
     for runtime in (edge, plain):
         runtime.engine.ingest(messages)
@@ -206,8 +212,10 @@ def test_cues_come_first_and_share_the_budget_with_meaning_one_item_per_source(
             "addressed_recent": 2,
             "addressed_speaker_recent": 0,
             "own_recent": 0,
-            "exchange_window": 0,  # the filler's speaker is a stranger to Al's exchange
-            "conversation_window": 0,  # …and outside Al's conversation: no bar for either
+            "rules": RecallRules(
+                exchange_window=0,  # the filler's speaker is a stranger to Al's exchange
+                conversation_window=0,  # …and outside Al's conversation: no bar for either
+            ),
         }
     )
     runtime.engine.ingest(

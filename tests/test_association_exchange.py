@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from awai_engine.association.settings import RecallRules
 from awai_engine.exchange import exchange_of
 from awai_engine.timeline import Timeline
 from awai_engine.visibility import EVERYTHING
@@ -72,7 +73,7 @@ def test_a_look_alike_line_from_another_conversation_is_not_recalled_with_the_ex
     ]
     recalled = {}
     for name, window in (("off", 0), ("on", 50)):
-        runtime = make_runtime(name, association={"exchange_window": window})
+        runtime = make_runtime(name, association={"rules": RecallRules(exchange_window=window)})
         runtime.engine.ingest(messages)
         context = runtime.engine.context(CHANNEL, "m008", EVERYTHING)
         recalled[name] = {  # recall's items: the scorer's own candidates (reason "reply") aside

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from awai_engine.reaching import asks_the_room, named_at_the_edge, names_the_absent
+from awai_engine.association.reaching import asks_the_room, named_at_the_edge, names_the_absent
+from awai_engine.association.settings import RecallRules
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING
@@ -177,7 +178,8 @@ def far_sources(runtime: Runtime, message_id: str) -> set[str]:
 def test_a_loose_far_match_is_recalled_only_for_a_message_that_reaches_back(
     make_runtime: Callable[..., Runtime],
 ) -> None:
-    strict = {"far_items": 2, "far_distance": 20, "far_unasked_similarity": 0.95}
+    rules = RecallRules(far_unasked_similarity=0.95)
+    strict = {"far_items": 2, "far_distance": 20, "rules": rules}
     first = utterance("m000", "I went to the LGBTQ support group yesterday.", "caroline")
     asked = make_runtime("asked", association=strict)
     asked.engine.ingest(far_question(first, "When did Caroline go to the support group?"))
@@ -185,7 +187,9 @@ def test_a_loose_far_match_is_recalled_only_for_a_message_that_reaches_back(
     unasked.engine.ingest(far_question(first, "The support group yesterday was moving."))
     room = make_runtime("room", association=strict)
     room.engine.ingest(far_question(first, "Did the support group meet yesterday?"))
-    loose = make_runtime("loose", association={**strict, "far_unasked_similarity": None})
+    loose = make_runtime(
+        "loose", association={**strict, "rules": RecallRules(far_unasked_similarity=None)}
+    )
     loose.engine.ingest(far_question(first, "The support group yesterday was moving."))
 
     assert far_sources(asked, "m060") == {"m000"}  # names Caroline: the far past is open
@@ -201,7 +205,7 @@ def test_the_speakers_own_far_line_is_recalled_without_reaching_back(
         association={
             "far_items": 2,
             "far_distance": 20,
-            "far_unasked_similarity": 0.95,
+            "rules": RecallRules(far_unasked_similarity=0.95),
             "own_recent": 0,
         }
     )

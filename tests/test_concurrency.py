@@ -191,3 +191,60 @@ def test_two_processes_sharing_the_database_store_each_message_once_and_see_each
     assert_stored_once(state)
     assert_same(stored_state(second.store, second.engine, CHANNEL), state)
     assert_same(state, _sequential(make_runtime("sequential")))
+
+
+@pytest.mark.parametrize("removal", ["delete", "forget the speaker"])
+@pytest.mark.parametrize("saving", ["new", "edit"])
+def test_a_message_removed_by_another_process_while_it_is_being_stored_leaves_no_vector(
+    make_runtime: Callable[..., Runtime],
+    monkeypatch: pytest.MonkeyPatch,
+    saving: str,
+    removal: str,
+) -> None:
+    """Two processes share the database but not their channel locks. The removal lands after the
+    saver's rows are written and before its vectors are: the remover finds no vector to delete,
+    and the saver's vectors, written next, must not outlive the message (they did until the next
+    start's repair: a deleted message, or a forgotten speaker's, still in Chroma)."""
+    saver, remover = make_runtime("shared"), make_runtime("shared")
+    saver.engine.ingest(_base()[:3])
+    message = _message("late", "The late message is about the billing export.", 50.0, "dev")
+    if saving == "edit":
+        saver.engine.ingest([message])
+        message = message.model_copy(update={"text": "Edited: the billing export moved."})
+    rows_written, removed = threading.Event(), threading.Event()
+    upsert = saver.store.vectors.upsert
+
+    def upsert_after_the_removal(*args: Any, **kwargs: Any) -> None:
+        rows_written.set()
+        assert removed.wait(60)
+        upsert(*args, **kwargs)
+
+    monkeypatch.setattr(saver.store.vectors, "upsert", upsert_after_the_removal)
+    errors: list[BaseException] = []
+
+    def save() -> None:
+        try:
+            saver.engine.edit(message) if saving == "edit" else saver.engine.ingest([message])
+        except BaseException as error:
+            errors.append(error)
+
+    thread = threading.Thread(target=save)
+    thread.start()
+    assert rows_written.wait(60)
+    if removal == "delete":
+        assert remover.engine.delete(CHANNEL, "late")
+    else:
+        remover.schemas.forget_speaker(CHANNEL, "dev")
+    removed.set()
+    thread.join()
+    assert errors == []
+    for runtime in (saver, remover):
+        state = stored_state(runtime.store, runtime.engine, CHANNEL)
+        assert "late" not in state["messages"]
+        assert_stored_once(state)
+    # Nor in a collection a forget's compaction dropped, made again by the saver's late write.
+    client = saver.store.vectors.client
+    assert not any(
+        collection.get(where={"message_id": "late"}, include=[])["ids"]
+        for collection in client.list_collections()  # type: ignore[attr-defined]
+    )

@@ -7,8 +7,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from awai_engine.context import base_level_activation, threshold
-from awai_engine.settings import AssociationSettings, Settings, SettingsError, load_settings
+from awai_engine.association.activation import base_level_activation
+from awai_engine.association.bars import threshold
+from awai_engine.association.settings import AssociationSettings, RecallRules
+from awai_engine.settings import Settings, SettingsError, load_settings
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.factories import utterance
@@ -227,3 +229,30 @@ def test_settings_reject_a_threshold_outside_minus_one_to_one() -> None:
     with pytest.raises(SettingsError, match="AWAI_ASSOCIATION__THETA_0"):
         load_settings(association={"theta_0": 1.5}, _env_file=None)
     assert Settings(_env_file=None).flow.capacity == 4  # type: ignore[call-arg]
+
+
+def test_a_recall_rule_set_in_the_environment_is_refused_with_where_it_went(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Once a setting, now a rule fitted on human links that production keeps: an .env that still
+    # sets it must not lose the value silently, and must learn where the rule went.
+    monkeypatch.setenv("AWAI_ASSOCIATION__CONVERSATION_Z", "3")
+    with pytest.raises(SettingsError) as refused:
+        load_settings(_env_file=None)
+    message = str(refused.value)
+    assert "AWAI_ASSOCIATION__CONVERSATION_Z: no longer a setting" in message
+    assert "bench/eval_association.py --variant NAME:rules.FIELD=VALUE" in message
+    monkeypatch.delenv("AWAI_ASSOCIATION__CONVERSATION_Z")
+    monkeypatch.setenv("AWAI_ASSOCIATION__RULES__FAR_SCORE_BAR", "4")
+    with pytest.raises(SettingsError, match="AWAI_ASSOCIATION__RULES__FAR_SCORE_BAR"):
+        load_settings(_env_file=None)
+
+
+def test_an_operators_association_setting_still_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWAI_ASSOCIATION__FAR_ITEMS", "2")
+    monkeypatch.setenv("AWAI_ACTIVATION__DECAY", "0.7")
+    settings = load_settings(_env_file=None)
+    assert (settings.association.far_items, settings.activation.decay) == (2, 0.7)
+    assert settings.association.rules == RecallRules()  # the fitted rules, untouched

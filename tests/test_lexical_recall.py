@@ -13,6 +13,7 @@ import snowballstemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from awai_engine.association.settings import RecallRules
 from awai_engine.lexical import BM25_B, BM25_K1, LexicalIndex, terms
 from awai_engine.text_caches import forget_cached_texts
 from awai_engine.visibility import EVERYTHING
@@ -144,8 +145,11 @@ def test_a_far_message_sharing_rare_words_takes_a_far_slot_with_its_reason(
 def test_without_far_slots_or_lexical_recall_nothing_is_recalled_by_words(
     make_runtime: Callable[..., Runtime],
 ) -> None:
-    for association in ({"far_items": 0}, {"far_items": 2, "far_distance": 5, "lexical": False}):
-        runtime = make_runtime(str(association), association=association)
+    for name, association in (
+        ("no-far-slots", {"far_items": 0}),
+        ("no-lexical", {"far_items": 2, "far_distance": 5, "rules": RecallRules(lexical=False)}),
+    ):
+        runtime = make_runtime(name, association=association)
         runtime.engine.ingest(
             [utterance(f"m{i:03d}", f"Ticket {i} mentions the 420 limit.", ts=i) for i in range(12)]
         )

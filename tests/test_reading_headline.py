@@ -290,29 +290,6 @@ def test_the_sample_reads_answers_returns_and_conditional_agreement(
         assert recalled <= {c["message"]["message_id"] for c in reading["connections"]}
 
 
-def test_agreeing_after_two_agreements_agrees_with_the_plan_they_agreed_with_on_its_condition() -> (
-    None
-):
-    context = _context(
-        "I think that works, as long as Tuesday's test covers refunds too.",
-        speaker="priya",
-        earlier=(
-            ("maya", "Plan: we freeze the payments code Monday and ship Wednesday."),
-            ("ben", "works for me"),
-        ),
-        previous=("dev", "Works for me."),
-        targets=(("prev", 0.6), ("e1", 0.3), ("e0", 0.25)),
-    )
-    headline, connections = connect(context)
-    assert headline.connection is not None
-    assert (headline.connection.relation, headline.connection.message.message_id) == (
-        "agrees",
-        "e0",
-    )
-    assert headline.connection.condition == "as long as Tuesday's test covers refunds too"
-    assert [c.message.message_id for c in connections] == ["prev", "e1", "e0"], "by the scorer"
-
-
 def test_a_message_two_back_the_scorer_is_sure_of_is_named_plainly() -> None:
     context = _context(
         "Shujah-1: hm, okay, trying that",

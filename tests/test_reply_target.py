@@ -39,11 +39,14 @@ LINES = [
     ("cy", "@bo the retry on the upload job is in"),
     ("bo", "デプロイはディスクが一杯で失敗しました。"),
     ("ann", "それでいいと思います"),
+    ("cy", "works for me"),
+    ("bo", "Sounds good, as long as QA signs off."),
 ]
 counter = itertools.count()
 
 
-def _utterances(spec: list[tuple[str, str]], channel: str) -> list[Utterance]:
+def _utterances(spec: list[tuple[str, str]], channel: str, gap: float = 45) -> list[Utterance]:
+    """The lines as messages ``gap`` seconds apart, addressing whom they open with."""
     names = {"ann", "bo", "cy"}
     return [
         Utterance(
@@ -52,7 +55,7 @@ def _utterances(spec: list[tuple[str, str]], channel: str) -> list[Utterance]:
             speaker_id=speaker,
             speaker_name=speaker.title(),
             text=text,
-            ts=1_700_000_000 + 45 * i,
+            ts=1_700_000_000 + gap * i,
             addressees=tuple(
                 name.title()
                 for name in names
@@ -183,3 +186,24 @@ def test_a_thread_reply_is_never_scored_against_a_recalled_line_of_the_top_level
     # The top-level aside and its answer, as association might recall them (the speaker's own).
     scores = reply_scores(timeline, 4, reply_model(), recalled=[2, 3])
     assert {score.message.message_id for score in scores} == {"m000", "m001"}
+
+
+@pytest.mark.parametrize("minutes", [0.25, 1.0, 5.0])
+def test_agreeing_after_two_agreements_names_the_plan_they_agreed_with_on_its_condition(
+    make_runtime: Callable[..., Runtime], minutes: float
+) -> None:
+    """The seed's example, read by the shipped model with its lines seconds to minutes apart:
+    the two "works for me"s hand their share on to the plan they agree with."""
+    runtime = make_runtime("seed")
+    channel = "terminal:local:seed"
+    spec = [
+        ("maya", "Plan: we freeze the payments code Monday and ship Wednesday."),
+        ("ben", "works for me"),
+        ("dev", "Works for me."),
+        ("priya", "I think that works, as long as Tuesday's test covers refunds too."),
+    ]
+    runtime.engine.ingest(_utterances(spec, channel, gap=60 * minutes))
+    headline = runtime.engine.read(channel, "m003", EVERYTHING).headline.connection
+    assert headline is not None
+    assert (headline.relation, headline.message.message_id) == ("agrees", "m000")
+    assert headline.condition == "as long as Tuesday's test covers refunds too"

@@ -4,8 +4,18 @@ Same vectors as sentence-transformers (cosine ≥ 0.999 to the torch vectors on 
 measured by ``bench/embedding_runtimes.py`` and tested on the shipped samples), so a channel
 records the same model name whichever runtime embedded it. What it does as sentence-transformers
 does: strips each text, truncates to the model's ``max_seq_length`` and pads each batch to its
-longest text. Start-up is the import of onnxruntime and tokenizers plus one session (under a
+longest text, then pools each text's tokens (mean, CLS or max, as the model says) and makes the
+vector unit length. Start-up is the import of onnxruntime and tokenizers plus one session (under a
 second), against about ten seconds for torch.
+
+A text's vector is a function of the text alone, bit for bit, whatever it was batched with: the
+invariant (a message's context depends only on the messages before it) compares vectors of one
+text embedded in different calls, and a last-bit difference can move a rounded similarity or
+break a tie. The transformer's token states are (measured: for every real chat line tried, its
+own tokens' states are the same alone, beside others and padded), but ONNX Runtime's ReduceSum
+is not: it splits a sum by the batch's shape, so pooling in the graph gave a text in a batch of
+fewer rows than threads other last bits (every line of 6 tokens or more). So the graph stops at
+the token states and each text is pooled here, over its own tokens, always in the same order.
 
 Memory stays bounded whatever is embedded: texts are batched by their length in tokens (a 5-word
 line is never padded to a 256-token one), a batch of long texts holds fewer rows (at most
@@ -36,6 +46,7 @@ class OnnxSentenceEncoder:
         config = read_sentence_model(model)
         self.model_name = model
         self.dimension = config.dimension
+        self._pooling = config.pooling
         options = onnxruntime.SessionOptions()
         # By default the machine's cores, at most 4, and no spinning: a busy-waiting thread pool
         # takes cores from the other work of a small shared server (measured: slower there).
@@ -63,7 +74,9 @@ class OnnxSentenceEncoder:
         lengths = np.array([len(ids) for ids, _ in tokens], dtype=np.int64)
         out = np.empty((len(tokens), self.dimension), dtype=np.float32)
         for rows in length_batches(lengths, batch_size):
-            out[rows] = self._encode_batch([tokens[row] for row in rows], int(lengths[rows[0]]))
+            states = self._token_states([tokens[row] for row in rows], int(lengths[rows[0]]))
+            for row, text_states in zip(rows, states, strict=True):
+                out[row] = self._pooled(text_states[: lengths[row]])
         return out
 
     def _tokens(self, texts: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -76,7 +89,8 @@ class OnnxSentenceEncoder:
                 tokens.append((ids, np.asarray(encoding.type_ids, dtype=np.int64)))
         return tokens
 
-    def _encode_batch(self, tokens: list[tuple[np.ndarray, np.ndarray]], width: int) -> np.ndarray:
+    def _token_states(self, tokens: list[tuple[np.ndarray, np.ndarray]], width: int) -> np.ndarray:
+        """The last hidden state of each token, ``(texts, width, dimension)``; padding masked."""
         shape = (len(tokens), width)
         feeds = {
             "input_ids": np.full(shape, self._pad_id, dtype=np.int64),
@@ -87,8 +101,19 @@ class OnnxSentenceEncoder:
             feeds["input_ids"][row, : len(ids)] = ids
             feeds["attention_mask"][row, : len(ids)] = 1
             feeds["token_type_ids"][row, : len(ids)] = type_ids
-        (vectors,) = self._session.run([OUTPUT], {name: feeds[name] for name in self._inputs})
-        return vectors
+        (states,) = self._session.run([OUTPUT], {name: feeds[name] for name in self._inputs})
+        return states
+
+    def _pooled(self, states: np.ndarray) -> np.ndarray:
+        """One text's unit vector from its own tokens' states, as sentence-transformers pools
+        (mean, CLS or max) and normalises; numpy sums the tokens in order, one at a time."""
+        if self._pooling == "cls":
+            pooled = states[0]
+        elif self._pooling == "max":
+            pooled = states.max(axis=0)
+        else:
+            pooled = states.sum(axis=0) / np.float32(len(states))
+        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
 
 TOKENIZE_SLICE = 1024

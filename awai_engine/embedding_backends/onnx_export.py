@@ -7,8 +7,11 @@ child process (the process that asked stays free of torch), and its file is kept
 folder under a key of the model's files; ``python -m awai_engine.embedding_backends.onnx_export``
 builds it ahead of time (``make venv`` does).
 
-The graph ends in the model's own pooling and a unit-length normalisation, so one call returns
-the sentence vectors: no hidden states cross into Python.
+The graph ends at the transformer's token states; the model's pooling and the unit-length
+normalisation run in numpy (:mod:`awai_engine.embedding_backends.onnx_backend`), over each text's
+own tokens. Why not in the graph: ONNX Runtime's ReduceSum splits its work by the batch's shape
+(a batch of fewer rows than threads is summed in another order), so a text's vector changed in
+its last bits with the batch it was encoded in.
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ from awai_engine.embedding_backends.sentence_model import SentenceModel, read_se
 log = logging.getLogger(__name__)
 
 # Bumped when the exported graph changes, so files of an older export are not reused.
-EXPORT_FORMAT = 1
+EXPORT_FORMAT = 2
 OPSET = 17
-OUTPUT = "sentence_embedding"
+OUTPUT = "token_embeddings"
 _KEYED_FILES = ("config.json", "tokenizer.json", "model.safetensors", "pytorch_model.bin")
 
 
@@ -65,7 +68,7 @@ def onnx_file(model: SentenceModel, cache_dir: Path) -> Path:
 
 def _cache_path(model: SentenceModel, cache_dir: Path) -> Path:
     """``cache_dir/onnx/<model>-<key>/model.onnx``; the key changes with any file of the model."""
-    facts: list[object] = [EXPORT_FORMAT, OPSET, str(model.path.resolve()), model.pooling]
+    facts: list[object] = [EXPORT_FORMAT, OPSET, str(model.path.resolve())]
     for name in _KEYED_FILES:
         path = model.path / name
         if path.is_file():
@@ -77,7 +80,7 @@ def _cache_path(model: SentenceModel, cache_dir: Path) -> Path:
 
 
 def export(model: SentenceModel, target: Path) -> None:
-    """Trace the transformer plus pooling and normalisation with torch; write ``target`` atomically.
+    """Trace the transformer with torch, up to its token states; write ``target`` atomically.
 
     Written to a temporary file in the same folder and renamed, so a process that finds the file
     finds all of it, and two processes exporting at once both end with a whole file.
@@ -100,15 +103,7 @@ def export(model: SentenceModel, target: Path) -> None:
 
         def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
             named = dict(zip(inputs, tensors, strict=True))
-            hidden = self.transformer(**named).last_hidden_state
-            mask = named["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            if model.pooling == "cls":
-                pooled = hidden[:, 0]
-            elif model.pooling == "max":
-                pooled = hidden.masked_fill(mask == 0, -1e9).max(dim=1).values
-            else:
-                pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+            return self.transformer(**named).last_hidden_state
 
     # The example has padding, so a shortcut a library takes for batches without any is not
     # what gets traced.
@@ -127,7 +122,7 @@ def export(model: SentenceModel, target: Path) -> None:
                 output_names=[OUTPUT],
                 dynamic_axes={
                     **{name: {0: "batch", 1: "tokens"} for name in inputs},
-                    OUTPUT: {0: "batch"},
+                    OUTPUT: {0: "batch", 1: "tokens"},
                 },
                 opset_version=OPSET,
                 dynamo=False,

@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
+from awai_engine.association.reaching import named_at_the_edge
 from awai_engine.cues import is_question, opening_stance
 from awai_engine.lexical import terms
-from awai_engine.reaching import named_at_the_edge
 from awai_engine.text_caches import text_cache
 from awai_engine.timeline import Timeline, TimelineMessage
 
@@ -102,15 +103,6 @@ def candidate_features(
     return Candidates(positions, _features(timeline, position, positions, len(near)))
 
 
-def _folded_addressees(message: TimelineMessage) -> frozenset[str]:
-    if not message.addressees:  # most lines address no one
-        return _NO_ONE
-    return frozenset(name.casefold() for name in message.addressees)
-
-
-_NO_ONE: frozenset[str] = frozenset()
-
-
 def _features(
     timeline: Timeline, position: int, positions: tuple[int, ...], near: int
 ) -> np.ndarray:
@@ -118,7 +110,7 @@ def _features(
     names = timeline.speaker_names
     speaker = names[position].casefold()
     edge = {name.casefold() for name in named_at_the_edge(timeline, position)}
-    addressed = (_folded_addressees(message) | edge) - {speaker}
+    addressed = (timeline.addressed_by(position) | edge) - {speaker}
     named_by_message = {
         timeline.speaker_name(s).casefold() for s in timeline.named_speakers(position)
     }
@@ -126,60 +118,32 @@ def _features(
     message_terms = _term_set(message.text)
     message_asks = asks(message)
     stance = _stance(message.text)
-    oldest = min(positions)
     # The speaker's own latest line and the latest said to them are looked for in the window
     # only, as in fitting (where no recalled line reached further): a far recalled line makes the
     # pass longer without changing what the near candidates look like.
     window_start = positions[near - 1] if near else position
 
-    # One pass from the message back over the span the candidates cover: who spoke since each
-    # line, who was addressed since, the speaker's own latest line and its addressees.
-    turns_since: dict[str, int] = {}  # speaker → their lines after the current one
-    replies_since: dict[str, int] = {}  # speaker → lines addressing them after the current one
-    speakers_since: set[str] = set()
-    before: dict[int, tuple[int, int, int, bool]] = {}
-    said_to: dict[int, frozenset[str]] = {}
-    own_latest: int | None = None
-    own_previous_addressees: frozenset[str] = frozenset()
-    latest_to_speaker: int | None = None
-    wanted = set(positions)
-    for at in range(position - 1, oldest - 1, -1):
-        said_by = names[at].casefold()
-        if at in wanted:
-            before[at] = (
-                turns_since.get(said_by, 0),
-                replies_since.get(said_by, 0),
-                len(speakers_since),
-                speaker in speakers_since,
-            )
-        to = said_to[at] = _folded_addressees(timeline.messages[at])
-        if at >= window_start and said_by == speaker and own_latest is None:
-            own_latest, own_previous_addressees = at, to - {speaker}
-        addressed_speaker = speaker in to and said_by != speaker
-        if at >= window_start and addressed_speaker and latest_to_speaker is None:
-            latest_to_speaker = at
-        turns_since[said_by] = turns_since.get(said_by, 0) + 1
-        for name in to:
-            replies_since[name] = replies_since.get(name, 0) + 1
-        speakers_since.add(said_by)
+    turns = _turns(timeline, position, positions, speaker, window_start)
+    own_latest, latest_to_speaker = turns.own_latest, turns.latest_to_speaker
+    own_previous_addressees = (
+        timeline.addressed_by(own_latest) - {speaker} if own_latest is not None else frozenset()
+    )
 
     # Everything below is per candidate, computed for all of them at once.
-    candidates = [timeline.messages[q] for q in positions]
+    lines = timeline.derived("reply-target", positions, _line)
     said = [names[q].casefold() for q in positions]
-    to = [said_to[q] - {s} for q, s in zip(positions, said, strict=True)]
-    turns, replies, speakers, speaker_since = np.array(
-        [before[q] for q in positions], dtype=np.float64
-    ).T
-    candidate_terms = [_term_set(c.text) for c in candidates]
+    to = [timeline.addressed_by(q) - {s} for q, s in zip(positions, said, strict=True)]
+    speakers, speaker_since = turns.speakers_since, turns.speaker_since
+    candidate_terms = [line.terms for line in lines]
     shared = np.array([len(message_terms & t) for t in candidate_terms], dtype=np.float64)
     union = np.array([len(message_terms | t) for t in candidate_terms], dtype=np.float64)
-    candidate_asks = np.array([asks(c) for c in candidates])
+    candidate_asks = np.array([line.asks for line in lines])
     same = np.array([s == speaker for s in said])
     at = np.asarray(positions)
     back = position - at
     minutes = np.maximum(0.0, (timeline.timestamps[position] - timeline.timestamps[at]) / 60.0)
 
-    cosines = _cosines(timeline, position, candidates)
+    cosines = _cosines(timeline, position, lines)
     near_cosines = cosines[:near] if near else cosines
     mean = float(near_cosines.mean()) if len(near_cosines) else 0.0
     order = np.argsort(-cosines, kind="stable")
@@ -203,8 +167,8 @@ def _features(
         constant(not addressed),
         each([speaker in t for t in to]),
         each([bool(t) and speaker not in t for t in to]),
-        turns == 0,
-        np.log1p(turns) / 3.0,
+        turns.turns_since == 0,
+        np.log1p(turns.turns_since) / 3.0,
         at == (own_latest if own_latest is not None else -1),
         each([s in own_previous_addressees for s in said]),
         at == (latest_to_speaker if latest_to_speaker is not None else -1),
@@ -213,7 +177,7 @@ def _features(
         candidate_asks,
         constant(message_asks),
         candidate_asks & (not message_asks) & ~same,
-        np.log1p(replies) / 3.0,
+        np.log1p(turns.replies_since) / 3.0,
         each([naming_speaker(q, t) for q, t in zip(positions, candidate_terms, strict=True)]),
         each([s in named_by_message for s in said]),
         np.divide(shared, union, out=np.zeros(count), where=union > 0),
@@ -223,11 +187,73 @@ def _features(
         cosine_rank == 0,
         cosine_rank < 3,
         constant(math.log1p(len(message.text)) / 6.0),
-        np.log1p([len(c.text) for c in candidates]) / 6.0,
+        np.log1p([line.chars for line in lines]) / 6.0,
         constant(stance),
         constant(own_latest is None),
     ]
-    return np.column_stack(columns).astype(np.float32)
+    table = np.empty((count, len(FEATURE_NAMES)), dtype=np.float32)
+    filled = 0
+    for column in columns:
+        width = column.shape[1] if column.ndim == 2 else 1
+        table[:, filled : filled + width] = column.reshape(count, width)
+        filled += width
+    return table
+
+
+@dataclass(frozen=True)
+class _Turns:
+    """Turn-taking after each candidate, up to the message: per candidate, the lines its speaker
+    said since, the lines addressed to its speaker since, how many people spoke since and
+    whether the message's speaker did; and, within the window, the speaker's own latest line and
+    the latest line said to them by someone else."""
+
+    turns_since: np.ndarray
+    replies_since: np.ndarray
+    speakers_since: np.ndarray
+    speaker_since: np.ndarray
+    own_latest: int | None
+    latest_to_speaker: int | None
+
+
+def _turns(
+    timeline: Timeline, position: int, positions: tuple[int, ...], speaker: str, window_start: int
+) -> _Turns:
+    """:class:`_Turns` over the lines from the oldest candidate to the message, by sorting name
+    codes: a count "after line k" is the size of a run of (name, line) keys past (name, k)."""
+    oldest = min(positions)
+    span = position - oldest
+    said_by, lines, addressed = timeline.names_between(oldest, position)
+    at = np.asarray(positions) - oldest
+    own = timeline.name_code(speaker)
+    code = said_by[at]
+
+    def after(names: np.ndarray, where: np.ndarray) -> np.ndarray:
+        """For each candidate, how many of the (name, line) pairs name its speaker after it."""
+        keys = np.sort(names * (span + 1) + where)
+        return np.searchsorted(keys, code * (span + 1) + span, side="right") - np.searchsorted(
+            keys, code * (span + 1) + at, side="right"
+        )
+
+    every_line = np.arange(span)
+    by_name = np.lexsort((every_line, said_by))
+    group_end = np.r_[said_by[by_name][1:] != said_by[by_name][:-1], True]
+    last_lines = np.sort(every_line[by_name][group_end])  # each speaker's last line
+    spoken = every_line[said_by == own]
+    last_own = int(spoken[-1]) if len(spoken) else -1
+    to_speaker = lines[(addressed == own) & (said_by[lines - oldest] != own)]
+    to_speaker = to_speaker[to_speaker >= window_start]
+    return _Turns(
+        turns_since=after(said_by, every_line).astype(np.float64),
+        replies_since=after(addressed, lines - oldest).astype(np.float64),
+        speakers_since=(len(last_lines) - np.searchsorted(last_lines, at, side="right")).astype(
+            np.float64
+        ),
+        speaker_since=(last_own > at).astype(np.float64),
+        own_latest=oldest + last_own
+        if last_own >= 0 and oldest + last_own >= window_start
+        else None,
+        latest_to_speaker=int(to_speaker[-1]) if len(to_speaker) else None,
+    )
 
 
 def _names_speaker(timeline: Timeline, position: int) -> Callable[[int, frozenset[str]], bool]:
@@ -236,14 +262,35 @@ def _names_speaker(timeline: Timeline, position: int) -> Callable[[int, frozense
     names), given that line's terms: the same answer without a search per line."""
     speaker_id = timeline.speaker_ids[position]
     name = frozenset(terms(timeline.speaker_name(speaker_id)))
-    codes = timeline.speaker_codes[: position + 1]
-    first = int(np.argmax(codes == timeline.speaker_code(speaker_id)))
+    first = timeline.first_said(speaker_id)
     ids = timeline.speaker_ids
 
     def names(q: int, line_terms: frozenset[str]) -> bool:
         return bool(name) and first < q and ids[q] != speaker_id and name <= line_terms
 
     return names
+
+
+class _Line(NamedTuple):
+    """What the features read of a candidate line, computed once per line (see
+    :meth:`Timeline.derived`): its distinct terms, whether it asks, its length, and where its
+    thoughts' vectors are."""
+
+    terms: frozenset[str]
+    asks: bool
+    chars: int
+    first_row: int
+    thoughts: int
+
+
+def _line(message: TimelineMessage) -> _Line:
+    return _Line(
+        _term_set(message.text),
+        asks(message),
+        len(message.text),
+        message.first_row,
+        len(message.thoughts),
+    )
 
 
 def asks(message: TimelineMessage) -> bool:
@@ -275,15 +322,14 @@ def _one_hot(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
     return slot[:, None] == np.arange(len(edges) + 1)
 
 
-def _cosines(
-    timeline: Timeline, position: int, candidates: Sequence[TimelineMessage]
-) -> np.ndarray:
+def _cosines(timeline: Timeline, position: int, candidates: Sequence[_Line]) -> np.ndarray:
     """The best cosine between a thought of the message and a thought of each candidate
     (stored unit vectors: a dot product), in one product over all their rows."""
-    query = timeline.vectors[np.asarray(timeline.rows_of(position))]
+    vectors = np.asarray(timeline.vectors)  # a plain view: a memory map's slicing costs more
+    query = vectors[np.asarray(timeline.rows_of(position))]
     firsts = np.array([c.first_row for c in candidates])
-    lengths = np.array([len(c.thoughts) for c in candidates])
+    lengths = np.array([c.thoughts for c in candidates])
     starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
     rows = np.repeat(firsts - starts, lengths) + np.arange(int(lengths.sum()))
-    best = (np.take(timeline.vectors, rows, axis=0) @ query.T).max(axis=1)
+    best = (np.take(vectors, rows, axis=0) @ query.T).max(axis=1)
     return np.maximum.reduceat(best, starts).astype(np.float32)

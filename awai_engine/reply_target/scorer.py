@@ -10,20 +10,95 @@ logs (a higher bar far back, where a wrong name misleads most). Causal like its 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
-from awai_engine.reply_target.features import FEATURE_NAMES, asks, candidate_features
+from awai_engine.reply_target.agreement import through_agreements
+from awai_engine.reply_target.features import FEATURE_NAMES, candidate_features
 from awai_engine.reply_target.model import ReplyModel
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, ReplyScore
 
 _COSINE = FEATURE_NAMES.index("cosine")
+_ASKS = FEATURE_NAMES.index("candidate_asks")
+
+
+class ReplyScores(Sequence[ReplyScore]):
+    """Every candidate of one message with its probability, best first, held as arrays: a
+    :class:`ReplyScore` is built when first read. Why: a reading keeps a handful of some hundred
+    candidates (:func:`shown_replies`), and building a value per candidate cost more than
+    scoring them all."""
+
+    def __init__(
+        self,
+        timeline: Timeline | None,
+        positions: np.ndarray,
+        probabilities: np.ndarray,
+        confident: bool,
+        asks: np.ndarray,
+        similarities: np.ndarray,
+    ) -> None:
+        self.positions = positions
+        self._timeline = timeline
+        self._probabilities = probabilities
+        self._confident = confident
+        self._asks = asks
+        self._similarities = similarities
+        self._built: dict[int, ReplyScore] = {}
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @overload
+    def __getitem__(self, index: int) -> ReplyScore: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ReplyScore, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ReplyScore | tuple[ReplyScore, ...]:
+        if isinstance(index, slice):
+            return tuple(self._score(rank) for rank in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("reply score rank out of range")
+        return self._score(index)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def position_of(self, message_id: str) -> int | None:
+        """The position of a message of the scored timeline (None: not in it)."""
+        return self._timeline.position_of.get(message_id) if self._timeline else None
+
+    def _score(self, rank: int) -> ReplyScore:
+        score = self._built.get(rank)
+        if score is None:
+            assert self._timeline is not None  # scores exist only for a timeline's candidates
+            # Unvalidated: every field is computed here (a probability is a logistic output).
+            score = self._built[rank] = ReplyScore.model_construct(
+                message=self._timeline.messages[int(self.positions[rank])].ref,
+                probability=round(float(self._probabilities[rank]), 6),
+                confident=rank == 0 and self._confident,
+                asks=bool(self._asks[rank]),
+                similarity=round(float(self._similarities[rank]), 6),
+            )
+        return score
+
+
+_EMPTY = np.empty(0)
+NO_SCORES = ReplyScores(None, _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)
+"""The scores of a message with no earlier message to respond to."""
 
 
 def reply_scores(
     timeline: Timeline, position: int, model: ReplyModel, recalled: Sequence[int] = ()
-) -> tuple[ReplyScore, ...]:
+) -> ReplyScores:
     """Every candidate of the message at ``position`` with its probability, best first (ties:
     the nearer first). Only the best may be ``confident``. Recalled lines of another line of the
     channel (a thread's reply, the top level) are not candidates: the features count lines and
@@ -32,26 +107,22 @@ def reply_scores(
     recalled = [q for q in recalled if _same_line(timeline, position, q)]
     candidates = candidate_features(timeline, position, recalled)
     if not candidates.positions:
-        return ()
-    probabilities = model.probabilities(candidates.features)
+        return NO_SCORES
+    probabilities = through_agreements(
+        timeline, position, model, candidates.positions, model.probabilities(candidates.features)
+    )
     positions = np.asarray(candidates.positions)
     order = np.lexsort((-positions, -probabilities))
-    scores = []
-    for rank, i in enumerate(order):
-        source = int(positions[i])
-        back = position - source
-        bar = model.far_confident if back > model.far_back else model.confident
-        probability = float(probabilities[i])
-        scores.append(
-            ReplyScore(
-                message=timeline.messages[source].ref,
-                probability=round(probability, 6),
-                confident=rank == 0 and probability >= bar,
-                asks=asks(timeline.messages[source]),
-                similarity=round(float(candidates.features[i, _COSINE]), 6),
-            )
-        )
-    return tuple(scores)
+    best = order[0]
+    bar = model.far_confident if position - positions[best] > model.far_back else model.confident
+    return ReplyScores(
+        timeline,
+        positions[order],
+        probabilities[order],
+        bool(probabilities[best] >= bar),
+        candidates.features[order, _ASKS],
+        candidates.features[order, _COSINE],
+    )
 
 
 def _same_line(timeline: Timeline, position: int, earlier: int) -> bool:
@@ -69,12 +140,15 @@ SHOWN = 5
 
 
 def shown_replies(
-    scores: Sequence[ReplyScore], flow: Flow, associations: Sequence[Association]
+    scores: ReplyScores, flow: Flow, associations: Sequence[Association]
 ) -> tuple[ReplyScore, ...]:
     """The ``SHOWN`` best scores and those of every message of the context, best first."""
-    held = {*flow.message_ids(), *(item.source.message_id for item in associations)}
+    held = {
+        scores.position_of(message_id)
+        for message_id in (*flow.message_ids(), *(a.source.message_id for a in associations))
+    }
     return tuple(
-        score
-        for rank, score in enumerate(scores)
-        if rank < SHOWN or score.message.message_id in held
+        scores[rank]
+        for rank, position in enumerate(scores.positions.tolist())
+        if rank < SHOWN or position in held
     )

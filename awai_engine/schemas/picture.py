@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 from awai_engine.schemas.digest import PanelRow, SpeakerPanel, Trend
 from awai_engine.schemas.wording import counted, words_for
@@ -110,7 +111,7 @@ class _Canvas:
         FigureCanvasAgg(self.figure)
         self.families = list(font_families())
 
-    def text(self, x: float, y: float, said: str, size: float, **style: object) -> None:
+    def text(self, x: float, y: float, said: str, size: float, **style: Any) -> None:
         self.figure.text(
             x * self.scale / self.width,
             1 - y * self.scale / self.height,

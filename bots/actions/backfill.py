@@ -7,6 +7,9 @@ is read again, and storing is idempotent: nothing is lost, nothing is stored twi
 kept in the database under the place's key, so a restart, or the next backfill, goes on from
 where the last one stopped. Where a run starts (over again, or after the saved cursor), what a
 page is and what counts as read are the platform's (:class:`History`); the order is here.
+
+Who may ask for one is one rule on every platform (:func:`check_may_backfill`): a person who
+manages the place, as the platform says (:class:`Asker`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from awai_engine.values import Utterance
+from bots.actions.platform import Refused
+from bots.commands import who_may_backfill
 from bots.records import BackfillCursor
 from bots.runtime import Runtime
 
@@ -71,6 +76,28 @@ class History(Protocol):
 
     def show(self, progress: BackfillProgress) -> None:
         """Tell people how far it got (after each page, and once when done)."""
+
+
+class Asker(Protocol):
+    """A person asking for a place's history to be read in, as the platform knows them."""
+
+    @property
+    def managers(self) -> str:
+        """Who manages a place on this platform, in its words: the end of "Backfill is for …"."""
+
+    def manages_place(self) -> bool:
+        """Whether the asker manages the place (the platform is asked where it must be)."""
+
+
+def check_may_backfill(asker: Asker) -> None:
+    """Return when ``asker`` may have the place's history read in; else :class:`Refused`.
+
+    Why only those who manage the place: a backfill writes everything said there before AWAI
+    came, by everyone, into AWAI's store at once; reading one message stores at most that one.
+    Deciding that for a whole channel is for the people who decide about the channel.
+    """
+    if not asker.manages_place():
+        raise Refused(who_may_backfill(asker.managers), "does not manage the place")
 
 
 def backfill(runtime: Runtime, history: History) -> BackfillProgress:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from awai_engine.posts import Post
 from awai_engine.schemas.digest import Digest
+from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.values import MessageRef
 from awai_engine.visibility import Scopes
 from bots.runtime import Runtime
@@ -45,6 +46,34 @@ class ForOne:
 
     digest: Digest
     refs: dict[str, MessageRef]
+
+
+@dataclass(frozen=True)
+class DigestAnswer:
+    """How a digest someone asked for ended: the parts posted for everyone, the digest shown
+    to them alone, or neither (``nothing_read``: AWAI has read nothing there; else it failed,
+    which is logged)."""
+
+    posted: list[Post] = field(default_factory=list)
+    mine: ForOne | None = None
+    nothing_read: bool = False
+
+
+def answer_digest(
+    runtime: Runtime, board: Board, scopes: Scopes, for_everyone: bool
+) -> DigestAnswer:
+    """The digest of the board's channel someone asked for (``/awai digest``), as ``scopes``
+    may see it: posted and recorded when it is ``for_everyone``, else made for them alone.
+    Never raises (an interrupt aside)."""
+    try:
+        if for_everyone:
+            return DigestAnswer(posted=share_digest(runtime, board, scopes))
+        return DigestAnswer(mine=digest_for_one(runtime, board.channel, scopes))
+    except UnknownChannelError:
+        return DigestAnswer(nothing_read=True)
+    except Exception:
+        log.exception("The digest of %s failed", board.channel)
+        return DigestAnswer()
 
 
 def share_digest(runtime: Runtime, board: Board, scopes: Scopes) -> list[Post]:

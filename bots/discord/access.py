@@ -82,12 +82,20 @@ def check_may_read_here(interaction: discord.Interaction) -> None:
         raise ReadRefused(_NO_HISTORY)
 
 
-async def check_may_read_there(interaction: discord.Interaction, channel: Readable) -> None:
-    """Refuse unless the asker can read the history of another channel or thread."""
-    member = interaction.user
+def asker_in(interaction: discord.Interaction) -> tuple[discord.Guild, discord.Member]:
+    """The server an interaction came from and the member who asked; refused outside a server,
+    or when Discord sent no member whose permissions can be checked."""
+    guild, member = interaction.guild, interaction.user
+    if guild is None:
+        raise ReadRefused("AWAI reads server channels only.")
     if not isinstance(member, discord.Member):
         raise ReadRefused("AWAI could not check your permissions in that channel.")
-    await check_member_may_read(member, channel)
+    return guild, member
+
+
+async def check_may_read_there(interaction: discord.Interaction, channel: Readable) -> None:
+    """Refuse unless the asker can read the history of another channel or thread."""
+    await check_member_may_read(asker_in(interaction)[1], channel)
 
 
 async def check_member_may_read(member: discord.Member, channel: Readable) -> None:
@@ -124,9 +132,7 @@ async def asker_scopes(
     """What a reading or digest for this interaction may hold: what the asker may read of the
     channel (whose messages carry the ``stored`` scopes) and, when it is posted for everyone,
     only what everyone where it is posted may read too."""
-    member, guild = interaction.user, interaction.guild
-    if not isinstance(member, discord.Member) or guild is None:
-        raise ReadRefused("AWAI could not check your permissions in that channel.")
+    guild, member = asker_in(interaction)
     scopes = await readable_scopes(client, guild, member, stored)
     if public:
         place = interaction.channel

@@ -11,16 +11,17 @@ stored message, with a cursor of its own (``start_after``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 import discord
 
 from bots.actions.backfill import BackfillProgress, Page, Start, backfill
 from bots.discord.access import Readable
 from bots.discord.bridge import OnLoop
-from bots.discord.ingest import is_read, to_utterance
+from bots.discord.ingest import spoken_utterances
 from bots.discord.keys import channel_key, line_of
 from bots.discord.threads import active_threads, threads_of
 from bots.records import BackfillCursor
@@ -32,7 +33,7 @@ PAGE_SIZE = 100
 History = discord.TextChannel | discord.Thread | discord.VoiceChannel | discord.StageChannel
 
 
-ProgressReport = Callable[[BackfillProgress], Awaitable[None]]
+ProgressReport = Callable[[BackfillProgress], Coroutine[Any, Any, None]]
 
 
 def cursor_key(channel: Readable) -> str:
@@ -129,12 +130,8 @@ class DiscordHistory:
         messages = self.loop.run(self._messages(cursor))
         if not messages:
             return Page([], 0, cursor, last=True)
-        utterances = [
-            utterance
-            for message in messages
-            if is_read(message) and (utterance := to_utterance(message, self.line)) is not None
-        ]
         last = len(messages) < self.page_size
+        utterances = spoken_utterances(messages, self.line)
         return Page(utterances, len(messages), str(messages[-1].id), last)
 
     def show(self, progress: BackfillProgress) -> None:

@@ -1,9 +1,10 @@
 """``/awai backfill``: who may start one, one at a time per channel, progress shown in a message.
 
 The history itself is read by :func:`bots.discord.backfill.backfill_with_threads` (resumable,
-page by page, in a worker thread); this module is the command around it: the permission checks,
-the running task of each channel, and the status message edited as pages are stored (at most
-every few seconds, since Discord rate-limits message edits).
+page by page, in a worker thread); this module is the command around it: who may start one (the
+backfill action's rule, asked of :class:`Moderating`), AWAI's own permissions, the running task
+of each channel, and the status message edited as pages are stored (at most every few seconds,
+since Discord rate-limits message edits).
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 
 import discord
 
-from bots.actions.backfill import BackfillProgress
+from bots.actions.backfill import BackfillProgress, check_may_backfill
+from bots.actions.platform import Refused
 from bots.discord import access, messages
 from bots.discord.backfill import History, backfill_with_threads
 from bots.discord.bridge import OnLoop
@@ -25,6 +28,20 @@ log = logging.getLogger(__name__)
 
 STATUS_EDIT_INTERVAL_SECONDS = 2.0
 """Backfill progress edits at most this often (Discord rate-limits message edits)."""
+
+
+@dataclass(frozen=True)
+class Moderating:
+    """Whoever ran ``/awai backfill``, as the backfill action asks: one of AWAI's owners
+    (``owner_ids``, in any channel), or a member Discord lets manage messages there."""
+
+    interaction: discord.Interaction
+    owner_ids: tuple[int, ...]
+    managers: str = messages.BACKFILL_MANAGERS
+
+    def manages_place(self) -> bool:
+        user = self.interaction.user
+        return user.id in self.owner_ids or self.interaction.permissions.manage_messages
 
 
 class Backfills:
@@ -38,10 +55,10 @@ class Backfills:
         if not isinstance(channel, History):
             await refuse_now(interaction, messages.BACKFILL_TEXT_CHANNELS_ONLY)
             return
-        if not (
-            interaction.user.id in settings.owner_ids or interaction.permissions.manage_messages
-        ):
-            await refuse_now(interaction, messages.BACKFILL_NOT_ALLOWED)
+        try:
+            check_may_backfill(Moderating(interaction, settings.owner_ids))
+        except Refused as refusal:
+            await refuse_now(interaction, str(refusal))
             return
         if not access.may_read_history(interaction.app_permissions):
             await refuse_now(interaction, messages.BACKFILL_NEEDS_HISTORY)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from typing import Any
 
 import discord
 from discord.ext import commands
@@ -21,7 +22,7 @@ from bots.discord.digests import DIGEST_POSTER
 from bots.discord.ingest import lacks_expected_text
 from bots.discord.interactions import AwaiTree
 from bots.discord.mentions import answer_command_error
-from bots.discord.share import DetailsButton, ShareButton
+from bots.discord.share import ReadingButton
 from bots.runtime import Runtime
 from bots.scheduler import SchedulerService
 
@@ -102,7 +103,7 @@ class AwaiBot(commands.Bot):
         self.content_check.check_at_start(self)
         cog = AwaiCog(self, self.runtime, self.content_check.observe)
         await self.add_cog(cog)
-        self.add_dynamic_items(ShareButton, DetailsButton)  # a private reading's buttons
+        self.add_dynamic_items(ReadingButton)  # a private reading's buttons
         if self.scheduler is not None:
             poster = scheduled_poster(self.runtime, cog.digests.board_of)
             self.scheduler.add_digest_poster(DIGEST_POSTER, poster)
@@ -110,7 +111,7 @@ class AwaiBot(commands.Bot):
             self.scheduler.start()
 
     async def on_command_error(
-        self, context: commands.Context[AwaiBot], exception: commands.CommandError, /
+        self, context: commands.Context[Any], exception: commands.CommandError, /
     ) -> None:
         """``@AWAI …`` that is no command, or failed: answered (never a traceback on stderr)."""
         await answer_command_error(context, exception)

@@ -20,6 +20,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bots.actions.backfill import BackfillProgress
+from bots.commands import description
 from bots.discord import forget
 from bots.discord.backfills import Backfills
 from bots.discord.catchup import CatchUp
@@ -127,7 +128,7 @@ class AwaiCog(commands.Cog):
         )
         await self.readings.answer(interaction, link, message)
 
-    @awai.command(name="read", description="Read a message in the context of what came before it.")
+    @awai.command(name="read", description=description("read"))
     @app_commands.describe(message="A message link (“Copy Message Link”) or a message id here.")
     async def read(self, interaction: discord.Interaction, message: str) -> None:
         try:
@@ -145,19 +146,19 @@ class AwaiCog(commands.Cog):
         """``@AWAI read [link]``: a reading asked for in a plain message (see mentions)."""
         await self.mentions.read(ctx, link)
 
-    @awai.command(name="backfill", description="Read this channel's earlier messages into AWAI.")
+    @awai.command(name="backfill", description=description("backfill"))
     async def backfill_command(self, interaction: discord.Interaction) -> None:
         await self.backfills.start(interaction)
 
-    @awai.command(name="digest", description="Each speaker's preconceptions here, with a map.")
+    @awai.command(name="digest", description=description("digest"))
     async def digest(self, interaction: discord.Interaction) -> None:
         await self.digests.answer(interaction)
 
-    @awai.command(name="forget-me", description="Remove what you said in this channel from AWAI.")
+    @awai.command(name="forget-me", description=description("forget-me"))
     async def forget_me(self, interaction: discord.Interaction) -> None:
         await forget.forget_me(self.bot, self.runtime, interaction)
 
-    @awai.command(name="help", description="What AWAI does, its commands, and what it cannot see.")
+    @awai.command(name="help", description=description("help"))
     async def help(self, interaction: discord.Interaction) -> None:
         await interaction.response.send_message(embed=help_embed(READ_MENU_NAME), ephemeral=True)
 

@@ -20,9 +20,8 @@ import discord
 
 from awai_engine.posts import Post
 from awai_engine.schemas.digest import Digest
-from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.values import MessageRef
-from bots.actions.digest import digest_for_one, keep_schedules, share_digest
+from bots.actions.digest import answer_digest, keep_schedules
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.backfill import History
@@ -60,25 +59,25 @@ class Digests:
         ephemeral = self.runtime.settings.discord.ephemeral_readings
         if not await acknowledge(interaction):  # privately, whatever the mode: see interactions
             return
-        key = line_of(channel).key
+        board = DiscordBoard(OnLoop.here(), channel)
         try:
-            stored = await asyncio.to_thread(self.runtime.engine.scopes_of, key)
+            stored = await asyncio.to_thread(self.runtime.engine.scopes_of, board.channel)
             scopes = await access.asker_scopes(self.bot, interaction, stored, not ephemeral)
-            if ephemeral:  # one person's look: shown to them, not recorded
-                mine = await asyncio.to_thread(digest_for_one, self.runtime, key, scopes)
-                embed, files = digest_message(mine.digest, channel_title(channel), mine.refs)
-                await interaction.followup.send(embed=embed, files=files, ephemeral=True)
-                return
-            board = DiscordBoard(OnLoop.here(), channel)
-            posted = await asyncio.to_thread(share_digest, self.runtime, board, scopes)
         except ReadRefused as refusal:
             await interaction.followup.send(str(refusal), ephemeral=True)
             return
-        except UnknownChannelError:
-            await interaction.followup.send(messages.NOTHING_READ_HERE, ephemeral=True)
-            return
-        jump_url = channel.get_partial_message(int(posted[0].post_id)).jump_url
-        await interaction.followup.send(messages.digest_posted(jump_url), ephemeral=True)
+        # Shown to the asker alone it is one person's look: not recorded.
+        said = await asyncio.to_thread(answer_digest, self.runtime, board, scopes, not ephemeral)
+        if said.mine is not None:
+            mine = said.mine
+            embed, files = digest_message(mine.digest, channel_title(channel), mine.refs)
+            await interaction.followup.send(embed=embed, files=files, ephemeral=True)
+        elif said.posted:
+            jump_url = channel.get_partial_message(int(said.posted[0].post_id)).jump_url
+            await interaction.followup.send(messages.digest_posted(jump_url), ephemeral=True)
+        else:
+            text = messages.NOTHING_READ_HERE if said.nothing_read else messages.FAILED
+            await interaction.followup.send(text, ephemeral=True)
 
     async def schedule(self, scheduler: SchedulerService) -> None:
         """Make the scheduler's Discord digests what ``discord.digest_schedule`` says."""

@@ -21,6 +21,8 @@ from discord.utils import escape_markdown
 
 from awai_engine.schemas.digest import Digest
 from awai_engine.values import MessageRef, Reading
+from bots.commands import OTHERS, listed, who_may_backfill
+from bots.discord import messages
 from bots.discord.limits import (
     DESCRIPTION_LIMIT,
     FIELD_COUNT_LIMIT,
@@ -41,12 +43,9 @@ from bots.layout import (
     Line,
     Link,
     Moment,
-    Plain,
-    Quiet,
     Section,
-    Strong,
-    edges,
     layout,
+    marked,
     moment_in_utc,
     plain_text,
 )
@@ -143,30 +142,26 @@ def _fields(section: Section, channel: str) -> list[_Field]:
 
 
 def _markdown(line: Line, channel: str, bold: bool = False) -> str:
-    out = []
-    for piece in line.pieces:
-        match piece:
-            case Strong(text):
-                out.append(_wrapped(text, "**"))
-            case Quiet(text):
-                out.append(_wrapped(text, "*"))
-            case Link(ref, text):
-                out.append(f"[{_label(text)}]({jump_url_of(channel, ref)})")
-            case Moment():
-                out.append(f"<t:{int(piece.ts)}:d>" if piece.utc() else "")
-            case Plain(text) if bold:
-                out.append(_wrapped(text, "**"))
-            case Plain(text):
-                out.append(escape_markdown(text))
-    return "".join(out)
+    return marked(line.pieces, _Markdown(channel), bold)
 
 
-def _wrapped(text: str, mark: str) -> str:
-    """``text`` between Markdown ``mark``s, its edge spaces and separators outside them."""
-    lead, core, tail = edges(text)
-    if not core:
+class _Markdown:
+    """Discord's Markdown for a reading's lines (:func:`bots.layout.marked`), each earlier
+    message linked by its jump URL."""
+
+    strong, quiet = "**", "*"
+
+    def __init__(self, channel: str) -> None:
+        self.channel = channel
+
+    def escape(self, text: str) -> str:
         return escape_markdown(text)
-    return f"{lead}{mark}{escape_markdown(core)}{mark}{tail}"
+
+    def link(self, link: Link) -> str:
+        return f"[{_label(link.text)}]({jump_url_of(self.channel, link.ref)})"
+
+    def moment(self, moment: Moment) -> str:
+        return f"<t:{int(moment.ts)}:d>" if moment.utc() else ""
 
 
 def _quoted(text: str) -> str:
@@ -214,10 +209,11 @@ def help_embed(menu_name: str) -> discord.Embed:
     )
     embed.add_field(
         name="Other commands",
-        value=(
-            "`/awai digest`: each speaker's preconceptions in this channel, with a map.\n"
-            "`/awai forget-me`: remove what you said in this channel from AWAI.\n"
-            "`/awai backfill`: read this channel's earlier messages (people who manage messages)."
+        value="\n".join(
+            [
+                *(listed(name) for name in OTHERS),
+                who_may_backfill(messages.BACKFILL_MANAGERS),
+            ]
         ),
         inline=False,
     )

@@ -9,6 +9,8 @@ said to AWAI, not to the room, as on Slack.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import discord
 
 from awai_engine.values import Utterance
@@ -76,6 +78,15 @@ def to_utterance(message: discord.Message, line: Line) -> Utterance | None:
         addressees=addressees,
         edited_ts=message.edited_at.timestamp() if message.edited_at else None,
     )
+
+
+def spoken_utterances(said: Iterable[discord.Message], line: Line) -> list[Utterance]:
+    """What AWAI stores of ``said`` (messages of one line), in its order."""
+    return [
+        utterance
+        for message in said
+        if is_read(message) and (utterance := to_utterance(message, line)) is not None
+    ]
 
 
 def lacks_expected_text(message: discord.Message) -> bool:

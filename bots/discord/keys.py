@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import discord
 
 from awai_engine.values import CHANNEL_SCOPE, MessageRef
+from bots import keys
 
 PLATFORM = "discord"
 
@@ -28,21 +29,20 @@ class Line:
 
 
 def channel_key(guild_id: int, channel_id: int) -> str:
-    return f"{PLATFORM}:{guild_id}:{channel_id}"
+    return keys.channel_key(PLATFORM, str(guild_id), str(channel_id))
 
 
 def guild_prefix(guild_id: int) -> str:
     """Every key of one guild starts with this (used to purge a guild, never to mix guilds)."""
-    return f"{PLATFORM}:{guild_id}:"
+    return keys.place_prefix(PLATFORM, str(guild_id))
 
 
 def parse_channel_key(key: str) -> tuple[int, int] | None:
     """``(guild id, channel id)`` of a Discord key, ``None`` for another platform's key."""
-    platform, _, rest = key.partition(":")
-    guild, _, channel = rest.partition(":")
-    if platform != PLATFORM or not guild.isdigit() or not channel.isdigit():
+    parsed = keys.parse_key(key, PLATFORM)
+    if parsed is None or not parsed[0].isdigit() or not parsed[1].isdigit():
         return None
-    return int(guild), int(channel)
+    return int(parsed[0]), int(parsed[1])
 
 
 def line_of(channel: discord.abc.GuildChannel | discord.Thread) -> Line:

@@ -24,18 +24,16 @@ import logging
 import discord
 from discord.ext import commands
 
-from awai_engine.engine import StillStoringError, UnknownMessageError
+from awai_engine.posts import Post
 from awai_engine.values import Reading
+from bots.actions.answer import Answer, Asked, Outcome, answer
 from bots.actions.platform import Refused
-from bots.actions.read import Delivery, read_privately
-from bots.actions.share import share
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
-from bots.discord.ingest import is_read, to_utterance
-from bots.discord.keys import Line, line_of
-from bots.discord.links import MalformedLinkError, parse_message_link
+from bots.discord.ingest import is_read, spoken_utterances
+from bots.discord.links import MalformedLinkError, jump_url, parse_message_link
 from bots.discord.platform import DiscordAsking, fetch_message
 from bots.runtime import Runtime
 
@@ -66,12 +64,17 @@ class MentionReadings:
             await access.check_member_may_read(asker, channel)
             if not ephemeral:
                 access.check_shown_where_it_belongs(channel.id, here.id, ephemeral)
-            await self._store(line_of(channel), before)
 
             async def by_direct_message(reading: Reading, shared_url: str | None) -> None:
-                await asker.send(
-                    content=messages.reading_by_dm(target.jump_url), embed=reading_embed(reading)
-                )
+                try:
+                    await asker.send(
+                        content=messages.reading_by_dm(target.jump_url),
+                        embed=reading_embed(reading),
+                    )
+                except discord.Forbidden as error:
+                    if error.code != CANNOT_DM:
+                        raise
+                    raise ReadRefused(messages.DMS_CLOSED, "direct messages closed") from None
 
             asking = DiscordAsking(
                 OnLoop.here(),
@@ -84,25 +87,22 @@ class MentionReadings:
                 given=target,
                 checked=True,
             )
-            if ephemeral:
-                delivery = await asyncio.to_thread(read_privately, self.runtime, asking)
-                if delivery is Delivery.ALREADY_ON_ITS_WAY:
-                    raise ReadRefused(messages.ALREADY_READING)
-            else:
-                shared = await asyncio.to_thread(share, self.runtime, asking)
-                if shared.earlier or shared.busy:
-                    url = None if shared.post is None else asking.link_to(shared.post)
-                    await _reply(ctx.message, messages.shared_already(url))
-        except discord.Forbidden as error:
-            if error.code != CANNOT_DM:
-                raise
-            await _reply(ctx.message, messages.DMS_CLOSED)
-        except Refused as refusal:
-            await self._tell(ctx.message, asker, str(refusal), ephemeral)
-        except StillStoringError:
-            await self._tell(ctx.message, asker, messages.STILL_STORING, ephemeral)
-        except UnknownMessageError:
-            await self._tell(ctx.message, asker, messages.NOT_READ, ephemeral)
+            asked = Asked.READING if ephemeral else Asked.SHARE
+            before_it = spoken_utterances(before, asking.line)
+            said = await asyncio.to_thread(
+                answer, self.runtime, asking, asked, said_before=before_it
+            )
+        except Refused as refusal:  # the asker, the link or the channel, before the action
+            said = Answer(Outcome.REFUSED, refusal=str(refusal))
+
+        def link_to(post: Post) -> str:
+            return jump_url(guild.id, int(post.place), post.post_id)
+
+        text = messages.answered(said, link_to)
+        if said.outcome in (Outcome.FAILED, Outcome.SHARED_EARLIER, Outcome.SHARING_NOW):
+            await _reply(ctx.message, text or messages.FAILED)
+        elif said.outcome is not Outcome.SHARED and text is not None:  # shared: the reply itself
+            await self._tell(ctx.message, asker, text, ephemeral)
 
     async def _target(
         self, message: discord.Message, argument: str | None, guild: discord.Guild
@@ -143,19 +143,12 @@ class MentionReadings:
             await access.check_member_may_read(message.author, channel)
         return await fetch_message(channel, message_id)
 
-    async def _store(self, line: Line, said: list[discord.Message]) -> None:
-        """Store what Discord has before the message read that may not be stored yet (storing
-        twice changes nothing), so the reading's context is whole."""
-        utterances = [u for m in said if is_read(m) and (u := to_utterance(m, line)) is not None]
-        if utterances:
-            await asyncio.to_thread(self.runtime.engine.ingest, utterances)
-
     async def _tell(
         self, asked_in: discord.Message, asker: discord.Member, text: str, ephemeral: bool
     ) -> None:
         """A refusal: to the asker directly when readings are private (a refusal can name what
         the asker asked about), else as a reply; a closed DM gets the pointer to the menu."""
-        if not ephemeral:
+        if not ephemeral or text == messages.DMS_CLOSED:  # a closed DM: the pointer to the menu
             await _reply(asked_in, text)
             return
         try:

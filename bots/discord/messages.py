@@ -7,6 +7,11 @@ do. Sentences that carry numbers are functions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from awai_engine.posts import Post
+from bots.actions.answer import Answer, Outcome
+
 SERVER_CHANNELS_ONLY = "AWAI reads server channels only."
 ALREADY_READING = (
     "A reading of that message for you is already on its way (or was just posted); ask again in"
@@ -50,8 +55,31 @@ def shared_already(url: str | None) -> str:
     return f"This message's reading is already shared: {url}"
 
 
+def answered(said: Answer, link_to: Callable[[Post], str]) -> str | None:
+    """What the asker is told of how their request for a reading ended; ``None`` when the
+    reading itself is the answer."""
+    post = None if said.post is None else link_to(said.post)
+    match said.outcome:
+        case Outcome.REFUSED:
+            return said.refusal
+        case Outcome.SHARED:
+            return f"Shared: {post}"
+        case Outcome.SHARED_EARLIER | Outcome.SHARING_NOW:
+            return shared_already(post)
+        case Outcome.ALREADY_READING:
+            return ALREADY_READING
+        case Outcome.STILL_STORING:
+            return STILL_STORING
+        case Outcome.NOT_FOUND:
+            return NOT_READ
+        case Outcome.FAILED:
+            return FAILED
+    return None
+
+
 BACKFILL_TEXT_CHANNELS_ONLY = "AWAI can read the history of text channels and threads only."
-BACKFILL_NOT_ALLOWED = "Backfill is for people who may manage messages in this channel."
+BACKFILL_MANAGERS = "people who may manage messages in this channel"
+"""Who may run ``/awai backfill`` here (:func:`bots.actions.backfill.check_may_backfill`)."""
 BACKFILL_NEEDS_HISTORY = "AWAI needs the “Read Message History” permission in this channel."
 BACKFILL_RUNNING = "A backfill of this channel is already running."
 BACKFILL_STARTING = "AWAI is reading this channel's earlier messages…"

@@ -12,7 +12,8 @@ private reading goes (an ephemeral follow-up, or a direct message) is the route'
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import discord
 
@@ -30,7 +31,7 @@ from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
-DeliverPrivately = Callable[[Reading, str | None], Awaitable[None]]
+DeliverPrivately = Callable[[Reading, str | None], Coroutine[Any, Any, None]]
 """Shows a reading to the asker only (with a link to the shared one, when there is one)."""
 
 
@@ -104,6 +105,8 @@ class DiscordAsking:
         self.loop.run(self.deliver(reading, shared_url))
 
     def post_publicly(self, reading: Reading, by_asker: bool) -> Posted:
+        if not isinstance(self.place, discord.abc.Messageable):  # a category: no messages
+            raise ReadRefused(messages.NOT_READ)
         sent = self.loop.run(
             self.place.send(
                 content=f"Shared by {self.member.mention}" if by_asker else None,

@@ -59,7 +59,7 @@ async def correct_thread_scopes(
 
 
 async def _scope_of_thread(client: discord.Client, guild: discord.Guild, thread_id: int) -> str:
-    channel = guild.get_channel_or_thread(thread_id)
+    channel: object = guild.get_channel_or_thread(thread_id)
     if channel is None:
         try:
             channel = await client.fetch_channel(thread_id)

@@ -16,11 +16,9 @@ import asyncio
 
 import discord
 
-from awai_engine.engine import StillStoringError, UnknownMessageError
 from awai_engine.values import Reading
+from bots.actions.answer import Asked, answer
 from bots.actions.platform import Refused
-from bots.actions.read import Delivery, read_privately
-from bots.actions.share import share
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
@@ -28,7 +26,7 @@ from bots.discord.embeds import reading_embed
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.links import MessageLink
 from bots.discord.platform import DiscordAsking
-from bots.discord.share import reading_buttons, tell_shared
+from bots.discord.share import reading_buttons
 from bots.runtime import Runtime
 
 
@@ -64,9 +62,7 @@ class Readings:
         if not await acknowledge(interaction):
             return
         try:
-            member = interaction.user
-            if not isinstance(member, discord.Member):
-                raise ReadRefused("AWAI could not check your permissions in that channel.")
+            _, member = access.asker_in(interaction)
             channel = await access.resolve_channel(self.bot, guild, channel_id)
             if not here:
                 await access.check_may_read_there(interaction, channel)
@@ -88,16 +84,10 @@ class Readings:
                 given=message,
                 checked=True,
             )
-            if not ephemeral:
-                shared = await asyncio.to_thread(share, self.runtime, asking)
-                await tell_shared(interaction, asking, shared)
-                return
-            delivery = await asyncio.to_thread(read_privately, self.runtime, asking)
-            if delivery is Delivery.ALREADY_ON_ITS_WAY:
-                raise ReadRefused(messages.ALREADY_READING)
-        except Refused as refusal:
-            await interaction.followup.send(str(refusal), ephemeral=True)
-        except StillStoringError:
-            await interaction.followup.send(messages.STILL_STORING, ephemeral=True)
-        except UnknownMessageError:
-            await interaction.followup.send(messages.NOT_READ, ephemeral=True)
+            asked = Asked.READING if ephemeral else Asked.SHARE
+            said = await asyncio.to_thread(answer, self.runtime, asking, asked)
+            text = messages.answered(said, asking.link_to)
+        except Refused as refusal:  # the asker or the channel, before the action
+            text = str(refusal)
+        if text is not None:
+            await interaction.followup.send(text, ephemeral=True)

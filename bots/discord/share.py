@@ -10,24 +10,18 @@ numbers behind every connection. Both are :class:`discord.ui.DynamicItem` button
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
+from typing import Any
 
 import discord
 
-from awai_engine.engine import UnknownMessageError
-from bots.actions.details import details
+from bots.actions.answer import Asked, answer
 from bots.actions.platform import Refused
-from bots.actions.share import Shared
-from bots.actions.share import share as share_reading
-from bots.discord import access
-from bots.discord.access import ReadRefused
+from bots.discord import access, messages
 from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
 from bots.discord.platform import DiscordAsking
 from bots.runtime import Runtime
-
-log = logging.getLogger(__name__)
 
 
 def reading_buttons(
@@ -37,65 +31,53 @@ def reading_buttons(
     a link to the message's one shared reading once someone shared it, and Details."""
     view = discord.ui.View(timeout=None)
     if shared_url is None:
-        view.add_item(ShareButton(channel_id, message_id, language))
+        view.add_item(ReadingButton(Asked.SHARE, channel_id, message_id, language))
     else:
         label = "共有された読みを見る" if language == "ja" else "See the shared reading"
         view.add_item(discord.ui.Button(label=label, url=shared_url))
-    view.add_item(DetailsButton(channel_id, message_id, language))
+    view.add_item(ReadingButton(Asked.DETAILS, channel_id, message_id, language))
     return view
 
 
-class ShareButton(
+BUTTONS = {
+    Asked.SHARE: ("share", discord.ButtonStyle.primary, {"en": "Share", "ja": "共有"}),
+    Asked.DETAILS: ("details", discord.ButtonStyle.secondary, {"en": "Details", "ja": "詳細"}),
+}
+"""Each button: the word in its ``custom_id``, its style, and its label in each language."""
+
+
+class ReadingButton(
     discord.ui.DynamicItem[discord.ui.Button],
-    template=r"awai:share:(?P<channel>\d+):(?P<message>\d+)(?::(?P<lang>[a-z]{2}))?",
+    template=r"awai:(?P<kind>share|details):(?P<channel>\d+):(?P<message>\d+)(?::(?P<lang>[a-z]{2}))?",
 ):
-    def __init__(self, channel_id: int, message_id: int, language: str = "en") -> None:
-        self.channel_id, self.message_id = channel_id, message_id
-        label = "共有" if language == "ja" else "Share"
+    """Share or Details under a reading of message ``message_id`` in ``channel_id``; its
+    ``custom_id`` (``awai:<kind>:<channel>:<message>:<language>``) is all it needs after a
+    restart."""
+
+    def __init__(self, asked: Asked, channel_id: int, message_id: int, language: str) -> None:
+        self.asked, self.channel_id, self.message_id = asked, channel_id, message_id
+        kind, style, labels = BUTTONS[asked]
         super().__init__(
             discord.ui.Button(
-                label=label,
-                style=discord.ButtonStyle.primary,
-                custom_id=f"awai:share:{channel_id}:{message_id}:{language}",
+                label=labels.get(language, labels["en"]),
+                style=style,
+                custom_id=f"awai:{kind}:{channel_id}:{message_id}:{language}",
             )
         )
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
-    ) -> ShareButton:
-        return cls(int(match["channel"]), int(match["message"]), match["lang"] or "en")
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> ReadingButton:
+        asked = Asked.SHARE if match["kind"] == "share" else Asked.DETAILS
+        return cls(asked, int(match["channel"]), int(match["message"]), match["lang"] or "en")
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await _runtime_action(interaction, self.channel_id, self.message_id, share=True)
-
-
-class DetailsButton(
-    discord.ui.DynamicItem[discord.ui.Button],
-    template=r"awai:details:(?P<channel>\d+):(?P<message>\d+)(?::(?P<lang>[a-z]{2}))?",
-):
-    def __init__(self, channel_id: int, message_id: int, language: str = "en") -> None:
-        self.channel_id, self.message_id = channel_id, message_id
-        super().__init__(
-            discord.ui.Button(
-                label="詳細" if language == "ja" else "Details",
-                style=discord.ButtonStyle.secondary,
-                custom_id=f"awai:details:{channel_id}:{message_id}:{language}",
-            )
-        )
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
-    ) -> DetailsButton:
-        return cls(int(match["channel"]), int(match["message"]), match["lang"] or "en")
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        await _runtime_action(interaction, self.channel_id, self.message_id, share=False)
+        await _runtime_action(interaction, self.channel_id, self.message_id, self.asked)
 
 
 async def _runtime_action(
-    interaction: discord.Interaction, channel_id: int, message_id: int, share: bool
+    interaction: discord.Interaction, channel_id: int, message_id: int, asked: Asked
 ) -> None:
     """Acknowledge privately at once, then act (:mod:`bots.actions.share` or
     :mod:`bots.actions.details`, which check the presser may read the message); every refusal
@@ -103,45 +85,15 @@ async def _runtime_action(
     runtime: Runtime = interaction.client.runtime  # type: ignore[attr-defined]
     await interaction.response.defer(thinking=True, ephemeral=True)
     try:
-        guild, member = interaction.guild, interaction.user
-        if guild is None:
-            raise ReadRefused("AWAI reads server channels only.")
-        if not isinstance(member, discord.Member):
-            raise ReadRefused("AWAI could not check your permissions in that channel.")
+        guild, member = access.asker_in(interaction)
         channel = await access.resolve_channel(interaction.client, guild, channel_id)
-        asking = DiscordAsking(
-            OnLoop.here(), interaction.client, runtime, member, channel, message_id
-        )
-        if share:
-            shared = await asyncio.to_thread(share_reading, runtime, asking)
-            await tell_shared(interaction, asking, shared)
-        else:
-            reading = await asyncio.to_thread(details, runtime, asking)
-            await interaction.followup.send(
-                embed=reading_embed(reading, details=True), ephemeral=True
-            )
     except Refused as refusal:
         await interaction.followup.send(str(refusal), ephemeral=True)
-    except UnknownMessageError:
-        await interaction.followup.send(
-            "AWAI no longer has that message: it may have been deleted.", ephemeral=True
-        )
-    except Exception:
-        log.exception("Reading button on %s failed", message_id)
-        await interaction.followup.send(
-            "Sorry, something went wrong; nothing was posted. Please try again in a minute.",
-            ephemeral=True,
-        )
-
-
-async def tell_shared(
-    interaction: discord.Interaction, asking: DiscordAsking, shared: Shared
-) -> None:
-    """Tell the (privately acknowledged) asker where the message's one shared reading is."""
-    if shared.post is None:
-        text = "Someone is sharing this message's reading right now."
-    elif shared.earlier:
-        text = f"This message's reading is already shared: {asking.link_to(shared.post)}"
-    else:
-        text = f"Shared: {asking.link_to(shared.post)}"
-    await interaction.followup.send(text, ephemeral=True)
+        return
+    asking = DiscordAsking(OnLoop.here(), interaction.client, runtime, member, channel, message_id)
+    said = await asyncio.to_thread(answer, runtime, asking, asked)
+    if said.reading is not None:
+        embed = reading_embed(said.reading, details=True)
+        await interaction.followup.send(embed=embed, ephemeral=True)
+    elif (text := messages.answered(said, asking.link_to)) is not None:
+        await interaction.followup.send(text, ephemeral=True)

@@ -13,8 +13,9 @@ from collections.abc import Callable
 
 import discord
 
+from bots.actions.edit import message_edited
 from bots.actions.purge import purge_channel, purge_place
-from bots.actions.redact import delete_messages, redact_posts, withdraw_words
+from bots.actions.redact import delete_messages, redact_posts
 from bots.discord import access
 from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
@@ -51,9 +52,9 @@ class StoreSync:
             log.info("message %s not stored: %s", problem.message_id, problem.reason)
 
     async def edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        """An edit: the new text replaces the old. An edit that leaves no words, or turns the
-        message into a command to AWAI (``@AWAI read``), took the person's words off Discord:
-        they are withdrawn (:meth:`withdraw`)."""
+        """An edit: the message as it is now is kept (:func:`bots.actions.edit.message_edited`).
+        An edit that leaves no words, or turns the message into a command to AWAI (``@AWAI
+        read``), took the person's words off Discord."""
         guild = self.bot.get_guild(payload.guild_id) if payload.guild_id else None
         if guild is None:
             return
@@ -74,26 +75,18 @@ class StoreSync:
                 return
         if self.withheld(message):
             return
-        if not is_read(message):
-            if not message.author.bot and addressed_to_awai(message):
-                await self.withdraw(channel, message)
-            return
-        utterance = to_utterance(message, line_of(channel))
-        if utterance is None:  # the words were edited away
-            await self.withdraw(channel, message)
-            return
-        await asyncio.to_thread(self.runtime.engine.edit, utterance)
-
-    async def withdraw(self, channel: access.Readable, message: discord.Message) -> None:
-        """The words were edited off Discord: forgotten as a deletion is, AWAI's posts quoting
-        them redacted. An edit made after this one that puts words back stores them again."""
+        read, line = is_read(message), line_of(channel)
+        now = to_utterance(message, line) if read else None
+        taken = read or (not message.author.bot and addressed_to_awai(message))
         edited = message.edited_at.timestamp() if message.edited_at else None
         await asyncio.to_thread(
-            withdraw_words,
+            message_edited,
             self.runtime,
             self._posts(),
-            line_of(channel).key,
+            line.key,
             str(message.id),
+            now,
+            taken,
             edited,
         )
 

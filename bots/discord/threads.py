@@ -19,8 +19,6 @@ from bots.discord.access import may_read_history
 
 log = logging.getLogger(__name__)
 
-Parent = discord.TextChannel | discord.ForumChannel
-
 
 async def active_threads(guild: discord.Guild) -> list[discord.Thread]:
     """Every active thread of the guild the bot can see (one request), or none when refused."""
@@ -32,7 +30,7 @@ async def active_threads(guild: discord.Guild) -> list[discord.Thread]:
 
 
 async def threads_of(
-    channel: Parent, active: list[discord.Thread], archived_since: datetime | None
+    channel: discord.TextChannel, active: list[discord.Thread], archived_since: datetime | None
 ) -> AsyncIterator[discord.Thread]:
     """The channel's active threads (from the guild's ``active`` list), then its archived ones
     archived at or after ``archived_since`` (every one when ``None``), public, then private
@@ -45,14 +43,13 @@ async def threads_of(
     permissions = channel.permissions_for(channel.guild.me)
     if not may_read_history(permissions):
         return
-    listings = [{"private": False}]
-    if permissions.manage_threads:
-        listings.append({"private": True})
-    else:
-        listings.append({"private": True, "joined": True})
-    for listing in listings:
+    # (private, joined only): public ones, then private ones, all of them or those it joined.
+    for private, joined in ((False, False), (True, not permissions.manage_threads)):
+        listing = {"private": private, "joined": joined}
         try:
-            async for thread in channel.archived_threads(limit=None, **listing):
+            async for thread in channel.archived_threads(
+                limit=None, private=private, joined=joined
+            ):
                 archived_at = thread.archive_timestamp
                 if archived_since is not None and archived_at < archived_since:
                     break

@@ -1,4 +1,5 @@
-"""Who may have a reading: only members of the channel the message lives in.
+"""Who may have a reading: only members of the channel the message lives in; and who may have a
+channel's history read in: the people who manage it (:class:`ChannelAsker`).
 
 Why ``conversations.members`` rather than trusting where the request came from: ``/awai read``
 takes a link to any channel, and a link to a private channel must not let an outsider read it.
@@ -6,6 +7,8 @@ The answer comes from Slack with the bot's token, so a channel the bot cannot se
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -39,3 +42,23 @@ def check_member(client: WebClient, channel_id: str, user_id: str) -> None:
             raise AccessRefusedError(messages.CANNOT_SEE_CHANNEL) from None
         raise
     raise AccessRefusedError(messages.NOT_A_MEMBER)
+
+
+@dataclass(frozen=True)
+class ChannelAsker:
+    """Someone asking in a channel, as the backfill action asks whether they manage it: a
+    workspace admin or owner (``users.info``), or the person who created the channel
+    (``conversations.info``). Slack's channel-manager role is not in the Web API a bot token
+    reads, so the channel's creator stands for it. Slack's errors are raised."""
+
+    client: WebClient
+    channel_id: str
+    user_id: str
+    managers: str = messages.BACKFILL_MANAGERS
+
+    def manages_place(self) -> bool:
+        user = self.client.users_info(user=self.user_id)["user"]
+        if user.get("is_admin") or user.get("is_owner"):
+            return True
+        channel = self.client.conversations_info(channel=self.channel_id)["channel"]
+        return bool(channel.get("creator") == self.user_id)

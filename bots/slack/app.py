@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from slack_bolt import App, BoltContext, BoltResponse
@@ -22,6 +23,7 @@ from bots.slack.catchup import CatchUp
 from bots.slack.clients import WorkspaceClients, web_client
 from bots.slack.delivery import FirstDeliveryOnly
 from bots.slack.directory import SlackDirectory
+from bots.slack.ingest import parse_channel_key
 from bots.slack.installation import installs as make_installs
 from bots.slack.listeners import register
 from bots.slack.reading import Readings
@@ -48,9 +50,7 @@ class SlackBot:
             client = self.clients.for_workspace(workspace)
             if client is None:
                 continue
-            self.services.workers.soon(
-                lambda c=client, w=workspace: self._catch_up(c, w), "catch-up"
-            )
+            self.services.workers.soon(partial(self._catch_up, client, workspace), "catch-up")
 
     def _catch_up(self, client: WebClient, workspace: str) -> None:
         identity = client.auth_test()
@@ -63,7 +63,7 @@ class SlackBot:
         if self.services.installation_store is None:
             return [""]
         keys = self.services.runtime.channels()
-        return sorted({key.split(":")[1] for key in keys if key.startswith("slack:")})
+        return sorted({parsed[0] for key in keys if (parsed := parse_channel_key(key))})
 
     def close(self) -> None:
         """Finish queued work (readings in flight get their answer), then stop the workers."""
@@ -103,7 +103,8 @@ def build_bot(runtime: Runtime) -> SlackBot:
         client=web_client(settings, token),
         signing_secret=secret,
         oauth_settings=installs.oauth if installs else None,
-        authorize=installs.authorize if installs else None,
+        # Bolt takes an Authorize object as it is (App.__init__), though its hint names a function.
+        authorize=installs.authorize if installs else None,  # type: ignore[arg-type]
         listener_executor=workers.listener_executor,
         process_before_response=False,
     )

@@ -10,7 +10,6 @@ channel showing the progress.
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 
 from slack_sdk import WebClient
@@ -25,6 +24,7 @@ from bots.slack.blocks import notice
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import HistoryPage, history_page, thread_replies
 from bots.slack.ingest import Message, channel_key, spoken_utterances
+from bots.slack.workers import OnePerKey
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +60,10 @@ class Backfills:
         self.runtime = runtime
         self.directory = directory
         self.page_size = runtime.settings.slack.backfill_page_size
-        self._running: set[str] = set()
-        self._lock = threading.Lock()
+        self._channels = OnePerKey()
 
     def is_running(self, request: BackfillRequest) -> bool:
-        with self._lock:
-            return request.channel in self._running
+        return self._channels.running(request.channel)
 
     def run(self, request: BackfillRequest, client: WebClient) -> str | None:
         """Backfill one channel; the polite reason when it could not start, else ``None``."""
@@ -75,15 +73,8 @@ class Backfills:
     def backfill(self, request: BackfillRequest, client: WebClient) -> int | str:
         """Backfill one channel: the messages it stored (up to a pause), or the polite reason
         it could not start."""
-        with self._lock:
-            if request.channel in self._running:
-                return messages.BACKFILL_RUNNING
-            self._running.add(request.channel)
-        try:
-            return self._run(request, client)
-        finally:
-            with self._lock:
-                self._running.discard(request.channel)
+        with self._channels.run(request.channel) as runs:
+            return self._run(request, client) if runs else messages.BACKFILL_RUNNING
 
     def _run(self, request: BackfillRequest, client: WebClient) -> int | str:
         try:

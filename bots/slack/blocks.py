@@ -25,15 +25,12 @@ from bots.labels import labels_for
 from bots.layout import (
     Link,
     Moment,
-    Piece,
-    Plain,
-    Quiet,
     ReadingLayout,
     Section,
-    Strong,
-    edges,
     layout,
+    marked,
     plain_text,
+    wrapped,
 )
 from bots.slack import mrkdwn
 
@@ -120,16 +117,7 @@ def details_view(
 ) -> dict[str, Any]:
     """The Details modal: the whole reading with the numbers behind every connection."""
     shown = layout(reading, language=language, details=True)
-    blocks = _reading_blocks(shown, permalink_of)
-    return {
-        "type": "modal",
-        "title": {
-            "type": "plain_text",
-            "text": shorten(shown.words["details"], MAX_MODAL_TITLE_CHARS),
-        },
-        "close": {"type": "plain_text", "text": "OK"},
-        "blocks": _fit(blocks, MAX_MODAL_BLOCKS),
-    }
+    return _modal(shown.words["details"], _reading_blocks(shown, permalink_of))
 
 
 def details_placeholder() -> dict[str, Any]:
@@ -201,13 +189,13 @@ def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
     """A section as Slack shows it: the headline in bold, notes as small print, the rest as
     titled sections whose quotations are mrkdwn quotes."""
     if section.kind == "notes":
-        return [_context(_pieces(line.pieces, cite)) for line in section.lines]
+        return [_context(marked(line.pieces, cite)) for line in section.lines]
     if section.kind == "meaning":  # the model's words, which may be Markdown
         body = "\n".join(mrkdwn.markdown_to_mrkdwn(plain_text(line)) for line in section.lines)
         return _sections(f"*{mrkdwn.escape(section.title or '')}*\n{body}")
     lines = []
     for line in section.lines:
-        lines.append(_pieces(line.pieces, cite, bold=section.kind == "headline"))
+        lines.append(marked(line.pieces, cite, bold=section.kind == "headline"))
         if line.quote:
             lines.append(mrkdwn.quote(shorten(line.quote, CITED_TEXT_CHARS)))
     if section.title:
@@ -215,31 +203,8 @@ def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
     return _sections("\n".join(lines))
 
 
-def _pieces(pieces: tuple[Piece, ...], cite: _Citer, bold: bool = False) -> str:
-    """Pieces as mrkdwn; ``bold`` makes plain words bold too (the headline)."""
-    out = []
-    for piece in pieces:
-        match piece:
-            case Strong(text):
-                out.append(_wrapped(text, "*"))
-            case Quiet(text):
-                out.append(_wrapped(text, "_"))
-            case Link(ref, _):
-                out.append(cite.ref(ref))
-            case Moment():
-                out.append(_moment(piece))
-            case Plain(text):
-                out.append(_wrapped(text, "*") if bold else mrkdwn.escape(text))
-    return "".join(out)
-
-
 def _wrapped(text: str, mark: str) -> str:
-    """``text`` between mrkdwn ``mark``s, its edge spaces and separators left outside: Slack
-    only formats ``_words_`` whose marks touch a word."""
-    lead, core, tail = edges(text)
-    if not core:
-        return mrkdwn.escape(text)
-    return f"{mrkdwn.escape(lead)}{mark}{mrkdwn.escape(core)}{mark}{mrkdwn.escape(tail)}"
+    return wrapped(text, mark, mrkdwn.escape)
 
 
 def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
@@ -309,13 +274,25 @@ def _schema_lines(
 
 
 class _Citer:
-    """Links to earlier messages, with the speaker's name as the label."""
+    """Slack's mrkdwn for a reading's lines (:func:`bots.layout.marked`), each earlier message
+    linked by its permalink with the speaker's name as the label."""
+
+    strong, quiet = "*", "_"
 
     def __init__(self, permalink_of: PermalinkOf) -> None:
         self._permalink_of = permalink_of
 
+    def escape(self, text: str) -> str:
+        return mrkdwn.escape(text)
+
     def ref(self, ref: MessageRef) -> str:
         return mrkdwn.link(self._permalink_of(ref.message_id, ref.thread_root), ref.speaker_name)
+
+    def link(self, link: Link) -> str:
+        return self.ref(link.ref)
+
+    def moment(self, moment: Moment) -> str:
+        return _moment(moment)
 
 
 def _date(ref: MessageRef) -> str:

@@ -13,7 +13,6 @@ its status message in the channel.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from bots.slack.backfill import BackfillRequest, Backfills
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import thread_replies
 from bots.slack.ingest import Message, channel_key, spoken_utterances
+from bots.slack.workers import OnePerKey
 
 PAGE = 200
 THREAD_HORIZON_SECONDS = 7 * 24 * 3600.0
@@ -39,16 +39,15 @@ class CatchUp:
         self.runtime = runtime
         self.directory = directory
         self.backfills = backfills
-        self._running = threading.Lock()
+        self._workspaces = OnePerKey()
 
     def run(self, client: WebClient, team_id: str, bot_user_id: str | None) -> CaughtUp | None:
-        """Catch up one workspace; ``None`` if a catch-up of it is already running here."""
-        if not self._running.acquire(blocking=False):
-            return None
-        try:
+        """Catch up one workspace; ``None`` if a catch-up of it is already running here (the
+        other workspaces are caught up meanwhile)."""
+        with self._workspaces.run(team_id) as runs:
+            if not runs:
+                return None
             return catch_up(self.runtime, SlackWorkspace(self, client, team_id, bot_user_id))
-        finally:
-            self._running.release()
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,7 @@ class SlackDirectory:
         """Drop what is cached about a workspace (it uninstalled the app)."""
         with self._lock:
             self._urls.pop(team_id, None)
-            for key in [key for key in self._permalinks if key[0] == team_id]:
-                del self._permalinks[key]
-            for key in [key for key in self._names if key[0] == team_id]:
-                del self._names[key]
+            for link in [link for link in self._permalinks if link[0] == team_id]:
+                del self._permalinks[link]
+            for name in [name for name in self._names if name[0] == team_id]:
+                del self._names[name]

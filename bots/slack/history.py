@@ -30,17 +30,21 @@ def fetch_message(
     client: WebClient, channel_id: str, ts: str, thread_ts: str | None
 ) -> Message | None:
     """The message ``ts`` of a channel (a reply when ``thread_ts`` is its root), or ``None``."""
-    window = {"oldest": ts, "latest": ts, "inclusive": True}
     try:
         if thread_ts and thread_ts != ts:
-            page = client.conversations_replies(channel=channel_id, ts=thread_ts, limit=2, **window)
+            page = client.conversations_replies(
+                channel=channel_id, ts=thread_ts, limit=2, oldest=ts, latest=ts, inclusive=True
+            )
         else:
-            page = client.conversations_history(channel=channel_id, limit=1, **window)
+            page = client.conversations_history(
+                channel=channel_id, limit=1, oldest=ts, latest=ts, inclusive=True
+            )
     except SlackApiError as error:
         if error.response.get("error") in GONE:
             return None
         raise
-    return next((m for m in page.get("messages", []) if m.get("ts") == ts), None)
+    messages: list[Message] = page.get("messages", [])
+    return next((m for m in messages if m.get("ts") == ts), None)
 
 
 def history_page(client: WebClient, channel_id: str, cursor: str | None, limit: int) -> HistoryPage:
@@ -57,8 +61,12 @@ def thread_replies(
 ) -> Iterator[Message]:
     """Every reply of a thread (those after ``after`` only, when given), oldest first; its root
     is not repeated. The pages follow Slack's cursor (slack_sdk's own pagination)."""
-    window = {} if after is None else {"oldest": f"{after:.6f}", "inclusive": False}
+    oldest = None if after is None else f"{after:.6f}"  # slack_sdk leaves out what is None
     for page in client.conversations_replies(
-        channel=channel_id, ts=thread_ts, limit=limit, **window
+        channel=channel_id,
+        ts=thread_ts,
+        limit=limit,
+        oldest=oldest,
+        inclusive=None if after is None else False,
     ):
         yield from (m for m in page.get("messages", []) if m.get("ts") != thread_ts)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from awai_engine.values import Utterance
+from bots import keys
 from bots.slack.markup import to_plain_text
 
 # Subtypes that are a person speaking; every other subtype (joins, leaves, topic changes, bot
@@ -21,18 +22,21 @@ SPOKEN_SUBTYPES = frozenset({"thread_broadcast", "file_share", "me_message"})
 Message = Mapping[str, Any]
 
 
+PLATFORM = "slack"
+
+
 def channel_key(team_id: str, channel_id: str) -> str:
-    return f"slack:{team_id}:{channel_id}"
+    return keys.channel_key(PLATFORM, team_id, channel_id)
 
 
-def channel_id_of(key: str) -> str:
-    """The Slack channel id of a channel key made by :func:`channel_key`."""
-    return key.rsplit(":", 1)[1]
+def parse_channel_key(key: str) -> tuple[str, str] | None:
+    """``(team id, channel id)`` of a Slack channel key, ``None`` for another platform's."""
+    return keys.parse_key(key, PLATFORM)
 
 
 def workspace_prefix(team_id: str) -> str:
     """What every channel key of one workspace starts with."""
-    return f"slack:{team_id}:"
+    return keys.place_prefix(PLATFORM, team_id)
 
 
 def thread_root_of(message: Message) -> str | None:

@@ -40,9 +40,10 @@ def line_before(
     bot_user_id: str | None,
 ) -> LineBefore:
     """The messages people said in the mention's line before ``mention_ts``, from Slack."""
-    window = {"latest": mention_ts, "inclusive": False}
     if thread_ts is None:
-        page = client.conversations_history(channel=channel_id, limit=LOOKBACK, **window)
+        page = client.conversations_history(
+            channel=channel_id, limit=LOOKBACK, latest=mention_ts, inclusive=False
+        )
         said = list(reversed(page.get("messages", [])))  # history is newest first
     else:
         said = _thread_until(client, channel_id, thread_ts, mention_ts)

@@ -5,16 +5,19 @@ Every error a user can meet has a sentence here that says what happened and what
 
 from __future__ import annotations
 
+from bots.commands import OTHERS, listed, who_may_backfill
+
+BACKFILL_MANAGERS = "workspace admins and owners, and whoever created the channel"
+"""Who may run ``/awai backfill`` in a channel (:func:`bots.actions.backfill.check_may_backfill`)."""
 HELP = (
     "*AWAI* reads a message in the context of what was said before it, and only before it.\n"
     "• On any message (threads too): *More actions* (⋮) → *Read with AWAI*.\n"
     "• In a thread: `@AWAI read` reads the message just before yours; `@AWAI read <link>` reads"
     " a linked one.\n"
     "• `/awai read <message link>`: read a linked message (use *Copy link* on it).\n"
-    "• `/awai digest`: each speaker's recurring ideas in this channel, with a map.\n"
-    "• `/awai forget-me`: remove everything you said in this channel from AWAI's memory.\n"
-    "• `/awai backfill`: read this channel's history (resumes where it stopped).\n"
-    "• `/awai help`: this text."
+    + "".join(f"• {listed(name)}\n" for name in OTHERS)
+    + "• `/awai help`: this text.\n"
+    + who_may_backfill(BACKFILL_MANAGERS)
 )
 READ_QUEUED = "Reading that message; the reading will appear in its thread."
 READ_QUEUED_EPHEMERAL = (
@@ -70,7 +73,9 @@ FORGET_QUEUED = "Forgetting what you said in this channel…"
 FORGET_FAILED = (
     "Sorry, AWAI could not finish forgetting just now. Please run `/awai forget-me` again."
 )
-BACKFILL_QUEUED = "Reading this channel's history; progress will be shown in the channel."
+BACKFILL_QUEUED = (
+    "Reading this channel's history if you may ask for it; progress will be shown in the channel."
+)
 BACKFILL_RUNNING = "AWAI is already reading this channel's history."
 BACKFILL_STARTED = "Reading this channel's history… :books:"
 BACKFILL_PROGRESS = "Reading this channel's history… {count:,} messages so far."

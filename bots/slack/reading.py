@@ -1,27 +1,22 @@
 """Slack's answers to the reading actions, whatever route asked (shortcut, ``@AWAI read``,
 ``/awai read``, the buttons), after Slack has been acknowledged.
 
-The work is the actions' (:mod:`bots.actions.read`, :mod:`bots.actions.share`,
-:mod:`bots.actions.details`), on :class:`~bots.slack.platform.SlackAsking`; here their outcomes
-and refusals become Slack's sentences, told privately to the person who asked, so a refusal or a
-failure is only ever seen by them. Where the operator chose ``reply_placement = "thread"``, every
-reading is shared at once instead.
+The work and how it ended are the actions' (:mod:`bots.actions.answer`), on
+:class:`~bots.slack.platform.SlackAsking`; here an answer becomes Slack's sentence, told
+privately to the person who asked, so a refusal or a failure is only ever seen by them. Where
+the operator chose ``reply_placement = "thread"``, every reading is shared at once instead.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from awai_engine.engine import StillStoringError, UnknownMessageError
-from bots.actions.details import details
-from bots.actions.platform import Refused
-from bots.actions.read import Delivery, read_privately
-from bots.actions.share import share
+from awai_engine.values import Utterance
+from bots.actions.answer import Answer, Asked, Outcome, answer
 from bots.runtime import Runtime
 from bots.slack import messages
 from bots.slack.blocks import details_notice, details_placeholder, details_view
@@ -33,7 +28,14 @@ log = logging.getLogger(__name__)
 Tell = Callable[[str], None]
 """Answers the person who asked, privately."""
 
-Outcome = TypeVar("Outcome")
+SAID = {
+    Outcome.ALREADY_READING: messages.ALREADY_READING,
+    Outcome.SHARING_NOW: messages.ALREADY_SHARING,
+    Outcome.STILL_STORING: messages.STILL_STORING,
+    Outcome.NOT_FOUND: messages.NOT_FOUND,
+    Outcome.FAILED: messages.FAILED,
+}
+"""What the asker is told of each outcome that is not the reading itself."""
 
 
 class Readings:
@@ -43,21 +45,27 @@ class Readings:
         self.runtime = runtime
         self.directory = directory
 
-    def deliver(self, request: ReadingRequest, client: WebClient, tell: Tell) -> None:
+    def deliver(
+        self,
+        request: ReadingRequest,
+        client: WebClient,
+        tell: Tell,
+        said_before: Sequence[Utterance] = (),
+    ) -> None:
         """Read a message for the person who asked: privately, with Share and Details buttons
-        (or, where the operator chose ``reply_placement = "thread"``, shared at once). Never
-        raises; every refusal and error is told privately."""
+        (or, where the operator chose ``reply_placement = "thread"``, shared at once), storing
+        ``said_before`` first (:func:`~bots.actions.answer.answer`). Never raises; every
+        refusal and error is told privately."""
         asking = SlackAsking(request, client, self.directory)
-        if self.runtime.settings.slack.reply_placement == "thread":
-            self._share(asking, tell, by_asker=False)
-            return
-        delivery = _told(asking, tell, lambda: read_privately(self.runtime, asking))
-        if delivery is Delivery.ALREADY_ON_ITS_WAY:
-            tell(messages.ALREADY_READING)
+        shared = self.runtime.settings.slack.reply_placement == "thread"
+        asked = Asked.SHARE if shared else Asked.READING
+        said = answer(self.runtime, asking, asked, not shared, said_before)
+        _tell(said, asking, tell)
 
     def share(self, request: ReadingRequest, client: WebClient, tell: Tell) -> None:
         """Post a message's reading in its thread for everyone, once per message; never raises."""
-        self._share(SlackAsking(request, client, self.directory), tell, by_asker=True)
+        asking = SlackAsking(request, client, self.directory)
+        _tell(answer(self.runtime, asking, Asked.SHARE), asking, tell)
 
     def open_details(
         self, client: WebClient, trigger_id: str, request: ReadingRequest
@@ -75,40 +83,25 @@ class Readings:
     ) -> None:
         """Fill the Details modal with the reading and its numbers; never raises."""
         asking = SlackAsking(request, client, self.directory)
-        try:
-            view = details_view(details(self.runtime, asking), asking.permalink_of)
-        except Refused as refusal:
-            tell(str(refusal))
-            view = details_notice(str(refusal))
-        except Exception:
-            log.exception("Details of %s in %s failed", request.ts, request.channel)
-            view = details_notice(messages.FAILED)
+        shown = answer(self.runtime, asking, Asked.DETAILS)
+        if shown.reading is not None:
+            view = details_view(shown.reading, asking.permalink_of)
+        else:
+            if shown.outcome is Outcome.REFUSED:
+                tell(shown.refusal)
+            view = details_notice(shown.refusal or SAID[shown.outcome])
         try:
             client.views_update(view_id=view_id, view=view)
         except SlackApiError as error:
             log.warning("Details of %s not shown: %s", request.ts, error.response.get("error"))
 
-    def _share(self, asking: SlackAsking, tell: Tell, by_asker: bool) -> None:
-        shared = _told(asking, tell, lambda: share(self.runtime, asking, by_asker))
-        if shared is None or not (shared.earlier or shared.busy):
-            return
-        if shared.post is None:
-            tell(messages.ALREADY_SHARING)
-        else:
-            tell(messages.ALREADY_SHARED.format(link=asking.link_to(shared.post)))
 
-
-def _told(asking: SlackAsking, tell: Tell, action: Callable[[], Outcome]) -> Outcome | None:
-    """Run a reading action; a refusal or failure is told to the asker in Slack's words."""
-    try:
-        return action()
-    except Refused as refusal:
-        tell(str(refusal))
-    except StillStoringError:
-        tell(messages.STILL_STORING)
-    except UnknownMessageError:
-        tell(messages.NOT_FOUND)
-    except Exception:
-        log.exception("Reading %s in %s failed", asking.message_id, asking.channel)
-        tell(messages.FAILED)
-    return None
+def _tell(said: Answer, asking: SlackAsking, tell: Tell) -> None:
+    """Tell the asker what became of their request, in Slack's words (a reading sent, or shared
+    just now in the thread where they asked, needs no words)."""
+    if said.outcome is Outcome.REFUSED:
+        tell(said.refusal)
+    elif said.outcome is Outcome.SHARED_EARLIER and said.post is not None:
+        tell(messages.ALREADY_SHARED.format(link=asking.link_to(said.post)))
+    elif said.outcome in SAID:
+        tell(SAID[said.outcome])

@@ -13,7 +13,7 @@ from bots.actions.digest import keep_schedules, scheduled_poster
 from bots.scheduler import DigestPoster, SchedulerService
 from bots.slack.app import SlackBot
 from bots.slack.digests import SlackBoard
-from bots.slack.ingest import channel_id_of, channel_key
+from bots.slack.ingest import channel_key, parse_channel_key
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +36,11 @@ def digest_poster(bot: SlackBot) -> DigestPoster:
 def board_of(bot: SlackBot, channel: str) -> SlackBoard | None:
     """Where a scheduled digest of ``channel`` goes: posted with the bot token of its
     workspace; ``None`` once AWAI is no longer installed there."""
-    team_id = channel.split(":")[1]
-    client = bot.clients.for_workspace(team_id)
-    if client is None:
+    parsed = parse_channel_key(channel)
+    client = None if parsed is None else bot.clients.for_workspace(parsed[0])
+    if parsed is None or client is None:
         return None
-    return SlackBoard(bot.services.directory, client, team_id, channel_id_of(channel))
+    return SlackBoard(bot.services.directory, client, *parsed)
 
 
 def _configured(bot: SlackBot) -> dict[str, str]:
@@ -57,7 +57,9 @@ def _configured(bot: SlackBot) -> dict[str, str]:
     found: dict[str, str] = {}
     for channel_id, crontab in schedule.items():
         keys = [
-            key for key in stored if key.startswith("slack:") and key.endswith(f":{channel_id}")
+            key
+            for key in stored
+            if (parsed := parse_channel_key(key)) is not None and parsed[1] == channel_id
         ]
         if not keys:
             log.warning(

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -28,11 +29,11 @@ class Workers:
         self.listener_executor = _CountedExecutor(self, ack_threads)
         """For Bolt's listeners: counted too, so :meth:`wait_idle` sees work not yet queued."""
 
-    def in_order(self, task: Callable[[], None], name: str) -> None:
+    def in_order(self, task: Callable[[], object], name: str) -> None:
         """Run ``task`` after every task queued in order before it (ingest, edits, deletes)."""
         self._start(self._ordered, task, name)
 
-    def soon(self, task: Callable[[], None], name: str) -> None:
+    def soon(self, task: Callable[[], object], name: str) -> None:
         """Run ``task`` on the pool (readings, digests, backfills)."""
         self._start(self._pool, task, name)
 
@@ -46,11 +47,11 @@ class Workers:
         self._ordered.shutdown(wait=True, cancel_futures=False)
         self._pool.shutdown(wait=True, cancel_futures=False)
 
-    def _start(self, executor: ThreadPoolExecutor, task: Callable[[], None], name: str) -> None:
+    def _start(self, executor: ThreadPoolExecutor, task: Callable[[], object], name: str) -> None:
         self._begin()
         executor.submit(self._run, task, name)
 
-    def _run(self, task: Callable[[], None], name: str) -> None:
+    def _run(self, task: Callable[[], object], name: str) -> None:
         try:
             task()
         except Exception:
@@ -66,6 +67,33 @@ class Workers:
         with self._idle:
             self._pending -= 1
             self._idle.notify_all()
+
+
+class OnePerKey:
+    """At most one run per key at a time in this process (a channel's backfill, a workspace's
+    catch-up): a run asked for while one goes on is not doubled, and other keys run meanwhile."""
+
+    def __init__(self) -> None:
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+
+    def running(self, key: str) -> bool:
+        with self._lock:
+            return key in self._running
+
+    @contextmanager
+    def run(self, key: str) -> Iterator[bool]:
+        """Whether this run goes ahead (``False``: one of ``key`` is running already)."""
+        with self._lock:
+            if key in self._running:
+                yield False
+                return
+            self._running.add(key)
+        try:
+            yield True
+        finally:
+            with self._lock:
+                self._running.discard(key)
 
 
 class _CountedExecutor(ThreadPoolExecutor):

@@ -222,7 +222,7 @@ def read_transcript(
 DIGEST_BYTES = 32
 
 
-def _same_start(handle: BinaryIO, digest: hashlib._Hash, stored: FileState) -> bool:
+def _same_start(handle: BinaryIO, digest: hashlib.blake2b, stored: FileState) -> bool:
     """Whether the file's first ``stored.size`` bytes are the stored file (read into ``digest``)."""
     left = stored.size
     while left > 0:
@@ -237,7 +237,7 @@ def _same_start(handle: BinaryIO, digest: hashlib._Hash, stored: FileState) -> b
 class _Hashing:
     """A file whose bytes go through a digest as they are read."""
 
-    def __init__(self, handle: BinaryIO, digest: hashlib._Hash) -> None:
+    def __init__(self, handle: BinaryIO, digest: hashlib.blake2b) -> None:
         self._handle, self._digest = handle, digest
 
     def read(self, size: int) -> bytes:

@@ -15,10 +15,16 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 CHUNK_BYTES = 1 << 16
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class Chunks(Protocol):
+    """What lines are read from: a binary file, or a wrapper that sees its bytes go by."""
+
+    def read(self, size: int, /) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -65,7 +71,7 @@ def _kind(mode: int) -> str:
 
 
 def read_lines(
-    handle: BinaryIO, max_line_bytes: int, first_number: int = 1, offset: int = 0
+    handle: Chunks, max_line_bytes: int, first_number: int = 1, offset: int = 0
 ) -> Iterator[RawLine]:
     """The lines of ``handle`` from its current position (``offset`` in the file), numbered from
     ``first_number``; at most ``max_line_bytes`` plus one chunk is held at any time."""

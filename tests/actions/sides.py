@@ -9,12 +9,13 @@ from typing import Protocol
 
 import discord
 
-from bots.actions.backfill import BackfillProgress, History
+from bots.actions.backfill import Asker, BackfillProgress, History
 from bots.actions.catchup import Workspace
 from bots.actions.digest import Board
 from bots.actions.platform import Platform, PostEditor
 from bots.actions.redact import REMOVED_NOTICE
 from bots.discord.backfill import DiscordHistory
+from bots.discord.backfills import Moderating
 from bots.discord.bridge import OnLoop
 from bots.discord.catchup import DiscordServer
 from bots.discord.digests import DiscordBoard
@@ -22,6 +23,7 @@ from bots.discord.embeds import reading_embed
 from bots.discord.keys import channel_key, guild_prefix
 from bots.discord.platform import DiscordAsking, DiscordPosts
 from bots.runtime import Runtime
+from bots.slack.access import ChannelAsker
 from bots.slack.backfill import BackfillRequest, SlackHistory, StatusMessage
 from bots.slack.catchup import SlackWorkspace
 from bots.slack.digests import SlackBoard
@@ -41,9 +43,15 @@ class Side(Protocol):
     channel: str
     prefix: str
     speaker: str
+    read_command: str
+    """``@AWAI read`` as the platform writes it in a message."""
 
     async def said(self, text: str, stored: bool = True) -> str:
         """The speaker says ``text`` in the channel (stored by AWAI, or not yet); its id."""
+
+    async def edited(self, message_id: str, text: str) -> None:
+        """The speaker edits a message of theirs into ``text``, as the platform reports it live
+        (the event handled to its end)."""
 
     def asking(self, message_id: str) -> Platform:
         """The reader asking about one message of the channel."""
@@ -58,6 +66,10 @@ class Side(Protocol):
 
     def history(self) -> History:
         """The channel's history, as a backfill reads it, two messages a page."""
+
+    def backfill_asker(self, manages: bool) -> Asker:
+        """Someone asking for the channel's history: one who manages the channel, or a member
+        who does not."""
 
     def workspace(self) -> Workspace:
         """The workspace or server of the channel, as a catch-up reads it."""
@@ -82,11 +94,22 @@ class SlackSide:
         self.channel = GENERAL_KEY
         self.prefix = workspace_prefix(TEAM_ID)
         self.speaker = ANN
+        self.read_command = f"<@{BOT_USER_ID}> read"
 
     async def said(self, text: str, stored: bool = True) -> str:
         if stored:
             return self.harness.seed([(ANN, text)])[0]["ts"]
         return self.harness.api.add_message(GENERAL, ANN, text)["ts"]
+
+    async def edited(self, message_id: str, text: str) -> None:
+        original = self.harness.api.find(GENERAL, message_id)
+        assert original is not None
+        edited_ts = self.harness.api.next_ts()
+        now = {**original, "text": text, "edited": {"user": ANN, "ts": edited_ts}}
+        changed = {"type": "message", "subtype": "message_changed", "channel": GENERAL}
+        event = {**changed, "message": now, "previous_message": original, "ts": edited_ts}
+        self.harness.send(self.harness.requests.event(event))
+        self.harness.settle()
 
     def asking(self, message_id: str) -> Platform:
         return self._asking(GENERAL, message_id, BEN)
@@ -112,6 +135,10 @@ class SlackSide:
         request = BackfillRequest(TEAM_ID, GENERAL, BOT_USER_ID)
         backfills = self.harness.bot.services.backfills
         return SlackHistory(backfills, request, client, StatusMessage(client, GENERAL))
+
+    def backfill_asker(self, manages: bool) -> Asker:
+        client = self.harness.bot.app.client
+        return ChannelAsker(client, GENERAL, ANN if manages else CAT)  # ANN created it
 
     def workspace(self) -> Workspace:
         services = self.harness.bot.services
@@ -140,6 +167,7 @@ class DiscordSide:
         self.channel = channel_key(payloads.GUILD_ID, payloads.CHANNEL_ID)
         self.prefix = guild_prefix(payloads.GUILD_ID)
         self.speaker = str(payloads.ANN_ID)
+        self.read_command = f"<@{payloads.APPLICATION_ID}> read"
 
     async def said(self, text: str, stored: bool = True) -> str:
         data = payloads.message(SNOWFLAKES.next(), author=payloads.ANN, content=text)
@@ -147,6 +175,15 @@ class DiscordSide:
         if stored:
             await self.harness.post(data)
         return data["id"]
+
+    async def edited(self, message_id: str, text: str) -> None:
+        (data,) = [
+            m for m in self.harness.server.messages[payloads.CHANNEL_ID] if m["id"] == message_id
+        ]
+        now = {**data, "content": text, "edited_timestamp": payloads.iso_now()}
+        await self.harness.cog.on_raw_message_edit(
+            discord.RawMessageUpdateEvent(data=now, message=self.harness.message(now))  # type: ignore[arg-type]
+        )
 
     def asking(self, message_id: str) -> Platform:
         channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)
@@ -188,6 +225,12 @@ class DiscordSide:
             """Nobody watches this backfill's progress."""
 
         return DiscordHistory(OnLoop.here(), channel, unseen, self.channel, None, page_size=2)
+
+    def backfill_asker(self, manages: bool) -> Asker:
+        allowed = payloads.VIEW_AND_HISTORY | (payloads.MANAGE_MESSAGES if manages else 0)
+        data = payloads.interaction(data=payloads.slash("backfill"), permissions=allowed)
+        asked = discord.Interaction(data=data, state=self.harness.bot._connection)  # type: ignore[arg-type]
+        return Moderating(asked, owner_ids=())
 
     def workspace(self) -> Workspace:
         return DiscordServer(OnLoop.here(), self.harness.guild, self.runtime)

@@ -15,11 +15,12 @@ import pytest
 
 from awai_engine.posts import Post
 from awai_engine.visibility import Scopes
-from bots.actions.backfill import backfill
+from bots.actions.answer import Answer, Asked, Outcome, answer
+from bots.actions.backfill import backfill, check_may_backfill
 from bots.actions.catchup import catch_up
 from bots.actions.digest import digest_for_one, scheduled_poster, share_digest
 from bots.actions.forget import forget_me
-from bots.actions.platform import Refused
+from bots.actions.platform import Platform, Refused
 from bots.actions.purge import purge_place
 from bots.actions.read import Delivery, read_privately
 from bots.actions.redact import delete_messages, redact_posts, withdraw_words
@@ -83,6 +84,58 @@ async def test_a_reading_that_cannot_be_delivered_gives_its_claim_back(side: Sid
     assert again is Delivery.SENT, "asking again right away is read again"
 
 
+async def test_every_way_a_request_ends_is_an_answer_to_tell_never_an_error(side: Side):
+    message = await side.said("Then we ship the battery fix on Friday.")
+    outsider = await side.outsider_asking()
+
+    async def ask(platform: Platform, asked: Asked) -> Answer:
+        return await asyncio.to_thread(answer, side.runtime, platform, asked)
+
+    said = [
+        await ask(side.asking(message), Asked.READING),
+        await ask(side.asking(message), Asked.READING),
+        await ask(side.asking(message), Asked.SHARE),
+        await ask(side.asking(message), Asked.SHARE),
+        await ask(side.asking(message), Asked.DETAILS),
+        await ask(outsider, Asked.READING),
+    ]
+
+    assert [one.outcome for one in said] == [
+        Outcome.SENT,
+        Outcome.ALREADY_READING,
+        Outcome.SHARED,
+        Outcome.SHARED_EARLIER,
+        Outcome.DETAILS,
+        Outcome.REFUSED,
+    ]
+    _, _, shared, earlier, numbers, refused = said
+    assert shared.post is not None and earlier.post == shared.post
+    assert numbers.reading is not None and "battery fix" in numbers.reading.context.text
+    assert refused.refusal and refused.post is None and refused.reading is None
+    assert len(side.private()) == 1 and len(side.public()) == 1
+
+
+async def test_a_failure_is_logged_answered_failed_and_gives_its_claim_back(
+    side: Side, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    message = await side.said("The vendor call moved to Thursday.")
+    engine = side.runtime.engine
+    read = engine.read
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(engine, "read", broken)
+    failed = await asyncio.to_thread(answer, side.runtime, side.asking(message), Asked.READING)
+    monkeypatch.setattr(engine, "read", read)
+    again = await asyncio.to_thread(answer, side.runtime, side.asking(message), Asked.READING)
+
+    assert failed == Answer(Outcome.FAILED)
+    assert "the disk went away" in caplog.text, "logged with its traceback"
+    assert again.outcome is Outcome.SENT, "asking again right away is read again"
+    assert side.public() == []
+
+
 async def test_someone_who_may_not_read_the_place_is_refused_and_shown_nothing(side: Side):
     outsider = await side.outsider_asking()
 
@@ -134,6 +187,26 @@ async def test_words_edited_away_are_withdrawn_and_the_posts_quoting_them_redact
     assert (withdrawn, again) == (True, False)
     assert message not in side.runtime.message_ids(side.channel)
     assert side.redacted() == [shared.post.post_id]
+
+
+async def test_an_edit_of_a_message_awai_never_stored_stores_it_as_it_is_now(side: Side):
+    before = await side.said("The audit starts on Monday.", stored=False)
+    message = await side.said("The launch is in May.", stored=False)
+
+    await side.edited(message, "The launch is in June.")
+
+    stored = side.runtime.store.stored_texts(side.channel, [before, message])
+    assert stored == {message: "The launch is in June."}, "the edited one, as it is now"
+
+
+async def test_an_edit_into_a_command_to_awai_of_a_message_never_stored_stores_nothing(
+    side: Side,
+):
+    message = await side.said("The launch is in May.", stored=False)
+
+    await side.edited(message, side.read_command)
+
+    assert side.runtime.message_ids(side.channel) == []
 
 
 async def test_a_sweep_after_a_removal_redacts_the_post_and_takes_it_off_the_record(side: Side):
@@ -189,6 +262,16 @@ async def test_a_backfill_stores_the_history_once_and_leaves_its_cursor_done(sid
     assert again.done and again.added == 0, "nothing is stored twice"
     cursor = side.runtime.cursor(side.channel)
     assert cursor is not None and cursor.done
+
+
+async def test_only_someone_who_manages_the_channel_may_have_its_history_read_in(side: Side):
+    manager, member = side.backfill_asker(manages=True), side.backfill_asker(manages=False)
+
+    await asyncio.to_thread(check_may_backfill, manager)
+    with pytest.raises(Refused) as refused:
+        await asyncio.to_thread(check_may_backfill, member)
+
+    assert str(refused.value) == f"Backfill is for {member.managers}."
 
 
 async def test_a_catch_up_stores_what_was_said_while_away_once_and_leaves_unread_places(

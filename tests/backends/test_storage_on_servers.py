@@ -66,6 +66,9 @@ test_a_fresh_data_folder_with_only_the_prefix_gives_the_same_context = (
 test_two_processes_sharing_the_database_store_each_message_once_and_see_each_other = (
     concurrency.test_two_processes_sharing_the_database_store_each_message_once_and_see_each_other
 )
+test_a_message_removed_by_another_process_while_it_is_being_stored_leaves_no_vector = (
+    concurrency.test_a_message_removed_by_another_process_while_it_is_being_stored_leaves_no_vector
+)
 
 clean_state = doctor.clean_state
 test_audit_names_each_injected_fault = doctor.test_audit_names_each_injected_fault

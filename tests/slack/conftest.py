@@ -114,8 +114,8 @@ def slack_api() -> Iterator[MockSlackApi]:
     api.add_user(ANN, "Ann")
     api.add_user(BEN, "Ben")
     api.add_user(CAT, "Cat")
-    api.add_channel(GENERAL, "general", {ANN, BEN, CAT, BOT_USER_ID})
-    api.add_channel(SECRET, "secret", {BEN, BOT_USER_ID}, private=True)
+    api.add_channel(GENERAL, "general", {ANN, BEN, CAT, BOT_USER_ID}, creator=ANN)
+    api.add_channel(SECRET, "secret", {BEN, BOT_USER_ID}, private=True, creator=BEN)
     yield api
     api.stop()
 

@@ -38,6 +38,7 @@ class Channel:
     private: bool = False
     messages: list[dict[str, Any]] = field(default_factory=list)
     team: str = TEAM_ID  # another team's channel is invisible to this workspace's token
+    creator: str | None = None  # who created it (conversations.info's ``creator``)
 
 
 @dataclass
@@ -95,12 +96,17 @@ class MockSlackApi:
 
     # -- the workspace -------------------------------------------------------------------------
 
-    def add_user(self, user_id: str, display_name: str) -> None:
+    def add_user(self, user_id: str, display_name: str, role: str = "member") -> None:
+        """``role``: member, admin or owner of the workspace (an owner is an admin too, as
+        users.info says of the primary owner and other owners)."""
         self.users[user_id] = {
             "id": user_id,
             "name": display_name.lower(),
             "real_name": display_name,
             "profile": {"display_name": display_name, "real_name": display_name},
+            "is_admin": role in ("admin", "owner"),
+            "is_owner": role == "owner",
+            "is_primary_owner": False,
         }
 
     def add_channel(
@@ -110,8 +116,11 @@ class MockSlackApi:
         members: set[str],
         private: bool = False,
         team: str = TEAM_ID,
+        creator: str | None = None,
     ) -> None:
-        self.channels[channel_id] = Channel(channel_id, name, set(members), private, team=team)
+        self.channels[channel_id] = Channel(
+            channel_id, name, set(members), private, team=team, creator=creator
+        )
 
     def next_ts(self) -> str:
         with self.lock:
@@ -272,6 +281,7 @@ class MockSlackApi:
                 "name": channel.name,
                 "is_private": channel.private,
                 "context_team_id": channel.team,
+                "creator": channel.creator,
             },
         }
 

@@ -11,6 +11,7 @@ from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SlackHarne
 from tests.slack.mock_slack_api import BOT_USER_ID
 
 PAGE = 10
+DEE = "U4DEE"
 
 
 def _history(slack: SlackHarness) -> set[str]:
@@ -103,3 +104,35 @@ def test_a_thread_longer_than_a_page_is_read_whole_page_after_page(
     stored = set(slack.stored_texts())
     assert {root["ts"], *(reply["ts"] for reply in replies)} <= stored
     assert len(slack.api.calls_to("conversations.replies")) >= 3, "five replies, two a page"
+
+
+def test_backfill_is_for_workspace_admins_and_the_channels_creator(slack: SlackHarness):
+    slack.api.add_message(GENERAL, BEN, "Said before AWAI came.")
+    slack.send(slack.requests.command("backfill", GENERAL, CAT))  # a member, not its creator
+    slack.settle()
+
+    assert slack.responses_text() == [f"Backfill is for {messages.BACKFILL_MANAGERS}."]
+    assert slack.api.calls_to("conversations.history") == [], "nothing was read"
+    assert slack.api.calls_to("chat.postMessage") == [], "no progress was promised"
+
+
+def test_a_workspace_admin_may_backfill_a_channel_someone_else_created(slack: SlackHarness):
+    slack.api.add_user(DEE, "Dee", role="admin")
+    slack.api.channels[GENERAL].members.add(DEE)
+    said = slack.api.add_message(GENERAL, BEN, "Said before AWAI came.")
+
+    slack.send(slack.requests.command("backfill", GENERAL, DEE))
+    slack.settle()
+
+    assert said["ts"] in slack.stored_texts()
+    assert slack.responses_text() == []
+
+
+def test_backfill_of_a_private_channel_awai_is_not_in_says_it_cannot_see_it(slack: SlackHarness):
+    slack.api.add_channel("G3PLANS", "plans", {CAT}, private=True, creator=CAT)
+
+    slack.send(slack.requests.command("backfill", "G3PLANS", CAT))
+    slack.settle()
+
+    assert slack.responses_text() == [messages.CANNOT_SEE_CHANNEL]
+    assert slack.api.calls_to("conversations.history") == []

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import threading
+from typing import Any
 
 import pytest
 
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, SECRET, SlackHarness
+from tests.slack.mock_slack_api import TEAM_ID
 
 
 def _said_while_down(slack: SlackHarness) -> tuple[dict, set[str]]:
@@ -59,3 +62,35 @@ def test_an_interrupted_catch_up_is_finished_by_the_next_one(slack: SlackHarness
     slack.settle()
     assert set(slack.stored_texts()) == before | new
     assert len(slack.stored_texts()) == len(before | new)
+
+
+@pytest.mark.slow
+def test_workspaces_are_caught_up_side_by_side_and_one_workspace_once(
+    slack: SlackHarness, monkeypatch: pytest.MonkeyPatch
+):
+    """One catch-up per workspace at a time, not one per process: on every reconnect each
+    workspace of a multi-workspace install is caught up, side by side on the pool."""
+    listing, release = threading.Event(), threading.Event()
+    answer = slack.api.answer
+
+    def held(method: str, params: dict[str, Any]) -> tuple[int, dict[str, Any], dict]:
+        if method == "users.conversations" and not listing.is_set():
+            listing.set()  # the first workspace's catch-up is under way, and waits here
+            release.wait(30)
+        return answer(method, params)
+
+    monkeypatch.setattr(slack.api, "answer", held)
+    catchup, client = slack.bot.services.catchup, slack.bot.app.client
+    first: list[object] = []
+    running = threading.Thread(target=lambda: first.append(catchup.run(client, TEAM_ID, None)))
+    running.start()
+    assert listing.wait(30)
+
+    other = catchup.run(client, "T0OTHER", None)
+    same = catchup.run(client, TEAM_ID, None)
+    release.set()
+    running.join(30)
+
+    assert other is not None, "another workspace is caught up while the first one runs"
+    assert same is None, "the same workspace is not caught up twice at once"
+    assert first and first[0] is not None

@@ -271,7 +271,8 @@ class AnthropicBackend:
         """
         if not thoughts:
             return ""
-        kept, tokens = [], 0
+        kept: list[str] = []
+        tokens = 0
         for thought in thoughts:
             tokens += estimate_tokens(thought)
             if kept and tokens > self.allowance():

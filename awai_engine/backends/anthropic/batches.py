@@ -30,7 +30,12 @@ from typing import Any
 import anthropic
 
 from awai_engine.backends.anthropic.breaker import CircuitBreaker
-from awai_engine.backends.anthropic.client import LanguageModelError, ModelAnswer, answer_of
+from awai_engine.backends.anthropic.client import (
+    ErrorKind,
+    LanguageModelError,
+    ModelAnswer,
+    answer_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +158,9 @@ class BatchRunner:
             self.ledger.forget(digest)  # archived or deleted: the next run submits anew
             raise LanguageModelError(f"batch {batch_id} is gone", "unreachable") from None
         except anthropic.APIStatusError as error:
-            kind = "refused" if error.status_code in (400, 401, 403, 413) else "unreachable"
+            kind: ErrorKind = (
+                "refused" if error.status_code in (400, 401, 403, 413) else "unreachable"
+            )
             raise LanguageModelError(
                 f"batch: HTTP {error.status_code} ({error.message})", kind
             ) from error

@@ -146,7 +146,8 @@ def _failed(found: ModelCheck, problem: str, hint: str) -> ModelCheck:
 
 def _status(error: anthropic.APIStatusError) -> str:
     body = error.body if isinstance(error.body, dict) else {}
-    detail = body.get("error") if isinstance(body.get("error"), dict) else {}
+    found = body.get("error")
+    detail = found if isinstance(found, dict) else {}
     kind = detail.get("type") or type(error).__name__
     message = detail.get("message") or error.message
     return f"HTTP {error.status_code} {kind}: {message}"

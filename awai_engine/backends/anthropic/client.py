@@ -159,6 +159,7 @@ class ModelClient:
             attempt += 1
             wait: float | None = None
             kind: ErrorKind = "unreachable"
+            cause: Exception
             remaining = deadline - time.monotonic()
             try:
                 message = self.sdk.messages.create(

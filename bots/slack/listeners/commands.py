@@ -15,12 +15,14 @@ from typing import Any
 from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
-from awai_engine.schemas.service import UnknownChannelError
-from bots.actions.digest import share_digest
+from bots.actions.backfill import check_may_backfill
+from bots.actions.digest import answer_digest
 from bots.actions.forget import forget_me as forget_speaker
+from bots.actions.platform import Refused
 from bots.slack import messages
-from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
+from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, ChannelAsker, check_member
 from bots.slack.backfill import BackfillRequest
 from bots.slack.digests import SlackBoard
 from bots.slack.ingest import channel_key
@@ -111,6 +113,16 @@ def backfill(services: SlackServices, invocation: Invocation, ack: Ack) -> None:
     ack(text=messages.BACKFILL_QUEUED)
 
     def run() -> None:
+        asker = ChannelAsker(invocation.client, invocation.channel_id, invocation.user_id)
+        try:
+            check_may_backfill(asker)
+        except Refused as refused:
+            invocation.tell(str(refused))
+            return
+        except SlackApiError as error:
+            log.info("/awai backfill refused: %s", error.response.get("error"))
+            invocation.tell(messages.CANNOT_SEE_CHANNEL)
+            return
         refusal = services.backfills.run(request, invocation.client)
         if refusal:
             invocation.tell(refusal)
@@ -132,14 +144,9 @@ def post_digest(services: SlackServices, invocation: Invocation) -> None:
     board = SlackBoard(
         services.directory, invocation.client, invocation.team_id, invocation.channel_id
     )
-    key = board.channel
-    try:
-        share_digest(services.runtime, board, MEMBER_SCOPES)
-    except UnknownChannelError:
-        invocation.tell(messages.NOTHING_READ_YET)
-    except Exception:
-        log.exception("The digest of %s failed", key)
-        invocation.tell(messages.DIGEST_FAILED)
+    said = answer_digest(services.runtime, board, MEMBER_SCOPES, for_everyone=True)
+    if not said.posted:
+        invocation.tell(messages.NOTHING_READ_YET if said.nothing_read else messages.DIGEST_FAILED)
 
 
 def forget_me(services: SlackServices, invocation: Invocation, ack: Ack) -> None:

@@ -9,7 +9,6 @@ them (:mod:`bots.slack.delivery`), so it changes nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from typing import Any
 
 from slack_bolt import App, BoltContext
@@ -17,12 +16,13 @@ from slack_bolt.listener.builtins import TokenRevocationListeners
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from awai_engine.values import Utterance
+from bots.actions.edit import message_edited
 from bots.actions.purge import purge_place
-from bots.actions.redact import delete_messages, withdraw_words
+from bots.actions.redact import delete_messages
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import (
-    Message,
     channel_key,
     edited_ts_of,
     said_by_a_person,
@@ -99,11 +99,12 @@ def handle_message(
         return
     names = services.directory.names(client, team)
     utterances = spoken_utterances([message], team, channel_id, bot_user_id, names)
-    if utterances:
-        # New text is stored, changed text replaces the old (an edit), the same text is a no-op.
+    if subtype == "message_changed":
+        now = utterances[0] if utterances else None
+        taken = said_by_a_person(message)
+        message_edited(runtime, posts, key, message["ts"], now, taken, edited_ts_of(message))
+    elif utterances:
         runtime.engine.ingest(utterances)
-    elif subtype == "message_changed" and said_by_a_person(message):
-        withdraw_words(runtime, posts, key, message["ts"], edited_ts_of(message))
 
 
 def handle_mention(
@@ -121,6 +122,7 @@ def handle_mention(
     if not words or words[0].lower() != "read":
         tell(messages.HELP)
         return
+    before: list[Utterance] = []  # what a read of the message before the mention stores first
     if len(words) > 1:
         try:
             link = parse_permalink(words[1])
@@ -151,9 +153,8 @@ def handle_mention(
         if line.target is None:
             tell(messages.NOTHING_BEFORE)
             return
-        # What Slack has before the mention may still be queued here: stored now, so the reading's
-        # context holds every message up to its own.
-        _store(services, team, channel_id, client, bot_user_id, line.messages)
+        names = services.directory.names(client, team)
+        before = spoken_utterances(line.messages, team, channel_id, bot_user_id, names)
         request = ReadingRequest(
             team_id=team,
             channel_id=channel_id,
@@ -163,22 +164,7 @@ def handle_mention(
             thread_ts=thread_ts,
             message=line.target,
         )
-    services.readings.deliver(request, client, tell)
-
-
-def _store(
-    services: SlackServices,
-    team: str,
-    channel_id: str,
-    client: WebClient,
-    bot_user_id: str | None,
-    said: Iterable[Message],
-) -> None:
-    """Store what people said of ``said`` (what is stored already is left as it is)."""
-    names = services.directory.names(client, team)
-    utterances = spoken_utterances(said, team, channel_id, bot_user_id, names)
-    if utterances:
-        services.runtime.engine.ingest(utterances)
+    services.readings.deliver(request, client, tell, said_before=before)
 
 
 def handle_uninstall(services: SlackServices, event: Payload | None, context: BoltContext) -> None:

@@ -35,7 +35,7 @@ def conversation_of(
     latest line addressed to that person: "bob: thanks" answers what bob last said *to me*, even
     when bob has since answered others, and continues what I last said to bob. ``addresses``
     are names the message at ``position`` addresses besides its parsed addressees (names written
-    as its first or last words: :func:`awai_engine.reaching.named_at_the_edge`). Connected lines
+    as its first or last words: :func:`awai_engine.association.reaching.named_at_the_edge`). Connected lines
     are one conversation (union-find).
     """
     start = max(position - window, 0)
