@@ -128,6 +128,16 @@ class SchemaSettings(BaseModel):
     on_demand_cache: int = Field(
         128, ge=1, le=100_000, description="Clusterings made for readings kept in memory (LRU)."
     )
+    recluster_processes: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description=(
+            "Worker processes re-clustering a channel's speakers (awai_engine/schemas/chains.py):"
+            " 0 is one per core, at most 8; 1 re-clusters in the job's own process. Each worker"
+            " holds one speaker's clustering (up to 150 MB at 6,000 thoughts)."
+        ),
+    )
     fixed_point_bits: int = Field(
         3,
         ge=1,

@@ -191,6 +191,16 @@ class MessageList(Sequence[TimelineMessage]):
             first_rows=array("first_rows", lambda m: m.first_row, np.int64),
         )
 
+    def peek(self, position: int) -> TimelineMessage:
+        """The message at ``position``, built for the caller alone if it is only columns yet:
+        a pass over the whole channel (re-clustering indexes every speaker's thoughts) would
+        otherwise keep every message as an object, several times what its columns take."""
+        message = self._items[position]
+        if message is None:
+            assert self._columns is not None
+            return self._columns.message(position)
+        return message
+
     def _at(self, position: int) -> TimelineMessage:
         message = self._items[position]
         if message is None:

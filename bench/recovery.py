@@ -4,7 +4,8 @@ Each trial copies a stored data folder, starts one real ``awai`` command on it (
 recluster, import, or a reading of every message, which writes read models), SIGKILLs it at a
 random moment — or just after Chroma begins rewriting an index file — then applies one kind of
 damage (bytes flipped in an HNSW file, a torn index header, a segment folder deleted, Chroma's
-database cut or flipped, a read-model file that does not load, or none). Then, as an operator:
+database cut or flipped, a read-model record that decodes to the wrong type under a matching
+checksum, a read-model pointer that is not a map, or none). Then, as an operator:
 
 - the next ordinary command (``awai read``) must succeed, with its peak memory at most twice a
   clean run's: the largest of that reading, ``awai doctor --repair`` and an ``awai ingest`` on
@@ -29,6 +30,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,7 +50,7 @@ DAMAGES = (
     "segment-deleted",
     "chroma-sqlite-cut",
     "chroma-sqlite-flip",
-    "npy-header",
+    "read-model-record",
     "pointer-list",
 )
 INDEX_FILES = ("header.bin", "data_level0.bin", "link_lists.bin", "length.bin")
@@ -331,15 +333,28 @@ def apply_damage(data: Path, damage: str, rng: random.Random) -> str:
     if damage == "pointer-list":
         pointer.write_text("[1, 2, 3]", encoding="utf-8")
         return f"{pointer.parent.name}/current.json holds a list"
+    return _wrong_record(pointer, "message_ids")
+
+
+def _wrong_record(pointer: Path, column: str) -> str:
+    """The first record of a read model's ``column`` file made a JSON object where an id was,
+    the file's length kept and its checksum in ``current.json`` made to match: the file passes
+    every check before it is decoded and fails only as it is used (a type error, not a
+    ``ValueError``), as a bug of an older writer could leave it."""
     try:
-        generation = pointer.parent / json.loads(pointer.read_text())["generation"]
-        vectors = generation / "vectors.npy"
-        raw = bytearray(vectors.read_bytes())
-    except (OSError, ValueError, KeyError):
-        return "no read-model vectors to damage"
-    raw[10:26] = b"{'descr': '''<f4"
-    vectors.write_bytes(bytes(raw))
-    return f"{vectors.relative_to(data)} header does not tokenize"
+        meta = json.loads(pointer.read_text(encoding="utf-8"))
+        length, _ = meta["files"][column]
+        path = pointer.parent / str(meta["generation"]) / column
+        raw = bytearray(path.read_bytes()[:length])
+        end = raw.index(b",")
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"no {column} records in {pointer.parent.name} to damage"
+    raw[: end + 1] = b"{}" + b" " * (end - 2) + b","
+    with path.open("r+b") as handle:
+        handle.write(raw)
+    meta["files"][column] = [length, zlib.crc32(bytes(raw))]
+    pointer.write_text(json.dumps(meta), encoding="utf-8")
+    return f"{pointer.parent.name[:8]}/{column}: first record an object, checksum matching"
 
 
 def _flip(path: Path, count: int, rng: random.Random) -> str:

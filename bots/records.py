@@ -84,11 +84,14 @@ class Records:
         self._store.finish_erasures()
 
     def purge_prefix(self, prefix: str) -> list[str]:
-        """Purge every stored channel whose key starts with ``prefix`` (a workspace, a server);
-        returns their keys."""
+        """Purge every stored channel whose key starts with ``prefix`` (a workspace, a server),
+        and every cursor of the place, its threads' catch-ups included; returns the channels'
+        keys."""
         removed = [key for key in self._store.channels() if key.startswith(prefix)]
         for key in removed:
             self._drop(key)
+        self._store.cursors.forget_prefix(prefix)
+        self._store.cursors.forget_prefix(catch_up_key(prefix))
         self._store.finish_erasures()
         return removed
 

@@ -7,8 +7,10 @@ operations are :class:`~bots.records.Records`'): no adapter holds the store or a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,6 +158,7 @@ def open_runtime(
     repair: bool = True,
     read_only: bool = False,
     notify: Callable[[str], None] | None = None,
+    finishing_lock: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> Runtime:
     """Build the runtime; first bring SQL and Chroma back into agreement after any crash.
 
@@ -163,12 +166,15 @@ def open_runtime(
     (:mod:`awai_engine.reconcile`); ``repair=False`` is for ``awai doctor``, which reports first.
     ``read_only`` (no repair) is for commands that only look, so a read-only data folder works.
     What a person should hear of the check (a damaged vector index rebuilt) goes to ``notify``:
-    the terminal prints it; by default it is logged as a warning.
+    the terminal prints it; by default it is logged as a warning. A read-only command that must
+    finish a removal writes only inside ``finishing_lock()`` (the data folder's writer lock).
     """
     repair = repair and not read_only
     store = AwaiStore.open(settings, read_only)
+    finishing = contextlib.ExitStack()
     if read_only and store.erasing():  # what a removal removes is never shown: finish it first
         store.close()
+        finishing.enter_context(finishing_lock())
         store = _opened_to_finish_removals(settings)
         repair = True
     try:
@@ -191,6 +197,8 @@ def open_runtime(
     except BaseException:
         store.close()
         raise
+    finally:
+        finishing.close()
 
 
 def _opened_to_finish_removals(settings: Settings) -> AwaiStore:

@@ -9,6 +9,12 @@ found here is never patched: a collection whose index is damaged raises
 folder is set aside and removed (it holds vectors, perhaps of forgotten messages) and an empty
 one made, whose every collection the record then rebuilds the same way.
 
+The index is also counted against Chroma's own record of the collection (what it will hold once
+loaded, its live elements and Chroma's log not yet applied to them): an index from another time
+loads without error, and then fails at every vector it lacks ("Error finding id") or keeps on
+disk vectors Chroma no longer records, a forgotten person's perhaps. AWAI's audit compares that
+record with SQL's, id by id (:mod:`storage.repair`), so an index that passes is what SQL holds.
+
 Another process may be rewriting an index while it is checked (a bot beside ``awai doctor``), so
 damage counts only when a second look, a moment later, finds it too.
 """
@@ -23,7 +29,13 @@ import time
 from pathlib import Path
 
 from awai_engine.reconcile import DamagedVectorsError
-from storage.hnsw_files import UnknownLayout, database_damage, index_damage, segment_of
+from storage.hnsw_files import (
+    UnknownLayout,
+    database_damage,
+    index_damage,
+    index_out_of_date,
+    segment_of,
+)
 from storage.index_probe import probe_index
 
 log = logging.getLogger(__name__)
@@ -95,7 +107,7 @@ class EmbeddedChecks:
             # Not in Chroma: a new channel's, unless the folder it was in was just set aside.
             return self._lost if self._set_aside else None
         try:
-            return index_damage(segment)
+            return index_damage(segment) or index_out_of_date(self.path, name)
         except UnknownLayout as unknown:
             log.info("index of %s: %s; probing it in a child process", name, unknown)
             return probe_index(self.path, name)

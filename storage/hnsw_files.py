@@ -20,6 +20,14 @@ bounded by a chunk of rows (the level-0 file is mapped, never read whole):
   checked: an index Chroma rebuilt from single upserts holds non-finite norms and loads fine;
 - ``index_metadata.pickle``: Chroma's map between its ids and hnswlib's labels, plain data only.
 
+What the index will hold once loaded is told apart from what its files hold (:func:`held_count`):
+hnswlib keeps a deleted element, only marked, so the header's count is not it; the map of labels
+is (it names live elements only), plus Chroma's log of writes not yet applied to the files
+(``embeddings_queue`` past the segment's ``max_seq_id``, replayed by Chroma as it loads). An
+index that will hold more or fewer vectors than Chroma's own record (kept current with every
+write, and compared id by id with SQL's by AWAI's audit) is out of date: a write of its files
+lost, or a folder restored from another time (:func:`index_out_of_date`).
+
 A header of another layout (a Chroma that changed its format) is neither damaged nor whole:
 :class:`UnknownLayout`, for a caller to probe by loading it where a crash cannot hurt
 (:mod:`storage.index_probe`).
@@ -31,6 +39,8 @@ import io
 import pickle
 import sqlite3
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,6 +116,119 @@ def segment_of(chroma: Path, collection: str) -> Segment | None:
     finally:
         connection.close()
     return Segment(chroma / segment, bool(flushed), space is not None and space[0] == "cosine")
+
+
+# Chroma's log operations (chromadb.types.Operation): ADD, UPDATE, UPSERT, DELETE.
+_ADDS = (0, 2)
+_DELETE = 3
+
+
+def index_out_of_date(chroma: Path, collection: str) -> str | None:
+    """Why the collection's index, as it will load, is out of date: it holds more or fewer
+    vectors than Chroma's own record of the collection (whose ids AWAI's audit compares with
+    its SQL record); ``None`` when they agree, or when it cannot be told (the other checks
+    speak for unreadable files)."""
+    held, recorded = held_count(chroma, collection), recorded_count(chroma, collection)
+    if held is None or recorded is None or held == recorded:
+        return None
+    return (
+        f"its index holds {held:,} vectors where Chroma records {recorded:,}: it is out of date"
+        " (a write of its files lost, or files of another time)"
+    )
+
+
+def held_count(chroma: Path, collection: str) -> int | None:
+    """How many vectors the collection's index will hold once Chroma loads it: the live ids of
+    its files, with Chroma's log not yet applied to them replayed; ``None`` when that cannot be
+    told from the files (no such collection, an index map missing or unreadable)."""
+    try:
+        segment = segment_of(chroma, collection)
+        if segment is None:
+            return None
+        ids: set[str] = set()
+        pickle_path = segment.folder / "index_metadata.pickle"
+        if pickle_path.is_file():  # Chroma loads files it finds, flushed or not
+            ids.update(_PlainData(io.BytesIO(pickle_path.read_bytes())).load()["id_to_label"])
+        elif segment.flushed:
+            return None
+        with _reading(chroma) as connection:
+            found = _segment(connection, collection, "VECTOR")
+            if found is None:
+                return None
+            collection_id, _, applied = found
+            for vector_id, present in _pending(connection, collection_id, applied).items():
+                if present:
+                    ids.add(vector_id)
+                else:
+                    ids.discard(vector_id)
+    except Exception:  # unreadable in any way: the index checks say how
+        return None
+    return len(ids)
+
+
+def recorded_count(chroma: Path, collection: str) -> int | None:
+    """How many vectors Chroma's record (its metadata segment) will hold for the collection once
+    Chroma loads it: what its ``count()`` answers. A kill can fall between Chroma's log and this
+    record; Chroma applies the rest of its log as it loads, and so does this count."""
+    try:
+        with _reading(chroma) as connection:
+            found = _segment(connection, collection, "METADATA")
+            if found is None:
+                return None
+            collection_id, segment_id, applied = found
+            count = int(
+                connection.execute(
+                    "SELECT count(*) FROM embeddings WHERE segment_id = ?", (segment_id,)
+                ).fetchone()[0]
+            )
+            for vector_id, present in _pending(connection, collection_id, applied).items():
+                was = connection.execute(
+                    "SELECT 1 FROM embeddings WHERE segment_id = ? AND embedding_id = ?",
+                    (segment_id, vector_id),
+                ).fetchone()
+                count += int(present) - int(was is not None)
+    except sqlite3.DatabaseError:
+        return None
+    return count
+
+
+def _segment(
+    connection: sqlite3.Connection, collection: str, scope: str
+) -> tuple[str, str, int] | None:
+    """The collection's id, its segment of ``scope`` and the last log entry that segment
+    applied (-1: none yet)."""
+    found = connection.execute(
+        "SELECT c.id, s.id, coalesce(m.seq_id, -1) FROM collections c"
+        " JOIN segments s ON s.collection = c.id AND s.scope = ?"
+        " LEFT JOIN max_seq_id m ON m.segment_id = s.id WHERE c.name = ?",
+        (scope, collection),
+    ).fetchone()
+    return None if found is None else (str(found[0]), str(found[1]), int(found[2]))
+
+
+def _pending(connection: sqlite3.Connection, collection_id: str, applied: int) -> dict[str, bool]:
+    """What Chroma's log past ``applied`` leaves of each id it names: present or deleted (an
+    update leaves an id as it was)."""
+    final: dict[str, bool] = {}
+    for operation, vector_id in connection.execute(
+        "SELECT operation, id FROM embeddings_queue WHERE topic LIKE ? AND seq_id > ?"
+        " ORDER BY seq_id",
+        (f"%/{collection_id}", applied),
+    ):
+        if operation in _ADDS:
+            final[vector_id] = True
+        elif operation == _DELETE:
+            final[vector_id] = False
+    return final
+
+
+@contextmanager
+def _reading(chroma: Path) -> Iterator[sqlite3.Connection]:
+    connection = sqlite3.connect(f"file:{chroma / 'chroma.sqlite3'}?mode=ro", uri=True, timeout=30)
+    try:
+        yield connection
+    finally:
+        connection.close()
 
 
 def database_damage(chroma: Path) -> str | None:

@@ -30,7 +30,6 @@ from sqlalchemy import (
     false,
     insert,
     select,
-    tuple_,
     update,
 )
 from sqlalchemy.exc import IntegrityError
@@ -226,39 +225,37 @@ class SqlSchemaStore:
                 )
             )
 
-    def save_run(self, run: SchemaRun) -> SchemaRun:
+    def save_runs(self, runs: Sequence[SchemaRun]) -> list[SchemaRun]:
+        """Store one speaker's runs in one transaction, in order.
+
+        In bulk because a re-clustering stores a channel's runs by the thousand: the channel
+        was looked up, and each run's versions looked up, once per run. Consecutive runs of a
+        chain share most of their versions (an unchanged schema is linked, not copied), so the
+        versions seen in this transaction are remembered and only the others looked up.
+        """
+        if not runs:
+            return []
         now = time.time()
         try:
             with self.db.session() as session:
-                channel_id = _channel_id(self.db, session, run.channel)
-                row = SchemaRunRow(
-                    channel_id=channel_id,
-                    speaker_id=run.speaker_id,
-                    speaker_name=run.speaker_name,
-                    method=run.method,
-                    basis_count=run.basis_count,
-                    basis_digest=run.basis_digest,
-                    basis_message_id=run.basis_message_id,
-                    created_at=now,
-                )
-                session.add(row)
-                session.flush()
-                version_ids = _version_ids(session, channel_id, run.states, now)
-                if version_ids:
-                    session.execute(
-                        insert(SchemaRunVersionRow),
-                        [
-                            {"run_id": row.id, "version_id": version_id, "ordinal": ordinal}
-                            for ordinal, version_id in enumerate(version_ids)
-                        ],
-                    )
+                channel_id = _channel_id(self.db, session, runs[0].channel)
+                known: dict[tuple[str, int], tuple[int, str]] = {}
+                ids = [_save_run(session, channel_id, run, known, now) for run in runs]
         except IntegrityError:
-            # Stored by another process meanwhile: theirs is the same clustering; return it.
-            stored = self.run_with_basis(run.channel, run.speaker_id, run.method, run.basis_digest)
-            if stored is None:
-                raise
-            return stored
-        return replace(run, run_id=row.id, created_at=now)
+            # One was stored by another process meanwhile (theirs is the same clustering): store
+            # them one at a time, each returning the stored one where there is one.
+            if len(runs) == 1:
+                stored = self.run_with_basis(
+                    runs[0].channel, runs[0].speaker_id, runs[0].method, runs[0].basis_digest
+                )
+                if stored is None:
+                    raise
+                return [stored]
+            return [saved for run in runs for saved in self.save_runs([run])]
+        return [
+            replace(run, run_id=run_id, created_at=now)
+            for run, run_id in zip(runs, ids, strict=True)
+        ]
 
     # -- versions ------------------------------------------------------------------------------
 
@@ -517,8 +514,46 @@ def _mark(session: Session, channel_id: int) -> SchemaMarkRow:
     return mark
 
 
+def _save_run(
+    session: Session,
+    channel_id: int,
+    run: SchemaRun,
+    known: dict[tuple[str, int], tuple[int, str]],
+    now: float,
+) -> int:
+    """Insert a run and link its versions (see :func:`_version_ids`); its row's id."""
+    run_id = session.scalars(
+        insert(SchemaRunRow)
+        .values(
+            channel_id=channel_id,
+            speaker_id=run.speaker_id,
+            speaker_name=run.speaker_name,
+            method=run.method,
+            basis_count=run.basis_count,
+            basis_digest=run.basis_digest,
+            basis_message_id=run.basis_message_id,
+            created_at=now,
+        )
+        .returning(SchemaRunRow.id)
+    ).one()
+    version_ids = _version_ids(session, channel_id, run.states, known, now)
+    if version_ids:
+        session.execute(
+            insert(SchemaRunVersionRow),
+            [
+                {"run_id": run_id, "version_id": version_id, "ordinal": ordinal}
+                for ordinal, version_id in enumerate(version_ids)
+            ],
+        )
+    return run_id
+
+
 def _version_ids(
-    session: Session, channel_id: int, states: Sequence[SchemaState], now: float
+    session: Session,
+    channel_id: int,
+    states: Sequence[SchemaState],
+    known: dict[tuple[str, int], tuple[int, str]],
+    now: float,
 ) -> list[int]:
     """The rows of a run's versions, inserted where new (an unchanged schema links its old row).
 
@@ -529,14 +564,19 @@ def _version_ids(
     reading can use it any more, so it goes, with the runs that link it (a run must never
     lend a reading members its basis lacks); a history that comes back is clustered again.
 
-    Looked up a batch of ids at a time and inserted in one executemany, not one statement (and
-    one ORM flush) per version: a long speaker's run holds a thousand versions, and saving them
-    one by one was a third of a catch-up.
+    ``known`` holds the rows (id, members) this transaction has seen by (schema id, version),
+    kept up to date as rows are inserted and removed: only the others are looked up, a batch
+    at a time, and the new ones inserted in one executemany, not one statement (and one ORM
+    flush) per version: a long speaker's run holds a thousand versions.
     """
     members = [json.dumps(list(state.members), ensure_ascii=False) for state in states]
-    existing: dict[tuple[str, int], tuple[int, str]] = {}
     names = [(state.schema_id, state.version) for state in states]
-    for batch in batches(names):
+    unknown = [name for name in dict.fromkeys(names) if name not in known]
+    wanted = set(unknown)
+    for batch in batches(unknown):
+        # By id and version separately, not as pairs: SQLite searches the (channel, id,
+        # version) index for ``schema_id IN``, but scans every version of the channel for a
+        # pair ``IN``, which made storing a channel's catch-up quadratic in its versions.
         rows = session.execute(
             select(
                 SchemaVersionRow.id,
@@ -545,18 +585,26 @@ def _version_ids(
                 SchemaVersionRow.members,
             ).where(
                 SchemaVersionRow.channel_id == channel_id,
-                tuple_(SchemaVersionRow.schema_id, SchemaVersionRow.version).in_(batch),
+                SchemaVersionRow.schema_id.in_({schema_id for schema_id, _ in batch}),
+                SchemaVersionRow.version.in_({version for _, version in batch}),
             )
         )
-        existing.update({(row.schema_id, row.version): (row.id, row.members) for row in rows})
+        known.update(
+            {
+                (row.schema_id, row.version): (row.id, row.members)
+                for row in rows
+                if (row.schema_id, row.version) in wanted
+            }
+        )
     ids: list[int | None] = [None] * len(states)
     stale = []
     for number, name in enumerate(names):
-        found = existing.get(name)
+        found = known.get(name)
         if found is not None and found[1] == members[number]:
             ids[number] = found[0]
         elif found is not None:
             stale.append(found[0])
+            del known[name]
     for chunk in batches(stale):
         holders = select(SchemaRunVersionRow.run_id).where(
             SchemaRunVersionRow.version_id.in_(chunk)
@@ -565,8 +613,11 @@ def _version_ids(
         session.execute(delete(SchemaVersionRow).where(SchemaVersionRow.id.in_(chunk)))
     new = [number for number, found in enumerate(ids) if found is None]
     if new:
+        # Core, not the ORM's bulk insert: 0.27–0.30 s of CPU against 0.46–0.56 s for 20,000
+        # versions in runs of 20 (in-memory SQLite, same script).
+        table = Base.metadata.tables[SchemaVersionRow.__tablename__]
         inserted = session.scalars(
-            insert(SchemaVersionRow).returning(SchemaVersionRow.id, sort_by_parameter_order=True),
+            insert(table).returning(table.c.id, sort_by_parameter_order=True),
             [
                 {
                     "channel_id": channel_id,
@@ -587,6 +638,7 @@ def _version_ids(
         ).all()
         for number, version_id in zip(new, inserted, strict=True):
             ids[number] = version_id
+            known[names[number]] = (version_id, members[number])
     done = [version_id for version_id in ids if version_id is not None]
     assert len(done) == len(states)
     return done

@@ -68,6 +68,18 @@ class BackfillCursors:
                 delete(BackfillCursorRow).where(BackfillCursorRow.channel_key == channel_key)
             )
 
+    def forget_prefix(self, prefix: str) -> int:
+        """Forget every cursor whose key starts with ``prefix`` (a server's, a workspace's);
+        returns how many. Why by prefix: a place has cursors under keys no stored channel names
+        (a thread's catch-up and backfill, a channel never read), which a purge must not leave."""
+        with self.db.session() as session:
+            gone = session.execute(
+                delete(BackfillCursorRow).where(
+                    BackfillCursorRow.channel_key.startswith(prefix, autoescape=True)
+                )
+            )
+            return int(gone.rowcount or 0)  # type: ignore[attr-defined]
+
 
 class Claims:
     """Once-only work across threads and processes: the first to claim a key within a window wins."""

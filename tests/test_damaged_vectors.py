@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import pickle
 import shutil
 import sqlite3
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from bots.terminal.cli import main
-from storage.hnsw_files import UnknownLayout, index_damage, segment_of
+from storage.hnsw_files import UnknownLayout, held_count, index_damage, segment_of
 from storage.index_probe import probe_index
 
 SPEAKERS = ("Ann", "Bo", "Cy")
@@ -318,3 +319,115 @@ def test_an_index_loaded_in_the_child_probe_fails_there_and_this_process_lives_o
     assert segment is not None
     with pytest.raises(UnknownLayout):
         index_damage(segment)
+
+
+def collection_of(awai: Awai) -> str:
+    [name] = [
+        row[0]
+        for row in sqlite3.connect(awai.data / "chroma" / "chroma.sqlite3").execute(
+            "SELECT name FROM collections"
+        )
+    ]
+    return str(name)
+
+
+@pytest.mark.slow
+def test_an_index_holding_fewer_vectors_than_stored_is_rebuilt_by_the_next_command_using_it(
+    awai: Awai, stored: Stored
+) -> None:
+    """The map of an older write (100 vectors fewer), every file whole: found by its count
+    before Chroma loads it (loaded, it fails "Error finding id" on whatever it lacks)."""
+    path = awai.index_file("index_metadata.pickle")
+    raw = path.read_bytes()
+    meta = pickle.loads(raw)
+    for vector in sorted(meta["id_to_label"])[:100]:
+        del meta["label_to_id"][meta["id_to_label"].pop(vector)]
+    path.write_bytes(pickle.dumps(meta, protocol=raw[1]))
+    assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES - 100
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged" and row[-2] == "needs repair"
+    cut_read_model(awai)  # so that the reading needs Chroma's vectors
+
+    code, out, said = awai("read", str(stored.transcript), "--message", stored.read)
+
+    assert code == 0, said
+    assert "rebuilt from the stored messages" in said + " ".join(out.split())
+    code, out, _ = awai("read", str(stored.transcript), "--message", stored.read, "--json")
+    assert json.loads(out) == stored.reading
+    assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+
+
+@pytest.mark.slow
+def test_an_index_restored_from_before_a_forget_is_found_rebuilt_and_keeps_none_of_the_person(
+    awai: Awai, tmp_path: Path
+) -> None:
+    """Chroma answers from its own record, which no longer has Bo, so nothing fails: only the
+    index's own count, against Chroma's record and SQL, shows his vectors are still on disk."""
+    before = tmp_path / "index-before"
+    shutil.copytree(awai.index_file("header.bin").parent, before)
+    code, _, said = awai("forget", "chat", "--speaker", "Bo", "--yes")
+    assert code == 0, said
+    kept = MESSAGES - len(range(1, MESSAGES, len(SPEAKERS)))
+    now = awai.index_file("header.bin").parent
+    for file in before.iterdir():
+        shutil.copy(file, now / file.name)  # his vectors back on disk, under today's index
+    assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES
+
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged"
+    code, row = awai.doctor("--repair")
+    assert code == 0 and row[1] == f"rebuilt ({kept:,} thoughts)", row
+
+    assert held_count(awai.data / "chroma", collection_of(awai)) == kept
+    bo = {f"m{n}#0" for n in range(1, MESSAGES, len(SPEAKERS))}
+    for index_map in awai.data.rglob("index_metadata.pickle"):
+        assert not bo & set(pickle.loads(index_map.read_bytes())["id_to_label"])
+    code, row = awai.doctor()
+    assert code == 0 and row[-2] == "ok"
+
+
+def not_finite_in_log(awai: Awai, tmp_path: Path) -> Awai:
+    """One more message stored (its vector in Chroma's log, not yet in the index files), then,
+    in a copy of the folder (opened fresh: Chroma keeps what it opened in memory), that vector's
+    bytes changed into NaNs inside ``chroma.sqlite3``: SQLite's checks pass (a value changed, not
+    a page), and Chroma gives the vector back as it is."""
+    code, _, said = awai("ingest", str(one_more(tmp_path)), "--channel", "chat")
+    assert code == 0, said
+    damaged = Awai(tmp_path / "damaged", awai.capsys)
+    shutil.copytree(awai.data, damaged.data)
+    with sqlite3.connect(damaged.data / "chroma" / "chroma.sqlite3") as connection:
+        [(seq, size)] = connection.execute(
+            "SELECT seq_id, length(vector) FROM embeddings_queue WHERE id = ?", (f"m{MESSAGES}#0",)
+        ).fetchall()
+        connection.execute(
+            "UPDATE embeddings_queue SET vector = ? WHERE seq_id = ?",
+            (b"\xff\xff\xff\x7f" * (size // 4), seq),
+        )
+    return damaged
+
+
+@pytest.mark.slow
+def test_a_vector_chroma_gives_back_not_finite_is_damage_found_and_a_forget_meeting_it_finishes(
+    awai: Awai, stored: Stored, tmp_path: Path
+) -> None:
+    """A forget copies every vector of the channel into a new collection: one that is not
+    finite is damage, so the forget rebuilds the index from the stored messages, says so in one
+    line, and finishes in the same run (never a traceback, never stopped part-way)."""
+    awai = not_finite_in_log(awai, tmp_path)
+    code, row = awai.doctor()
+    assert code == 1 and row[1] == "damaged"
+
+    code, out, said = awai("forget", "chat", "--speaker", "Cy", "--yes")
+
+    assert code == 0, said
+    assert said.count("rebuilt from the stored messages") == 1, said
+    assert "forgot Cy" in out and "Traceback" not in said
+    bo = f"m{MESSAGES - 3}"  # Cy's messages are gone; the next command has nothing to repair
+    code, _, said = awai("read", str(stored.transcript), "--message", bo)
+    assert code == 0 and "rebuilt" not in said, said
+    code, row = awai.doctor()
+    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    exported = awai.export(tmp_path / "after.jsonl").decode()
+    assert '"speaker": "Cy"' not in exported and f'"id": "m{MESSAGES}"' in exported

@@ -1,10 +1,14 @@
 """A forget interrupted late is never reported as "ok": ``awai doctor`` counts it as a removal
 unfinished (exit 1) until it is finished, and a command that only looks (``awai schemas``)
-finishes it before showing anything, so nothing of the person is shown or left on disk.
+finishes it before showing anything, so nothing of the person is shown or left on disk. That
+finish writes, so it takes the writer lock: it waits for a command writing the folder and is
+refused beside a bot.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 
 import pytest
@@ -12,6 +16,7 @@ import pytest
 from bots.runtime import Runtime
 from bots.terminal.cli import main
 from tests.test_erasure import CHANNEL, PERSISTED, SPEAKER, WORDS, filled, hits
+from tests.test_writer_lock import held_by
 
 
 @pytest.fixture
@@ -58,3 +63,40 @@ def test_a_command_that_only_looks_finishes_an_unfinished_removal_first(
 
     assert SPEAKER not in capsys.readouterr().out
     assert hits(data_dir, WORDS, SPEAKER) == []
+
+
+def test_finishing_a_removal_waits_for_the_command_writing_the_folder(
+    interrupted: Runtime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = interrupted.settings.data_dir
+
+    with held_by(data_dir, "ingest", until_stopped=False, seconds=1.5):
+        started = time.monotonic()
+        code = main(["--data-dir", str(data_dir), "schemas", CHANNEL, "--json"])
+    captured = capsys.readouterr()
+
+    assert code == 0, captured.err
+    assert time.monotonic() - started >= 1.5
+    assert f"awai ingest (process {os.getpid()}, running since" in captured.err
+    assert SPEAKER not in captured.out
+    assert hits(data_dir, WORDS, SPEAKER) == []
+
+
+def test_finishing_a_removal_is_refused_while_a_bot_runs_and_writes_nothing(
+    interrupted: Runtime, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir = interrupted.settings.data_dir
+    chroma_before = sorted((p.name, p.stat().st_mtime_ns) for p in (data_dir / "chroma").rglob("*"))
+
+    with held_by(data_dir, "slack", until_stopped=True):
+        code = main(["--data-dir", str(data_dir), "schemas", CHANNEL, "--json"])
+    said = capsys.readouterr()
+
+    assert code == 2, said.err
+    assert f"awai slack (process {os.getpid()}, running since" in said.err
+    assert "Stop it" in said.err and "Traceback" not in said.err
+    assert SPEAKER not in said.out
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in (data_dir / "chroma").rglob("*")) == (
+        chroma_before
+    )
+    assert hits(data_dir, SPEAKER)  # still pending: finished by the next command that may write

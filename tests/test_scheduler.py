@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -86,14 +86,14 @@ def test_a_failing_channel_is_logged_and_the_others_are_reclustered(
     runtime = make_runtime()
     battery_talk(runtime, "terminal:local:a-broken", speaker="boom")
     battery_talk(runtime, "terminal:local:b-fine")
-    save_run = runtime.store.schemas.save_run
+    save_runs = runtime.store.schemas.save_runs
 
-    def failing(run: SchemaRun) -> SchemaRun:  # the database refuses this channel's writes
-        if run.channel == "terminal:local:a-broken":
+    def failing(runs: Sequence[SchemaRun]) -> list[SchemaRun]:  # the database refuses it
+        if runs[0].channel == "terminal:local:a-broken":
             raise OperationalError("INSERT INTO schema_runs", {}, Exception("disk I/O error"))
-        return save_run(run)
+        return save_runs(runs)
 
-    monkeypatch.setattr(runtime.store.schemas, "save_run", failing)
+    monkeypatch.setattr(runtime.store.schemas, "save_runs", failing)
     service = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="failing")
     try:
         with caplog.at_level(logging.ERROR):

@@ -3,15 +3,21 @@ re-clustering job stores, and that both follow from the messages alone."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from awai_engine.schemas import chains, clustering, service
 from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point, points_up_to
+from awai_engine.schemas.service import ReclusterWorkerError
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.schema_topics import CHATTER, said, topic_sentences
@@ -170,37 +176,125 @@ def test_an_edit_inside_the_prefix_re_clusters_the_points_after_it_as_a_fresh_im
         assert read == anew, utterance.message_id
 
 
-def test_speakers_re_clustered_side_by_side_store_what_one_at_a_time_stores(
+def test_speakers_re_clustered_in_worker_processes_store_what_one_process_stores(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The job works a channel's speakers on a thread per core; each speaker's chain is its
-    own, so the runs stored are those of working them one after the other."""
+    """The job hands each speaker's chain to a worker process; each chain is its own, so the
+    runs stored are those of working them one after the other in the job's process. A long
+    speaker's kept neighbours go to the worker and come back for the job's next run."""
     channel = (
         said(CHANNEL, "ann", texts("battery", 16) + texts("food", 14), 1)
         + said(CHANNEL, "bob", texts("pricing", 12) + CHATTER[:3], 100)
         + said(CHANNEL, "cy", texts("food", 10, seed=2) + texts("pricing", 9, seed=3), 200)
     )
-    side_by_side, one_at_a_time = make_runtime("side-by-side"), make_runtime("one-at-a-time")
-    for runtime in (side_by_side, one_at_a_time):
-        runtime.engine.ingest(channel)
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    workers: set[str] = set()
-    made = side_by_side.schemas.runs.made
+    knn = {"exact_max_thoughts": 20}  # ann's later points are clustered on the knn graph
+    workers = make_runtime("workers", schemas={**knn, "recluster_processes": 2})
+    one = make_runtime("one", schemas={**knn, "recluster_processes": 1})
+    pools: list[tuple[int, int]] = []
 
-    def noting(*args, **kwargs):  # type: ignore[no-untyped-def]
-        workers.add(threading.current_thread().name)
-        return made(*args, **kwargs)
+    def noting(count: int, blas_threads: int | None) -> ProcessPoolExecutor:
+        executor = chains.pool(count, blas_threads)
+        pools.append((count, executor.submit(os.getpid).result()))
+        return executor
 
-    monkeypatch.setattr(side_by_side.schemas.runs, "made", noting)
-    side_by_side.schemas.recluster(CHANNEL)
-    assert len(workers) > 1  # the speakers did run side by side
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)
-    one_at_a_time.schemas.recluster(CHANNEL)
+    monkeypatch.setattr(service, "pool", noting)
+    early = [m for m in channel if m.message_id < "m0025" or "m0100" <= m.message_id < "m0110"]
+    workers.engine.ingest(early)
+    workers.schemas.recluster(CHANNEL)
+    assert workers.schemas._memos[(CHANNEL, "ann")].neighbours is not None  # came back
+    workers.engine.ingest([m for m in channel if m not in early])
+    workers.schemas.recluster(CHANNEL)
+    assert pools and all(count == 2 and pid != os.getpid() for count, pid in pools)
+    one.engine.ingest(channel)
+    one.schemas.recluster(CHANNEL)
     for speaker in ("ann", "bob", "cy"):
         for utterance in channel:
-            assert side_by_side.schemas.schemas(
+            assert workers.schemas.schemas(
                 CHANNEL, speaker, before_message=utterance.message_id
-            ) == one_at_a_time.schemas.schemas(
+            ) == one.schemas.schemas(CHANNEL, speaker, before_message=utterance.message_id)
+    assert workers.schemas.schemas(CHANNEL) == one.schemas.schemas(CHANNEL)
+    assert len(pools) == 2
+
+
+@pytest.mark.slow
+def test_a_killed_worker_fails_the_job_at_once_and_the_next_run_stores_what_a_clean_one_does(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """A worker SIGKILLed (as the out-of-memory killer does) mid-job: the job fails with a
+    message saying so instead of waiting for it, the channel stays pending, and the next run
+    makes what is missing, ending where a run never interrupted ends."""
+    channel = (
+        said(CHANNEL, "ann", texts("battery", 16) + texts("food", 14), 1)
+        + said(CHANNEL, "bob", texts("pricing", 12) + CHATTER[:3], 100)
+        + said(CHANNEL, "cy", texts("food", 10, seed=2) + texts("pricing", 9, seed=3), 200)
+    )
+    killed = make_runtime("killed", schemas={"recluster_processes": 2})
+    clean = make_runtime("clean", schemas={"recluster_processes": 2})
+    for runtime in (killed, clean):
+        runtime.engine.ingest(channel)
+    stop = threading.Event()
+
+    def kill_the_first_worker() -> None:
+        while not stop.is_set():
+            for child in multiprocessing.active_children():
+                if child.name.startswith("ForkServerProcess"):
+                    os.kill(child.pid or 0, signal.SIGKILL)
+                    return
+            time.sleep(0.001)
+
+    killer = threading.Thread(target=kill_the_first_worker)
+    killer.start()
+    try:
+        with pytest.raises(ReclusterWorkerError, match="died"):
+            killed.schemas.recluster(CHANNEL)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed.schemas.pending() == [CHANNEL]
+    killed.schemas.recluster(CHANNEL)
+    clean.schemas.recluster(CHANNEL)
+    assert killed.schemas.pending() == []
+    for speaker in ("ann", "bob", "cy"):
+        for utterance in channel:
+            assert killed.schemas.schemas(
                 CHANNEL, speaker, before_message=utterance.message_id
-            )
-    assert side_by_side.schemas.schemas(CHANNEL) == one_at_a_time.schemas.schemas(CHANNEL)
+            ) == clean.schemas.schemas(CHANNEL, speaker, before_message=utterance.message_id)
+    assert killed.schemas.schemas(CHANNEL) == clean.schemas.schemas(CHANNEL)
+
+
+@pytest.mark.slow
+def test_the_jobs_next_run_extends_a_long_speakers_neighbours_and_stores_what_a_fresh_run_does(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A speaker past ``exact_max_thoughts`` is clustered on the knn graph; the job keeps their
+    neighbours from one run to the next and extends them by what they said since (not a search
+    of every pair again), and what it stores is what a process that never ran before stores."""
+    channel = said(CHANNEL, "ann", texts("battery", 14) + texts("food", 16), 1)
+    knn = {"schemas": {"exact_max_thoughts": 10}}
+    lived, fresh = make_runtime("lived", **knn), make_runtime("fresh", **knn)
+    searches: list[int | None] = []
+    search = clustering.nearest_neighbours
+
+    def noting(points, k, known=None):  # type: ignore[no-untyped-def]
+        searches.append(None if known is None else known.count)
+        return search(points, k, known)
+
+    monkeypatch.setattr(clustering, "nearest_neighbours", noting)
+    lived.engine.ingest(channel[:20])
+    lived.schemas.recluster(CHANNEL)
+    assert searches and searches[0] is None  # the first run searched afresh
+    first_run = len(searches)
+    lived.engine.ingest(channel[20:])
+    lived.schemas.recluster(CHANNEL)
+    assert searches[first_run] is not None  # the next one began from the kept neighbours
+    fresh.engine.ingest(channel)
+    fresh.schemas.recluster(CHANNEL)
+    for utterance in channel:
+        assert lived.schemas.schemas(
+            CHANNEL, "ann", before_message=utterance.message_id
+        ) == fresh.schemas.schemas(CHANNEL, "ann", before_message=utterance.message_id)
+    assert lived.schemas.schemas(CHANNEL) == fresh.schemas.schemas(CHANNEL)
+    assert any(view.schemas for view in lived.schemas.schemas(CHANNEL))
+    # Forgetting the speaker drops what was kept of them with the channel's other memory.
+    lived.schemas.forget_speaker(CHANNEL, "ann")
+    assert CHANNEL not in lived.schemas.held_channels()

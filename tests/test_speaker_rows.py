@@ -70,3 +70,24 @@ def test_catching_up_with_nothing_new_changes_nothing() -> None:
     assert index.count("ann") == sum(
         len(m.thoughts) for m in timeline.messages if m.ref.speaker_id == "ann"
     )
+
+
+def test_indexing_every_speaker_of_a_restored_timeline_keeps_none_of_its_messages_built() -> None:
+    """A timeline loaded from its file holds its messages as columns; re-clustering indexes
+    every speaker, and keeping each message it passed as an object took 220 MB at 100k."""
+    built = Timeline(dimension=8)
+    append_messages(built, 300, seed=5)
+    restored = Timeline.restored(
+        built.revision,
+        built.index,
+        built.messages.columns(),
+        built.vectors,
+        built.row_positions,
+        built.row_thought,
+        built.cells,
+        built.lexicon,
+    )
+    index, fresh = SpeakerRows(restored), SpeakerRows(built)
+    for speaker in SPEAKERS:
+        assert_same(index.basis("c", speaker), fresh.basis("c", speaker))
+    assert restored.messages.built <= len(SPEAKERS)  # each basis names its last message

@@ -111,19 +111,24 @@ class SpeakerRows:
                 return None
             said = self._said(speaker_id)
             rows = self._rows[speaker_id][:count]
-            positions = said.positions[:count].copy()
-            last = self.timeline.messages[int(positions[-1])]
             return Basis(
                 channel=channel,
                 speaker_id=speaker_id,
-                speaker_name=last.ref.speaker_name,
+                speaker_name=self.name_at(speaker_id, count),
                 keys=tuple(said.keys[:count]),
                 texts=tuple(said.texts[:count]),
                 message_ids=tuple(said.message_ids[:count]),
-                positions=positions,
+                positions=said.positions[:count].copy(),
                 vectors=np.ascontiguousarray(self.timeline.vectors[rows], dtype=np.float32),
                 digest=said.digests[count - 1],
             )
+
+    def name_at(self, speaker_id: str, count: int) -> str:
+        """The speaker's name on the message of their ``count``-th thought (``count`` ≥ 1):
+        a basis is named as of its last thought (a speaker may rename)."""
+        with self._lock:
+            position = int(self._said(speaker_id).positions[count - 1])
+            return self.timeline.speaker_names[position]
 
     def _said(self, speaker_id: str) -> _Said:
         said = self._said_by.get(speaker_id)
@@ -166,7 +171,7 @@ class _Said:
             self._positions = grown
         self._positions[done : done + len(new)] = positions
         for row, position in zip(new, positions.tolist(), strict=True):
-            message = timeline.messages[position]
+            message = timeline.messages.peek(position)
             thought = message.thoughts[row - message.first_row]
             key = thought_key(message.message_id, thought.index)
             self.keys.append(key)

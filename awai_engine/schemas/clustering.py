@@ -94,8 +94,9 @@ class ChainMemo:
     One per walk (the re-clustering job's catch-up of a speaker, or a reading clustering the
     points the job has not stored yet): each point's thoughts extend the last point's, so the
     knn graph's neighbours are extended (:func:`.neighbours.nearest_neighbours`) and only the new
-    thoughts are judged :func:`eligible`. Both are checked to be of a prefix before use, and
-    change the speed only, never the labels.
+    thoughts are judged :func:`eligible`. The job keeps a long speaker's memo from one run to
+    the next (:class:`.service.SchemaService`). Both are checked to be of a prefix before use,
+    and change the speed only, never the labels.
     """
 
     neighbours: Neighbours | None = None

@@ -22,6 +22,7 @@ run the job stores). Two things make that hold by construction, not by luck:
 
 from __future__ import annotations
 
+import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,9 +40,15 @@ _COLUMN = np.int64(0xFFFFFFFF)
 @dataclass(frozen=True)
 class Neighbours:
     """Each row's ``k + 1`` nearest rows among ``points`` (itself included, as a fresh search
-    finds it), ordered by (distance, row)."""
+    finds it), ordered by (distance, row).
 
-    points: np.ndarray  # float32 (n, d): kept so a later call can check it extends them
+    The points themselves are not kept, only their number and a fingerprint of their bytes, by
+    which a later call checks that they are a prefix of its own: the re-clustering job keeps a
+    long speaker's neighbours between its runs (:class:`.clustering.ChainMemo`), and a copy of
+    their vectors would be several times the neighbours' size."""
+
+    count: int
+    fingerprint: bytes  # of the points (float32, C order): see _fingerprint
     nearest: np.ndarray  # int64 (n, k + 1)
     distance: np.ndarray  # float32 (n, k + 1)
 
@@ -59,7 +66,8 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
         raise ValueError(f"{k} neighbours need at least {k + 1} points, not {count}")
     padded = np.zeros((-(-count // TILE) * TILE, points.shape[1]), dtype=np.float32)
     padded[:count] = points
-    old = len(known.points) if known is not None and _extends(known, points, k) else 0
+    points = np.ascontiguousarray(points, dtype=np.float32)
+    old = known.count if known is not None and _extends(known, points, k) else 0
     keys = np.empty((count, k + 1), dtype=np.int64)
 
     def tile(start: int) -> None:
@@ -73,7 +81,7 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
             both = np.concatenate(
                 [
                     _keys(known.nearest[start:stop], known.distance[start:stop]),
-                    _nearest(dots[: stop - start], k + 1, first),
+                    _beating(dots[: stop - start], known.distance[start:stop, k], first),
                 ],
                 axis=1,
             )
@@ -89,18 +97,24 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
         list(pool.map(tile, range(0, count, TILE)))
     nearest = keys & _COLUMN
     distance = (keys >> 32).astype(np.int32).view(np.float32)
-    return Neighbours(points=points, nearest=nearest, distance=distance)
+    return Neighbours(count, _fingerprint(points), nearest, distance)
 
 
 def _extends(known: Neighbours, points: np.ndarray, k: int) -> bool:
     """Whether ``known`` was found for a prefix of ``points`` with the same ``k``."""
-    size = len(known.points)
     return (
         known.k == k
-        and size <= len(points)
-        and known.points.shape[1:] == points.shape[1:]
-        and np.array_equal(known.points, points[:size])
+        and known.count <= len(points)
+        and known.fingerprint == _fingerprint(points[: known.count])
     )
+
+
+def _fingerprint(points: np.ndarray) -> bytes:
+    """BLAKE2b of the points' shape and float32 bytes: equal for equal points, and a different
+    prefix (an edit, a removal, another model's vectors) gives another one."""
+    digest = hashlib.blake2b(repr(points.shape).encode(), digest_size=16)
+    digest.update(np.ascontiguousarray(points, dtype=np.float32).data)
+    return digest.digest()
 
 
 def _dots(padded: np.ndarray, start: int, first: int, count: int) -> np.ndarray:
@@ -144,21 +158,40 @@ def _nearest(dots: np.ndarray, count: int, first: int) -> np.ndarray:
     bar = np.partition(sample, -count, axis=1)[:, -count]
     low = bar - np.float32(MARGIN)
     separated = _to_distance(low.copy()) > _to_distance(bar.copy())
-    chosen = dots >= low[:, None]
-    chosen[~separated] = False
-    rows, found = np.nonzero(chosen)
-    # Each row's candidates side by side (padded with the largest key), then ordered per row.
-    held = np.bincount(rows, minlength=len(dots))
-    starts = np.cumsum(held) - held
-    table = np.full((len(dots), max(int(held.max()), count)), np.iinfo(np.int64).max)
-    table[rows, np.arange(len(rows)) - starts[rows]] = _keys(
-        found + first, _to_distance(dots[rows, found])
-    )
-    out = np.sort(table, axis=1)[:, :count]
+    low[~separated] = np.inf  # no candidate: done the full way below
+    out = np.sort(_candidates(dots, low, first, count), axis=1)[:, :count]
     bad = np.flatnonzero(~separated)
     if len(bad):
         out[bad] = _smallest(_to_distance(dots[bad]), count, first)
     return out
+
+
+def _beating(dots: np.ndarray, worst: np.ndarray, first: int) -> np.ndarray:
+    """The keys of every column of each row that may come before the row's ``worst`` distance
+    (its ``k + 1``-th nearest so far), unordered, padded with the largest key.
+
+    A row extended by new columns keeps nearly all its neighbours: only columns whose product
+    reaches the product at ``worst`` less ``MARGIN`` become distances. The distance is a
+    non-increasing function of the product (each float32 step is monotone), so a column under
+    that bound is farther than ``worst`` whenever the margin separates the two distances, which
+    is checked per row (a row it does not is given every column). A new column never wins a
+    tie with ``worst``: its row comes after every row found before."""
+    low = np.float32(1.0) - worst * worst / np.float32(2.0) - np.float32(MARGIN)
+    low[~(_to_distance(low.copy()) > worst)] = -np.inf
+    return _candidates(dots, low, first, 1)
+
+
+def _candidates(dots: np.ndarray, low: np.ndarray, first: int, width: int) -> np.ndarray:
+    """The keys of each row's columns whose product reaches the row's ``low``, side by side,
+    padded with the largest key to at least ``width`` columns."""
+    rows, found = np.nonzero(dots >= low[:, None])
+    held = np.bincount(rows, minlength=len(dots))
+    starts = np.cumsum(held) - held
+    table = np.full((len(dots), max(int(held.max(initial=0)), width)), np.iinfo(np.int64).max)
+    table[rows, np.arange(len(rows)) - starts[rows]] = _keys(
+        found + first, _to_distance(dots[rows, found])
+    )
+    return table
 
 
 def _keys(nearest: np.ndarray, distance: np.ndarray) -> np.ndarray:

@@ -112,8 +112,9 @@ class SchemaStore(Protocol):
         """Remove runs no reading uses (a superseded "as of now"); their versions stay."""
         ...
 
-    def save_run(self, run: SchemaRun) -> SchemaRun:
-        """Store a run and its new versions; if an equal run is already stored, return that one."""
+    def save_runs(self, runs: Sequence[SchemaRun]) -> list[SchemaRun]:
+        """Store one channel's runs and their new versions, in order; where an equal run is
+        already stored, that one comes back instead."""
         ...
 
     def versions(self, channel: str, speaker_id: str | None = None) -> list[SchemaState]:

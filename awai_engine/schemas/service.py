@@ -8,16 +8,17 @@ protocols of :mod:`awai_engine.schemas.ports`.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
 from awai_engine.errors import AwaiError
 from awai_engine.ports import LanguageBackend
 from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.schemas.build import central_rows
+from awai_engine.schemas.chains import ChainDone, ChainWork, Point, pool, processes, walk
 from awai_engine.schemas.clustering import ChainMemo
 from awai_engine.schemas.digest import (
     Digest,
@@ -50,6 +51,10 @@ Progress = Callable[[int, int], None]  # runs made so far, runs to make in all
 
 class UnknownChannelError(AwaiError, LookupError):
     """No channel with that key is stored."""
+
+
+class ReclusterWorkerError(AwaiError, RuntimeError):
+    """A worker process re-clustering the channel's speakers died before its chain came back."""
 
 
 class ReclusterReport(Value):
@@ -121,16 +126,14 @@ class _Tally:
     def __init__(self, total: int, progress: Progress | None) -> None:
         self.total, self.progress = total, progress
         self.stored = self.new_versions = 0
-        self._guard = threading.Lock()
         if progress is not None:
             progress(0, total)
 
     def add(self, new_versions: int) -> None:
-        with self._guard:
-            self.stored += 1
-            self.new_versions += new_versions
-            if self.progress is not None:
-                self.progress(self.stored, self.total)
+        self.stored += 1
+        self.new_versions += new_versions
+        if self.progress is not None:
+            self.progress(self.stored, self.total)
 
 
 class SchemaService:
@@ -152,6 +155,9 @@ class SchemaService:
         self._indexes_guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
+        # Each long speaker's last walk up their points, kept for the job's next run (see
+        # _recluster_speaker); dropped with the channel's indexes.
+        self._memos: dict[tuple[str, str], ChainMemo] = {}
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -313,20 +319,15 @@ class SchemaService:
             index = self._index(channel, timeline)
             speakers = index.speakers()
             plan = [(speaker, *self._unstored(index, channel, speaker)) for speaker in speakers]
-            total = sum(len(todo) for _, _, todo in plan)
-            tally = _Tally(total, progress)
-            # Speakers' chains are independent: one per core at a time, each holding one basis.
-            # numpy leaves the GIL for the distance products that are most of the work.
-            workers = max(1, min(len(plan), os.cpu_count() or 1))
-            with ThreadPoolExecutor(workers, thread_name_prefix="recluster") as pool:
-                done = [
-                    pool.submit(
-                        self._recluster_speaker, index, channel, speaker, before, todo, tally
-                    )
-                    for speaker, before, todo in plan
-                ]
-                for future in done:
-                    future.result()
+            plan = [(speaker, before, todo) for speaker, before, todo in plan if todo]
+            tally = _Tally(sum(len(todo) for _, _, todo in plan), progress)
+            chains = (self._chain(index, channel, *item) for item in plan)
+            workers = processes(self.settings.schemas.recluster_processes, len(plan))
+            if workers == 1:
+                for speaker, work in chains:
+                    self._store_chain(index, channel, speaker, work, walk(work), tally)
+            else:
+                self._walk_in_workers(index, channel, chains, workers, tally)
             stored, new_versions = tally.stored, tally.new_versions
             self.store.mark_reclustered(channel, timeline.revision)
             self._unless_retired(channel, timeline)
@@ -339,31 +340,96 @@ class SchemaService:
             removed_versions=purged.versions,
         )
 
-    def _recluster_speaker(
+    def _chain(
         self,
         index: SpeakerRows,
         channel: str,
         speaker: str,
         before: SchemaRun | None,
         todo: list[int],
+    ) -> tuple[str, ChainWork]:
+        """What a worker needs to make the speaker's runs at the points ``todo``: the thoughts
+        at the last (every earlier point is a prefix of them) and the memo the job kept."""
+        basis = index.head(channel, speaker, todo[-1])
+        assert basis is not None
+        points = tuple(
+            Point(count, index.digest(speaker, count), index.name_at(speaker, count))
+            for count in todo
+        )
+        memo = self._memo(channel, speaker)
+        return speaker, ChainWork(basis, points, before, memo, self.settings.schemas)
+
+    def _walk_in_workers(
+        self,
+        index: SpeakerRows,
+        channel: str,
+        chains: Iterator[tuple[str, ChainWork]],
+        workers: int,
         tally: _Tally,
     ) -> None:
-        """Store the speaker's runs at the points ``todo``, in order, each taking its ids from
-        the fixed point below (``before`` for the first)."""
+        """Walk the chains in ``workers`` processes and store each one's runs as it comes back.
+
+        A chain is handed out only when a worker is free, so the job holds at most ``workers``
+        speakers' thoughts at once. A worker that dies (killed, out of memory) breaks the pool:
+        every chain not stored yet fails with it, nothing waits for it, and the channel stays
+        pending, so the next run makes what is missing (the runs stored so far are whole)."""
+        blas = self.settings.recall_index.blas_threads
+        with pool(workers, blas) as executor:
+            running: dict[Future[ChainDone], tuple[str, ChainWork]] = {}
+            try:
+                for _ in range(workers):
+                    _hand_out(executor, chains, running)
+                while running:
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        speaker, work = running.pop(future)
+                        try:
+                            done = future.result()
+                        except BrokenProcessPool as error:
+                            raise ReclusterWorkerError(
+                                f"A re-clustering worker process of {channel!r} died (killed,"
+                                " or out of memory); the runs stored so far are kept and the"
+                                " next re-clustering makes the rest."
+                            ) from error
+                        self._store_chain(index, channel, speaker, work, done, tally)
+                        _hand_out(executor, chains, running)
+            finally:
+                executor.shutdown(wait=True, cancel_futures=True)
+
+    def _store_chain(
+        self,
+        index: SpeakerRows,
+        channel: str,
+        speaker: str,
+        work: ChainWork,
+        done: ChainDone,
+        tally: _Tally,
+    ) -> None:
+        """Store the speaker's runs (one transaction), count their new versions, drop the
+        runs they supersede, and keep the memo for the job's next run."""
+        before = work.before
         seen = {(s.schema_id, s.version) for s in before.states} if before else set()
-        memo = ChainMemo()  # each point's thoughts extend the last's
-        for count in todo:
-            basis = index.head(channel, speaker, count)  # one basis held at a time
-            assert basis is not None
-            # Stored unsummarised: a version is worded when first shown (.summaries).
-            run = self.store.save_run(self.runs.made(basis, before, memo))
+        # Stored unsummarised: a version is worded when first shown (.summaries).
+        for run in self.store.save_runs(done.runs):
             new = {(s.schema_id, s.version) for s in run.states} - seen
             seen |= new
-            if is_fixed_point(basis.count, self.settings.schemas.fixed_point_bits):
-                before = run  # the next point's ids come from this one
             tally.add(len(new))
-        if todo:
-            self._drop_superseded(index, channel, speaker)
+        self._drop_superseded(index, channel, speaker)
+        if done.memo is not None:
+            with self._indexes_guard:
+                self._memos[(channel, speaker)] = done.memo
+
+    def _memo(self, channel: str, speaker: str) -> ChainMemo:
+        """The speaker's memo from the job's last run, else a new one.
+
+        Between two runs of the job a long speaker says a few more thoughts: their thoughts now
+        extend those of the last run, so the knn graph's neighbours are extended (the new rows
+        searched, the old ones merged with them) instead of searched afresh: the n² distances
+        of a speaker of 20,000 thoughts every time they speak. Checked to be of a prefix before
+        use, as within one walk, so a changed history is searched afresh; the labels are the
+        same either way."""
+        with self._indexes_guard:
+            return self._memos.pop((channel, speaker), None) or ChainMemo()
 
     # -- digest --------------------------------------------------------------------------------
 
@@ -475,9 +541,9 @@ class SchemaService:
         self.runs.forget(channel)
 
     def held_channels(self) -> list[str]:
-        """The channels an index or a clustering is held in memory for."""
+        """The channels an index, a kept memo or a clustering is held in memory for."""
         with self._indexes_guard:
-            indexed = [channel for channel, _ in self._indexes]
+            indexed = [channel for channel, _ in [*self._indexes, *self._memos]]
         return list(dict.fromkeys([*indexed, *self.runs.channels()]))
 
     def forget_speaker(self, channel: str, speaker_id: str) -> ForgetReport:
@@ -591,9 +657,12 @@ class SchemaService:
         return index
 
     def _forget_indexes(self, channel: str) -> None:
+        """Drop the channel's indexes and kept memos (which hold its thoughts' texts)."""
         with self._indexes_guard:
             for key in [key for key in self._indexes if key[0] == channel]:
                 del self._indexes[key]
+            for memo in [memo for memo in self._memos if memo[0] == channel]:
+                del self._memos[memo]
 
     def _unless_retired(self, channel: str, timeline: Timeline) -> None:
         """After a reading (or a run) that may have clustered on ``timeline`` and kept the
@@ -606,6 +675,17 @@ class SchemaService:
     def _lock(self, channel: str) -> threading.RLock:
         with self._locks_guard:
             return self._locks.setdefault(channel, threading.RLock())
+
+
+def _hand_out(
+    executor: ProcessPoolExecutor,
+    chains: Iterator[tuple[str, ChainWork]],
+    running: dict[Future[ChainDone], tuple[str, ChainWork]],
+) -> None:
+    """Give the next speaker's chain, if any, to the pool."""
+    item = next(chains, None)
+    if item is not None:
+        running[executor.submit(walk, item[1])] = item
 
 
 def _view(state: SchemaState, basis: Basis, timeline: Timeline) -> SchemaView:

@@ -9,20 +9,17 @@ goes the same way.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 
 from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 
-def purge_place(runtime: Runtime, prefix: str, cursor_keys: Iterable[str] = ()) -> list[str]:
+def purge_place(runtime: Runtime, prefix: str) -> list[str]:
     """Drop every stored channel whose key starts with ``prefix`` (a workspace, a server), and
-    the backfill cursors ``cursor_keys`` besides theirs (places the platform still knew of, so
-    a return reads their history again from the start); the channel keys removed."""
+    every cursor of the place (so a return reads its history again from the start, its threads'
+    included); the channel keys removed."""
     removed = runtime.purge_prefix(prefix)
-    for key in cursor_keys:
-        runtime.forget_cursor(key)
     log.info("Purged %d channel(s) of %s", len(removed), prefix.rstrip(":"))
     return removed
 

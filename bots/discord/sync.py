@@ -139,9 +139,7 @@ class StoreSync:
                 "left guild %s; its data is kept (AWAI_DISCORD__PURGE_ON_GUILD_LEAVE)", guild.id
             )
             return
-        known = [channel.id for channel in guild.channels] + [thread.id for thread in guild.threads]
-        cursors = [channel_key(guild.id, place_id) for place_id in known]
-        await asyncio.to_thread(purge_place, self.runtime, guild_prefix(guild.id), cursors)
+        await asyncio.to_thread(purge_place, self.runtime, guild_prefix(guild.id))
 
     def _posts(self) -> DiscordPosts:
         """AWAI's posts, for the actions to redact from a worker thread."""

@@ -6,6 +6,7 @@ import pytest
 
 from awai_engine.values import Utterance
 from bots.discord.keys import channel_key
+from bots.records import catch_up_key
 from tests.discord import payloads
 from tests.discord.conftest import KEY, Harness
 from tests.discord.payloads import BOB, SNOWFLAKES
@@ -50,6 +51,28 @@ async def test_leaving_a_server_purges_its_channels_and_cursors_and_nothing_else
         is None
     )
     assert harness.stored(ELSEWHERE) == {"1": "Another server's words."}
+
+
+@pytest.mark.slow
+async def test_leaving_a_server_purges_its_threads_catch_up_cursors_and_no_other_servers(
+    harness: Harness,
+):
+    await _fill(harness)
+    cursors = harness.runtime.store.cursors
+    archived = channel_key(payloads.GUILD_ID, 424242)  # a thread the server no longer lists
+    ours = [
+        catch_up_key(channel_key(payloads.GUILD_ID, payloads.THREAD_ID)),
+        catch_up_key(archived),
+        archived,
+    ]
+    theirs = [catch_up_key(ELSEWHERE), ELSEWHERE]
+    for key in ours + theirs:
+        cursors.save(key, "77", 3)
+
+    await harness.cog.on_guild_remove(harness.guild)
+
+    assert [key for key in ours if cursors.get(key) is not None] == []
+    assert [key for key in theirs if cursors.get(key) is None] == []
 
 
 @pytest.mark.slow

@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     sample = SAMPLES[args.lang]
-    with writing_runtime(settings_for(sample, settings)) as runtime:
+    with writing_runtime(settings_for(sample, settings), "demo") as runtime:
         transcript = load_and_ingest(
             runtime, sample.path, sample.channel, quiet=args.json
         ).transcript

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except OSError as error:
         fail(f"cannot write to {args.out}: {error.strerror or error}")
         return 2
-    with writing_runtime(settings) as runtime:
+    with writing_runtime(settings, "digest") as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2

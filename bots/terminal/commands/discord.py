@@ -12,6 +12,7 @@ import asyncio
 from bots.runtime import open_runtime
 from bots.settings import BotSettings
 from bots.terminal.say import fail
+from bots.terminal.writing import writer_lock
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace, settings: BotSettings) -> int:
         )
         return 2
     token = settings.discord.token.get_secret_value()
-    with open_runtime(settings) as runtime:
+    serving = not args.sync and args.clear_guild is None  # a bot holds the folder until it stops
+    with writer_lock(settings, "discord", until_stopped=serving), open_runtime(settings) as runtime:
         try:
             if args.clear_guild is not None:
                 asyncio.run(clear_guild_commands(runtime, token, args.clear_guild))

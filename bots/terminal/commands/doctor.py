@@ -9,7 +9,10 @@ index whose files are damaged (cut short by a crash or a full disk, bytes change
 Chroma's own database damaged: found before Chroma loads them, ``storage/hnsw_files.py``) from
 the stored messages, finishes a forget or delete that was interrupted (a removal unfinished is
 never reported as "ok"), and checks again.
-With the embedded Chroma, run it while no bot is writing to the same data directory.
+With the embedded Chroma, ``--repair`` takes the data folder's writer lock
+(:mod:`bots.terminal.writing`): it waits for a command writing there and is refused while a bot
+runs on the folder; a look without ``--repair`` runs beside them and says who is writing, since
+what a writer has in flight shows as unfinished until it ends.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from bots.terminal.reply_model_status import report_reply_model
 from bots.terminal.say import plain_console, styled
 from bots.terminal.transcript import channel_key
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writer, writer_lock
 
 COLUMNS = (
     ("writes unfinished", "unfinished_writes"),
@@ -68,15 +72,21 @@ def _check_store(
     """The store's part: SQL and vectors compared, and repaired with ``--repair``."""
     if not args.repair:
         # No embedding model needed just to look, nor a folder that can be written.
+        busy = writer(settings)
         with Records.open(settings, read_only=True) as records:
             found = records.audit(channels)
         console.print(report_table(found, "What awai doctor found"))
+        if busy is not None:
+            console.print(
+                f"{busy.named()} is writing into {settings.data_dir}: what it has in flight"
+                " shows as unfinished until it is written."
+            )
         if not found.clean:
             console.print(
                 Text.assemble("Run ", styled("awai doctor --repair", "bold"), " to repair it.")
             )
         return 0 if found.clean else 1
-    with open_runtime(settings, repair=False) as runtime:
+    with writer_lock(settings, "doctor --repair"), open_runtime(settings, repair=False) as runtime:
         repaired = runtime.repair(channels)
         resumed = runtime.schemas.resume_erasures()
         after = runtime.audit(channels)

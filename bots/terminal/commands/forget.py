@@ -14,10 +14,12 @@ import argparse
 import sys
 
 from awai_engine.errors import AwaiError
+from awai_engine.reconcile import DamagedVectorsError
+from awai_engine.schemas.service import ForgetReport
 from awai_engine.settings import Settings
 from bots.runtime import Runtime
 from bots.terminal.lookup import find_channel, find_speaker
-from bots.terminal.say import fail, stderr, stdout
+from bots.terminal.say import fail, stderr, stdout, warn
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writing_runtime
 
@@ -40,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    with writing_runtime(settings) as runtime:
+    with writing_runtime(settings, "forget") as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             stderr.print("Nothing was removed.")
             return 1
         try:
-            report = runtime.schemas.forget_speaker(channel, speaker)
+            report = _forgotten(runtime, channel, speaker)
         except Exception as error:  # whatever stopped it, the recorded erasure is the recovery
             return _interrupted(runtime, channel, speaker, error)
     stdout.print(
@@ -73,6 +75,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         f" {report.summaries} summaries, {report.digest_entries} digest entries."
     )
     return 0
+
+
+def _forgotten(runtime: Runtime, channel: str, speaker: str) -> ForgetReport:
+    """Forget the speaker; a vector index found damaged on the way (a forget copies every
+    vector of the channel) is rebuilt from SQL, told in one line, and the forget, recorded
+    before anything was removed, is run again to its end."""
+    try:
+        return runtime.schemas.forget_speaker(channel, speaker)
+    except DamagedVectorsError:
+        for notice in runtime.repair([channel]).notices():
+            warn(one_line(notice))
+        return runtime.schemas.forget_speaker(channel, speaker)
 
 
 def _interrupted(runtime: Runtime, channel: str, speaker: str, error: Exception) -> int:

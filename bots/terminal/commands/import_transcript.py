@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     transcript = read_reporting(
         args.file, args.channel, limits.max_transcript_bytes, limits.max_line_bytes
     )
-    with writing_runtime(settings) as runtime:
+    with writing_runtime(settings, "import") as runtime:
         done = store_transcript(runtime, transcript, verb="Importing")
     report = done.report
     stderr.print(

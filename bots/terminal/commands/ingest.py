@@ -24,6 +24,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    with writing_runtime(settings) as runtime:
+    with writing_runtime(settings, "ingest") as runtime:
         done = load_and_ingest(runtime, args.file, args.channel or args.file.stem)
     return done.exit_code

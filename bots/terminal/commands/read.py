@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.all and not args.json:
         fail("--all prints JSON lines; add --json.")
         return 2
-    with writing_runtime(settings) as runtime:
+    with writing_runtime(settings, "read") as runtime:
         transcript = load_and_ingest(
             runtime, args.file, args.channel or args.file.stem, quiet=args.json
         ).transcript

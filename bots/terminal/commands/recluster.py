@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     with (
-        writing_runtime(settings) as runtime,
+        writing_runtime(settings, "recluster") as runtime,
         Progress(
             TextColumn("{task.description}", markup=False),  # a channel name is no markup
             BarColumn(),

@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    with writing_runtime(settings) as runtime:
+    with writing_runtime(settings, "reembed") as runtime:
         embedder = runtime.engine.embedder
         channel = channel_key(args.channel)
         info = runtime.channel_info(channel)

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             " there is nothing to re-extract with."
         )
         return 2
-    with writing_runtime(settings) as runtime:
+    with writing_runtime(settings, "reextract") as runtime:
         if args.channel:
             channel = find_channel(runtime, args.channel)
             if channel is None:

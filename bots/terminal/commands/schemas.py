@@ -8,6 +8,7 @@ it (``awai_engine/schemas/fixed_points.py``; the run the re-clustering stored, e
 from __future__ import annotations
 
 import argparse
+import functools
 
 from rich.table import Table
 from rich.text import Text
@@ -19,6 +20,7 @@ from bots.terminal.commands.common import message_id, speaker_name
 from bots.terminal.lookup import find_channel, find_speaker
 from bots.terminal.say import fail, plain_console, styled
 from bots.terminal.visible import one_line, terminal_json
+from bots.terminal.writing import writer_lock
 
 EXAMPLE_WIDTH = 70
 
@@ -49,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    with open_runtime(settings, read_only=True) as runtime:
+    finishing = functools.partial(writer_lock, settings, "schemas")  # only to finish a removal
+    with open_runtime(settings, read_only=True, finishing_lock=finishing) as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
             return 2

@@ -18,6 +18,7 @@ from bots.runtime import open_runtime
 from bots.settings import BotSettings
 from bots.terminal.say import fail, stderr
 from bots.terminal.visible import one_line
+from bots.terminal.writing import writer_lock
 
 if TYPE_CHECKING:
     from bots.slack.app import SlackBot
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace, settings: BotSettings) -> int:
         # A running bot says what it does (connections, catch-up, readings and refusals, never
         # message text) even without --verbose; libraries stay at warnings.
         logging.getLogger("bots").setLevel(logging.INFO)
-        with open_runtime(settings) as runtime:
+        with writer_lock(settings, "slack", until_stopped=True), open_runtime(settings) as runtime:
             scheduler = SchedulerService(runtime)
             bot = build_bot(runtime)
             try:
