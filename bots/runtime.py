@@ -175,7 +175,11 @@ def open_runtime(
     if read_only and store.erasing():  # what a removal removes is never shown: finish it first
         store.close()
         finishing.enter_context(finishing_lock())
-        store = _opened_to_finish_removals(settings)
+        try:
+            store = _opened_to_finish_removals(settings)
+        except BaseException:  # the lock is given back with the error, not at exit
+            finishing.close()
+            raise
         repair = True
     try:
         embedder = Embedder(settings.embedding)
