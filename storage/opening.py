@@ -34,9 +34,9 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
         return _open_frozen(settings)
     embedded = settings.chroma_url is None
     if settings.database_url is None or (embedded and settings.chroma_path is None):
-        _check_writable(settings.data_dir)
+        check_writable(settings.data_dir)
     if embedded:
-        _check_writable(settings.resolved_chroma_path())
+        check_writable(settings.resolved_chroma_path())
     try:
         database = Database(settings.resolved_database_url())
     except Exception as error:
@@ -93,7 +93,7 @@ def _open_frozen(settings: Settings) -> tuple[Database, ChromaVectors]:
 
 def _writable(path: Path) -> bool:
     try:
-        _check_writable(path)
+        check_writable(path)
     except StorageError:
         return False
     return True
@@ -109,7 +109,10 @@ def _without_password(url: str) -> str:
         return "(the configured AWAI_DATABASE_URL)"
 
 
-def _check_writable(path: Path) -> None:
+def check_writable(path: Path) -> None:
+    """Refuse a data folder that is a file, read-only or on a full disk, naming it: the first
+    write of a command (the writer lock's line, the database) would otherwise fail with a bare
+    OS error."""
     if path.exists() and not path.is_dir():
         raise StorageError(
             f"The data directory {path} is a file, not a folder."

@@ -31,11 +31,16 @@ def interrupted(make_runtime: Callable[..., Runtime], monkeypatch: pytest.Monkey
     return runtime
 
 
-def doctor_row(data_dir: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+def doctor_row(data_dir: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, str]]:
+    """The doctor's exit code and the channel's row, cell by column heading."""
     code = main(["--data-dir", data_dir, "doctor"])
     out = capsys.readouterr().out
+    [heading] = [line for line in out.split("\n") if line.startswith("┃ channel ")]
     [row] = [line for line in out.split("\n") if line.startswith(f"│ {CHANNEL} ")]
-    return code, [cell.strip() for cell in row.strip("│").split("│")]
+    cells = [cell.strip() for cell in row.strip("│").split("│")]
+    return code, dict(
+        zip((cell.strip() for cell in heading.strip("┃").split("┃")), cells, strict=True)
+    )
 
 
 def test_doctor_reports_an_unfinished_removal_until_it_is_finished(
@@ -46,11 +51,11 @@ def test_doctor_reports_an_unfinished_removal_until_it_is_finished(
 
     code, row = doctor_row(data_dir, capsys)
 
-    assert code == 1 and row[-2] == "needs repair" and row[-3] == "1"  # removals unfinished
+    assert code == 1 and row["state"] == "needs repair" and row["removals unfinished"] == "1"
     assert main(["--data-dir", data_dir, "doctor", "--repair"]) == 0
     assert f"Finished forgetting {SPEAKER}" in capsys.readouterr().out
     code, row = doctor_row(data_dir, capsys)
-    assert code == 0 and row[-2] == "ok" and row[-3] == "0"
+    assert code == 0 and row["state"] == "ok" and "removals unfinished" not in row  # none left
     assert hits(interrupted.settings.data_dir, WORDS, SPEAKER) == []
 
 

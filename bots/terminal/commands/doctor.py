@@ -101,10 +101,23 @@ def _check_store(
 
 
 def report_table(report: ReconcileReport, title: str) -> Table:
-    table = Table(title=title, title_justify="left")
-    table.add_column("channel")
-    table.add_column("vector index")
-    for heading, _ in COLUMNS:
+    """One row per channel. Only the counts some channel has are columns: eleven columns fit no
+    ordinary terminal (every name was cut to "termi…"), and a count of 0 everywhere says no more
+    than the caption naming what was checked."""
+    shown = [
+        (heading, field)
+        for heading, field in COLUMNS
+        if any(getattr(channel, field) for channel in report.channels)
+    ]
+    table = Table(
+        title=title,
+        title_justify="left",
+        caption=f"Checked: {', '.join(heading for heading, _ in COLUMNS)}.",
+        caption_justify="left",
+    )
+    table.add_column("channel", overflow="fold")
+    table.add_column("vector index", overflow="fold")
+    for heading, _ in shown:
         table.add_column(heading, justify="right")
     table.add_column("state")
     table.add_column("e.g.", overflow="fold")
@@ -112,12 +125,12 @@ def report_table(report: ReconcileReport, title: str) -> Table:
         table.add_row(
             one_line(channel.channel),
             _index(channel),
-            *(str(getattr(channel, field)) for _, field in COLUMNS),
+            *(str(getattr(channel, field)) for _, field in shown),
             _state(channel),
             ", ".join(one_line(example) for example in channel.examples),
         )
     if not report.channels:
-        table.add_row("(no channels stored)", "", *("" for _ in COLUMNS), "", "")
+        table.add_row("(no channels stored)", "", *("" for _ in shown), "", "")
     return table
 
 
