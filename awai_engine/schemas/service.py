@@ -319,7 +319,12 @@ class SchemaService:
             index = self._index(channel, timeline)
             speakers = index.speakers()
             plan = [(speaker, *self._unstored(index, channel, speaker)) for speaker in speakers]
-            plan = [(speaker, before, todo) for speaker, before, todo in plan if todo]
+            # The chains with the most work first (a point's distances grow with its square),
+            # so no long speaker starts last and keeps one core busy while the others idle.
+            plan = sorted(
+                [(speaker, before, todo) for speaker, before, todo in plan if todo],
+                key=lambda item: -sum(count * count for count in item[2]),
+            )
             tally = _Tally(sum(len(todo) for _, _, todo in plan), progress)
             chains = (self._chain(index, channel, *item) for item in plan)
             workers = processes(self.settings.schemas.recluster_processes, len(plan))
