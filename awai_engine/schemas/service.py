@@ -155,8 +155,9 @@ class SchemaService:
         self._indexes_guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
-        # Each long speaker's last walk up their points, kept for the job's next run (see
-        # _recluster_speaker); dropped with the channel's indexes.
+        # Each long speaker's neighbours from the job's last walk up their points, kept for its
+        # next run (see _memo; a worker extends them and sends them back); dropped with the
+        # channel's indexes.
         self._memos: dict[tuple[str, str], ChainMemo] = {}
 
     # -- reading -------------------------------------------------------------------------------
