@@ -392,6 +392,7 @@ class SchemaService:
                         try:
                             done = future.result()
                         except BrokenProcessPool as error:
+                            _stop_workers(executor)
                             raise ReclusterWorkerError(
                                 f"A re-clustering worker process of {channel!r} died (killed,"
                                 " or out of memory); the runs stored so far are kept and the"
@@ -681,6 +682,16 @@ class SchemaService:
     def _lock(self, channel: str) -> threading.RLock:
         with self._locks_guard:
             return self._locks.setdefault(channel, threading.RLock())
+
+
+def _stop_workers(executor: ProcessPoolExecutor) -> None:
+    """Kill what is left of a broken pool's workers. CPython 3.11's pool terminates the
+    workers it holds when it breaks, but a worker it was still starting then (a pool starts
+    them as work is handed out) is added after that, never stopped, and waits for work
+    forever while the pool's shutdown waits for it: a worker killed as it started hung the
+    job's test. Every worker is in the pool's table once the hand-outs have returned."""
+    for process in list((executor._processes or {}).values()):  # no public handle on them
+        process.kill()
 
 
 def _hand_out(
