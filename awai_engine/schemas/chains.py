@@ -19,6 +19,7 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from multiprocessing.context import BaseContext
 
 from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.build import cluster_run
@@ -116,8 +117,11 @@ def pool(workers: int, blas_threads: int | None) -> ProcessPoolExecutor:
     again (1.6 s of CPU each here). BLAS is capped as in the job's process (``Engine``): the
     neighbour search's many small products on a BLAS thread pool spin on a shared machine.
     """
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)
+    context: BaseContext = multiprocessing.get_context("spawn")
+    if "forkserver" in multiprocessing.get_all_start_methods():  # not on Windows
+        server = multiprocessing.get_context("forkserver")
+        server.set_forkserver_preload(PRELOAD)
+        context = server
     return ProcessPoolExecutor(
         workers, mp_context=context, initializer=_limit_blas, initargs=(blas_threads,)
     )

@@ -155,8 +155,9 @@ class SchemaService:
         self._indexes_guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
         self._locks_guard = threading.Lock()
-        # Each long speaker's last walk up their points, kept for the job's next run (see
-        # _recluster_speaker); dropped with the channel's indexes.
+        # Each long speaker's neighbours from the job's last walk up their points, kept for its
+        # next run (see _memo; a worker extends them and sends them back); dropped with the
+        # channel's indexes.
         self._memos: dict[tuple[str, str], ChainMemo] = {}
 
     # -- reading -------------------------------------------------------------------------------
@@ -319,7 +320,12 @@ class SchemaService:
             index = self._index(channel, timeline)
             speakers = index.speakers()
             plan = [(speaker, *self._unstored(index, channel, speaker)) for speaker in speakers]
-            plan = [(speaker, before, todo) for speaker, before, todo in plan if todo]
+            # The chains with the most work first (a point's distances grow with its square),
+            # so no long speaker starts last and keeps one core busy while the others idle.
+            plan = sorted(
+                [(speaker, before, todo) for speaker, before, todo in plan if todo],
+                key=lambda item: -sum(count * count for count in item[2]),
+            )
             tally = _Tally(sum(len(todo) for _, _, todo in plan), progress)
             chains = (self._chain(index, channel, *item) for item in plan)
             workers = processes(self.settings.schemas.recluster_processes, len(plan))
@@ -386,6 +392,7 @@ class SchemaService:
                         try:
                             done = future.result()
                         except BrokenProcessPool as error:
+                            _stop_workers(executor)
                             raise ReclusterWorkerError(
                                 f"A re-clustering worker process of {channel!r} died (killed,"
                                 " or out of memory); the runs stored so far are kept and the"
@@ -675,6 +682,16 @@ class SchemaService:
     def _lock(self, channel: str) -> threading.RLock:
         with self._locks_guard:
             return self._locks.setdefault(channel, threading.RLock())
+
+
+def _stop_workers(executor: ProcessPoolExecutor) -> None:
+    """Kill what is left of a broken pool's workers. CPython 3.11's pool terminates the
+    workers it holds when it breaks, but a worker it was still starting then (a pool starts
+    them as work is handed out) is added after that, never stopped, and waits for work
+    forever while the pool's shutdown waits for it: a worker killed as it started hung the
+    job's test. Every worker is in the pool's table once the hand-outs have returned."""
+    for process in list((executor._processes or {}).values()):  # no public handle on them
+        process.kill()
 
 
 def _hand_out(
