@@ -34,9 +34,10 @@ from bench.eval_headline import FAR_BACK, Tally
 from bench.eval_reply_links import DEFAULT_FILES, Bench, load
 
 BARS = (None, 0.0, 0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6)
+BETWEEN_BARS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 _ASKS = FEATURE_NAMES.index("candidate_asks")
 _ADDRESSES_ANOTHER = FEATURE_NAMES.index("candidate_addresses_another")
-VARIANTS = ("put to the speaker", "any question")
+VARIANTS = ("put to the speaker", "any question", "between")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     candidates = candidate_features(timeline, position, ())
                     if not candidates.positions:
                         for variant in VARIANTS:
-                            for bar in BARS:
+                            for bar in _bars(variant):
                                 tallies.setdefault((log.file, variant, bar), Tally()).count(
                                     None, parents, position, ""
                                 )
@@ -90,7 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if own.any():
                         since = (positions > positions[own].max()) & ~own & (asks > 0)
                         to_speaker = since & (candidates.features[:, _ADDRESSES_ANOTHER] == 0)
-                        for shape_name, held in (("any", since), ("to speaker", to_speaker)):
+                        between = to_speaker & (positions == position - 1)
+                        if positions[own].max() != position - 2:
+                            between[:] = False
+                        shapes = (("any", since), ("to speaker", to_speaker), ("between", between))
+                        for shape_name, held in shapes:
                             if not held.any():
                                 continue
                             questions = set(positions[held].tolist())
@@ -107,12 +112,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         table = candidates.features.copy()
                         if variant == "any question":
                             table[:, _ADDRESSES_ANOTHER] = 0
-                        for bar in BARS:
+                        for bar in _bars(variant):
                             ranked = (
                                 order
                                 if bar is None
                                 else question_put_first(
-                                    timeline, position, positions, probabilities, table, order, bar
+                                    timeline,
+                                    position,
+                                    positions,
+                                    probabilities,
+                                    table,
+                                    order,
+                                    *((0.5, bar) if variant == "between" else (bar, bar)),
                                 )
                             )
                             named = int(positions[ranked[0]]) if confident else None
@@ -133,6 +144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = "off" if bar is None else f"{variant} {bar:.2f}"
         print(found.line(f"{file} | {name}"))
     return 0
+
+
+def _bars(variant: str) -> tuple[float | None, ...]:
+    """The bars tried: the question's alone between the speaker's message and this one (the
+    others' at 0.5) for ``between``, every question's for the others."""
+    return BETWEEN_BARS if variant == "between" else BARS
 
 
 def _kind(parents: frozenset[int] | set[int], questions: set[int], own: np.ndarray) -> str:

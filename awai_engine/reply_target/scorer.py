@@ -133,6 +133,11 @@ def reply_scores(
 QUESTION_PUT_BAR = 0.5
 """The probability from which a question put to the speaker since their last message is named
 before that message of theirs. Chosen on the dev logs by ``bench.question_since``."""
+QUESTION_BETWEEN_BAR = 0.35
+"""The same for the plainest case, the question alone between the speaker's message and this
+one ("login is broken" / "How many users?" / "About 3%"): lower, as on the dev logs the question
+is the parent there as often as the own message (31 of 70 against 24), but no lower, as under
+0.35 #ubuntu's speakers going on with their own line after a question lose more than it gains."""
 
 
 def question_put_first(
@@ -143,6 +148,7 @@ def question_put_first(
     features: np.ndarray,
     order: np.ndarray,
     bar: float = QUESTION_PUT_BAR,
+    between_bar: float = QUESTION_BETWEEN_BAR,
 ) -> np.ndarray:
     """``order`` with the question put to the speaker first, when the model ranks the speaker's
     own message first. Why: "How many users?" between "login is broken" and "About 3% of
@@ -151,7 +157,8 @@ def question_put_first(
     headline "Continues what Dev said" on seven of twenty sample messages of this shape. The
     question must come from another speaker after the speaker's latest candidate message, ask,
     address nobody but the speaker (``features``: the candidates' table, in ``positions``' order)
-    and clear ``bar``; the likeliest such question wins. The confidence stays the model's best's:
+    and clear ``bar`` (``between_bar`` when it is the line just before and the speaker's own the
+    line before that); the likeliest such question wins. The confidence stays the model's best's:
     the answer responds to something, and the question replaces it. On the dev logs the model's
     best is the speaker's own message in 17-20% of the messages of this shape, and a bar under
     0.4 costs accuracy there (the question is then more often another conversation's)."""
@@ -160,8 +167,11 @@ def question_put_first(
     if not own[order[0]]:
         return order
     put_to_speaker = (features[:, _ASKS] > 0) & (features[:, _ADDRESSES_ANOTHER] == 0)
-    since = (positions > positions[own].max()) & ~own
-    put = np.flatnonzero(since & put_to_speaker & (probabilities >= bar))
+    latest = positions[own].max()
+    since = (positions > latest) & ~own
+    between = (positions == position - 1) & (latest == position - 2)
+    cleared = probabilities >= np.where(between, between_bar, bar)
+    put = np.flatnonzero(since & put_to_speaker & cleared)
     if not put.size:
         return order
     question = put[np.argmax(probabilities[put])]
