@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tallies: dict[tuple[str, str, float | None], Tally] = {}
     shape: dict[tuple[str, str], Counter[str]] = {}
     with tempfile.TemporaryDirectory(prefix="awai-question-since-") as scratch:
-        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))  # type: ignore[call-arg]
+        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))
         try:
             bench.ingest(logs)
             for log in logs:
