@@ -39,7 +39,7 @@ LABELS: dict[str, dict[str, str]] = {
         "reason:addressed-speaker": "addressed to its speaker",
         "reason:own": "the speaker's previous message",
         "reason:words": "shares this message's rare words",
-        "reason:reply": "what it likely replies to",
+        "reason:reply": "among the three likeliest reply targets",
         "reason:flow": "the message just before",
         "just_before": "just before",
         "messages_earlier": "{n} messages earlier, ",

@@ -207,3 +207,42 @@ def test_agreeing_after_two_agreements_names_the_plan_they_agreed_with_on_its_co
     assert headline is not None
     assert (headline.relation, headline.message.message_id) == ("agrees", "m000")
     assert headline.condition == "as long as Tuesday's test covers refunds too"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        [
+            ("ann", "The nightly export to the warehouse stopped after the schema change."),
+            ("bo", "Which tables are missing?"),
+            ("ann", "Only orders and refunds, the rest loaded fine this morning."),
+        ],
+        [
+            ("cy", "Heads up: the staging certificate expires on Friday."),
+            ("ann", "Who renews it this time?"),
+            ("cy", "Me, I have the registrar login and will do it tomorrow."),
+        ],
+        [
+            ("bo", "来週の棚卸しで倉庫のシステムを半日止めます。"),
+            ("cy", "何時から止めますか？"),
+            ("bo", "朝９時から午後１時までの予定です。"),
+        ],
+        [
+            ("ann", "請求書の発行が今月から自動になります。"),
+            ("bo", "手動で直したいときはどうすればいいですか？"),
+            ("ann", "管理画面から一件ずつ取り消して作り直せます。"),
+        ],
+    ],
+)
+def test_an_answer_names_the_question_put_to_its_speaker_not_their_own_earlier_message(
+    make_runtime: Callable[..., Runtime], spec: list[tuple[str, str]]
+) -> None:
+    """Someone says something, another asks them about it, they answer: the answer's headline
+    names the question ("answers"), not "continues" the speaker's own message (a reviewer found
+    the latter on seven sample messages), read by the shipped model in English and Japanese."""
+    runtime = make_runtime("answer")
+    channel = "terminal:local:answer"
+    runtime.engine.ingest(_utterances(spec, channel, gap=90))
+    headline = runtime.engine.read(channel, "m002", EVERYTHING).headline.connection
+    assert headline is not None
+    assert (headline.relation, headline.message.message_id) == ("answers", "m001")
