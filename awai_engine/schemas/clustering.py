@@ -157,7 +157,7 @@ def cluster_labels(
     labels = np.full(count, NOISE, dtype=np.int64)
     rows = np.arange(count) if texts is None else np.flatnonzero(_eligible(texts, settings, memo))
     if len(rows) > settings.min_cluster_size:
-        kept = [texts[row] for row in rows] if texts is not None else None
+        kept = [texts[int(row)] for row in rows] if texts is not None else None
         points = np.ascontiguousarray(vectors[rows], dtype=np.float32)
         labels[rows] = _clustered(points, kept, settings, memo)
     return _renumber(labels)
@@ -268,7 +268,7 @@ def _worded(labels: np.ndarray, texts: Sequence[str]) -> np.ndarray:
         seen: set[str] = set()
         shared = False
         for row in members:
-            content = content_words(texts[row])
+            content = content_words(texts[int(row)])
             if content & seen:
                 shared = True
                 break
