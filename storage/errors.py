@@ -13,6 +13,17 @@ class StorageError(AwaiError, RuntimeError):
     """Storage cannot be used as configured; the message says what to change."""
 
 
+class DiskFullError(StorageError):
+    """The data folder's disk is full: named with the folder, whichever write met it first (the
+    writer lock's line, the database, a vector file)."""
+
+    def __init__(self, folder: object, reason: str | None) -> None:
+        super().__init__(
+            f"The disk of the data directory {folder} is full ({reason or 'no space left'}):"
+            " nothing was changed. Free some space and run the same command again."
+        )
+
+
 class EmbeddingMismatchError(StorageError):
     """The channel's vectors were made by another model than the one configured now."""
 

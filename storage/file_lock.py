@@ -11,11 +11,14 @@ while the lock is held, and the next holder replaces it at once).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+
+from storage.errors import DiskFullError
 
 POLL_SECONDS = 0.2
 
@@ -26,25 +29,43 @@ def locked(
     exclusive: bool = True,
     on_wait: Callable[[str], None] | None = None,
     holder: str = "",
+    folder: Path | None = None,
 ) -> Iterator[None]:
     """Hold the lock on ``path`` (created, with its folder, if missing) while the block runs.
 
     ``on_wait`` is called with the current holder's line (empty when it gave none) when another
     process holds the lock, and again whenever the holder changes while this one waits; it may
     raise to give up waiting. ``holder``: this process's line, kept in the file while it holds
-    an exclusive lock."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    an exclusive lock. ``folder``: the data folder a full disk met here is reported for (by
+    default the lock file's own folder)."""
+    folder = folder or path.parent
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-    with path.open("a") as handle:
+    with _full_disk_named(folder):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a")
+    with handle:
         _take(handle.fileno(), mode, path, on_wait)
         try:
             if holder and exclusive:
-                _say(handle, holder)
+                with _full_disk_named(folder):
+                    _say(handle.fileno(), holder)
             yield
         finally:
             if holder and exclusive:
-                _say(handle, "")
+                _say(handle.fileno(), "")  # emptying frees space: a full disk cannot refuse it
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _full_disk_named(folder: Path) -> Iterator[None]:
+    """A lock is often a command's first write, so a full disk met there is named with the
+    data folder, as storage names it everywhere else."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFullError(folder, error.strerror) from None
+        raise
 
 
 def holder_of(path: Path) -> str | None:
@@ -86,11 +107,11 @@ def _take(fd: int, mode: int, path: Path, on_wait: Callable[[str], None] | None)
             continue
 
 
-def _say(handle: TextIO, line: str) -> None:
-    handle.seek(0)
-    handle.truncate()
-    handle.write(line)
-    handle.flush()
+def _say(fd: int, line: str) -> None:
+    """The holder's line, written straight to the file: a buffered write refused by a full disk
+    would be tried again, and fail again, when the file is closed."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, line.encode("utf-8"), 0)
 
 
 def _line(path: Path) -> str:

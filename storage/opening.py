@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from awai_engine.settings import Settings
-from storage.errors import StorageError, driver_words
+from storage.errors import DiskFullError, StorageError, driver_words
 from storage.heap import overwrite_freed_memory
 from storage.lost_database import how_to_restore, is_damaged_file, refuse_lost_database
 from storage.sql import Database
@@ -34,9 +34,9 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
         return _open_frozen(settings)
     embedded = settings.chroma_url is None
     if settings.database_url is None or (embedded and settings.chroma_path is None):
-        check_writable(settings.data_dir)
+        _check_writable(settings.data_dir)
     if embedded:
-        check_writable(settings.resolved_chroma_path())
+        _check_writable(settings.resolved_chroma_path())
     try:
         database = Database(settings.resolved_database_url())
     except Exception as error:
@@ -93,7 +93,7 @@ def _open_frozen(settings: Settings) -> tuple[Database, ChromaVectors]:
 
 def _writable(path: Path) -> bool:
     try:
-        check_writable(path)
+        _check_writable(path)
     except StorageError:
         return False
     return True
@@ -109,10 +109,7 @@ def _without_password(url: str) -> str:
         return "(the configured AWAI_DATABASE_URL)"
 
 
-def check_writable(path: Path) -> None:
-    """Refuse a data folder that is a file, read-only or on a full disk, naming it: the first
-    write of a command (the writer lock's line, the database) would otherwise fail with a bare
-    OS error."""
+def _check_writable(path: Path) -> None:
     if path.exists() and not path.is_dir():
         raise StorageError(
             f"The data directory {path} is a file, not a folder."
@@ -125,10 +122,7 @@ def check_writable(path: Path) -> None:
         probe.unlink()
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise StorageError(
-                f"The disk of the data directory {path} is full ({error.strerror}): nothing was"
-                " changed. Free some space and run the same command again."
-            ) from None
+            raise DiskFullError(path, error.strerror) from None
         raise StorageError(
             f"The data directory {path} is not writable ({error.strerror or error})."
             " Set AWAI_DATA_DIR to a folder AWAI may write to."

@@ -33,7 +33,6 @@ from bots.terminal.say import warn
 from bots.terminal.visible import one_line
 from storage.errors import StorageError
 from storage.file_lock import holder_of, locked
-from storage.opening import check_writable
 
 WRITER_LOCK = Path("locks") / "writer.lock"
 
@@ -99,10 +98,12 @@ def writer_lock(settings: Settings, command: str, until_stopped: bool = False) -
     if settings.chroma_url is not None or not _can_hold(path):
         yield
         return
-    check_writable(settings.data_dir)  # a full disk is named before the lock's line is written
     me = Holder(f"awai {command}", os.getpid(), time.time(), until_stopped)
     with locked(
-        path, on_wait=lambda line: _wait_or_refuse(settings.data_dir, line), holder=me.line()
+        path,
+        on_wait=lambda line: _wait_or_refuse(settings.data_dir, line),
+        holder=me.line(),
+        folder=settings.data_dir,
     ):
         yield
 
