@@ -17,16 +17,17 @@ damaged file is an :class:`AdmissionModelError` naming the file, never a traceba
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from awai_engine.association.query import Situation
 from awai_engine.errors import AwaiError
+from awai_engine.fitted_file import read_fitted
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, RecallReason
 
@@ -129,34 +130,26 @@ def admission_model(path: Path = MODEL_FILE) -> AdmissionModel:
 
 
 def _read(path: Path) -> AdmissionModel:
-    fix = "reinstall AWAI, or rebuild it with `python -m bench.fit_admission`"
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        if raw.get("format") != FORMAT:
-            raise ValueError(f"format {raw.get('format')!r}, expected {FORMAT!r}")
-        if tuple(raw["features"]) != FEATURE_NAMES:
-            raise ValueError("its features are not the ones this version of AWAI computes")
-        values = [np.asarray(raw[key], dtype=np.float64) for key in ("mean", "scale", "weights")]
-        bias = float(raw["bias"])
-    except FileNotFoundError:
-        raise AdmissionModelError(f"The recall admission model {path} is missing; {fix}.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise AdmissionModelError(
-            f"The recall admission model {path} cannot be read ({error}); {fix}."
-        ) from None
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise AdmissionModelError(
-            f"The recall admission model {path} is damaged ({error}); {fix}."
-        ) from None
-    shapes_fit = all(v.shape == (len(FEATURE_NAMES),) for v in values)
+    return read_fitted(
+        path, "recall admission model", "bench.fit_admission", _model, AdmissionModelError
+    )
+
+
+def _model(raw: dict[str, Any]) -> AdmissionModel:
+    if raw.get("format") != FORMAT:
+        raise ValueError(f"format {raw.get('format')!r}, expected {FORMAT!r}")
+    if tuple(raw["features"]) != FEATURE_NAMES:
+        raise ValueError("its features are not the ones this version of AWAI computes")
+    mean, scale, weights = (
+        np.asarray(raw[key], dtype=np.float64) for key in ("mean", "scale", "weights")
+    )
+    bias = float(raw["bias"])
+    values = (mean, scale, weights)
     if (
-        not shapes_fit
+        not all(v.shape == (len(FEATURE_NAMES),) for v in values)
         or not all(np.all(np.isfinite(v)) for v in values)
         or not math.isfinite(bias)
-        or not np.all(values[1] > 0)
+        or not np.all(scale > 0)
     ):
-        raise AdmissionModelError(
-            f"The recall admission model {path} is damaged (its numbers do not fit its features); {fix}."
-        )
-    mean, scale, weights = values
+        raise ValueError("its numbers do not fit its features")
     return AdmissionModel(mean=mean, scale=scale, weights=weights, bias=bias)

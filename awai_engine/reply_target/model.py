@@ -10,14 +10,15 @@ says which file and what is wrong, never a traceback.
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from awai_engine.errors import AwaiError
+from awai_engine.fitted_file import read_fitted
 from awai_engine.reply_target.features import FEATURE_NAMES
 
 MODEL_FILE = Path(__file__).resolve().with_name("model.json")
@@ -70,24 +71,12 @@ def reply_model(path: Path | None = None) -> ReplyModel:
 
 
 def _read(path: Path) -> ReplyModel:
-    fix = "reinstall AWAI, or rebuild it with `python -m bench.fit_reply_target`"
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReplyModelError(f"The reply-target model file {path} is missing; {fix}.") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ReplyModelError(
-            f"The reply-target model file {path} cannot be read ({error}); {fix}."
-        ) from None
-    try:
-        return _model(raw)
-    except (KeyError, TypeError, ValueError, IndexError) as error:
-        raise ReplyModelError(
-            f"The reply-target model file {path} is damaged ({error}); {fix}."
-        ) from None
+    return read_fitted(
+        path, "reply-target model file", "bench.fit_reply_target", _model, ReplyModelError
+    )
 
 
-def _model(raw: dict) -> ReplyModel:
+def _model(raw: dict[str, Any]) -> ReplyModel:
     if raw.get("format") != FORMAT:
         raise ValueError(f"format {raw.get('format')!r}, expected {FORMAT!r}")
     if tuple(raw["features"]) != FEATURE_NAMES:
