@@ -23,13 +23,15 @@ def read_fitted(
     path: Path,
     name: str,
     rebuilt_by: str,
+    shape: tuple[str, tuple[str, ...]],
     build: Callable[[dict[str, Any]], Model],
     error: type[AwaiError],
 ) -> Model:
-    """``build`` applied to the JSON in ``path``; ``build`` raises ``ValueError`` (or a
-    ``KeyError``, ``TypeError``, ``IndexError`` of a missing or malformed field) for a file
-    whose contents do not fit, and that is reported as damage. ``name`` names the file in the
-    message ("the reply-target model file"); ``rebuilt_by`` is the bench module that fits it."""
+    """``build`` applied to the JSON in ``path``, once its ``format`` and ``features`` are the
+    ``shape`` this version of AWAI writes and computes. ``build`` raises ``ValueError`` (or a
+    ``KeyError``, ``TypeError``, ``IndexError`` of a missing or malformed field) for numbers
+    that do not fit, and that is reported as damage. ``name`` names the file in the message
+    ("the reply-target model file"); ``rebuilt_by`` is the bench module that fits it."""
     fix = f"reinstall AWAI, or rebuild it with `python -m {rebuilt_by}`"
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -38,6 +40,11 @@ def read_fitted(
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as problem:
         raise error(f"The {name} {path} cannot be read ({problem}); {fix}.") from None
     try:
+        fitted_format, features = shape
+        if raw.get("format") != fitted_format:
+            raise ValueError(f"format {raw.get('format')!r}, expected {fitted_format!r}")
+        if tuple(raw["features"]) != features:
+            raise ValueError("its features are not the ones this version of AWAI computes")
         return build(raw)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as problem:
         raise error(f"The {name} {path} is damaged ({problem}); {fix}.") from None

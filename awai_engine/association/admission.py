@@ -131,15 +131,16 @@ def admission_model(path: Path = MODEL_FILE) -> AdmissionModel:
 
 def _read(path: Path) -> AdmissionModel:
     return read_fitted(
-        path, "recall admission model", "bench.fit_admission", _model, AdmissionModelError
+        path,
+        "recall admission model",
+        "bench.fit_admission",
+        (FORMAT, FEATURE_NAMES),
+        _model,
+        AdmissionModelError,
     )
 
 
 def _model(raw: dict[str, Any]) -> AdmissionModel:
-    if raw.get("format") != FORMAT:
-        raise ValueError(f"format {raw.get('format')!r}, expected {FORMAT!r}")
-    if tuple(raw["features"]) != FEATURE_NAMES:
-        raise ValueError("its features are not the ones this version of AWAI computes")
     mean, scale, weights = (
         np.asarray(raw[key], dtype=np.float64) for key in ("mean", "scale", "weights")
     )

@@ -72,15 +72,16 @@ def reply_model(path: Path | None = None) -> ReplyModel:
 
 def _read(path: Path) -> ReplyModel:
     return read_fitted(
-        path, "reply-target model file", "bench.fit_reply_target", _model, ReplyModelError
+        path,
+        "reply-target model file",
+        "bench.fit_reply_target",
+        (FORMAT, FEATURE_NAMES),
+        _model,
+        ReplyModelError,
     )
 
 
 def _model(raw: dict[str, Any]) -> ReplyModel:
-    if raw.get("format") != FORMAT:
-        raise ValueError(f"format {raw.get('format')!r}, expected {FORMAT!r}")
-    if tuple(raw["features"]) != FEATURE_NAMES:
-        raise ValueError("its features are not the ones this version of AWAI computes")
     width = len(FEATURE_NAMES)
     mean = np.asarray(raw["mean"], dtype=np.float64)
     scale = np.asarray(raw["scale"], dtype=np.float64)
