@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
 
@@ -27,6 +28,7 @@ from bots.layout import (
     layout,
     moment_in_utc,
 )
+from bots.terminal.line_breaking import WrappedText
 from bots.terminal.visible import one_line, terminal_json, visible
 
 MAX_SHOWN_CHARS = 2000
@@ -42,11 +44,11 @@ def render_reading(reading: Reading, console: Console, details: bool = False) ->
     shown = layout(reading, details=details)
     reference = _Clock(shown.message.ts, shown.language)
     parts: list[RenderableType] = [
-        Text(visible(shorten(shown.text, MAX_SHOWN_CHARS)), overflow="fold")
+        WrappedText(visible(shorten(shown.text, MAX_SHOWN_CHARS)), overflow="fold")
     ]
     for section in shown.sections:
         parts.append(_section(section, reference))
-    parts.append(Text(one_line(shown.footer), style="dim"))
+    parts.append(WrappedText(one_line(shown.footer), style="dim"))
     header = Text(one_line(f"{shown.title} · {reference.full(shown.message)} · {shown.line}"))
     console.print(Panel(Group(*parts), title=header, title_align="left"))
 
@@ -61,7 +63,7 @@ def _section(section: Section, reference: _Clock) -> RenderableType:
 
 
 def _line(line: Line, reference: _Clock, kind: str) -> RenderableType:
-    text = Text(overflow="fold")
+    text = WrappedText(overflow="fold")
     for piece in line.pieces:
         match piece:
             case Strong(words):
@@ -76,7 +78,9 @@ def _line(line: Line, reference: _Clock, kind: str) -> RenderableType:
                 text.append(one_line(words), style="bold" if kind == "headline" else "")
     if line.quote is None:
         return text
-    return Group(text, Text(f"   “{one_line(line.quote)}”", style="italic", overflow="fold"))
+    # Indented as a block, so a quote folded over several lines still reads as one quote.
+    quote = WrappedText(f"“{one_line(line.quote)}”", style="italic", overflow="fold")
+    return Group(text, Padding(quote, (0, 0, 0, 3)))
 
 
 WEEKDAYS_JA = "月火水木金土日"

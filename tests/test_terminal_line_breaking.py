@@ -1,0 +1,55 @@
+"""Japanese lines in the terminal break where Japanese typesetting allows (禁則処理)."""
+
+from __future__ import annotations
+
+import io
+
+from rich._wrap import divide_line
+from rich.cells import cell_len
+from rich.console import Console
+from rich.panel import Panel
+
+from bots.terminal.line_breaking import NO_LINE_END, NO_LINE_START, WrappedText, break_offsets
+
+JAPANESE = (
+    "「一時的にご利用いただけません」の後ろに、再開予定時刻を入れたほうが親切だと思います。"
+    "切り替えの３日前に300秒まで下げます。ちょっと待って、ログを見ます！（念のため）"
+    "AWAIが読めるのは、このチャンネルでこの発言より前に話された言葉だけです。"
+)
+ENGLISH = "I think that works, as long as Tuesday's test covers refunds too (and the retries)."
+
+
+def _lines(text: str, offsets: list[int]) -> list[str]:
+    return [text[a:b] for a, b in zip([0, *offsets], [*offsets, len(text)], strict=True)]
+
+
+def test_no_japanese_line_starts_on_a_closing_mark_or_ends_on_an_opening_one() -> None:
+    for width in range(6, 61):
+        lines = _lines(JAPANESE, break_offsets(JAPANESE, width))
+        assert all(cell_len(line) <= width for line in lines), width
+        assert all(line[0] not in NO_LINE_START for line in lines[1:]), (width, lines)
+        assert all(line[-1] not in NO_LINE_END for line in lines[:-1]), (width, lines)
+
+
+def test_the_rule_is_needed_rich_alone_breaks_before_full_stops() -> None:
+    starts = [
+        line[0]
+        for width in range(6, 61)
+        for line in _lines(JAPANESE, divide_line(JAPANESE, width))[1:]
+    ]
+    assert any(start in NO_LINE_START for start in starts)
+
+
+def test_english_breaks_at_spaces_exactly_as_rich_does() -> None:
+    for width in range(6, 61):
+        assert break_offsets(ENGLISH, width) == divide_line(ENGLISH, width), width
+
+
+def test_a_panel_of_japanese_keeps_every_character_in_order_within_its_border() -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=30, color_system=None, legacy_windows=False)
+    console.print(Panel(WrappedText(JAPANESE, overflow="fold")))
+    inner = [line[2:-2].rstrip() for line in out.getvalue().splitlines()[1:-1]]
+    assert all(cell_len(line) <= 26 for line in inner)
+    assert "".join(inner) == JAPANESE
+    assert all(line[:1] not in NO_LINE_START for line in inner)
