@@ -124,6 +124,7 @@ def _check_writable(path: Path) -> None:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
             raise DiskFullError(path, error.strerror) from None
         raise StorageError(
-            f"The data directory {path} is not writable ({error.strerror or error})."
-            " Set AWAI_DATA_DIR to a folder AWAI may write to."
+            f"The data directory {path} cannot be created or written"
+            f" ({error.strerror or error}). Set AWAI_DATA_DIR (or --data-dir) to a folder AWAI"
+            " may write to."
         ) from None

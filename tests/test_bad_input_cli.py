@@ -106,6 +106,11 @@ BAD_LINES: list[tuple[object, str]] = [
     ({"id": "t1", "speaker": "Bo", "text": 12}, "'text' must be a string, not a number (12)"),
     ({"id": "t2", "speaker": "Bo", "text": "x", "thread": True}, "'thread' must be the id"),
     ('{"id": "j1", "speaker": ', "not valid JSON"),
+    ('{"id": "j2", "speaker": "Bo", "text": "open', "(Unterminated string starting at column 39)"),
+    (
+        {"id": "y4", "speaker": "Bo", "text": "x", "ts": "yesterday"},
+        "'ts' is 'yesterday': neither an ISO 8601 time",
+    ),
     (b'{"id": "u1", "speaker": "Bo", "text": "\xff"}', "not UTF-8 text (byte 40 is 0xff)"),
     (["a", "list"], "a line must be a JSON object, not a list"),
 ]
@@ -170,8 +175,13 @@ def test_every_kind_of_bad_line_between_good_lines_is_told_by_number_and_costs_o
             + b"\n]\n",
             "is a JSON array; AWAI reads JSON Lines",
         ),
+        (
+            b"id,speaker,text\nm1,Ana,hello\nm2,Bo,hi\n",
+            "is not JSON Lines: none of its lines is JSON (line 1: Expecting value at column 1;"
+            " it begins 'id,speaker,text')",
+        ),
     ],
-    ids=["empty", "blank-lines", "json-array", "json-array-pretty"],
+    ids=["empty", "blank-lines", "json-array", "json-array-pretty", "csv"],
 )
 @pytest.mark.parametrize("command", ["ingest", "import"])
 @pytest.mark.slow
@@ -244,7 +254,8 @@ def test_a_message_dated_in_the_far_future_is_refused_at_ingest_and_the_rest_rea
     assert code == 0
     assert "line 3: 'ts' 1e+18 is not a time between 1970-01-01 and 2100-01-01 UTC" in said
     code, said = awai("read", str(path), "--message", "far")
-    assert code == 2 and "No message 'far' is stored" in said
+    assert code == 2 and f"No message 'far' was stored from {path}" in said
+    assert "One of its lines was refused when it was stored." in said
     assert awai.export("dates") == awai.export("kept") == before  # the three good lines
 
 
@@ -428,7 +439,7 @@ def test_a_read_only_data_folder_still_exports_reports_and_shows_schemas(
         code, said = frozen("schemas", "kept")
         assert code == 0, said
         code, said = frozen("ingest", str(write(tmp_path / "more.jsonl", GOOD)), "--channel", "x")
-        assert code == 2 and f"The data directory {folder} is not writable" in said
+        assert code == 2 and f"The data directory {folder} cannot be created or written" in said
     assert awai.export("kept") == before
 
 

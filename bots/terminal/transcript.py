@@ -23,7 +23,7 @@ from typing import BinaryIO
 from awai_engine.admission import text_problem, ts_problem
 from awai_engine.errors import AwaiError
 from awai_engine.settings import LimitsSettings
-from awai_engine.text import without_honorific
+from awai_engine.text import shorten, without_honorific
 from awai_engine.values import CHANNEL_SCOPE, Utterance
 from bots.terminal.transcript_lines import (
     CHUNK_BYTES,
@@ -116,7 +116,8 @@ def parse_ts(value: object) -> float:
                 moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
             except ValueError:
                 raise ValueError(
-                    f"'ts' {value!r} is neither ISO 8601 nor seconds since the epoch"
+                    f"'ts' is {value!r}: neither an ISO 8601 time (such as"
+                    " 2026-03-02T09:15:00Z) nor seconds since the epoch"
                 ) from None
             if moment.tzinfo is None:
                 raise ValueError(f"'ts' {value!r} has no time zone") from None
@@ -210,6 +211,18 @@ def read_transcript(
             f"{path} is empty: there is no message to read"
             + (" (only blank lines)." if status.st_size else ".")
         )
+    if resume is None and reader.json_lines == 0 and reader.first_line is not None:
+        number, first = reader.first_line
+        problem = transcript.problems[0]
+        reason = problem.reason
+        if reason.startswith("not valid JSON (") and reason.endswith(")"):
+            reason = reason[len("not valid JSON (") : -1]
+        begins = "it" if problem.line == number else f"line {number}"
+        raise TranscriptError(
+            f"{path} is not JSON Lines: none of its lines is JSON (line {problem.line}: {reason};"
+            f" {begins} begins {shorten(first, 40)!r}). AWAI reads one JSON object per line, such as"
+            ' {"id": "m1", "speaker": "Ana", "text": "Hello", "ts": "2026-03-02T09:15:00Z"}.'
+        )
     transcript.source = FileState(
         status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, digest.hexdigest()
     )
@@ -263,6 +276,8 @@ class _Reader:
         self.number = resume.lines if resume else 0
         self.blank = resume is None
         self.ends_whole = True
+        self.json_lines = 0
+        self.first_line: tuple[int, str] | None = None  # the first line that is not blank
 
     def take(self, line: RawLine) -> None:
         self.number = line.number
@@ -301,10 +316,12 @@ class _Reader:
                 f" (convert it with: jq -c '.[]' {path.name} > {path.stem}-lines.jsonl)."
             )
         self.blank = False
+        if self.first_line is None:
+            self.first_line = (line.number, text.strip())
         try:
-            utterance = _utterance(
-                _json(text), self.transcript.channel, self.last_ts, self.speakers
-            )
+            record = _json(text)
+            self.json_lines += 1
+            utterance = _utterance(record, self.transcript.channel, self.last_ts, self.speakers)
         except (ValueError, TypeError) as error:
             problems.append(LineProblem(line.number, str(error)))
             return
@@ -334,7 +351,10 @@ def _json(line: str) -> object:
             line, parse_constant=_refuse_constant, parse_int=_integer, parse_float=_finite
         )
     except json.JSONDecodeError as error:
-        raise ValueError(f"not valid JSON ({error.msg} at column {error.colno})") from None
+        # Some of json's messages end in "at" ("Unterminated string starting at"): the column
+        # completes them instead of following a second "at".
+        where = "" if error.msg.endswith(" at") else " at"
+        raise ValueError(f"not valid JSON ({error.msg}{where} column {error.colno})") from None
     except RecursionError:
         raise ValueError(
             "JSON nested too deep to read (thousands of brackets); a message is a flat object"

@@ -14,6 +14,7 @@ could be done (see ``bots.terminal.cli``).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = [
     "Ingested",
     "load_and_ingest",
     "message_id",
+    "no_such_message",
     "read_reporting",
     "report_problems",
     "speaker_name",
@@ -76,6 +78,32 @@ def message_id(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("the message id is empty: give the id of a message")
     return value
+
+
+def no_such_message(runtime: Runtime, done: Ingested, path: Path, message_id: str) -> str:
+    """Why ``--message`` names nothing to read, in the terminal's words: the ids the file gave
+    (their range and count, and the closest to a mistyped one) and the lines refused, since a
+    refused line is the usual reason an id written in the file was never stored."""
+    ids = runtime.message_ids(done.transcript.channel)
+    said = f"No message {message_id!r} was stored from {path}"
+    if not ids:
+        said += ": none of its messages was."
+    elif len(ids) == 1:
+        said += f" (the one stored is {ids[0]!r})."
+    else:
+        said += f" (the {len(ids):,} stored run from {ids[0]!r} to {ids[-1]!r})."
+    near = difflib.get_close_matches(message_id, ids, n=3, cutoff=0.6)
+    if near:
+        said += " Did you mean " + " or ".join(repr(other) for other in near) + "?"
+    if done.refused_before:
+        said += f" {_of_its_lines(done.refused_before)} refused when it was stored."
+    elif done.refused:
+        said += f" {_of_its_lines(done.refused)} refused, as named above."
+    return said
+
+
+def _of_its_lines(count: int) -> str:
+    return "One of its lines was" if count == 1 else f"{count:,} of its lines were"
 
 
 def speaker_name(value: str) -> str:

@@ -8,9 +8,15 @@ from pathlib import Path
 
 from rich.progress import track
 
+from awai_engine.engine import UnknownMessageError
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
-from bots.terminal.commands.common import load_and_ingest, message_id, stderr
+from bots.terminal.commands.common import (
+    load_and_ingest,
+    message_id,
+    no_such_message,
+    stderr,
+)
 from bots.terminal.render import reading_json, render_reading
 from bots.terminal.say import fail, stdout
 from bots.terminal.writing import writing_runtime
@@ -37,12 +43,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         fail("--all prints JSON lines; add --json.")
         return 2
     with writing_runtime(settings, "read") as runtime:
-        transcript = load_and_ingest(
-            runtime, args.file, args.channel or args.file.stem, quiet=args.json
-        ).transcript
+        done = load_and_ingest(runtime, args.file, args.channel or args.file.stem, quiet=args.json)
+        transcript = done.transcript
         engine = runtime.engine
         if args.message is not None:
-            reading = engine.read(transcript.channel, args.message, Scopes.everything())
+            try:
+                reading = engine.read(transcript.channel, args.message, Scopes.everything())
+            except UnknownMessageError:
+                fail(no_such_message(runtime, done, args.file, args.message))
+                return 2
             if args.json:
                 print(reading_json(reading))
             else:
