@@ -132,8 +132,8 @@ LABELS: dict[str, dict[str, str]] = {
             "This channel's vector index was damaged (probably by a full disk); it was rebuilt"
             " from the stored messages: {count} thoughts."
         ),
-        "thought_numbers:one": "thought {n}",
-        "thought_numbers:other": "thoughts {n}",
+        "quoted": "“{what}”",
+        "a_long_part": "a long part of the message",
         "list_and": " and ",
         "sentence_gap": " ",
         "list_comma": ", ",
@@ -277,7 +277,8 @@ LABELS: dict[str, dict[str, str]] = {
             "このチャンネルのベクトル索引が壊れていたため（ディスクの空き不足と思われます）、"
             "保存済みのメッセージから作り直しました：考え{count}件。"
         ),
-        "thought_numbers": "思考{n}",
+        "quoted": "「{what}」",
+        "a_long_part": "メッセージの長い部分",
         "list_and": "、",
         "sentence_gap": "",
         "list_comma": "、",

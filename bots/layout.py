@@ -343,7 +343,8 @@ def _notes(reading: Reading, words: dict[str, str]) -> Section:
     if reading.offline_reason is not None:
         lines.append(Line((Quiet(words[f"offline:{reading.offline_reason}"]),)))
     lines += [
-        Line((Quiet(note_text(note, words)),)) for note in (*reading.context.notes, *reading.notes)
+        Line((Quiet(note_text(note, words, reading.context.thoughts)),))
+        for note in (*reading.context.notes, *reading.notes)
     ]
     return Section("notes", None, tuple(lines))
 

@@ -18,6 +18,7 @@ from awai_engine.values import (
     MessageRef,
     Reading,
     ReadingContext,
+    ReadingNote,
     RecalledSchema,
     Thought,
 )
@@ -151,3 +152,18 @@ def test_japanese_readers_get_the_quote_in_japanese_brackets() -> None:
     for surface in _rendered(reading):
         assert "「データが消えないかまだ心配です。」でまたこの話に戻っている" in surface
         assert "思考" not in surface
+
+
+def test_a_note_on_a_part_only_partly_embedded_quotes_that_part_on_every_surface() -> None:
+    reading = _reading(
+        ("Fine.", "The migration plan needs a rollback step for every single table."),
+        ("Here is the plan.",),
+    )
+    note = ReadingNote(kind="embedding-cut", count=40, thoughts=(2,))
+    reading = reading.model_copy(
+        update={"context": reading.context.model_copy(update={"notes": (note,)})}
+    )
+
+    for surface in _rendered(reading):
+        assert "“The migration plan needs a rollback…”" in surface
+        assert "thought 2" not in surface
