@@ -11,6 +11,7 @@ import json
 
 import pytest
 
+from awai_engine.connections import connect
 from awai_engine.text import as_said
 from awai_engine.values import (
     Flow,
@@ -20,6 +21,7 @@ from awai_engine.values import (
     ReadingContext,
     ReadingNote,
     RecalledSchema,
+    ReplyScore,
     Thought,
 )
 from bots.discord.embeds import reading_embed
@@ -167,3 +169,17 @@ def test_a_note_on_a_part_only_partly_embedded_quotes_that_part_on_every_surface
     for surface in _rendered(reading):
         assert "“The migration plan needs a rollback…”" in surface
         assert "thought 2" not in surface
+
+
+def test_a_connection_to_the_previous_message_quotes_it_as_it_was_said() -> None:
+    reading = _reading(("Agreed, let's ship it.",), ("Good.", "Anything else before the launch?"))
+    context = reading.context
+    assert context.flow.previous is not None
+    answered = ReplyScore(
+        message=context.flow.previous.message, probability=0.9, confident=True, asks=True
+    )
+
+    headline, _ = connect(context.model_copy(update={"replies": (answered,)}))
+
+    assert headline.connection is not None
+    assert headline.connection.earlier_text == "Good. Anything else before the launch?"
