@@ -7,6 +7,7 @@ import re
 import pytest
 
 from awai_engine.samples import SAMPLES
+from awai_engine.values import Reading
 from awai_engine.visibility import EVERYTHING
 from bench.preview import discord_shaped, pages
 from bots.runtime import Runtime
@@ -17,12 +18,17 @@ pytestmark = pytest.mark.slow
 _JUMP = re.compile(r'href="https://discord\.com/channels/1/(\d+)/(\d+)"')
 
 
+def _reply(runtime: Runtime) -> Reading:
+    """The reading of m014 of the English sample: a reply in m012's thread."""
+    sample = SAMPLES["en"]
+    ingested = load_and_ingest(runtime, sample.path, sample.channel, quiet=True)
+    return runtime.engine.read(ingested.transcript.channel, "m014", EVERYTHING)
+
+
 def test_a_thread_reply_previews_with_its_thread_messages_linked_into_the_thread(
     runtime: Runtime,
 ) -> None:
-    sample = SAMPLES["en"]
-    ingested = load_and_ingest(runtime, sample.path, sample.channel, quiet=True)
-    reading = runtime.engine.read(ingested.transcript.channel, "m014", EVERYTHING)
+    reading = _reply(runtime)
     assert reading.context.message.thread_root == "m012"  # a reply in m012's thread
 
     shown = pages(reading, details=False)
@@ -44,9 +50,7 @@ def test_a_thread_reply_previews_with_its_thread_messages_linked_into_the_thread
 def test_the_same_sample_id_is_the_same_snowflake_everywhere_in_a_reading(
     runtime: Runtime,
 ) -> None:
-    sample = SAMPLES["en"]
-    ingested = load_and_ingest(runtime, sample.path, sample.channel, quiet=True)
-    reading = runtime.engine.read(ingested.transcript.channel, "m014", EVERYTHING)
+    reading = _reply(runtime)
 
     shaped = discord_shaped(reading)
 
