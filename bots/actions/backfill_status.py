@@ -61,7 +61,7 @@ class Status:
         default_factory=lambda: BackfillProgress(0, 0, 0, done=False, resumed=False)
     )
     """The last progress shown: what a stop reports."""
-    _edited: float = float("-inf")
+    _edited: float = field(default=float("-inf"), init=False, repr=False)
 
     def show(self, progress: BackfillProgress) -> None:
         """Progress after a page, shown unless an edit was made less than
