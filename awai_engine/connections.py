@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from awai_engine.cues import Stance, is_question, opening_stance, says_returns
+from awai_engine.text import as_said
 from awai_engine.values import (
     Connection,
     ConnectionOrigin,
@@ -200,7 +201,7 @@ def _candidates(context: ReadingContext) -> list[Connection]:
             _connection(
                 context,
                 previous.message,
-                " / ".join(thought.text for thought in previous.thoughts),
+                as_said([thought.text for thought in previous.thoughts]),
                 "flow",
             )
         )
@@ -311,4 +312,4 @@ def _flow_refs(context: ReadingContext) -> Iterable[tuple[MessageRef, str]]:
     for item in flow.earlier:
         yield item.message, item.summary
     if flow.previous is not None:
-        yield flow.previous.message, " / ".join(t.text for t in flow.previous.thoughts)
+        yield flow.previous.message, as_said([t.text for t in flow.previous.thoughts])

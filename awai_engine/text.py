@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•・]|\d{1,3}[.)])\s+")
@@ -70,6 +71,34 @@ def split_sentences(text: str) -> list[str]:
         cursor = block.end()
     pieces.extend(_split_prose(text[cursor:]))
     return [piece for piece in pieces if piece and not piece.isspace()]
+
+
+def as_said(parts: Sequence[str]) -> str:
+    """A message's thoughts (or any run of sentences) back as one passage a person reads.
+
+    A part that ends a sentence (or opens a list with a colon) is followed by the space the
+    script wants: none after a Japanese full stop, one otherwise. A part without an ending stop
+    (a list item, a fragment) is followed by "; " (Japanese "、"), as a list is written inline.
+    """
+    passage = ""
+    for part in (part.strip() for part in parts):
+        if not part:
+            continue
+        if passage:
+            passage += _gap_after(passage)
+        passage += part
+    return passage
+
+
+def _gap_after(said: str) -> str:
+    """What follows ``said`` before the next part (see :func:`as_said`); a closing bracket or
+    quote after the stop does not hide it."""
+    last = said.rstrip(_CLOSING)[-1:] or said[-1]
+    if last in _FULL_WIDTH_STOPS or last == "：":
+        return ""
+    if last in _ASCII_STOPS or last in ":…":
+        return " "
+    return "、" if is_japanese_char(last) else "; "
 
 
 def _split_prose(text: str) -> list[str]:

@@ -16,10 +16,13 @@ import html
 import re
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from awai_engine.samples import SAMPLES
 from awai_engine.settings import Settings
+from awai_engine.values import Reading
 from awai_engine.visibility import EVERYTHING
 from bots.discord.embeds import reading_embed
 from bots.discord.keys import channel_key
@@ -33,6 +36,8 @@ _SLACK_DATE = re.compile(r"<!date\^\d+\^[^|]*\|([^>]+)>")
 _USER = re.compile(r"<@(\w+)>")
 _MD_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
 _DISCORD_TIME = re.compile(r"&lt;t:(\d+):\w&gt;")
+_MESSAGE_ID_FIELDS = frozenset({"message_id", "thread_root"})
+_FIRST_SNOWFLAKE = 1_100_000_000_000_000_000
 
 PAGE = """<!doctype html><meta charset="utf-8"><style>
 body {{ font: 15px/1.46 -apple-system, 'Segoe UI', 'Noto Sans', 'Noto Sans CJK JP', sans-serif;
@@ -104,7 +109,7 @@ def _mrkdwn(text: str) -> str:
     return "\n".join(lines)
 
 
-def discord_html(embed: dict) -> str:
+def discord_html(embed: Mapping[str, Any]) -> str:
     """An embed as HTML, as the Discord client shows it (dark theme)."""
     parts = ['<div class="ephemeral">Only you can see this</div><div class="embed">']
     parts.append(f'<div class="title">{html.escape(embed.get("title", ""))}</div>')
@@ -130,6 +135,52 @@ def _markdown(text: str) -> str:
     return "\n".join(lines)
 
 
+def discord_shaped(reading: Reading) -> Reading:
+    """The reading as if its channel were a Discord channel: a Discord key, and every message id
+    and thread root a snowflake (the sample's ids are words such as ``m012``, and a Discord jump
+    link into a thread names the thread by its id). The same sample id always gets the same
+    snowflake, so a reply still points into its thread."""
+    snowflakes: dict[str, str] = {}
+
+    def snowflake(message_id: str) -> str:
+        return snowflakes.setdefault(message_id, str(_FIRST_SNOWFLAKE + len(snowflakes)))
+
+    def shaped(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                key: snowflake(item)
+                if key in _MESSAGE_ID_FIELDS and isinstance(item, str)
+                else shaped(item)
+                for key, item in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [shaped(item) for item in value]
+        return value
+
+    dumped = shaped(reading.model_dump())
+    dumped["context"]["channel"] = channel_key(1, 2)
+    return Reading.model_validate(dumped)
+
+
+def pages(reading: Reading, details: bool) -> dict[str, str]:
+    """The two HTML pages of ``reading``: file name → page."""
+    slack = reading_message(
+        reading,
+        lambda message_id, _: f"https://example.slack.com/archives/C1/p{message_id}",
+        details=details,
+        target=ReadingTarget("C1", reading.context.message.message_id),
+    )
+    embed = reading_embed(discord_shaped(reading), details=details).to_dict()
+    return {
+        "slack.html": PAGE.format(
+            background="#f8f8f8", colour="#1d1c1d", style=SLACK_STYLE, body=slack_html(slack.blocks)
+        ),
+        "discord.html": PAGE.format(
+            background="#313338", colour="#dbdee1", style=DISCORD_STYLE, body=discord_html(embed)
+        ),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lang", choices=sorted(SAMPLES), default="en")
@@ -147,26 +198,7 @@ def main() -> None:
             reading = runtime.engine.read(ingested.transcript.channel, message_id, EVERYTHING)
         finally:
             runtime.close()
-    slack = reading_message(
-        reading,
-        lambda message_id, _: f"https://example.slack.com/archives/C1/p{message_id}",
-        details=args.details,
-        target=ReadingTarget("C1", message_id),
-    )
-    # The sample lives in a terminal channel; Discord's links need a Discord channel key.
-    as_discord = reading.model_copy(
-        update={"context": reading.context.model_copy(update={"channel": channel_key(1, 2)})}
-    )
-    embed = reading_embed(as_discord, details=args.details).to_dict()
-    pages = {
-        "slack.html": PAGE.format(
-            background="#f8f8f8", colour="#1d1c1d", style=SLACK_STYLE, body=slack_html(slack.blocks)
-        ),
-        "discord.html": PAGE.format(
-            background="#313338", colour="#dbdee1", style=DISCORD_STYLE, body=discord_html(embed)
-        ),
-    }
-    for name, page in pages.items():
+    for name, page in pages(reading, args.details).items():
         (args.out / name).write_text(page, encoding="utf-8")
         print(args.out / name)
 

@@ -15,7 +15,8 @@ LABELS: dict[str, dict[str, str]] = {
         "flow": "Just before",
         "associations": "Connections",
         "schemas": "The speaker's preconceptions",
-        "returns_to_it": "comes back to it (thought {})",
+        "returns_to_it": "comes back to it here",
+        "returns_to_it_in": "comes back to it in “{what}”",
         "interpretation": "What it meant at that moment",
         "details": "Details",
         "nothing_before": "Nothing was said before this message in its line.",
@@ -131,8 +132,8 @@ LABELS: dict[str, dict[str, str]] = {
             "This channel's vector index was damaged (probably by a full disk); it was rebuilt"
             " from the stored messages: {count} thoughts."
         ),
-        "thought_numbers:one": "thought {n}",
-        "thought_numbers:other": "thoughts {n}",
+        "quoted": "“{what}”",
+        "a_long_part": "a long part of the message",
         "list_and": " and ",
         "sentence_gap": " ",
         "list_comma": ", ",
@@ -176,7 +177,8 @@ LABELS: dict[str, dict[str, str]] = {
         "flow": "直前の流れ",
         "associations": "つながり",
         "schemas": "話者の思い込み",
-        "returns_to_it": "ここでまたこの話に戻っている(思考 {})",
+        "returns_to_it": "ここでまたこの話に戻っている",
+        "returns_to_it_in": "「{what}」でまたこの話に戻っている",
         "interpretation": "その時点での意味",
         "details": "詳細",
         "nothing_before": "この流れでは、この発言より前の発言はありません。",
@@ -275,7 +277,8 @@ LABELS: dict[str, dict[str, str]] = {
             "このチャンネルのベクトル索引が壊れていたため（ディスクの空き不足と思われます）、"
             "保存済みのメッセージから作り直しました：考え{count}件。"
         ),
-        "thought_numbers": "思考{n}",
+        "quoted": "「{what}」",
+        "a_long_part": "メッセージの長い部分",
         "list_and": "、",
         "sentence_gap": "",
         "list_comma": "、",

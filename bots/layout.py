@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
-from awai_engine.text import shorten
+from awai_engine.text import as_said, shorten
 from awai_engine.values import Connection, MessageRef, Reading, ReadingContext
 from bots.labels import counted, labels_for
 from bots.note_words import note_text
@@ -28,6 +28,10 @@ UNTIMED = 86_400 * 365
 
 QUOTED_EARLIER_CHARS = 160
 """How much of an earlier message a headline or a connection quotes."""
+
+QUOTED_THOUGHT_CHARS = 60
+"""How much of the message's own thought a preconception's line quotes (the message is shown
+whole just above)."""
 
 _PLACEHOLDER = re.compile(r"(\{who\}|\{what\})")
 
@@ -241,12 +245,25 @@ def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
         if why:
             pieces.append(Plain(f" — {why}"))
         if schema.returned_by:
-            back = ", ".join(str(index + 1) for index in schema.returned_by)
-            pieces.append(Quiet(" · " + words["returns_to_it"].format(back)))
+            pieces.append(Quiet(" · " + _returns_to_it(schema.returned_by, context, words)))
         lines.append(Line(tuple(pieces)))
     if lines and important:
         lines.append(Line((Quiet(f"★ {words['important']}"),)))
     return Section("preconceptions", words["schemas"], tuple(lines))
+
+
+def _returns_to_it(
+    returned_by: tuple[int, ...], context: ReadingContext, words: dict[str, str]
+) -> str:
+    """Where the message comes back to a preconception, in its own words: the whole message
+    when every thought of it does, else the first thought that does, quoted (a person never
+    saw the message numbered into thoughts)."""
+    if len(returned_by) >= len(context.thoughts):
+        return words["returns_to_it"]
+    thought = next((t for t in context.thoughts if t.index == returned_by[0]), None)
+    if thought is None:
+        return words["returns_to_it"]
+    return words["returns_to_it_in"].format(what=shorten(thought.text, QUOTED_THOUGHT_CHARS))
 
 
 def _flow(context: ReadingContext, words: dict[str, str]) -> Section:
@@ -257,7 +274,7 @@ def _flow(context: ReadingContext, words: dict[str, str]) -> Section:
         for item in flow.earlier
     ]
     if flow.previous is not None:
-        said = " / ".join(thought.text for thought in flow.previous.thoughts)
+        said = as_said([thought.text for thought in flow.previous.thoughts])
         lines.append(
             Line(
                 (
@@ -326,7 +343,8 @@ def _notes(reading: Reading, words: dict[str, str]) -> Section:
     if reading.offline_reason is not None:
         lines.append(Line((Quiet(words[f"offline:{reading.offline_reason}"]),)))
     lines += [
-        Line((Quiet(note_text(note, words)),)) for note in (*reading.context.notes, *reading.notes)
+        Line((Quiet(note_text(note, words, reading.context.thoughts)),))
+        for note in (*reading.context.notes, *reading.notes)
     ]
     return Section("notes", None, tuple(lines))
 

@@ -8,17 +8,24 @@ Japanese notes next to Japanese labels, and no note carries a setting name or an
 
 from __future__ import annotations
 
-from awai_engine.values import ReadingNote
+from collections.abc import Sequence
+
+from awai_engine.text import shorten
+from awai_engine.values import ReadingNote, Thought
 from bots.labels import counted
 
+QUOTED_THOUGHT_CHARS = 40
+"""How much of a thought a note quotes to say which part of the message it means."""
 
-def note_text(note: ReadingNote, words: dict[str, str]) -> str:
-    """One note as a sentence in the language of ``words``."""
+
+def note_text(note: ReadingNote, words: dict[str, str], thoughts: Sequence[Thought] = ()) -> str:
+    """One note as a sentence in the language of ``words``; a note about some of the message's
+    ``thoughts`` quotes their beginnings, since a person never saw the message numbered into
+    thoughts (without ``thoughts`` to quote, it says "a long part of the message")."""
     count = note.count or 0
     if note.kind == "embedding-cut":
-        numbers = words["list_comma"].join(str(n) for n in note.thoughts)
-        thoughts = counted(words, "thought_numbers", len(note.thoughts)).format(n=numbers)
-        return words["note:embedding-cut"].format(count=f"{count:,}", thoughts=thoughts)
+        named = _quoted(note.thoughts, thoughts, words) or words["a_long_part"]
+        return words["note:embedding-cut"].format(count=f"{count:,}", thoughts=named)
     if note.kind == "context-trimmed":
         return _trimmed(note, words)
     if note.kind == "model-failed":
@@ -47,3 +54,15 @@ def _listed(parts: list[str], words: dict[str, str]) -> str:
     if len(parts) == 1:
         return parts[0]
     return words["list_comma"].join(parts[:-1]) + words["list_and"] + parts[-1]
+
+
+def _quoted(numbers: Sequence[int], thoughts: Sequence[Thought], words: dict[str, str]) -> str:
+    """The beginnings of those of ``thoughts`` numbered ``numbers`` (from 1), quoted and listed;
+    empty when none of them is among ``thoughts``."""
+    by_number = {thought.index + 1: thought.text for thought in thoughts}
+    quoted = [
+        words["quoted"].format(what=shorten(by_number[number], QUOTED_THOUGHT_CHARS))
+        for number in numbers
+        if number in by_number
+    ]
+    return _listed(quoted, words) if quoted else ""

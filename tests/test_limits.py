@@ -27,11 +27,15 @@ def test_a_thought_longer_than_what_is_embedded_is_kept_whole_and_the_reading_sa
     assert context.text == f"Fine. {long}" and context.thoughts[1].text == long
     assert context.notes == (ReadingNote(kind="embedding-cut", count=40, thoughts=(2,)),)
     (note,) = context.notes
-    assert note_text(note, labels_for("en")) == (
-        "Only the first 40 characters of thought 2 were used to find related thoughts;"
-        " the whole text is kept and shown."
+    # Which part is quoted from its beginning: nobody saw the message numbered into thoughts.
+    assert note_text(note, labels_for("en"), context.thoughts) == (
+        "Only the first 40 characters of “The migration plan needs a rollback…” were used to"
+        " find related thoughts; the whole text is kept and shown."
     )
-    assert note_text(note, labels_for("ja")).startswith("思考2は、")
+    assert note_text(note, labels_for("ja"), context.thoughts).startswith(
+        "「The migration plan needs a rollback…」は、"
+    )
+    assert "thought 2" not in note_text(note, labels_for("en"))
     assert runtime.engine.context(CHANNEL, "m1", EVERYTHING).notes == ()
 
 

@@ -106,6 +106,8 @@ def backfill(runtime: Runtime, history: History) -> BackfillProgress:
     cursor = start.cursor
     runtime.save_cursor(history.key, cursor, start.fetched, done=False)
     progress = BackfillProgress(start.fetched, 0, 0, done=False, resumed=start.resumed)
+    if start.resumed:  # where it resumes is news already, and what a stop before a page reports
+        history.show(progress)
     while True:
         page = history.page(cursor)
         report = runtime.engine.ingest(page.utterances)

@@ -11,10 +11,9 @@ stored message, with a cursor of its own (``start_after``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 import discord
 
@@ -33,7 +32,8 @@ PAGE_SIZE = 100
 History = discord.TextChannel | discord.Thread | discord.VoiceChannel | discord.StageChannel
 
 
-ProgressReport = Callable[[BackfillProgress], Coroutine[Any, Any, None]]
+ProgressReport = Callable[[BackfillProgress], None]
+"""Shows a history's progress after each page (blocking: called in the backfill's worker)."""
 
 
 def cursor_key(channel: Readable) -> str:
@@ -55,8 +55,8 @@ def backfill_with_threads(
     Blocking (the backfill action, in a worker thread); Discord is asked through ``loop``."""
 
     def reported_after(before: BackfillProgress | None) -> ProgressReport:
-        async def shown(progress: BackfillProgress) -> None:
-            await report(replace(combined(before, progress) if before else progress, done=False))
+        def shown(progress: BackfillProgress) -> None:
+            report(replace(combined(before, progress) if before else progress, done=False))
 
         return shown
 
@@ -135,7 +135,7 @@ class DiscordHistory:
         return Page(utterances, len(messages), str(messages[-1].id), last)
 
     def show(self, progress: BackfillProgress) -> None:
-        self.loop.run(self.report(progress))
+        self.report(progress)
 
     async def _messages(self, cursor: str | None) -> list[discord.Message]:
         after = discord.Object(int(cursor)) if cursor else None

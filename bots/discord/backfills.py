@@ -3,31 +3,25 @@
 The history itself is read by :func:`bots.discord.backfill.backfill_with_threads` (resumable,
 page by page, in a worker thread); this module is the command around it: who may start one (the
 backfill action's rule, asked of :class:`Moderating`), AWAI's own permissions, the running task
-of each channel, and the status message edited as pages are stored (at most every few seconds,
-since Discord rate-limits message edits).
+of each channel, and the status message it posts, whose edits and ending are
+:mod:`bots.actions.backfill_status`'s, in Discord's words.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import time
 from dataclasses import dataclass
 
 import discord
 
 from bots.actions.backfill import BackfillProgress, check_may_backfill
+from bots.actions.backfill_status import Status, read_shown
 from bots.actions.platform import Refused
 from bots.discord import access, messages
 from bots.discord.backfill import History, backfill_with_threads
 from bots.discord.bridge import OnLoop
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.runtime import Runtime
-
-log = logging.getLogger(__name__)
-
-STATUS_EDIT_INTERVAL_SECONDS = 2.0
-"""Backfill progress edits at most this often (Discord rate-limits message edits)."""
 
 
 @dataclass(frozen=True)
@@ -83,54 +77,53 @@ class Backfills:
         """The backfill task of a channel, while one runs (or has just finished)."""
         return self._running.get(channel_id)
 
-    async def _run(self, channel: History, status: discord.Message) -> BackfillProgress | None:
+    async def _run(self, channel: History, posted: discord.Message) -> BackfillProgress | None:
         """The channel's history, then each of its threads' (active, archived public, archived
         private where the bot may list them), each with its own cursor, so a second run resumes
         every one where it stopped; one status message counts them all."""
-        reporter = StatusReporter(status)
+        loop, words = OnLoop.here(), DiscordStatusWords()
+        status = Status(str(channel.id), DiscordStatus(loop, posted), words, refusal_of)
         page_size = self.runtime.settings.discord.backfill_page_size
-        try:
-            total, reporter.threads = await asyncio.to_thread(
-                backfill_with_threads,
-                OnLoop.here(),
-                channel,
-                self.runtime,
-                reporter.update,
-                page_size,
+
+        def read() -> BackfillProgress:
+            total, words.threads = backfill_with_threads(
+                loop, channel, self.runtime, status.show, page_size
             )
-            await reporter.update(total)
             return total
-        except discord.HTTPException as error:
-            log.warning("backfill of %s stopped: %s", channel.id, error)
-            await reporter.say(messages.backfill_stopped(error.text or str(error)))
-            return None
-        except Exception:  # the status must not promise progress that stopped
-            log.exception("backfill of %s failed", channel.id)
-            await reporter.say(messages.backfill_stopped(messages.BACKFILL_FAILED))
-            return None
+
+        return await asyncio.to_thread(read_shown, read, status)
 
 
-class StatusReporter:
-    """Backfill progress shown by editing one status message, at most every few seconds."""
+@dataclass(frozen=True)
+class DiscordStatus:
+    """The status message, edited from the backfill's worker through the loop bridge."""
 
-    def __init__(self, status: discord.Message) -> None:
-        self.status = status
-        self.last_edit = float("-inf")
-        self.threads = 0
+    loop: OnLoop
+    message: discord.Message
 
-    async def update(self, progress: BackfillProgress) -> None:
-        now = time.monotonic()
-        if not progress.done and now - self.last_edit < STATUS_EDIT_INTERVAL_SECONDS:
-            return
-        self.last_edit = now
-        if progress.done:
-            text = messages.backfill_done(progress.fetched, progress.added, self.threads)
-        else:
-            text = messages.backfill_progress(progress.fetched, progress.added)
-        await self.say(text)
+    def say(self, text: str) -> None:
+        self.loop.run(self.message.edit(content=text))
 
-    async def say(self, text: str) -> None:
-        try:
-            await self.status.edit(content=text)
-        except discord.HTTPException as error:
-            log.info("backfill status not updated: %s", error)
+
+@dataclass
+class DiscordStatusWords:
+    """Discord's sentences for a backfill's status (:mod:`bots.actions.backfill_status`)."""
+
+    threads: int = 0
+    """The channel's threads read, once all are."""
+
+    def progress(self, progress: BackfillProgress) -> str:
+        return messages.backfill_progress(progress.fetched, progress.added)
+
+    def done(self, progress: BackfillProgress) -> str:
+        return messages.backfill_done(progress.fetched, progress.added, self.threads)
+
+    def stopped(self, progress: BackfillProgress, reason: str | None) -> str:
+        return messages.backfill_stopped(reason or messages.BACKFILL_FAILED)
+
+
+def refusal_of(error: Exception) -> str | None:
+    """Discord's few words when ``error`` is Discord refusing or failing a call."""
+    if not isinstance(error, discord.HTTPException):
+        return None
+    return error.text or str(error)

@@ -134,5 +134,5 @@ class DiscordChannel:
         )
 
 
-async def _quiet(progress: BackfillProgress) -> None:
+def _quiet(progress: BackfillProgress) -> None:
     """Nobody watches a catch-up's pages, nor a resumed backfill's: the action logs the end."""

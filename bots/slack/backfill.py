@@ -17,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 
 from awai_engine.values import Utterance
 from bots.actions.backfill import BackfillProgress, Page, Start, backfill
+from bots.actions.backfill_status import Status, read_shown
 from bots.records import BackfillCursor
 from bots.runtime import Runtime
 from bots.slack import messages
@@ -41,18 +42,40 @@ class BackfillRequest:
 
 
 class StatusMessage:
-    """One message in the channel, updated as pages are read."""
+    """One message in the channel, posted when the backfill starts and edited as it goes."""
 
     def __init__(self, client: WebClient, channel_id: str) -> None:
         self.client, self.channel_id = client, channel_id
         response = client.chat_postMessage(channel=channel_id, text=messages.BACKFILL_STARTED)
         self.ts = response["ts"]
 
-    def show(self, text: str) -> None:
+    def say(self, text: str) -> None:
         message = notice(text)
         self.client.chat_update(
             channel=self.channel_id, ts=self.ts, text=message.text, blocks=message.blocks
         )
+
+
+class SlackStatusWords:
+    """Slack's sentences for a backfill's status (:mod:`bots.actions.backfill_status`)."""
+
+    def progress(self, progress: BackfillProgress) -> str:
+        return messages.BACKFILL_PROGRESS.format(count=progress.fetched)
+
+    def done(self, progress: BackfillProgress) -> str:
+        return messages.BACKFILL_DONE.format(count=progress.fetched)
+
+    def stopped(self, progress: BackfillProgress, reason: str | None) -> str:
+        return messages.BACKFILL_PAUSED.format(
+            count=progress.fetched, reason=reason or messages.BACKFILL_FAILED
+        )
+
+
+def refusal_of(error: Exception) -> str | None:
+    """Slack's few words when ``error`` is Slack refusing or failing a call."""
+    if not isinstance(error, SlackApiError):
+        return None
+    return error.response.get("error") or "Slack did not answer"
 
 
 class Backfills:
@@ -78,18 +101,14 @@ class Backfills:
 
     def _run(self, request: BackfillRequest, client: WebClient) -> int | str:
         try:
-            progress = StatusMessage(client, request.channel_id)
+            message = StatusMessage(client, request.channel_id)
         except SlackApiError as error:
             log.warning("Cannot backfill %s: %s", request.channel, error.response.get("error"))
             return messages.CANNOT_POST
-        history = SlackHistory(self, request, client, progress)
-        try:
-            backfill(self.runtime, history)
-        except SlackApiError as error:
-            reason = error.response.get("error") or "Slack did not answer"
-            log.warning("Backfill of %s paused: %s", request.channel, reason)
-            progress.show(messages.BACKFILL_PAUSED.format(count=history.reached, reason=reason))
-        return history.added
+        status = Status(request.channel, message, SlackStatusWords(), refusal_of)
+        history = SlackHistory(self, request, client, status)
+        read_shown(lambda: backfill(self.runtime, history), status)
+        return status.latest.added
 
     def utterances(
         self, request: BackfillRequest, client: WebClient, page: HistoryPage
@@ -113,17 +132,9 @@ class SlackHistory:
     its threads' replies; a finished backfill run again starts over, catching anything missed."""
 
     def __init__(
-        self,
-        backfills: Backfills,
-        request: BackfillRequest,
-        client: WebClient,
-        shown: StatusMessage,
+        self, backfills: Backfills, request: BackfillRequest, client: WebClient, status: Status
     ) -> None:
-        self.backfills, self.request, self.client, self.shown = backfills, request, client, shown
-        self.reached = 0
-        """Messages read so far (the count a pause reports)."""
-        self.added = 0
-        """Messages this run stored new."""
+        self.backfills, self.request, self.client, self.status = backfills, request, client, status
 
     @property
     def key(self) -> str:
@@ -132,7 +143,6 @@ class SlackHistory:
     def start(self, saved: BackfillCursor | None) -> Start:
         if saved is None or saved.done:
             return Start(None)
-        self.reached = saved.fetched
         return Start(saved.cursor, saved.fetched, resumed=True)
 
     def page(self, cursor: str | None) -> Page:
@@ -142,10 +152,4 @@ class SlackHistory:
         return Page(utterances, len(utterances), page.next_cursor, last)
 
     def show(self, progress: BackfillProgress) -> None:
-        self.reached, self.added = progress.fetched, progress.added
-        if progress.done:
-            log.info("Backfill of %s done: %d message(s)", self.key, progress.fetched)
-            self.shown.show(messages.BACKFILL_DONE.format(count=progress.fetched))
-        else:
-            log.info("Backfill of %s: %d message(s) so far", self.key, progress.fetched)
-            self.shown.show(messages.BACKFILL_PROGRESS.format(count=progress.fetched))
+        self.status.show(progress)

@@ -80,6 +80,7 @@ BACKFILL_RUNNING = "AWAI is already reading this channel's history."
 BACKFILL_STARTED = "Reading this channel's history… :books:"
 BACKFILL_PROGRESS = "Reading this channel's history… {count:,} messages so far."
 BACKFILL_DONE = "Read this channel's history: {count:,} messages. Readings can now use them."
+BACKFILL_FAILED = "something went wrong on AWAI's side"
 BACKFILL_PAUSED = (
     "Paused reading this channel's history after {count:,} messages ({reason})."
     " `/awai backfill` resumes where it stopped."

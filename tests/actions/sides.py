@@ -9,13 +9,16 @@ from typing import Protocol
 
 import discord
 
-from bots.actions.backfill import Asker, BackfillProgress, History
+from bots.actions.backfill import Asker, History
+from bots.actions.backfill_status import Status
 from bots.actions.catchup import Workspace
 from bots.actions.digest import Board
 from bots.actions.platform import Platform, PostEditor
 from bots.actions.redact import REMOVED_NOTICE
+from bots.discord import messages as discord_messages
 from bots.discord.backfill import DiscordHistory
-from bots.discord.backfills import Moderating
+from bots.discord.backfills import DiscordStatus, DiscordStatusWords, Moderating
+from bots.discord.backfills import refusal_of as discord_refusal
 from bots.discord.bridge import OnLoop
 from bots.discord.catchup import DiscordServer
 from bots.discord.digests import DiscordBoard
@@ -24,7 +27,8 @@ from bots.discord.keys import channel_key, guild_prefix
 from bots.discord.platform import DiscordAsking, DiscordPosts
 from bots.runtime import Runtime
 from bots.slack.access import ChannelAsker
-from bots.slack.backfill import BackfillRequest, SlackHistory, StatusMessage
+from bots.slack.backfill import BackfillRequest, SlackHistory, SlackStatusWords, StatusMessage
+from bots.slack.backfill import refusal_of as slack_refusal
 from bots.slack.catchup import SlackWorkspace
 from bots.slack.digests import SlackBoard
 from bots.slack.ingest import workspace_prefix
@@ -64,8 +68,16 @@ class Side(Protocol):
     def refuse_private(self, refused: bool) -> None:
         """Make the platform refuse (or accept again) to show the reader anything privately."""
 
-    def history(self) -> History:
-        """The channel's history, as a backfill reads it, two messages a page."""
+    def history(self, status: Status | None = None) -> History:
+        """The channel's history, as a backfill reads it, two messages a page, showing its
+        progress on ``status`` (else on nothing)."""
+
+    async def status(self) -> Status:
+        """A backfill's status message, posted in the channel as the platform's backfill posts
+        it, with the platform's words."""
+
+    def statuses(self) -> list[str]:
+        """The texts the status message was given, in order (the first is the posted one)."""
 
     def backfill_asker(self, manages: bool) -> Asker:
         """Someone asking for the channel's history: one who manages the channel, or a member
@@ -130,11 +142,19 @@ class SlackSide:
         if refused:  # Slack's refusals are planned once
             self.harness.api.fail("chat.postEphemeral", status=200, error="channel_not_found")
 
-    def history(self) -> History:
+    def history(self, status: Status | None = None) -> History:
         client = self.harness.bot.app.client
         request = BackfillRequest(TEAM_ID, GENERAL, BOT_USER_ID)
         backfills = self.harness.bot.services.backfills
-        return SlackHistory(backfills, request, client, StatusMessage(client, GENERAL))
+        return SlackHistory(backfills, request, client, status or _unseen())
+
+    async def status(self) -> Status:
+        message = StatusMessage(self.harness.bot.app.client, GENERAL)
+        return Status(GENERAL_KEY, message, SlackStatusWords(), slack_refusal)
+
+    def statuses(self) -> list[str]:
+        posted = [c.params["text"] for c in self.harness.api.calls_to("chat.postMessage")]
+        return posted[:1] + [c.params["text"] for c in self.harness.api.calls_to("chat.update")]
 
     def backfill_asker(self, manages: bool) -> Asker:
         client = self.harness.bot.app.client
@@ -217,14 +237,23 @@ class DiscordSide:
         else:
             self.harness.server.dms_closed.discard(payloads.BOB_ID)
 
-    def history(self) -> History:
+    def history(self, status: Status | None = None) -> History:
         channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)
         assert isinstance(channel, discord.TextChannel)
+        show = (status or _unseen()).show
+        return DiscordHistory(OnLoop.here(), channel, show, self.channel, None, page_size=2)
 
-        async def unseen(progress: BackfillProgress) -> None:
-            """Nobody watches this backfill's progress."""
+    async def status(self) -> Status:
+        channel = self.harness.guild.get_channel(payloads.CHANNEL_ID)
+        assert isinstance(channel, discord.TextChannel)
+        posted = await channel.send(discord_messages.BACKFILL_STARTING)
+        message = DiscordStatus(OnLoop.here(), posted)
+        return Status(self.channel, message, DiscordStatusWords(), discord_refusal)
 
-        return DiscordHistory(OnLoop.here(), channel, unseen, self.channel, None, page_size=2)
+    def statuses(self) -> list[str]:
+        posted = [d for d in self.harness.server.public() if d.route == "channel"]
+        edits = self.harness.server.calls("PATCH", "/messages/")
+        return [posted[0].content, *(r.body["content"] for r in edits)]  # type: ignore[index]
 
     def backfill_asker(self, manages: bool) -> Asker:
         allowed = payloads.VIEW_AND_HISTORY | (payloads.MANAGE_MESSAGES if manages else 0)
@@ -255,3 +284,14 @@ class DiscordSide:
             for r in edits
             if isinstance(r.body, dict) and r.body.get("content") == REMOVED_NOTICE
         ]
+
+
+class _Nowhere:
+    """A status message nobody sees (a backfill whose progress the test does not look at)."""
+
+    def say(self, text: str) -> None:
+        pass
+
+
+def _unseen() -> Status:
+    return Status("unseen", _Nowhere(), SlackStatusWords(), slack_refusal)

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 
 import discord
 import pytest
 
 from awai_engine.posts import Post
 from awai_engine.visibility import Scopes
+from bots.actions import backfill_status
 from bots.actions.answer import Answer, Asked, Outcome, answer
 from bots.actions.backfill import backfill, check_may_backfill
+from bots.actions.backfill_status import read_shown
 from bots.actions.catchup import catch_up
 from bots.actions.digest import digest_for_one, scheduled_poster, share_digest
 from bots.actions.forget import forget_me
@@ -262,6 +265,50 @@ async def test_a_backfill_stores_the_history_once_and_leaves_its_cursor_done(sid
     assert again.done and again.added == 0, "nothing is stored twice"
     cursor = side.runtime.cursor(side.channel)
     assert cursor is not None and cursor.done
+
+
+async def test_a_backfills_status_edits_at_most_every_few_seconds_and_ends_saying_it_is_done(
+    side: Side, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(backfill_status, "EDIT_INTERVAL_SECONDS", 3600.0)  # no second edit
+    for i in range(5):
+        await side.said(f"Point {i} about the roadmap.", stored=False)
+    status = await side.status()
+    history = side.history(status)
+
+    total = await asyncio.to_thread(read_shown, lambda: backfill(side.runtime, history), status)
+
+    assert total is not None and total.done and total.added == 5
+    posted, *edits = side.statuses()
+    first_page = {  # what one page can have read and stored (platforms count a page differently)
+        status.words.progress(replace(total, fetched=fetched, added=added, done=False))
+        for fetched in range(1, 3)
+        for added in range(fetched + 1)
+    }
+    assert len(edits) == 2, "one progress edit for three pages, then the end"
+    assert edits[0] in first_page and edits[1] == status.words.done(total)
+    assert posted not in edits
+
+
+async def test_a_backfill_awai_fails_says_in_its_status_that_it_stopped_without_the_error(
+    side: Side, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    for i in range(5):
+        await side.said(f"Point {i} about the roadmap.", stored=False)
+    status = await side.status()
+    history = side.history(status)
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(side.runtime.engine, "ingest", full_disk)
+    ended = await asyncio.to_thread(read_shown, lambda: backfill(side.runtime, history), status)
+
+    assert ended is None
+    last = side.statuses()[-1]
+    assert last == status.words.stopped(status.latest, None)
+    assert "disk full" not in last and "/awai backfill" in last
+    assert "disk full" in caplog.text, "the operator reads the cause in the log"
 
 
 async def test_only_someone_who_manages_the_channel_may_have_its_history_read_in(side: Side):

@@ -88,6 +88,23 @@ def test_backfill_in_a_channel_awai_is_not_in_says_so(slack: SlackHarness):
     assert slack.api.calls_to("conversations.history") == []
 
 
+def test_a_backfill_awai_fails_says_in_the_channel_that_it_paused_and_how_to_go_on(
+    slack: SlackHarness, monkeypatch: pytest.MonkeyPatch
+):
+    _history(slack)
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(slack.runtime.engine, "ingest", full_disk)
+    slack.send(slack.requests.command("backfill", GENERAL, ANN))
+    slack.settle()
+
+    status = slack.api.calls_to("chat.update")[-1].params["text"]
+    assert status == messages.BACKFILL_PAUSED.format(count=0, reason=messages.BACKFILL_FAILED)
+    assert "disk full" not in status
+
+
 def test_a_thread_longer_than_a_page_is_read_whole_page_after_page(
     make_slack: Callable[..., SlackHarness],
 ):

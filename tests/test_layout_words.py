@@ -1,0 +1,185 @@
+"""What a person reads in a reading's sections: no separators or indexes made for the machine.
+
+The previous message's thoughts read as the message did (sentences, or an inline list), and a
+preconception the message comes back to quotes where it does, not "thought 2". Checked on the
+layout every surface formats, and on Slack's blocks and Discord's embed made from it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from awai_engine.connections import connect
+from awai_engine.text import as_said
+from awai_engine.values import (
+    Flow,
+    FlowUtterance,
+    MessageRef,
+    Reading,
+    ReadingContext,
+    ReadingNote,
+    RecalledSchema,
+    ReplyScore,
+    Thought,
+)
+from bots.discord.embeds import reading_embed
+from bots.layout import layout
+from bots.slack.blocks import reading_message
+
+
+def _ref(message_id: str, speaker: str, position: int) -> MessageRef:
+    return MessageRef(
+        message_id=message_id,
+        speaker_id=speaker.lower(),
+        speaker_name=speaker,
+        ts=1_770_000_000 + 60 * position,
+        position=position,
+    )
+
+
+def _reading(
+    thoughts: tuple[str, ...],
+    previous: tuple[str, ...],
+    returned_by: tuple[int, ...] = (),
+    language: str = "en",
+) -> Reading:
+    schemas = ()
+    if returned_by:
+        schemas = (
+            RecalledSchema(
+                schema_id="s1",
+                version=1,
+                summary="Worries about the battery",
+                size=4,
+                similarity=0.7,
+                as_of=8,
+                returned_by=returned_by,
+            ),
+        )
+    context = ReadingContext(
+        channel="discord:1:2",
+        message=_ref("1100000000000000020", "Dev", 20),
+        text=" ".join(thoughts),
+        thoughts=tuple(Thought(index=i, text=text) for i, text in enumerate(thoughts)),
+        flow=Flow(
+            line="top-level",
+            previous=FlowUtterance(
+                message=_ref("1100000000000000019", "Ben", 19),
+                thoughts=tuple(Thought(index=i, text=text) for i, text in enumerate(previous)),
+            ),
+        ),
+        schemas=schemas,
+    )
+    return Reading(context=context, backend="offline", offline=True, language=language)
+
+
+def _rendered(reading: Reading) -> tuple[str, str]:
+    """The Slack blocks and the Discord embed of ``reading``, as the text they carry."""
+    slack = reading_message(reading, lambda message_id, _: f"https://slack.test/p{message_id}")
+    embed = reading_embed(reading)
+    return json.dumps(slack.blocks, ensure_ascii=False), json.dumps(
+        embed.to_dict(), ensure_ascii=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("parts", "passage"),
+    [
+        (
+            ["Good.", "Anything else before I tell everyone?"],
+            "Good. Anything else before I tell everyone?",
+        ),
+        (
+            ["Design review notes:", "Snooze cut to 3 (10 min, 1 hour)", "Bigger tap target"],
+            "Design review notes: Snooze cut to 3 (10 min, 1 hour); Bigger tap target",
+        ),
+        (["He said “go.”", "Then he left."], "He said “go.” Then he left."),
+        (
+            ["無事に終わりました。", "照合も一致しました。"],
+            "無事に終わりました。照合も一致しました。",
+        ),
+        (["買い物リスト", "牛乳", "パン"], "買い物リスト、牛乳、パン"),
+        (["ok"], "ok"),
+    ],
+)
+def test_thoughts_join_back_into_sentences_or_an_inline_list(
+    parts: list[str], passage: str
+) -> None:
+    assert as_said(parts) == passage
+
+
+def test_the_previous_message_reads_as_it_was_said_on_every_surface() -> None:
+    reading = _reading(("Yes, ship it.",), ("Good.", "Anything else before the launch?"))
+
+    flow = layout(reading).section("flow")
+
+    assert flow is not None
+    said = "".join(getattr(piece, "text", "") for piece in flow.lines[-1].pieces)
+    assert said == "Ben: Good. Anything else before the launch?"
+    for surface in _rendered(reading):
+        assert "Good. Anything else before the launch?" in surface
+        assert " / " not in surface
+
+
+def test_a_preconception_quotes_the_thought_that_comes_back_to_it_not_its_number() -> None:
+    reading = _reading(
+        ("Thanks for the notes.", "The battery drain is back on the Pixel though."),
+        ("Here are the notes.",),
+        returned_by=(1,),
+    )
+
+    for surface in _rendered(reading):
+        assert "comes back to it in “The battery drain is back on the Pixel though.”" in surface
+        assert "thought 2" not in surface
+
+
+def test_a_message_that_comes_back_whole_says_so_without_quoting_itself() -> None:
+    reading = _reading(("The battery drain is back.",), ("Done.",), returned_by=(0,))
+
+    for surface in _rendered(reading):
+        assert "comes back to it here" in surface
+        assert "thought 1" not in surface
+
+
+def test_japanese_readers_get_the_quote_in_japanese_brackets() -> None:
+    reading = _reading(
+        ("了解です。", "データが消えないかまだ心配です。"),
+        ("リハーサル完了です。",),
+        returned_by=(1,),
+        language="ja",
+    )
+
+    for surface in _rendered(reading):
+        assert "「データが消えないかまだ心配です。」でまたこの話に戻っている" in surface
+        assert "思考" not in surface
+
+
+def test_a_note_on_a_part_only_partly_embedded_quotes_that_part_on_every_surface() -> None:
+    reading = _reading(
+        ("Fine.", "The migration plan needs a rollback step for every single table."),
+        ("Here is the plan.",),
+    )
+    note = ReadingNote(kind="embedding-cut", count=40, thoughts=(2,))
+    reading = reading.model_copy(
+        update={"context": reading.context.model_copy(update={"notes": (note,)})}
+    )
+
+    for surface in _rendered(reading):
+        assert "“The migration plan needs a rollback…”" in surface
+        assert "thought 2" not in surface
+
+
+def test_a_connection_to_the_previous_message_quotes_it_as_it_was_said() -> None:
+    reading = _reading(("Agreed, let's ship it.",), ("Good.", "Anything else before the launch?"))
+    context = reading.context
+    assert context.flow.previous is not None
+    answered = ReplyScore(
+        message=context.flow.previous.message, probability=0.9, confident=True, asks=True
+    )
+
+    headline, _ = connect(context.model_copy(update={"replies": (answered,)}))
+
+    assert headline.connection is not None
+    assert headline.connection.earlier_text == "Good. Anything else before the launch?"
