@@ -24,7 +24,8 @@ OFF = (
 def report_model(settings: LanguageModelSettings, console: Console) -> bool:
     """Print the model's state; ``False`` when a key is set but the model cannot serve AWAI."""
     if settings.api_key is None:
-        console.print(Text.assemble(styled("Language model: ", "bold"), OFF))
+        # Prose, folded at words (a soft-wrapped line breaks wherever the terminal ends).
+        console.print(Text.assemble(styled("Language model: ", "bold"), OFF), soft_wrap=False)
         return True
     from awai_engine.backends.anthropic.check import check_model  # the SDK only when needed
 

@@ -34,14 +34,15 @@ from bots.terminal.transcript import channel_key
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writer, writer_lock
 
+# Each count: its column's heading, its field, and how the caption names it in a sentence.
 COLUMNS = (
-    ("writes unfinished", "unfinished_writes"),
-    ("edits unfinished", "unfinished_edits"),
-    ("vectors missing", "missing_vectors"),
-    ("orphan vectors", "orphan_vectors"),
-    ("deletes unfinished", "unfinished_deletes"),
-    ("thoughts lost", "lost_thoughts"),
-    ("removals unfinished", "pending_erasures"),
+    ("writes unfinished", "unfinished_writes", "unfinished writes"),
+    ("edits unfinished", "unfinished_edits", "unfinished edits"),
+    ("vectors missing", "missing_vectors", "missing vectors"),
+    ("orphan vectors", "orphan_vectors", "orphan vectors"),
+    ("deletes unfinished", "unfinished_deletes", "unfinished deletes"),
+    ("thoughts lost", "lost_thoughts", "lost thoughts"),
+    ("removals unfinished", "pending_erasures", "unfinished removals"),
 )
 
 
@@ -106,31 +107,37 @@ def report_table(report: ReconcileReport, title: str) -> Table:
     than the caption naming what was checked."""
     shown = [
         (heading, field)
-        for heading, field in COLUMNS
+        for heading, field, _ in COLUMNS
         if any(getattr(channel, field) for channel in report.channels)
     ]
+    named = [words for _, _, words in COLUMNS]
+    checked = f"{', '.join(named[:-1])} and {named[-1]}"
     table = Table(
         title=title,
         title_justify="left",
-        caption=f"Checked: {', '.join(heading for heading, _ in COLUMNS)}.",
+        # Worded as a search, so a reader does not take the list for what was found.
+        caption=f"Looked for {checked}: "
+        + ("found none." if not shown else "the columns above count what was found."),
         caption_justify="left",
     )
+    examples = any(channel.examples for channel in report.channels)
     table.add_column("channel", overflow="fold")
     table.add_column("vector index", overflow="fold")
     for heading, _ in shown:
         table.add_column(heading, justify="right")
     table.add_column("state")
-    table.add_column("e.g.", overflow="fold")
+    if examples:
+        table.add_column("e.g.", overflow="fold")
     for channel in report.channels:
         table.add_row(
             one_line(channel.channel),
             _index(channel),
             *(str(getattr(channel, field)) for _, field in shown),
             _state(channel),
-            ", ".join(one_line(example) for example in channel.examples),
+            *([", ".join(one_line(example) for example in channel.examples)] if examples else []),
         )
     if not report.channels:
-        table.add_row("(no channels stored)", "", *("" for _ in shown), "", "")
+        table.add_row("(no channels stored)", "", *("" for _ in shown), "")
     return table
 
 

@@ -79,15 +79,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not found:
         console.print(f"No thoughts {where} in {one_line(channel)}.")
     for item in found:
-        origin = "stored" if item.stored else "clustered for this point, not stored"
-        held = (
-            f", clustered on the first {item.clustered}" if item.clustered < item.thoughts else ""
+        # Whether the scheduled re-clustering stored these groups or they were grouped for
+        # this command: the words say it without the engine's "run" and "fixed point".
+        origin = (
+            "as the last re-clustering stored them"
+            if item.stored
+            else "grouped now: no re-clustering has stored them yet"
         )
+        held = f", grouped on the first {item.clustered}" if item.clustered < item.thoughts else ""
         table = Table(
             "preconception",
-            "size",
+            "thoughts",
             "examples (most central)",
-            "as of",
+            "last in",
             title=f"{one_line(item.speaker_name)}: {item.thoughts} thoughts {where}{held} ({origin})",
             title_justify="left",
             show_lines=True,
