@@ -49,4 +49,4 @@ def test_recluster_schemas_digest_and_forget_from_the_terminal(
     assert awai("schemas", "launch", "--speaker", "Carla") == 2
     assert "nobody called 'Carla'" in capsys.readouterr().err
     assert awai("digest", "nowhere", "--out", str(out)) == 2
-    assert "no channel 'terminal:local:nowhere'" in capsys.readouterr().err
+    assert "No channel 'terminal:local:nowhere'" in capsys.readouterr().err

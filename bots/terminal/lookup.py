@@ -21,7 +21,7 @@ def find_channel(runtime: Runtime, name: str) -> str | None:
     if key in known:
         return key
     listed = ", ".join(one_line(channel) for channel in known) or "none yet"
-    fail(f"no channel {key!r} is stored (known: {listed}).")
+    fail(f"No channel {key!r} is stored (known: {listed}).")
     return None
 
 

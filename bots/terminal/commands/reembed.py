@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         info = runtime.channel_info(channel)
         if info is None:
             known = ", ".join(one_line(known) for known in runtime.channels()) or "none yet"
-            fail(f"no channel {channel!r} is stored (known: {known}).")
+            fail(f"No channel {channel!r} is stored (known: {known}).")
             return 2
         if (info.embedding_model, info.dimension) == (embedder.model_name, embedder.dimension):
             stderr.print(
