@@ -155,9 +155,12 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
         transcript = Transcript(channel=key, resumed_lines=known.lines, lines=known.lines)
         done = Ingested(transcript, IngestReport(), refused_before=known.refused_lines)
         if not quiet:
+            refused = (
+                f"{known.refused_lines:,} refused then" if known.refused_lines else "none refused"
+            )
             stderr.print(
                 f"{one_line(key)}: {path} is unchanged since it was stored ({known.lines:,} lines,"
-                f" {known.refused_lines} refused then)"
+                f" {refused})"
             )
         return done
     limits = runtime.settings.limits
