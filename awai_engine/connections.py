@@ -82,9 +82,12 @@ def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Conn
         decided[named] = ("returns-to", None)
     if target is not None and stance is not None and stance.relation in ("agrees", "concedes"):
         target = _agreed_with(context, target, by_id)
+    quoted: dict[str, str] = {}
     if target is not None and target.message.message_id not in decided:
         decided[target.message.message_id] = _relation_to(context, target, stance)
         named = named or target.message.message_id
+        if target.quote:  # the sentence the message is about, not the earlier one's first
+            quoted[target.message.message_id] = target.quote
 
     connections = []
     for item in candidates:
@@ -97,7 +100,10 @@ def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Conn
             and (score is None or score.probability < LISTED)
         ):
             continue  # the flow shows it; listed only when decided or a likely reply target
-        connections.append(item.model_copy(update={"relation": relation, "condition": condition}))
+        update = {"relation": relation, "condition": condition}
+        if message_id in quoted:
+            update["earlier_text"] = quoted[message_id]
+        connections.append(item.model_copy(update=update))
     rank = {score.message.message_id: k for k, score in enumerate(context.replies)}
     connections.sort(key=lambda item: rank.get(item.message.message_id, len(rank)))
     headline = next((item for item in connections if item.message.message_id == named), None)

@@ -246,3 +246,58 @@ def test_an_answer_names_the_question_put_to_its_speaker_not_their_own_earlier_m
     headline = runtime.engine.read(channel, "m002", EVERYTHING).headline.connection
     assert headline is not None
     assert (headline.relation, headline.message.message_id) == ("answers", "m001")
+
+
+@pytest.mark.parametrize(
+    ("spec", "relation", "quote"),
+    [
+        (
+            [
+                ("ann", "Odd. The export ran fine last week. Did anyone change the credentials?"),
+                ("bo", "Yes, I rotated them on Monday."),
+            ],
+            "answers",
+            "Did anyone change the credentials?",
+        ),
+        (
+            [
+                ("ann", "Odd. The build passed yesterday. The cache key changed in the deploy."),
+                ("bo", "So the cache key change in that deploy broke the build."),
+            ],
+            "replies-to",
+            "The cache key changed in the deploy.",
+        ),
+        (
+            [
+                (
+                    "ann",
+                    "同意です。ただ、移行の手順がまだ決まっていません。誰が手順書を書きますか？",
+                ),
+                ("bo", "私が金曜までに書きます。"),
+            ],
+            "answers",
+            "誰が手順書を書きますか？",
+        ),
+        (
+            [
+                ("ann", "同意です。ところで、移行の手順書がまだありません。"),
+                ("bo", "移行の手順書は私が作ります。"),
+            ],
+            "replies-to",
+            "ところで、移行の手順書がまだありません。",
+        ),
+    ],
+)
+def test_the_headline_quotes_the_sentence_the_reply_is_about_not_the_first(
+    make_runtime: Callable[..., Runtime], spec: list[tuple[str, str]], relation: str, quote: str
+) -> None:
+    """An earlier message of several sentences is quoted by the one the reply is about — the
+    question it answers, else the closest in meaning and words — never by an opening "Odd." or
+    「同意です。」, in English and Japanese, read by the shipped model."""
+    runtime = make_runtime("quote")
+    channel = "terminal:local:quote"
+    runtime.engine.ingest(_utterances(spec, channel, gap=60))
+    headline = runtime.engine.read(channel, "m001", EVERYTHING).headline.connection
+    assert headline is not None
+    assert (headline.relation, headline.message.message_id) == (relation, "m000")
+    assert headline.earlier_text == quote
