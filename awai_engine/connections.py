@@ -40,7 +40,8 @@ messages always are): the flow already shows the others."""
 
 
 AGREED_FLOOR = 0.05
-"""The least reply probability of a message an agreement is moved to (see :func:`_agreed_with`)."""
+"""The least reply probability of a message an agreement is moved to (see :func:`_agreed_with`);
+the scorer quotes a candidate's sentence from the same probability (``QUOTED_FROM``)."""
 
 
 def connect(

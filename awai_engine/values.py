@@ -316,7 +316,8 @@ class ReplyScore(Value):
         "",
         description=(
             "The earlier message's sentence the message is about (the question it answers,"
-            " else the closest in meaning and words): what a headline naming it quotes."
+            " else the closest in meaning and words): what a headline naming it quotes; empty"
+            " for an unlikely candidate, which no headline names."
         ),
     )
 

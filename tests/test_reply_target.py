@@ -262,7 +262,7 @@ def test_an_answer_names_the_question_put_to_its_speaker_not_their_own_earlier_m
         (
             [
                 ("ann", "Odd. The build passed yesterday. The cache key changed in the deploy."),
-                ("bo", "So the cache key change in that deploy broke the build."),
+                ("bo", "ann: so the cache key change in that deploy broke the build."),
             ],
             "replies-to",
             "The cache key changed in the deploy.",
@@ -281,7 +281,7 @@ def test_an_answer_names_the_question_put_to_its_speaker_not_their_own_earlier_m
         (
             [
                 ("ann", "同意です。ところで、移行の手順書がまだありません。"),
-                ("bo", "移行の手順書は私が作ります。"),
+                ("bo", "ann: 移行の手順書は私が作ります。"),
             ],
             "replies-to",
             "ところで、移行の手順書がまだありません。",

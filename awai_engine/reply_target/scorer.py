@@ -91,10 +91,17 @@ class ReplyScores(Sequence[ReplyScore]):
                 confident=rank == 0 and self._confident,
                 asks=bool(self._asks[rank]),
                 similarity=round(float(self._similarities[rank]), 6),
-                quote=quoted_sentence(self._timeline, self._position, int(self.positions[rank])),
+                quote=quoted_sentence(self._timeline, self._position, int(self.positions[rank]))
+                if self._probabilities[rank] >= QUOTED_FROM
+                else "",
             )
         return score
 
+
+QUOTED_FROM = 0.05
+"""The least probability of a candidate whose quoted sentence is found: no headline names one
+under it (an agreement moves to a candidate from ``connections.AGREED_FLOOR``, the same 0.05), and
+finding it for every shown candidate would cost each reading time for nothing."""
 
 _EMPTY = np.empty(0)
 NO_SCORES = ReplyScores(None, -1, _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)
