@@ -20,15 +20,17 @@ from awai_engine.timeline import Timeline
 
 def quoted_sentence(timeline: Timeline, position: int, earlier: int) -> str:
     """The thought of the message at ``earlier`` that the message at ``position`` is about:
-    among its questions when it asks and the message does not (an answer), else among all of
-    them, the one whose best cosine to a thought of the message plus their share of words is
+    among its questions when it asks and the message, by someone else, does not (an answer),
+    else among all of them, the one whose best cosine to a thought of the message plus their share of words is
     highest (ties: the first)."""
     said = timeline.messages[earlier].thoughts
     if len(said) == 1:
         return said[0].text
     reply = timeline.messages[position].thoughts
     asking = [k for k, thought in enumerate(said) if is_question(thought.text)]
-    answered = not any(is_question(thought.text) for thought in reply)
+    answered = not any(is_question(thought.text) for thought in reply) and (
+        timeline.speaker_ids[earlier] != timeline.speaker_ids[position]  # one goes on, not answers
+    )
     among = asking if asking and answered else list(range(len(said)))
     if len(among) == 1:
         return said[among[0]].text
