@@ -225,14 +225,14 @@ class _Names:
 
     def addressing(self) -> tuple[np.ndarray, np.ndarray]:
         """Per line (from ``oldest``): whether it addresses the message's speaker, and whether it
-        addresses someone else (its own speaker does not count as either)."""
+        addresses others only (its own speaker does not count as either)."""
         line = self.lines - self.oldest
         other_than_said = self.addressed != self.said_by[line]
         to_speaker = np.zeros(self.span, dtype=bool)
         to_speaker[line[other_than_said & (self.addressed == self.own)]] = True
         to_another = np.zeros(self.span, dtype=bool)
         to_another[line[other_than_said & (self.addressed != self.own)]] = True
-        return to_speaker, to_another
+        return to_speaker, to_another & ~to_speaker
 
     def addressed_at(self, position: int) -> np.ndarray:
         """The codes the line at ``position`` addresses, the message's speaker left out."""
