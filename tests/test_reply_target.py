@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from awai_engine.association.reply_targets import REPLY_FLOOR
 from awai_engine.reply_target import model as model_module
 from awai_engine.reply_target.features import candidate_features
 from awai_engine.reply_target.model import ReplyModelError, reply_model
@@ -105,7 +106,7 @@ def test_the_message_a_reading_names_is_always_in_its_context(
     sample = SAMPLES["en"].path
     assert main(["--data-dir", str(tmp_path), "read", str(sample), "--all", "--json"]) == 0
     readings = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    named = 0
+    named = shown = 0
     for reading in readings:
         connection = reading["headline"]["connection"]
         context = reading["context"]
@@ -116,11 +117,19 @@ def test_the_message_a_reading_names_is_always_in_its_context(
         best = [score for score in context["replies"] if score["confident"]]
         for score in best:
             assert score["message"]["message_id"] in held
+        # ...and the scorer adds no unlikely candidate to it (the model need not read a 2% one).
+        likely = {s["message"]["message_id"]: s["probability"] for s in context["replies"]}
+        added = [
+            a["source"]["message_id"] for a in context["associations"] if a["reason"] == "reply"
+        ]
+        assert all(likely[message_id] >= REPLY_FLOOR for message_id in added)
+        shown += len(added)
         if connection is not None:
             named += 1
             assert connection["message"]["message_id"] in held
             assert connection["relation"] != "relates-to", "a weak match is never the headline"
     assert named >= len(readings) // 2, "most messages of a team's talk respond to something"
+    assert shown, "the scorer added some likely candidate the flow and recall did not hold"
 
 
 @pytest.mark.parametrize(
