@@ -41,7 +41,8 @@ messages always are): the flow already shows the others."""
 
 
 AGREED_FLOOR = 0.05
-"""The least reply probability of a message an agreement is moved to (see :func:`_agreed_with`)."""
+"""The least reply probability of a message an agreement is moved to (see :func:`_agreed_with`);
+the scorer quotes a candidate's sentence from the same probability (``QUOTED_FROM``)."""
 
 
 def connect(
@@ -83,9 +84,12 @@ def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Conn
         decided[named] = ("returns-to", None)
     if target is not None and stance is not None and stance.relation in ("agrees", "concedes"):
         target = _agreed_with(context, target, by_id)
+    quoted: dict[str, str] = {}
     if target is not None and target.message.message_id not in decided:
         decided[target.message.message_id] = _relation_to(context, target, stance)
         named = named or target.message.message_id
+        if target.quote:  # the sentence the message is about, not the earlier one's first
+            quoted[target.message.message_id] = target.quote
 
     connections = []
     for item in candidates:
@@ -98,7 +102,10 @@ def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Conn
             and (score is None or score.probability < LISTED)
         ):
             continue  # the flow shows it; listed only when decided or a likely reply target
-        connections.append(item.model_copy(update={"relation": relation, "condition": condition}))
+        update = {"relation": relation, "condition": condition}
+        if message_id in quoted:
+            update["earlier_text"] = quoted[message_id]
+        connections.append(item.model_copy(update=update))
     rank = {score.message.message_id: k for k, score in enumerate(context.replies)}
     connections.sort(key=lambda item: rank.get(item.message.message_id, len(rank)))
     headline = next((item for item in connections if item.message.message_id == named), None)

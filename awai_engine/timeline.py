@@ -247,8 +247,13 @@ class Timeline:
     # The same as small integers (see names_between): case-folded name → code, and by position
     # the code of the speaker's name and those of the names addressed, filled on first use.
     _name_codes: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
-    _speaker_name_code: list[int | None] = field(default_factory=list, compare=False, repr=False)
-    _addressed_codes: list[tuple[int, ...]] = field(default_factory=list, compare=False, repr=False)
+    # (-1: not coded yet; arrays with room to grow; a row of addressed codes is padded with -1)
+    _speaker_name_code: np.ndarray = field(
+        default_factory=lambda: np.full(0, -1, dtype=np.int64), compare=False, repr=False
+    )
+    _addressed_codes: np.ndarray = field(
+        default_factory=lambda: np.full((0, 1), -1, dtype=np.int64), compare=False, repr=False
+    )
     _coding: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
     # name → by position, a value computed from that message alone (see derived)
     _derived: dict[str, list[Any]] = field(default_factory=dict, compare=False, repr=False)
@@ -372,27 +377,36 @@ class Timeline:
         given in order of first use), so this stays causal.
         """
         said_by = self._speaker_name_code
-        if len(said_by) < end or None in said_by[start:end]:
+        if len(said_by) < end or (said_by[start:end] < 0).any():
             self._code_names(start, end)
-        speakers = np.array(said_by[start:end], dtype=np.int64)
+        # Read after coding: a row once coded never changes, and a grown array keeps the rows.
+        speakers = self._speaker_name_code[start:end].copy()
         addressed = self._addressed_codes[start:end]
-        lines = [start + k for k, codes in enumerate(addressed) for _ in codes]
-        names = [code for codes in addressed for code in codes]
-        return speakers, np.array(lines, dtype=np.int64), np.array(names, dtype=np.int64)
+        rows, slots = np.nonzero(addressed >= 0)
+        return speakers, rows + start, addressed[rows, slots]
 
     def _code_names(self, start: int, end: int) -> None:
         with self._coding:  # readings run in several threads; a new name gets one code
             said_by, addressed = self._speaker_name_code, self._addressed_codes
-            missing = len(self.messages) - len(said_by)
-            said_by.extend([None] * missing)
-            addressed.extend([()] * missing)
+            if len(said_by) < len(self.messages):
+                room = max(len(self.messages), 2 * len(said_by))
+                said_by = np.concatenate((said_by, np.full(room - len(said_by), -1)))
+                grown = np.full((room, addressed.shape[1]), -1, dtype=np.int64)
+                grown[: len(addressed)] = addressed
+                addressed = grown
             codes = self._name_codes
             for position in range(start, end):
-                if said_by[position] is None:
+                if said_by[position] < 0:
                     names = sorted(self.addressed_by(position))
-                    addressed[position] = tuple(codes.setdefault(n, len(codes)) for n in names)
-                    name = self.speaker_names[position].casefold()
-                    said_by[position] = codes.setdefault(name, len(codes))
+                    if len(names) > addressed.shape[1]:
+                        wider = np.full((len(addressed), len(names)), -1, dtype=np.int64)
+                        wider[:, : addressed.shape[1]] = addressed
+                        addressed = wider
+                    for slot, name in enumerate(names):
+                        addressed[position, slot] = codes.setdefault(name, len(codes))
+                    said_name = self.speaker_names[position].casefold()
+                    said_by[position] = codes.setdefault(said_name, len(codes))
+            self._addressed_codes, self._speaker_name_code = addressed, said_by
 
     def speaker_name(self, speaker_id: str) -> str:
         """The display name a speaker had at their first message."""

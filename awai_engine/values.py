@@ -312,6 +312,14 @@ class ReplyScore(Value):
     )
     asks: bool = Field(False, description="The earlier message asks a question.")
     similarity: float = Field(0.0, description="Best cosine between their thoughts.")
+    quote: str = Field(
+        "",
+        description=(
+            "The earlier message's sentence the message is about (the question it answers,"
+            " else the closest in meaning and words): what a headline naming it quotes; empty"
+            " for an unlikely candidate, which no headline names."
+        ),
+    )
 
 
 class ReadingContext(Value):

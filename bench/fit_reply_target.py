@@ -29,14 +29,14 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from awai_engine.embedding import Embedder
 from awai_engine.reply_target.features import FEATURE_NAMES
-from awai_engine.reply_target.model import FORMAT, MODEL_FILE
+from awai_engine.reply_target.model import FORMAT, MODEL_FILE, fitted_model
 from awai_engine.settings import Settings
 from bench.eval_reply_links import DATA
 from bench.reply_target_data import Table, table
@@ -45,6 +45,9 @@ TRAIN = (DATA / "ubuntu-train.jsonl.gz",)
 DEV = (DATA / "ubuntu-dev.jsonl", DATA / "channel-two-dev.jsonl")
 FAR_BACK = 10  # "far": more than ten lines back (as the headline evaluation counts it)
 FAR_PRECISION = 0.55  # the far bar: the lowest at which dev far headlines are right this often
+FAR_PRECISION_EACH = 0.55  # ... and in each dev file: the engine's far headlines (recalled far
+# candidates, agreements handed on) are right about 5 points less often than these tables' on
+# channel-two dev, where pooled alone left them at 0.48 (27 named), under the issue's 0.50
 ACCURACY_SLACK = 0.005  # the near bar: the highest keeping dev accuracy within this of its best
 NEGATIVES_KEPT = 0.25  # of the non-parent candidates, fitted on (all parents are): a quarter of
 # the time, and only the output's offset moves, which the bars chosen on the dev logs absorb
@@ -136,32 +139,28 @@ def fit(
 
 
 def probabilities(layers: dict, mean: np.ndarray, scale: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The network's output, computed as AWAI computes it (see ``ReplyModel.probabilities``)."""
-    hidden = (x.astype(np.float64) - mean) / scale
-    *inner, last = layers["layers"]
-    for layer in inner:
-        hidden = np.maximum(hidden @ np.asarray(layer["weights"]) + np.asarray(layer["bias"]), 0)
-    logits = (hidden @ np.asarray(last["weights"]) + np.asarray(last["bias"]))[:, 0]
-    return 1.0 / (1.0 + np.exp(-np.clip(logits, -40.0, 40.0)))
+    """The network's output, computed by the code AWAI computes it with (``ReplyModel``)."""
+    fitted = {"mean": mean, "scale": scale, "confident": 0, "far_confident": 0, "far_back": 0}
+    return fitted_model({**fitted, **layers}, width=x.shape[1]).probabilities(x)
 
 
-def choose_bars(best: Best) -> tuple[float, float]:
-    """The near bar (highest keeping accuracy within ``ACCURACY_SLACK`` of its best) and the far
-    bar (lowest, not under the near bar, whose far precision reaches ``FAR_PRECISION``), on the
-    pooled dev messages."""
+def choose_bars(best: Best, files: Sequence[Best]) -> tuple[float, float]:
+    """The near bar (highest keeping accuracy within ``ACCURACY_SLACK`` of its best, on the
+    pooled dev messages ``best``) and the far bar (lowest, not under the near bar, whose far
+    precision reaches ``FAR_PRECISION`` pooled and ``FAR_PRECISION_EACH`` in each of ``files``:
+    pooled alone, the smaller file's far headlines were right less than half the time)."""
     grid = np.round(np.arange(0.0, 1.0, 0.01), 2)
     top = max(headline_counts(best, bar, 1.0)["accuracy"] for bar in grid)
     near = max(
         bar for bar in grid if headline_counts(best, bar, 1.0)["accuracy"] >= top - ACCURACY_SLACK
     )
-    far = next(
-        (
-            bar
-            for bar in grid
-            if bar >= near and headline_counts(best, near, bar)["far_precision"] >= FAR_PRECISION
-        ),
-        1.0,
-    )
+
+    def precise(bar: float) -> bool:
+        each = min(headline_counts(b, near, bar)["far_precision"] for b in files)
+        pooled = headline_counts(best, near, bar)["far_precision"]
+        return pooled >= FAR_PRECISION and each >= FAR_PRECISION_EACH
+
+    far = next((bar for bar in grid if bar >= near and precise(bar)), 1.0)
     return float(near), float(far)
 
 
@@ -170,11 +169,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=EPOCHS, help="at most")
     parser.add_argument("--every", type=int, default=TRAIN_EVERY, help="fit on every N-th log")
     parser.add_argument("--out", type=Path, default=MODEL_FILE)
+    parser.add_argument(
+        "--hidden", type=int, choices=[h for h, _ in GRID], help="fit only this grid point"
+    )
+    parser.add_argument(
+        "--without",
+        nargs="+",
+        default=[],
+        metavar="PREFIX",
+        help="an ablation: fit without the features whose names start so, print the dev "
+        "figures and write nothing",
+    )
     args = parser.parse_args(argv)
     embedder = Embedder(Settings(_env_file=None).embedding)  # type: ignore[call-arg]
     started = time.perf_counter()
     train = table(TRAIN, embedder, args.every)
     devs = {path.name.split(".")[0]: table((path,), embedder) for path in DEV}
+    if args.without:
+        kept = [
+            k for k, name in enumerate(FEATURE_NAMES) if not name.startswith(tuple(args.without))
+        ]
+        train, *rest = (replace(t, x=t.x[:, kept]) for t in (train, *devs.values()))
+        devs = dict(zip(devs, rest, strict=True))
+        print(f"without {len(FEATURE_NAMES) - len(kept)} features: {args.without}")
     print(
         f"{train.messages} training messages, {len(train.y)} candidates "
         f"({time.perf_counter() - started:.0f} s)",
@@ -182,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     chosen = None
     for hidden, alpha in GRID:
+        if args.hidden not in (None, hidden):
+            continue
         layers, mean, scale = fit(train, hidden, alpha, args.epochs)
         accuracies = {
             name: headline_counts(
@@ -205,10 +224,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     best = Best(
         *(np.concatenate([getattr(b, f) for b in pooled]) for f in Best.__dataclass_fields__)
     )
-    near, far = choose_bars(best)
+    near, far = choose_bars(best, pooled)
     for name, b in zip(devs, pooled, strict=True):
         counts = headline_counts(b, near, far)
         print(f"{name}: " + ", ".join(f"{key} {value:.3f}" for key, value in counts.items()))
+    if args.without:
+        return 0
     model = {
         "format": FORMAT,
         "trained_on": "irc-disentangle ubuntu-train (Kummerfeld et al. 2019, CC BY 4.0)",

@@ -2,8 +2,8 @@
 
 Why: ``awai read`` must stay within 1.2× of its latency before the scorer landed (issue 31).
 :mod:`bench.reply_target_latency` leaves the scorer out of today's engine; this compares with
-the engine as it was (``git worktree`` of ``--before``, the commit before the scorer, in a
-scratch folder). Each version runs in its own process on its own data folder holding the same
+the engine as it was (``git archive`` of ``--before``, the commit before the scorer, unpacked in
+a scratch folder: nothing is added to the repository's worktrees). Each version runs in its own process on its own data folder holding the same
 IRC dev log (the longest), and they read the same last ``--reads`` messages in alternating turns of ten, each
 going first in turn, so a busy moment of a shared machine falls on both alike. Wall clock and
 CPU time per reading (the CPU time of the reading thread, which other work on the machine does
@@ -117,39 +117,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="awai-before-") as scratch:
         folder = Path(scratch)
         old = folder / "tree"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(old), args.before],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
-        try:
-            source = folder / "log.json"
-            source.write_text(json.dumps(lines))
-            trees = {"before the scorer": old, "today": ROOT}
-            workers = {
-                name: _worker(tree, folder / name.replace(" ", "-"), source, "ingest")
-                for name, tree in trees.items()
-            }
-            times: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
-            for turn, start in enumerate(range(0, len(ids), TURN)):
-                order = list(trees) if turn % 2 == 0 else list(reversed(trees))
-                for name in order:
-                    times[name] += _ask(workers[name], ids[start : start + TURN])
-            for process in workers.values():
-                assert process.stdin is not None
-                process.stdin.close()
-                process.wait()
-            starts: dict[str, list[float]] = {name: [] for name in trees}
-            for turn in range(args.starts):
-                order = list(trees) if turn % 2 == 0 else list(reversed(trees))
-                for name in order:
-                    data = folder / name.replace(" ", "-")
-                    starts[name].append(_started(trees[name], data, source))
-        finally:
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, capture_output=True
-            )
+        old.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", args.before], cwd=ROOT, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        source = folder / "log.json"
+        source.write_text(json.dumps(lines))
+        trees = {"before the scorer": old, "today": ROOT}
+        workers = {
+            name: _worker(tree, folder / name.replace(" ", "-"), source, "ingest")
+            for name, tree in trees.items()
+        }
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+        for turn, start in enumerate(range(0, len(ids), TURN)):
+            order = list(trees) if turn % 2 == 0 else list(reversed(trees))
+            for name in order:
+                times[name] += _ask(workers[name], ids[start : start + TURN])
+        for process in workers.values():
+            assert process.stdin is not None
+            process.stdin.close()
+            process.wait()
+        starts: dict[str, list[float]] = {name: [] for name in trees}
+        for turn in range(args.starts):
+            order = list(trees) if turn % 2 == 0 else list(reversed(trees))
+            for name in order:
+                data = folder / name.replace(" ", "-")
+                starts[name].append(_started(trees[name], data, source))
     print(f"{len(ids)} readings of {log.channel} ({len(lines)} lines), {args.before} against today")
     for clock, which in (("wall clock", 0), ("CPU time", 1)):
         median = {name: statistics.median(t[which] for t in got) for name, got in times.items()}

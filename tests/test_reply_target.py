@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from awai_engine.association.reply_targets import REPLY_FLOOR
 from awai_engine.reply_target import model as model_module
 from awai_engine.reply_target.features import candidate_features
 from awai_engine.reply_target.model import ReplyModelError, reply_model
@@ -105,7 +106,7 @@ def test_the_message_a_reading_names_is_always_in_its_context(
     sample = SAMPLES["en"].path
     assert main(["--data-dir", str(tmp_path), "read", str(sample), "--all", "--json"]) == 0
     readings = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    named = 0
+    named = shown = 0
     for reading in readings:
         connection = reading["headline"]["connection"]
         context = reading["context"]
@@ -116,11 +117,19 @@ def test_the_message_a_reading_names_is_always_in_its_context(
         best = [score for score in context["replies"] if score["confident"]]
         for score in best:
             assert score["message"]["message_id"] in held
+        # ...and the scorer adds no unlikely candidate to it (the model need not read a 2% one).
+        likely = {s["message"]["message_id"]: s["probability"] for s in context["replies"]}
+        added = [
+            a["source"]["message_id"] for a in context["associations"] if a["reason"] == "reply"
+        ]
+        assert all(likely[message_id] >= REPLY_FLOOR for message_id in added)
+        shown += len(added)
         if connection is not None:
             named += 1
             assert connection["message"]["message_id"] in held
             assert connection["relation"] != "relates-to", "a weak match is never the headline"
     assert named >= len(readings) // 2, "most messages of a team's talk respond to something"
+    assert shown, "the scorer added some likely candidate the flow and recall did not hold"
 
 
 @pytest.mark.parametrize(
@@ -246,3 +255,58 @@ def test_an_answer_names_the_question_put_to_its_speaker_not_their_own_earlier_m
     headline = runtime.engine.read(channel, "m002", EVERYTHING).headline.connection
     assert headline is not None
     assert (headline.relation, headline.message.message_id) == ("answers", "m001")
+
+
+@pytest.mark.parametrize(
+    ("spec", "relation", "quote"),
+    [
+        (
+            [
+                ("ann", "Odd. The export ran fine last week. Did anyone change the credentials?"),
+                ("bo", "Yes, I rotated them on Monday."),
+            ],
+            "answers",
+            "Did anyone change the credentials?",
+        ),
+        (
+            [
+                ("ann", "Odd. The build passed yesterday. The cache key changed in the deploy."),
+                ("bo", "ann: so the cache key change in that deploy broke the build."),
+            ],
+            "replies-to",
+            "The cache key changed in the deploy.",
+        ),
+        (
+            [
+                (
+                    "ann",
+                    "同意です。ただ、移行の手順がまだ決まっていません。誰が手順書を書きますか？",
+                ),
+                ("bo", "私が金曜までに書きます。"),
+            ],
+            "answers",
+            "誰が手順書を書きますか？",
+        ),
+        (
+            [
+                ("ann", "同意です。ところで、移行の手順書がまだありません。"),
+                ("bo", "ann: 移行の手順書は私が作ります。"),
+            ],
+            "replies-to",
+            "ところで、移行の手順書がまだありません。",
+        ),
+    ],
+)
+def test_the_headline_quotes_the_sentence_the_reply_is_about_not_the_first(
+    make_runtime: Callable[..., Runtime], spec: list[tuple[str, str]], relation: str, quote: str
+) -> None:
+    """An earlier message of several sentences is quoted by the one the reply is about — the
+    question it answers, else the closest in meaning and words — never by an opening "Odd." or
+    「同意です。」, in English and Japanese, read by the shipped model."""
+    runtime = make_runtime("quote")
+    channel = "terminal:local:quote"
+    runtime.engine.ingest(_utterances(spec, channel, gap=60))
+    headline = runtime.engine.read(channel, "m001", EVERYTHING).headline.connection
+    assert headline is not None
+    assert (headline.relation, headline.message.message_id) == (relation, "m000")
+    assert headline.earlier_text == quote

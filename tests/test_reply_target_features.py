@@ -20,7 +20,6 @@ from awai_engine.cues import opening_stance
 from awai_engine.lexical import terms
 from awai_engine.reply_target.features import (
     FEATURE_NAMES,
-    _names_speaker,
     asks,
     candidate_features,
     window,
@@ -53,7 +52,8 @@ def _conversation(seed: int, size: int, channel: str) -> list[Utterance]:
     for i in range(size):
         speaker = draw.choice(SPEAKERS)
         ts += draw.choice((5, 40, 200, 1_000, 20_000))
-        to = draw.choice(((), (), (draw.choice(SPEAKERS),)))
+        # Some lines address two people: one of them may be the reader's speaker.
+        to = draw.choice(((), (), (draw.choice(SPEAKERS),), tuple(draw.sample(SPEAKERS, 2))))
         text = draw.choice(TEXTS)
         lines.append(
             Utterance(
@@ -61,7 +61,7 @@ def _conversation(seed: int, size: int, channel: str) -> list[Utterance]:
                 message_id=f"g{i:03d}",
                 speaker_id=speaker,
                 speaker_name=speaker,
-                text=f"{to[0]}: {text}" if to else text,
+                text=f"{', '.join(to)}: {text}" if to else text,
                 ts=ts,
                 addressees=to,
             )
@@ -126,7 +126,7 @@ def _one_candidate(
         asks(message),
         asks(candidate) and not asks(message) and by != speaker,
         math.log1p(replies) / 3.0,
-        _names_speaker(timeline, p)(q, theirs),
+        _names_speaker(timeline, p, q, theirs),
         by in named,
         shared / union if union else 0.0,
         math.log1p(shared) / 3.0,
@@ -139,6 +139,15 @@ def _one_candidate(
         opening_stance(message.text) is not None,
         own is None,
     ]
+
+
+def _names_speaker(timeline: Timeline, p: int, q: int, theirs: frozenset[str]) -> bool:
+    """Line ``q`` is another speaker's, after the speaker of ``p`` first spoke, and holds their
+    whole name among its terms."""
+    speaker_id = timeline.speaker_ids[p]
+    name = frozenset(terms(timeline.speaker_name(speaker_id)))
+    first = timeline.first_said(speaker_id)
+    return bool(name) and first < q and timeline.speaker_ids[q] != speaker_id and name <= theirs
 
 
 _RANKS = [FEATURE_NAMES.index("cosine_top1"), FEATURE_NAMES.index("cosine_top3")]

@@ -16,7 +16,7 @@ all at or before the message: the features of message ``p`` are a function of th
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -107,14 +107,12 @@ def _features(
     timeline: Timeline, position: int, positions: tuple[int, ...], near: int
 ) -> np.ndarray:
     message = timeline.messages[position]
-    names = timeline.speaker_names
-    speaker = names[position].casefold()
+    speaker = timeline.speaker_names[position].casefold()
     edge = {name.casefold() for name in named_at_the_edge(timeline, position)}
     addressed = (timeline.addressed_by(position) | edge) - {speaker}
     named_by_message = {
         timeline.speaker_name(s).casefold() for s in timeline.named_speakers(position)
     }
-    naming_speaker = _names_speaker(timeline, position)
     message_terms = _term_set(message.text)
     message_asks = asks(message)
     stance = _stance(message.text)
@@ -123,36 +121,35 @@ def _features(
     # pass longer without changing what the near candidates look like.
     window_start = positions[near - 1] if near else position
 
-    turns = _turns(timeline, position, positions, speaker, window_start)
-    own_latest, latest_to_speaker = turns.own_latest, turns.latest_to_speaker
-    own_previous_addressees = (
-        timeline.addressed_by(own_latest) - {speaker} if own_latest is not None else frozenset()
-    )
-
-    # Everything below is per candidate, computed for all of them at once.
-    lines = timeline.derived("reply-target", positions, _line)
-    said = [names[q].casefold() for q in positions]
-    to = [timeline.addressed_by(q) - {s} for q, s in zip(positions, said, strict=True)]
-    speakers, speaker_since = turns.speakers_since, turns.speaker_since
-    candidate_terms = [line.terms for line in lines]
-    shared = np.array([len(message_terms & t) for t in candidate_terms], dtype=np.float64)
-    union = np.array([len(message_terms | t) for t in candidate_terms], dtype=np.float64)
-    candidate_asks = np.array([line.asks for line in lines])
-    same = np.array([s == speaker for s in said])
+    # Who said and who addressed whom, as name codes over the lines from the oldest candidate on:
+    # everything below is per candidate, computed for all of them at once.
     at = np.asarray(positions)
-    back = position - at
-    minutes = np.maximum(0.0, (timeline.timestamps[position] - timeline.timestamps[at]) / 60.0)
+    names = _Names(timeline, position, int(at.min()), speaker)
+    turns = _turns(names, at, window_start)
+    own_latest, latest_to_speaker = turns.own_latest, turns.latest_to_speaker
+    code = names.said_by[at - names.oldest]
+    same = code == names.own
+    in_addressed = _among(code, names.codes(addressed))
+    to_speaker, to_another = names.addressing()
+    to_speaker, to_another = to_speaker[at - names.oldest], to_another[at - names.oldest]
+    own_previous = names.addressed_at(own_latest) if own_latest is not None else _NO_CODES
 
-    cosines = _cosines(timeline, position, lines)
+    line_terms, line_asks, chars, first_rows, thoughts = zip(
+        *timeline.derived("reply-target", positions, _line), strict=True
+    )
+    candidate_asks = np.array(line_asks)
+    count = len(positions)
+    shared = np.fromiter((len(message_terms & t) for t in line_terms), np.float64, count)
+    union = np.fromiter(map(len, line_terms), np.float64, count) + len(message_terms) - shared
+    back = position - at
+    seconds = np.maximum(0.0, timeline.timestamps[position] - timeline.timestamps[at])
+
+    cosines = _cosines(timeline, position, np.array(first_rows), np.array(thoughts))
     near_cosines = cosines[:near] if near else cosines
     mean = float(near_cosines.mean()) if len(near_cosines) else 0.0
     order = np.argsort(-cosines, kind="stable")
-    cosine_rank = np.empty(len(positions), dtype=np.int64)
-    cosine_rank[order] = np.arange(len(positions))
-    count = len(positions)
-
-    def each(values: Sequence[object]) -> np.ndarray:
-        return np.array(values, dtype=np.float64)
+    cosine_rank = np.empty(count, dtype=np.int64)
+    cosine_rank[order] = np.arange(count)
 
     def constant(value: float) -> np.ndarray:
         return np.full(count, float(value))
@@ -160,26 +157,26 @@ def _features(
     columns = [
         _one_hot(back, _BACK_EDGES),
         np.log1p(back - 1) / math.log(51.0),
-        _one_hot(minutes, _MINUTES_EDGES),
+        _one_hot(seconds / 60.0, _MINUTES_EDGES),
         same,
-        each([s in addressed for s in said]),
-        each([bool(addressed) and s not in addressed for s in said]),
+        in_addressed,
+        bool(addressed) & ~in_addressed,
         constant(not addressed),
-        each([speaker in t for t in to]),
-        each([bool(t) and speaker not in t for t in to]),
+        to_speaker,
+        to_another,
         turns.turns_since == 0,
         np.log1p(turns.turns_since) / 3.0,
         at == (own_latest if own_latest is not None else -1),
-        each([s in own_previous_addressees for s in said]),
+        _among(code, own_previous),
         at == (latest_to_speaker if latest_to_speaker is not None else -1),
-        np.log1p(speakers) / 3.0,
-        speaker_since,
+        np.log1p(turns.speakers_since) / 3.0,
+        turns.speaker_since,
         candidate_asks,
         constant(message_asks),
         candidate_asks & (not message_asks) & ~same,
         np.log1p(turns.replies_since) / 3.0,
-        each([naming_speaker(q, t) for q, t in zip(positions, candidate_terms, strict=True)]),
-        each([s in named_by_message for s in said]),
+        _names_speaker(timeline, position, at, line_terms),
+        _among(code, names.codes(named_by_message)),
         np.divide(shared, union, out=np.zeros(count), where=union > 0),
         np.log1p(shared) / 3.0,
         cosines,
@@ -187,7 +184,7 @@ def _features(
         cosine_rank == 0,
         cosine_rank < 3,
         constant(math.log1p(len(message.text)) / 6.0),
-        np.log1p([line.chars for line in lines]) / 6.0,
+        np.log1p(np.array(chars)) / 6.0,
         constant(stance),
         constant(own_latest is None),
     ]
@@ -198,6 +195,48 @@ def _features(
         table[:, filled : filled + width] = column.reshape(count, width)
         filled += width
     return table
+
+
+_NO_CODES = np.empty(0, dtype=np.int64)
+
+
+def _among(codes: np.ndarray, some: np.ndarray) -> np.ndarray:
+    """Whether each of ``codes`` is one of the few ``some`` (``np.isin`` costs more, so small)."""
+    if not len(some):
+        return np.zeros(len(codes), dtype=bool)
+    return (codes[:, None] == some[None, :]).any(axis=1)
+
+
+class _Names:
+    """Who said each line from ``oldest`` up to the message, and whom each addressed, as name
+    codes (:meth:`Timeline.names_between`); ``own`` is the code of ``speaker``, the message's
+    speaker (case-folded), read once the lines are coded."""
+
+    def __init__(self, timeline: Timeline, position: int, oldest: int, speaker: str) -> None:
+        self.timeline = timeline
+        self.oldest = oldest
+        self.span = position - oldest
+        self.said_by, self.lines, self.addressed = timeline.names_between(oldest, position)
+        self.own = timeline.name_code(speaker)
+
+    def codes(self, names: set[str] | frozenset[str]) -> np.ndarray:
+        """The codes of case-folded ``names`` (a name no line was said by or to has none)."""
+        return np.array([self.timeline.name_code(name) for name in names], dtype=np.int64)
+
+    def addressing(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per line (from ``oldest``): whether it addresses the message's speaker, and whether it
+        addresses others only (its own speaker does not count as either)."""
+        line = self.lines - self.oldest
+        other_than_said = self.addressed != self.said_by[line]
+        to_speaker = np.zeros(self.span, dtype=bool)
+        to_speaker[line[other_than_said & (self.addressed == self.own)]] = True
+        to_another = np.zeros(self.span, dtype=bool)
+        to_another[line[other_than_said & (self.addressed != self.own)]] = True
+        return to_speaker, to_another & ~to_speaker
+
+    def addressed_at(self, position: int) -> np.ndarray:
+        """The codes the line at ``position`` addresses, the message's speaker left out."""
+        return self.addressed[(self.lines == position) & (self.addressed != self.own)]
 
 
 @dataclass(frozen=True)
@@ -215,28 +254,24 @@ class _Turns:
     latest_to_speaker: int | None
 
 
-def _turns(
-    timeline: Timeline, position: int, positions: tuple[int, ...], speaker: str, window_start: int
-) -> _Turns:
+def _turns(names: _Names, positions: np.ndarray, window_start: int) -> _Turns:
     """:class:`_Turns` over the lines from the oldest candidate to the message, by sorting name
     codes: a count "after line k" is the size of a run of (name, line) keys past (name, k)."""
-    oldest = min(positions)
-    span = position - oldest
-    said_by, lines, addressed = timeline.names_between(oldest, position)
-    at = np.asarray(positions) - oldest
-    own = timeline.name_code(speaker)
+    oldest, span, said_by, own = names.oldest, names.span, names.said_by, names.own
+    lines, addressed = names.lines, names.addressed
+    at = positions - oldest
     code = said_by[at]
 
-    def after(names: np.ndarray, where: np.ndarray) -> np.ndarray:
+    def after(named: np.ndarray, where: np.ndarray) -> np.ndarray:
         """For each candidate, how many of the (name, line) pairs name its speaker after it."""
-        keys = np.sort(names * (span + 1) + where)
+        keys = np.sort(named * (span + 1) + where)
         return np.searchsorted(keys, code * (span + 1) + span, side="right") - np.searchsorted(
             keys, code * (span + 1) + at, side="right"
         )
 
     every_line = np.arange(span)
     by_name = np.lexsort((every_line, said_by))
-    group_end = np.r_[said_by[by_name][1:] != said_by[by_name][:-1], True]
+    group_end = np.append(said_by[by_name][1:] != said_by[by_name][:-1], True)
     last_lines = np.sort(every_line[by_name][group_end])  # each speaker's last line
     spoken = every_line[said_by == own]
     last_own = int(spoken[-1]) if len(spoken) else -1
@@ -256,19 +291,22 @@ def _turns(
     )
 
 
-def _names_speaker(timeline: Timeline, position: int) -> Callable[[int, frozenset[str]], bool]:
-    """Whether the line at a given earlier position names the speaker of the message at
-    ``position`` (their whole name among its terms, as :meth:`Timeline.named_speakers` finds
-    names), given that line's terms: the same answer without a search per line."""
+def _names_speaker(
+    timeline: Timeline, position: int, at: np.ndarray, line_terms: Sequence[frozenset[str]]
+) -> np.ndarray:
+    """Whether each line at ``at`` (whose terms are ``line_terms``) names the speaker of the
+    message at ``position``: another speaker's line, after their first, holding their whole name
+    among its terms (as :meth:`Timeline.named_speakers` finds names)."""
     speaker_id = timeline.speaker_ids[position]
     name = frozenset(terms(timeline.speaker_name(speaker_id)))
-    first = timeline.first_said(speaker_id)
-    ids = timeline.speaker_ids
-
-    def names(q: int, line_terms: frozenset[str]) -> bool:
-        return bool(name) and first < q and ids[q] != speaker_id and name <= line_terms
-
-    return names
+    found = np.zeros(len(at), dtype=bool)
+    if not name:
+        return found
+    codes = timeline.speaker_codes
+    may = (at > timeline.first_said(speaker_id)) & (codes[at] != codes[position])
+    for k in np.flatnonzero(may).tolist():
+        found[k] = name <= line_terms[k]
+    return found
 
 
 class _Line(NamedTuple):
@@ -322,13 +360,14 @@ def _one_hot(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
     return slot[:, None] == np.arange(len(edges) + 1)
 
 
-def _cosines(timeline: Timeline, position: int, candidates: Sequence[_Line]) -> np.ndarray:
-    """The best cosine between a thought of the message and a thought of each candidate
-    (stored unit vectors: a dot product), in one product over all their rows."""
+def _cosines(
+    timeline: Timeline, position: int, firsts: np.ndarray, lengths: np.ndarray
+) -> np.ndarray:
+    """The best cosine between a thought of the message and a thought of each candidate (their
+    vectors' first rows and counts; stored unit vectors: a dot product), in one product over
+    all their rows."""
     vectors = np.asarray(timeline.vectors)  # a plain view: a memory map's slicing costs more
     query = vectors[np.asarray(timeline.rows_of(position))]
-    firsts = np.array([c.first_row for c in candidates])
-    lengths = np.array([c.thoughts for c in candidates])
     starts = np.concatenate(([0], np.cumsum(lengths[:-1])))
     rows = np.repeat(firsts - starts, lengths) + np.arange(int(lengths.sum()))
     best = (np.take(vectors, rows, axis=0) @ query.T).max(axis=1)

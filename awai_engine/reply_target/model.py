@@ -31,14 +31,13 @@ class ReplyModelError(AwaiError, RuntimeError):
 
 @dataclass(frozen=True)
 class ReplyModel:
-    """Standardise the features, then ReLU hidden layers and one logistic output.
+    """ReLU hidden layers on the features and one logistic output; the fitted standardisation
+    of the features is folded into the first layer (one matrix product less per reading).
 
     ``confident`` is the probability from which the headline names a candidate (``far_confident``
     for one more than ``far_back`` lines back), both chosen on the dev logs by the fitting script.
     """
 
-    mean: np.ndarray
-    scale: np.ndarray
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
     confident: float
     far_confident: float
@@ -48,7 +47,7 @@ class ReplyModel:
         """P(this candidate is what the message responds to), one per row of ``features``."""
         if not len(features):
             return np.empty(0, dtype=np.float64)
-        hidden = (np.asarray(features, dtype=np.float64) - self.mean) / self.scale
+        hidden = np.asarray(features, dtype=np.float64)
         *inner, (weights, bias) = self.layers
         for w, b in inner:
             hidden = np.maximum(hidden @ w + b, 0.0)
@@ -76,13 +75,14 @@ def _read(path: Path) -> ReplyModel:
         "reply-target model file",
         "bench.fit_reply_target",
         (FORMAT, FEATURE_NAMES),
-        _model,
+        fitted_model,
         ReplyModelError,
     )
 
 
-def _model(raw: dict[str, Any]) -> ReplyModel:
-    width = len(FEATURE_NAMES)
+def fitted_model(raw: dict[str, Any], width: int = len(FEATURE_NAMES)) -> ReplyModel:
+    """The model of a fitted file's JSON (what the fitting script writes) on ``width`` features;
+    ``ValueError`` when its numbers do not fit together."""
     mean = np.asarray(raw["mean"], dtype=np.float64)
     scale = np.asarray(raw["scale"], dtype=np.float64)
     if mean.shape != (width,) or scale.shape != (width,) or not np.all(scale > 0):
@@ -103,10 +103,10 @@ def _model(raw: dict[str, Any]) -> ReplyModel:
     confident, far_confident = float(raw["confident"]), float(raw["far_confident"])
     if not (0.0 <= confident <= 1.0 and 0.0 <= far_confident <= 1.0):
         raise ValueError("a confidence bar is outside [0, 1]")
+    (first, first_bias), *rest = layers
+    folded = (first / scale[:, None], first_bias - (mean / scale) @ first)
     return ReplyModel(
-        mean=mean,
-        scale=scale,
-        layers=tuple(layers),
+        layers=(folded, *rest),
         confident=confident,
         far_confident=far_confident,
         far_back=int(raw["far_back"]),

@@ -17,6 +17,7 @@ import numpy as np
 from awai_engine.reply_target.agreement import through_agreements
 from awai_engine.reply_target.features import FEATURE_NAMES, candidate_features
 from awai_engine.reply_target.model import ReplyModel
+from awai_engine.reply_target.quote import quoted_sentence
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, ReplyScore
 
@@ -34,6 +35,7 @@ class ReplyScores(Sequence[ReplyScore]):
     def __init__(
         self,
         timeline: Timeline | None,
+        position: int,
         positions: np.ndarray,
         probabilities: np.ndarray,
         confident: bool,
@@ -42,6 +44,7 @@ class ReplyScores(Sequence[ReplyScore]):
     ) -> None:
         self.positions = positions
         self._timeline = timeline
+        self._position = position
         self._probabilities = probabilities
         self._confident = confident
         self._asks = asks
@@ -88,12 +91,20 @@ class ReplyScores(Sequence[ReplyScore]):
                 confident=rank == 0 and self._confident,
                 asks=bool(self._asks[rank]),
                 similarity=round(float(self._similarities[rank]), 6),
+                quote=quoted_sentence(self._timeline, self._position, int(self.positions[rank]))
+                if self._probabilities[rank] >= QUOTED_FROM
+                else "",
             )
         return score
 
 
+QUOTED_FROM = 0.05
+"""The least probability of a candidate whose quoted sentence is found: no headline names one
+under it (an agreement moves to a candidate from ``connections.AGREED_FLOOR``, the same 0.05), and
+finding it for every shown candidate would cost each reading time for nothing."""
+
 _EMPTY = np.empty(0)
-NO_SCORES = ReplyScores(None, _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)
+NO_SCORES = ReplyScores(None, -1, _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)
 """The scores of a message with no earlier message to respond to."""
 
 
@@ -122,6 +133,7 @@ def reply_scores(
     )
     return ReplyScores(
         timeline,
+        position,
         positions[order],
         probabilities[order],
         bool(probabilities[best] >= bar),
