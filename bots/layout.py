@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 from awai_engine.text import as_said, shorten
 from awai_engine.values import Connection, MessageRef, Reading, ReadingContext
 from bots.labels import counted, labels_for
+from bots.language import prevailing_language
 from bots.note_words import note_text
 
 UNTIMED = 86_400 * 365
@@ -127,11 +128,13 @@ class ReadingLayout:
 
 
 def layout(reading: Reading, language: str | None = None, details: bool = False) -> ReadingLayout:
-    """The layout of ``reading`` in ``language`` (the reader's; default the message's own).
+    """The layout of ``reading`` in ``language`` (the reader's; default the language its
+    channel is talking in, :func:`bots.language.prevailing_language`).
 
     ``details`` adds the numbers behind each connection, the message's thoughts and the cost.
     """
-    words = labels_for(language or reading.language)
+    language = language or prevailing_language(reading)
+    words = labels_for(language)
     context = reading.context
     sections = [
         _headline(reading, words),
@@ -151,7 +154,7 @@ def layout(reading: Reading, language: str | None = None, details: bool = False)
         line=words[context.flow.line],
         sections=tuple(section for section in sections if section.lines),
         footer=words["limits"],
-        language=language or reading.language,
+        language=language,
         plain_summary=_plain_summary(reading, words),
         words=words,
     )

@@ -105,8 +105,7 @@ def reading_message(
     shown = layout(reading, language=language, details=details)
     blocks = _reading_blocks(shown, permalink_of)
     if shared_by is not None:
-        words = labels_for(language or reading.language)
-        blocks.insert(1, _context(words["shared_by"].format(who=f"<@{shared_by}>")))
+        blocks.insert(1, _context(shown.words["shared_by"].format(who=f"<@{shared_by}>")))
     if target is not None:
         blocks = [*_fit(blocks, MAX_BLOCKS - 1), _actions(shown, target, shared_at)]
     return SlackMessage(text=shorten(shown.plain_summary, MAX_FALLBACK_CHARS), blocks=_fit(blocks))
