@@ -21,6 +21,9 @@ LABELS: dict[str, dict[str, str]] = {
         "details": "Details",
         "nothing_before": "Nothing was said before this message in its line.",
         "nothing_connects": "Nothing said earlier stands out as connected to it.",
+        "no_clear_target": (
+            "No earlier message is clearly what it responds to; it may connect to those below."
+        ),
         "from_cues": "offline: from who replies to whom and word cues, not understanding",
         "from_model": "written by the language model",
         "offline:not-configured": (
@@ -40,7 +43,7 @@ LABELS: dict[str, dict[str, str]] = {
         "reason:addressed-speaker": "addressed to its speaker",
         "reason:own": "the speaker's previous message",
         "reason:words": "shares this message's rare words",
-        "reason:reply": "among the three likeliest reply targets",
+        "reason:reply": "a possible reply target",
         "reason:flow": "the message just before",
         "just_before": "just before",
         "messages_earlier": "{n} messages earlier, ",
@@ -183,6 +186,10 @@ LABELS: dict[str, dict[str, str]] = {
         "details": "詳細",
         "nothing_before": "この流れでは、この発言より前の発言はありません。",
         "nothing_connects": "これより前の発言で、はっきりつながるものは見当たりません。",
+        "no_clear_target": (
+            "これより前の発言で、はっきりこの発言の応答先と言えるものはありません。"
+            "下の発言とつながっているかもしれません。"
+        ),
         "from_cues": "オフライン:誰が誰に返信しているかと言葉の手がかりによる判定で、理解ではありません",
         "from_model": "言語モデルによる読み",
         "offline:not-configured": (

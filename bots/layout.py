@@ -182,7 +182,10 @@ def headline_line(connection: Connection, words: dict[str, str]) -> Line:
 def _headline(reading: Reading, words: dict[str, str]) -> Section:
     connection = reading.headline.connection
     if connection is None:
-        line = Line((Plain(words["nothing_connects"]),))
+        # The list below must not be contradicted: with connections, none is *clearly* it.
+        line = Line(
+            (Plain(words["no_clear_target" if reading.connections else "nothing_connects"]),)
+        )
     else:
         line = headline_line(connection, words)
     source = words["from_model"] if reading.headline.decided_by == "model" else words["from_cues"]
@@ -430,7 +433,7 @@ def _plain_summary(reading: Reading, words: dict[str, str]) -> str:
     elif connection is not None:
         body = plain_text(headline_line(connection, words))
     else:
-        body = words["nothing_connects"]
+        body = words["no_clear_target" if reading.connections else "nothing_connects"]
     return f"{words['reading']} · {name}: {body}"
 
 

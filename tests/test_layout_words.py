@@ -14,6 +14,7 @@ import pytest
 from awai_engine.connections import connect
 from awai_engine.text import as_said
 from awai_engine.values import (
+    Connection,
     Flow,
     FlowUtterance,
     MessageRef,
@@ -25,6 +26,7 @@ from awai_engine.values import (
     Thought,
 )
 from bots.discord.embeds import reading_embed
+from bots.labels import labels_for
 from bots.layout import layout
 from bots.slack.blocks import reading_message
 
@@ -183,3 +185,36 @@ def test_a_connection_to_the_previous_message_quotes_it_as_it_was_said() -> None
 
     assert headline.connection is not None
     assert headline.connection.earlier_text == "Good. Anything else before the launch?"
+
+
+def _with_a_possible_connection(reading: Reading) -> Reading:
+    """``reading`` connected to the message just before it, with no headline target."""
+    previous = reading.context.flow.previous
+    assert previous is not None
+    related = Connection(
+        message=previous.message,
+        relation="relates-to",
+        decided_by="cues",
+        origin="reply",
+        distance=0,
+        earlier_text=as_said([thought.text for thought in previous.thoughts]),
+    )
+    return reading.model_copy(update={"connections": (related,)})
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_headline_without_a_target_does_not_deny_the_connections_listed_below_it(
+    language: str,
+) -> None:
+    said = ("Thanks.",) if language == "en" else ("ありがとうございます。",)
+    before = ("Here are the notes.",) if language == "en" else ("メモです。",)
+    alone = _reading(said, before, language=language)
+    connected = _with_a_possible_connection(alone)
+    words = labels_for(language)
+
+    for surface in _rendered(connected):
+        assert words["no_clear_target"] in surface
+        assert words["nothing_connects"] not in surface
+    for surface in _rendered(alone):  # with nothing listed, nothing is what it says
+        assert words["nothing_connects"] in surface
+    assert words["no_clear_target"] in layout(connected).plain_summary
