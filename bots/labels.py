@@ -27,15 +27,16 @@ LABELS: dict[str, dict[str, str]] = {
         "from_cues": "offline: from who replies to whom and word cues, not understanding",
         "from_model": "written by the language model",
         "offline:not-configured": (
-            "Offline reading: no language model is configured, so AWAI shows what it found"
-            " and writes no interpretation."
+            "Offline reading: no language model is configured, so AWAI shows what it found from"
+            " who replies to whom and word cues, not understanding, and writes no interpretation."
         ),
         "offline:failed": (
-            "The language model could not write this reading just now, so this is the offline"
-            " reading."
+            "The language model could not write this reading just now, so this offline reading"
+            " comes from who replies to whom and word cues, not understanding."
         ),
         "offline:over-budget": (
-            "This reading was too long for the language model, so this is the offline reading."
+            "This reading was too long for the language model, so this offline reading comes"
+            " from who replies to whom and word cues, not understanding."
         ),
         "important": "especially important",
         "reason:meaning": "close in meaning",
@@ -193,13 +194,17 @@ LABELS: dict[str, dict[str, str]] = {
         "from_cues": "オフライン:誰が誰に返信しているかと言葉の手がかりによる判定で、理解ではありません",
         "from_model": "言語モデルによる読み",
         "offline:not-configured": (
-            "オフラインの読みです。言語モデルが設定されていないため、AWAIが見つけたことだけを"
-            "示し、解釈は書きません。"
+            "言語モデルが設定されていないため、オフラインの読みです。誰が誰に返信しているかと"
+            "言葉の手がかりによる判定で、理解ではなく、解釈も書きません。"
         ),
         "offline:failed": (
-            "いま言語モデルがこの読みを書けなかったため、オフラインの読みを示しています。"
+            "いま言語モデルが書けなかったため、オフラインの読みです。誰が誰に返信しているかと"
+            "言葉の手がかりによる判定で、理解ではありません。"
         ),
-        "offline:over-budget": "言語モデルには長すぎたため、オフラインの読みを示しています。",
+        "offline:over-budget": (
+            "言語モデルには長すぎたため、オフラインの読みです。誰が誰に返信しているかと"
+            "言葉の手がかりによる判定で、理解ではありません。"
+        ),
         "important": "特に重要",
         "reason:meaning": "意味が近い",
         "reason:addressed": "宛先の人の発言",

@@ -188,7 +188,12 @@ def _headline(reading: Reading, words: dict[str, str]) -> Section:
         )
     else:
         line = headline_line(connection, words)
-    source = words["from_model"] if reading.headline.decided_by == "model" else words["from_cues"]
+    if reading.offline_reason is not None:  # said once, here: why offline, and what that means
+        source = words[f"offline:{reading.offline_reason}"]
+    elif reading.headline.decided_by == "model":
+        source = words["from_model"]
+    else:
+        source = words["from_cues"]
     lines = [line]
     if connection is not None or reading.interpretation is None:
         lines.append(Line((Quiet(source),)))
@@ -342,13 +347,10 @@ def _details(reading: Reading, words: dict[str, str]) -> Section:
 
 
 def _notes(reading: Reading, words: dict[str, str]) -> Section:
-    """Why the reading is offline, in the reader's words (``offline_reason``), then the notes:
-    what was cut, why the model gave no reading, which thoughts are offline fallbacks. Notes
-    carry no status codes or setting names; operators read those in the log."""
-    lines = []
-    if reading.offline_reason is not None:
-        lines.append(Line((Quiet(words[f"offline:{reading.offline_reason}"]),)))
-    lines += [
+    """The notes: what was cut, why the model gave no reading, which thoughts are offline
+    fallbacks (why the reading is offline is said once, under its headline). Notes carry no
+    status codes or setting names; operators read those in the log."""
+    lines = [
         Line((Quiet(note_text(note, words, reading.context.thoughts)),))
         for note in (*reading.context.notes, *reading.notes)
     ]

@@ -27,7 +27,7 @@ from awai_engine.values import (
 )
 from bots.discord.embeds import reading_embed
 from bots.labels import labels_for
-from bots.layout import layout
+from bots.layout import layout, plain_text
 from bots.slack.blocks import reading_message
 
 
@@ -218,3 +218,21 @@ def test_a_headline_without_a_target_does_not_deny_the_connections_listed_below_
     for surface in _rendered(alone):  # with nothing listed, nothing is what it says
         assert words["nothing_connects"] in surface
     assert words["no_clear_target"] in layout(connected).plain_summary
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_an_offline_reading_says_it_is_offline_once_under_its_headline(language: str) -> None:
+    said = ("Thanks.",) if language == "en" else ("ありがとうございます。",)
+    before = ("Here are the notes.",) if language == "en" else ("メモです。",)
+    reading = _reading(said, before, language=language).model_copy(
+        update={"offline_reason": "not-configured"}
+    )
+    words = labels_for(language)
+
+    headline = layout(reading).section("headline")
+    assert headline is not None
+    assert [plain_text(line) for line in headline.lines][-1] == words["offline:not-configured"]
+    for surface in _rendered(reading):
+        assert surface.count(words["offline:not-configured"]) == 1
+        assert words["from_cues"] not in surface
+        assert surface.count("オフライン" if language == "ja" else "ffline") == 1
