@@ -2,10 +2,11 @@
 
 A reading's words (its title, section names, footers) follow the person who reads it. Where the
 platform says which language the asker uses (Discord's interaction ``locale``, Slack's user
-locale) and AWAI has words for it, that one; else the language the channel is talking in — most
-of the earlier messages the reading draws on, each counted once — so one English message in a Japanese team's channel (or one 「行きます！」 in an English one)
-does not switch the whole reading. Everything counted is in the reading's context, which is
-what the asker may see of messages up to this one: the choice keeps the invariant.
+locale) and AWAI has words for it, that one; else the language the channel is talking in, most
+of the messages just before it in its line, so one English message in a Japanese team's channel
+(or one 「行きます！」 in an English one) does not switch the whole reading. Everything counted
+is in the reading's context, which is what the asker may see of messages up to this one: the
+choice keeps the invariant.
 """
 
 from __future__ import annotations
@@ -27,23 +28,16 @@ def supported(locale: str | None) -> str | None:
 
 
 def prevailing_language(reading: Reading) -> str:
-    """The language most of the earlier messages in the reading's context are in (the line just
-    before it, the messages it connects to, the thoughts it recalls), each message counted once;
-    the message's own only when they are evenly split or there are none (one message never
-    outvotes the channel)."""
-    context = reading.context
-    said: dict[str, list[str]] = {}
-    for item in context.flow.earlier:
-        said.setdefault(item.message.message_id, []).append(item.summary)
-    if context.flow.previous is not None:
-        previous = context.flow.previous
-        said[previous.message.message_id] = [thought.text for thought in previous.thoughts]
-    for connection in reading.connections:
-        said.setdefault(connection.message.message_id, []).append(connection.earlier_text)
-    for association in context.associations:
-        said.setdefault(association.source.message_id, []).append(association.thought.text)
-    own = detect_language(context.text)
-    counts = Counter(detect_language(as_said(texts)) for texts in said.values())
+    """The language most of the messages just before it in its line are in (the reading's flow),
+    each counted once; the message's own only when they are evenly split or there are none (one
+    message never outvotes the channel). Messages recalled by meaning are not counted: a
+    message recalls thoughts in its own language first, so they would side with it."""
+    flow = reading.context.flow
+    said = [item.summary for item in flow.earlier]
+    if flow.previous is not None:
+        said.append(as_said([thought.text for thought in flow.previous.thoughts]))
+    own = detect_language(reading.context.text)
+    counts = Counter(detect_language(text) for text in said)
     if not counts or counts[own] == max(counts.values()):
         return own
     return counts.most_common(1)[0][0]
