@@ -361,7 +361,9 @@ def _distance(connection: Connection, words: dict[str, str]) -> list[Piece]:
     if connection.distance == 0:
         return [Quiet(words["just_before"])]
     earlier = words["messages_earlier"].format(n=connection.distance + 1)
-    return [Quiet(earlier), Moment(connection.message.ts)]
+    if moment_in_utc(connection.message.ts) is None:  # a transcript without times: no gap left
+        return [Quiet(earlier)]
+    return [Quiet(earlier + words["moment_gap"]), Moment(connection.message.ts)]
 
 
 _EDGES = re.compile(r"^([\s·,:;、・]*)(.*?)([\s·,:;、・]*)$", re.DOTALL)
@@ -440,7 +442,13 @@ def _plain_summary(reading: Reading, words: dict[str, str]) -> str:
 
 
 def plain_text(line: Line) -> str:
-    """A line without markup or links (a moment as nothing: the words around it suffice)."""
-    return "".join(piece.text for piece in line.pieces if not isinstance(piece, Moment)).rstrip(
-        ", "
-    )
+    """A line without markup or links, a moment as its UTC date (what a notification or a
+    client that cannot show a date token reads)."""
+    return "".join(_plain(piece) for piece in line.pieces)
+
+
+def _plain(piece: Piece) -> str:
+    if isinstance(piece, Moment):
+        when = piece.utc()
+        return "" if when is None else f"{when:%Y-%m-%d}"
+    return piece.text

@@ -29,6 +29,7 @@ from bots.layout import (
     Section,
     layout,
     marked,
+    moment_in_utc,
     plain_text,
     wrapped,
 )
@@ -143,7 +144,11 @@ def _reading_blocks(shown: ReadingLayout, permalink_of: PermalinkOf) -> list[Blo
     ref = shown.message
     blocks: list[Block] = [
         _header(shown.title),
-        _context(f"{cite.ref(ref)} · {_date(ref)} · {mrkdwn.escape(shown.line)}"),
+        _context(
+            " · ".join(
+                part for part in (cite.ref(ref), _date(ref), mrkdwn.escape(shown.line)) if part
+            )
+        ),
     ]
     blocks += _sections(mrkdwn.quote(shorten(shown.text, QUOTED_MESSAGE_CHARS)))
     for section in shown.sections:
@@ -295,9 +300,13 @@ class _Citer:
 
 
 def _date(ref: MessageRef) -> str:
-    """A Slack date token: each reader sees the time in their own time zone."""
-    seconds = int(ref.ts)
-    return f"<!date^{seconds}^{{date_short_pretty}} {{time}}|{ref.message_id}>"
+    """A Slack date token: each reader sees the time in their own time zone; a client that
+    cannot show the token shows its fallback, the time in UTC. Nothing for a transcript
+    without times."""
+    when = moment_in_utc(ref.ts)
+    if when is None:
+        return ""
+    return f"<!date^{int(ref.ts)}^{{date_short_pretty}} {{time}}|{when:%Y-%m-%d %H:%M} UTC>"
 
 
 def _moment(moment: Moment) -> str:

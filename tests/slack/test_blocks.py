@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -124,3 +125,32 @@ def test_markdown_becomes_mrkdwn_and_cuts_never_split_links_or_escapes():
     for piece in pieces:
         assert piece.count("<") == piece.count(">")
         assert "&amp" not in piece.replace("&amp;", "")
+
+
+def _japanese_reply(runtime: Runtime) -> Reading:
+    """An offline reading of a Japanese reply, its headline naming a message before the one
+    just before it."""
+    said = [
+        ("1772440000.000100", "金曜日にリリースできますか？", "carla"),
+        ("1772440030.000100", "ログは私が見ておきます。", "bob"),
+        ("1772440060.000100", "はい、金曜日にリリースできます。", "dev"),
+    ]
+    runtime.engine.ingest([utterance(*line, channel=CHANNEL) for line in said])
+    reading = runtime.engine.read(CHANNEL, "1772440060.000100", EVERYTHING)
+    assert reading.headline.connection is not None and reading.headline.connection.distance > 0
+    return reading
+
+
+@pytest.mark.slow
+def test_a_date_token_falls_back_to_a_readable_utc_time_and_nothing_dangles(runtime: Runtime):
+    message = reading_message(_japanese_reply(runtime), _permalink)
+    shown = json.dumps(message.blocks, ensure_ascii=False)
+
+    fallbacks = re.findall(r"<!date\^\d+\^[^|]*\|([^>]*)>", shown)
+    assert fallbacks and all(
+        re.fullmatch(r"\d{4}-\d\d-\d\d( \d\d:\d\d UTC)?", f) for f in fallbacks
+    )
+    assert "2026-03-02 08:27 UTC" in fallbacks  # the message itself, to the minute
+    assert "1772440060" not in "".join(fallbacks), "never the message id"
+    assert not message.text.rstrip().endswith(("・", ",")), message.text
+    assert "2026-03-02" in message.text, "the notification says the day as a date"
