@@ -34,6 +34,11 @@ from bots.terminal.commands.demo import settings_for
 _SLACK_LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
 _SLACK_DATE = re.compile(r"<!date\^\d+\^[^|]*\|([^>]+)>")
 _USER = re.compile(r"<@(\w+)>")
+# Slack formats emphasis only when its marks stand at word boundaries: after the line's start, a
+# space, a zero-width space or an opening bracket, and before a space or punctuation.
+_OPENS, _CLOSES = r"(?:(?<=^)|(?<=[\s\u200b(「]))", r"(?=$|[\s\u200b.,:;!?)」、。])"
+_SLACK_BOLD = re.compile(_OPENS + r"\*([^*\n]+)\*" + _CLOSES)
+_SLACK_ITALIC = re.compile(_OPENS + r"_([^_\n]+)_" + _CLOSES)
 _MD_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
 _DISCORD_TIME = re.compile(r"&lt;t:(\d+):\w&gt;")
 _MESSAGE_ID_FIELDS = frozenset({"message_id", "thread_root"})
@@ -103,8 +108,8 @@ def _mrkdwn(text: str) -> str:
         line = _SLACK_DATE.sub(r"\1", line)
         line = _SLACK_LINK.sub(r'<a href="\1">\2</a>', line)
         line = _USER.sub(r'<a href="#">@\1</a>', line)
-        line = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"<b>\1</b>", line)
-        line = re.sub(r"(?<![\w_])_([^_\n]+)_(?![\w_])", r"<i>\1</i>", line)
+        line = _SLACK_BOLD.sub(r"<b>\1</b>", line)
+        line = _SLACK_ITALIC.sub(r"<i>\1</i>", line)
         lines.append(f"<blockquote>{line}</blockquote>" if quoted else line)
     return "\n".join(lines)
 

@@ -375,6 +375,9 @@ class Marks(Protocol):
 
     strong: str
     quiet: str
+    boundary: str
+    """What stands between an emphasis mark and a word character beside it, where the markup
+    formats marks only at word boundaries (Slack); empty where it needs nothing (Discord)."""
 
     def escape(self, text: str) -> str: ...
 
@@ -387,31 +390,42 @@ def marked(pieces: Iterable[Piece], marks: Marks, bold: bool = False) -> str:
     """A line's pieces in a surface's markup; ``bold`` sets plain words strong too (the
     headline). The walk is one for every chat surface; only ``marks`` differ."""
     out = []
+    boundary = marks.boundary
     for piece in pieces:
         match piece:
             case Strong(text):
-                out.append(wrapped(text, marks.strong, marks.escape))
+                out.append(wrapped(text, marks.strong, marks.escape, boundary))
             case Quiet(text):
-                out.append(wrapped(text, marks.quiet, marks.escape))
+                out.append(wrapped(text, marks.quiet, marks.escape, boundary))
             case Link():
                 out.append(marks.link(piece))
             case Moment():
                 out.append(marks.moment(piece))
             case Plain(text) if bold:
-                out.append(wrapped(text, marks.strong, marks.escape))
+                out.append(wrapped(text, marks.strong, marks.escape, boundary))
             case Plain(text):
                 out.append(marks.escape(text))
-    return "".join(out)
+    return unbounded("".join(out), boundary)
 
 
-def wrapped(text: str, mark: str, escape: Callable[[str], str]) -> str:
+def wrapped(text: str, mark: str, escape: Callable[[str], str], boundary: str = "") -> str:
     """``text`` between a surface's emphasis ``mark``s, each part escaped by ``escape``, with
     its edge spaces and separators left outside: Slack's mrkdwn and Discord's Markdown format
-    ``_words_`` only when the marks touch words."""
+    ``_words_`` only when the marks touch words. ``boundary`` goes outside each mark (see
+    :attr:`Marks.boundary`); :func:`unbounded` takes it away again where a space already is."""
     lead, core, tail = _EDGES.match(text).groups()  # type: ignore[union-attr]
     if not core:
         return escape(text)
-    return f"{escape(lead)}{mark}{escape(core)}{mark}{escape(tail)}"
+    return f"{escape(lead)}{boundary}{mark}{escape(core)}{mark}{boundary}{escape(tail)}"
+
+
+def unbounded(text: str, boundary: str) -> str:
+    """``text`` without the ``boundary`` marks that stand next to a space or a line's edge,
+    where the emphasis mark has its word boundary already."""
+    if not boundary:
+        return text
+    mark = re.escape(boundary)
+    return re.sub(rf"(?:(?<=\s)|^){mark}|{mark}(?=\s|$)", "", text, flags=re.MULTILINE)
 
 
 def _merged(pieces: list[Piece]) -> tuple[Piece, ...]:

@@ -31,6 +31,7 @@ from bots.layout import (
     marked,
     moment_in_utc,
     plain_text,
+    unbounded,
     wrapped,
 )
 from bots.slack import mrkdwn
@@ -208,7 +209,7 @@ def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
 
 
 def _wrapped(text: str, mark: str) -> str:
-    return wrapped(text, mark, mrkdwn.escape)
+    return unbounded(wrapped(text, mark, mrkdwn.escape, mrkdwn.BOUNDARY), mrkdwn.BOUNDARY)
 
 
 def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
@@ -281,7 +282,7 @@ class _Citer:
     """Slack's mrkdwn for a reading's lines (:func:`bots.layout.marked`), each earlier message
     linked by its permalink with the speaker's name as the label."""
 
-    strong, quiet = "*", "_"
+    strong, quiet, boundary = "*", "_", mrkdwn.BOUNDARY
 
     def __init__(self, permalink_of: PermalinkOf) -> None:
         self._permalink_of = permalink_of

@@ -142,6 +142,36 @@ def _japanese_reply(runtime: Runtime) -> Reading:
 
 
 @pytest.mark.slow
+def test_bold_and_italic_marks_beside_japanese_or_a_link_stand_at_a_word_boundary(
+    runtime: Runtime,
+):
+    message = reading_message(_japanese_reply(runtime), _permalink)
+    texts = [
+        element["text"]
+        for block in message.blocks
+        for element in ([block["text"]] if "text" in block else block.get("elements", []))
+        if element.get("type") == "mrkdwn"
+    ]
+
+    marks = 0
+    for text in texts:
+        for line in re.sub(r"<[^>]*>", "L", text).split("\n"):  # a link or date: a word
+            for match in re.finditer(r"[*_]", line):
+                if line.startswith(">"):  # a quotation: people's words, never marked
+                    break
+                before = line[match.start() - 1] if match.start() else " "
+                after = line[match.end()] if match.end() < len(line) else " "
+                opening = after not in " \u200b" and before not in "*_"
+                if opening:
+                    marks += 1
+                    assert before in " \u200b" or match.start() == 0, line
+                else:
+                    assert after in " \u200b.,)" or match.end() == len(line), line
+    assert marks >= 2, "the headline is bold and its distance quiet"
+    assert not re.search(r"(^|\s)\u200b|\u200b(\s|$)", "\n".join(texts)), "none where not needed"
+
+
+@pytest.mark.slow
 def test_a_date_token_falls_back_to_a_readable_utc_time_and_nothing_dangles(runtime: Runtime):
     message = reading_message(_japanese_reply(runtime), _permalink)
     shown = json.dumps(message.blocks, ensure_ascii=False)
