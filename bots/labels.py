@@ -138,6 +138,7 @@ LABELS: dict[str, dict[str, str]] = {
             " from the stored messages: {count} thoughts."
         ),
         "quoted": "“{what}”",
+        "code": "(code)",
         "a_long_part": "a long part of the message",
         "list_and": " and ",
         "sentence_gap": " ",
@@ -292,6 +293,7 @@ LABELS: dict[str, dict[str, str]] = {
             "保存済みのメッセージから作り直しました：考え{count}件。"
         ),
         "quoted": "「{what}」",
+        "code": "(コード)",
         "a_long_part": "メッセージの長い部分",
         "list_and": "、",
         "sentence_gap": "",

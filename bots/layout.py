@@ -35,6 +35,8 @@ QUOTED_THOUGHT_CHARS = 60
 whole just above)."""
 
 _PLACEHOLDER = re.compile(r"(\{who\}|\{what\})")
+_CODE_BLOCK = re.compile(r"```(?:[\w+#.-]*\n)?(.*?)(?:```|\Z)", re.DOTALL)
+"""A fenced code block: its language tag, then its code up to the closing fence (or the end)."""
 
 
 @dataclass(frozen=True)
@@ -163,7 +165,7 @@ def layout(reading: Reading, language: str | None = None, details: bool = False)
 def headline_line(connection: Connection, words: dict[str, str]) -> Line:
     """ "Returns to Dev: “background sync is draining …” · 45 messages earlier, <when>"."""
     phrase = words[f"relation:{connection.relation}"]
-    what = shorten(connection.earlier_text, QUOTED_EARLIER_CHARS)
+    what = quoted(connection.earlier_text, QUOTED_EARLIER_CHARS, words)
     pieces: list[Piece] = []
     for chunk in _PLACEHOLDER.split(phrase):
         if chunk == "{who}":
@@ -177,6 +179,23 @@ def headline_line(connection: Connection, words: dict[str, str]) -> Line:
         pieces.append(Plain(words["on_condition"].format(condition=condition)))
     pieces += [Quiet(" · "), *_distance(connection, words)]
     return Line(_merged(pieces))
+
+
+def quoted(text: str, width: int, words: dict[str, str]) -> str:
+    """An earlier message's words as a one-line quotation of at most ``width`` columns."""
+    return shorten(code_as_a_line(text, words), width)
+
+
+def code_as_a_line(text: str, words: dict[str, str]) -> str:
+    """``text`` with each fenced code block as "(code) its first line …": a quotation runs on
+    one line, where fences and the code's layout would read as noise (```kotlin val …```)."""
+
+    def line(block: re.Match[str]) -> str:
+        lines = [part.strip() for part in block.group(1).split("\n") if part.strip()]
+        shown = [words["code"], *lines[:1], *(["…"] if len(lines) > 1 else [])]
+        return f"\x00{' '.join(shown)}\x00"
+
+    return re.sub(r"\s*\x00\s*", " ", _CODE_BLOCK.sub(line, text)).strip()
 
 
 def _headline(reading: Reading, words: dict[str, str]) -> Section:
@@ -228,7 +247,7 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
         if connection.condition:
             condition = shorten(connection.condition, QUOTED_EARLIER_CHARS)
             pieces.append(Plain(words["on_condition"].format(condition=condition)))
-        quote = shorten(connection.earlier_text, QUOTED_EARLIER_CHARS)
+        quote = quoted(connection.earlier_text, QUOTED_EARLIER_CHARS, words)
         lines.append(Line(tuple(pieces), quote=quote))
         if connection.explanation:
             lines.append(Line((Plain(connection.explanation),)))
@@ -274,18 +293,23 @@ def _returns_to_it(
     thought = next((t for t in context.thoughts if t.index == returned_by[0]), None)
     if thought is None:
         return words["returns_to_it"]
-    return words["returns_to_it_in"].format(what=shorten(thought.text, QUOTED_THOUGHT_CHARS))
+    return words["returns_to_it_in"].format(what=quoted(thought.text, QUOTED_THOUGHT_CHARS, words))
 
 
 def _flow(context: ReadingContext, words: dict[str, str]) -> Section:
     flow = context.flow
     title = f"{words['flow']} · {words[flow.line]}"
     lines = [
-        Line((Link(item.message, item.message.speaker_name), Plain(f": {item.summary}")))
+        Line(
+            (
+                Link(item.message, item.message.speaker_name),
+                Plain(f": {code_as_a_line(item.summary, words)}"),
+            )
+        )
         for item in flow.earlier
     ]
     if flow.previous is not None:
-        said = as_said([thought.text for thought in flow.previous.thoughts])
+        said = code_as_a_line(as_said([thought.text for thought in flow.previous.thoughts]), words)
         lines.append(
             Line(
                 (
@@ -321,7 +345,7 @@ def _details(reading: Reading, words: dict[str, str]) -> Section:
         lines.append(
             Line(
                 (Plain(mark), Link(item.source, item.source.speaker_name), Quiet(numbers)),
-                quote=shorten(item.thought.text, QUOTED_EARLIER_CHARS),
+                quote=quoted(item.thought.text, QUOTED_EARLIER_CHARS, words),
             )
         )
     for schema in reading.context.schemas:

@@ -236,3 +236,15 @@ def test_an_offline_reading_says_it_is_offline_once_under_its_headline(language:
         assert surface.count(words["offline:not-configured"]) == 1
         assert words["from_cues"] not in surface
         assert surface.count("オフライン" if language == "ja" else "ffline") == 1
+
+
+def test_a_code_block_is_quoted_as_its_first_line_never_as_fences_on_every_surface() -> None:
+    code = "```kotlin\nval request = buildRequest(1, HOURS)\n    .build()\n```"
+    reading = _with_a_possible_connection(
+        _reading(("That looks right.",), ("Rough idea for the change:", code))
+    )
+
+    for surface in _rendered(reading):
+        assert "```" not in surface
+        assert "kotlin" not in surface
+        assert surface.count("(code) val request = buildRequest(1, HOURS) …") == 2  # flow, quote
