@@ -11,7 +11,7 @@ import pytest
 from awai_engine.samples import SAMPLES
 from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.schemas.digest import Trend, speaker_panel
-from awai_engine.schemas.picture import font_families, picture_size, trend_text
+from awai_engine.schemas.picture import font_families, picture_size, row_label, trend_text
 from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.schemas.wording import WORDS, words_for
 from awai_engine.visibility import EVERYTHING
@@ -211,3 +211,18 @@ def test_both_languages_word_every_part_of_the_digest() -> None:
         return key.removesuffix(":one").removesuffix(":other")
 
     assert {base(key) for key in WORDS["en"]} == set(WORDS["ja"])
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("battery, Android, drain", "battery, Android, drain"),
+        ("design review, basic reminders, bigger tap", "design review, basic…"),
+        ("データ移行、バックアップ、復元テスト", "データ移行、バックアッ…"),  # two columns a kanji
+    ],
+)
+def test_a_long_preconception_name_stops_short_of_the_count_beside_its_bar(
+    name: str, shown: str
+) -> None:
+    # A half-width column (two panels side by side) leaves a bar of 346 pixels.
+    assert row_label(name, columns=64, track=346.0) == shown

@@ -58,22 +58,22 @@ def channel_title(channel: str) -> str:
 
 
 def render_markdown(
-    channel: str,
+    title: str,
     created_at: float,
     previous_at: float | None,
     speakers: Sequence[SpeakerDigest],
     other_speakers: int,
     language: str = "en",
 ) -> str:
-    """The digest as Markdown in ``language`` (the channel's, see :mod:`.wording`)."""
+    """The digest of the channel people know as ``title``, as Markdown in ``language`` (the
+    channel's, see :mod:`.wording`)."""
     words = words_for(language)
     stamp = (
         words["stamp_since"].format(when=when(created_at), previous=when(previous_at))
         if previous_at is not None
         else words["stamp_first"].format(when=when(created_at))
     )
-    title = f"# {words['title'].format(channel=escape(channel_title(channel)))}"
-    lines = [title, "", f"_{stamp}_", ""]
+    lines = [f"# {words['title'].format(channel=escape(title))}", "", f"_{stamp}_", ""]
     if not speakers:
         lines.append(words["nobody"])
     for speaker in speakers:

@@ -38,6 +38,7 @@ class SlackDirectory:
         self._ttl = name_ttl_seconds
         self._people: dict[tuple[str, str], tuple[float, _Person]] = {}
         self._urls: dict[str, str] = {}
+        self._channels: dict[tuple[str, str], tuple[float, str]] = {}
         self._permalinks: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -77,6 +78,24 @@ class SlackDirectory:
         with self._lock:
             self._people[key] = (time.monotonic(), person)
         return person
+
+    def channel_title(self, client: WebClient, team_id: str, channel_id: str) -> str:
+        """``#name``, as people know the channel (``conversations.info``, asked once an hour);
+        the channel id if Slack will not say."""
+        key = (team_id, channel_id)
+        with self._lock:
+            cached = self._channels.get(key)
+        if cached is not None and time.monotonic() - cached[0] < self._ttl:
+            return cached[1]
+        try:
+            name = client.conversations_info(channel=channel_id)["channel"].get("name")
+        except SlackApiError as error:
+            log.info("conversations.info %s failed: %s", channel_id, error.response.get("error"))
+            return cached[1] if cached else channel_id
+        title = f"#{name}" if name else channel_id
+        with self._lock:
+            self._channels[key] = (time.monotonic(), title)
+        return title
 
     def workspace_url(self, client: WebClient, team_id: str) -> str:
         """``https://team.slack.com/``, asked of ``auth.test`` once per workspace."""
@@ -126,3 +145,5 @@ class SlackDirectory:
                 del self._permalinks[link]
             for person in [person for person in self._people if person[0] == team_id]:
                 del self._people[person]
+            for place in [place for place in self._channels if place[0] == team_id]:
+                del self._channels[place]
