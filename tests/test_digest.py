@@ -204,6 +204,28 @@ def test_a_japanese_channel_gets_its_digest_in_japanese(runtime: Runtime) -> Non
     assert digest.png.startswith(PNG_SIGNATURE) and width > height
 
 
+@pytest.mark.slow
+def test_the_digest_counts_messages_as_its_picture_does_and_quotes_distinct_messages(
+    runtime: Runtime,
+) -> None:
+    sample = SAMPLES["en"]
+    transcript = read_transcript(sample.path, sample.channel, 10**7)
+    runtime.engine.ingest(transcript.utterances)
+    digest = runtime.schemas.digest(transcript.channel, EVERYTHING)
+
+    for section in digest.speakers:
+        said = {u.message_id for u in transcript.utterances if u.speaker_id == section.speaker_id}
+        assert section.messages == len(said)  # the picture's "15 messages", not 33 thoughts
+        assert f"## {section.speaker_name}: {section.messages} messages," in digest.markdown
+        assert 0 <= section.unclustered < section.messages  # messages, like the rest
+        for schema in section.schemas:
+            quoted = [example.message_id for example in schema.examples]
+            assert len(quoted) == len(set(quoted)), f"{schema.summary}: {quoted}"
+            assert len(quoted) == min(3, schema.messages)
+    assert " thoughts in no preconception" not in digest.markdown
+    assert "Not in any preconception: " in digest.markdown
+
+
 def test_both_languages_word_every_part_of_the_digest() -> None:
     """A word missing in Japanese would fail only in a Japanese channel's digest."""
 

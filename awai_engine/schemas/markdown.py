@@ -79,7 +79,7 @@ def render_markdown(
     for speaker in speakers:
         head = words["speaker_head"].format(
             name=escape(speaker.speaker_name),
-            thoughts=counted(words, "thought", speaker.thoughts),
+            messages=counted(words, "message", speaker.messages),
             preconceptions=counted(words, "preconception", len(speaker.schemas)),
         )
         lines += [f"## {head}", ""]
@@ -88,8 +88,8 @@ def render_markdown(
         for schema in speaker.schemas:
             lines.extend(schema_lines(schema, words))
         if speaker.schemas and speaker.unclustered:
-            unclustered = counted(words, "thought", speaker.unclustered)
-            lines += ["", f"_{words['unclustered'].format(thoughts=unclustered)}_"]
+            unclustered = counted(words, "message", speaker.unclustered)
+            lines += ["", f"_{words['unclustered'].format(messages=unclustered)}_"]
         if speaker.dissolved:
             lines += ["", words["dissolved"]]
             lines.extend(

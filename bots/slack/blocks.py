@@ -234,7 +234,7 @@ def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
     for speaker in digest.speakers:
         head = words["speaker_head"].format(
             name=f"*{mrkdwn.escape(speaker.speaker_name)}*",
-            thoughts=counted_words(words, "thought", speaker.thoughts),
+            messages=counted_words(words, "message", speaker.messages),
             preconceptions=counted_words(words, "preconception", len(speaker.schemas)),
         )
         lines = [head]
@@ -243,8 +243,8 @@ def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
         for schema in speaker.schemas:
             lines += _schema_lines(schema, words, labels, permalink_of)
         if speaker.schemas and speaker.unclustered:
-            unclustered = counted_words(words, "thought", speaker.unclustered)
-            lines.append(_wrapped(words["unclustered"].format(thoughts=unclustered), "_"))
+            unclustered = counted_words(words, "message", speaker.unclustered)
+            lines.append(_wrapped(words["unclustered"].format(messages=unclustered), "_"))
         for gone in speaker.dissolved:
             summary = mrkdwn.escape(gone.summary or words["a_preconception"])
             was = counted_words(words, "thought", gone.size)
