@@ -85,7 +85,7 @@ WORDS: dict[str, dict[str, str]] = {
         "speaker_head": "{name}：{messages}、{preconceptions}",
         "no_preconception": "まだ思い込みはありません。繰り返し出てくる話はまだないようです。",
         "came_back": "{messages}で繰り返し（{thoughts}）",
-        "unclustered": "どの思い込みにも入らないメッセージ：{messages}。",
+        "unclustered": "どの思い込みにも入らないもの：{messages}。",
         "dissolved": "前回のダイジェスト以降、出てこなくなったもの：",
         "a_preconception": "思い込み",
         "others": "発言の少ない{n}人は表示していません。",
