@@ -1,7 +1,12 @@
 """Look at a reading as people see it: Slack's Block Kit and Discord's embed, as local HTML.
 
-    .venv/bin/python -m bench.preview --message m048 [--lang ja] [--details] [--out DIR]
-    chromium --headless --no-sandbox --disable-gpu --screenshot=DIR/slack.png DIR/slack.html
+    .venv/bin/python -m bench.preview --message m048 [--lang ja] [--locale ja] [--details] [--out DIR]
+    chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+      --disable-component-update --disable-sync --no-first-run --user-data-dir=$(mktemp -d) \
+      --window-size=800,1400 --screenshot=DIR/slack.png DIR/slack.html
+
+Japanese needs a CJK font (Debian's ``fonts-noto-cjk``), else it shows as boxes. ``--locale``
+is the reader's Slack or Discord language; without it the reading is in the channel's.
 
 Renders the offline reading of a message of a shipped sample with the real renderers
 (:func:`bots.slack.blocks.reading_message`, :func:`bots.discord.embeds.reading_embed`) into two
@@ -26,6 +31,7 @@ from awai_engine.values import Reading
 from awai_engine.visibility import EVERYTHING
 from bots.discord.embeds import reading_embed
 from bots.discord.keys import channel_key
+from bots.language import reader_language
 from bots.runtime import open_runtime
 from bots.slack.blocks import ReadingTarget, reading_message
 from bots.terminal.commands.common import load_and_ingest
@@ -34,6 +40,11 @@ from bots.terminal.commands.demo import settings_for
 _SLACK_LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
 _SLACK_DATE = re.compile(r"<!date\^\d+\^[^|]*\|([^>]+)>")
 _USER = re.compile(r"<@(\w+)>")
+# Slack formats emphasis only when its marks stand at word boundaries: after the line's start, a
+# space, a zero-width space or an opening bracket, and before a space or punctuation.
+_OPENS, _CLOSES = r"(?:(?<=^)|(?<=[\s\u200b(「]))", r"(?=$|[\s\u200b.,:;!?)」、。])"
+_SLACK_BOLD = re.compile(_OPENS + r"\*([^*\n]+)\*" + _CLOSES)
+_SLACK_ITALIC = re.compile(_OPENS + r"_([^_\n]+)_" + _CLOSES)
 _MD_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)]+)\)")
 _DISCORD_TIME = re.compile(r"&lt;t:(\d+):\w&gt;")
 _MESSAGE_ID_FIELDS = frozenset({"message_id", "thread_root"})
@@ -103,8 +114,8 @@ def _mrkdwn(text: str) -> str:
         line = _SLACK_DATE.sub(r"\1", line)
         line = _SLACK_LINK.sub(r'<a href="\1">\2</a>', line)
         line = _USER.sub(r'<a href="#">@\1</a>', line)
-        line = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"<b>\1</b>", line)
-        line = re.sub(r"(?<![\w_])_([^_\n]+)_(?![\w_])", r"<i>\1</i>", line)
+        line = _SLACK_BOLD.sub(r"<b>\1</b>", line)
+        line = _SLACK_ITALIC.sub(r"<i>\1</i>", line)
         lines.append(f"<blockquote>{line}</blockquote>" if quoted else line)
     return "\n".join(lines)
 
@@ -162,15 +173,18 @@ def discord_shaped(reading: Reading) -> Reading:
     return Reading.model_validate(dumped)
 
 
-def pages(reading: Reading, details: bool) -> dict[str, str]:
-    """The two HTML pages of ``reading``: file name → page."""
+def pages(reading: Reading, details: bool, locale: str | None = None) -> dict[str, str]:
+    """The two HTML pages of ``reading`` for a reader whose Slack or Discord is set to
+    ``locale`` (None: a reader whose platform says nothing): file name → page."""
+    language = reader_language(reading, locale)
     slack = reading_message(
         reading,
         lambda message_id, _: f"https://example.slack.com/archives/C1/p{message_id}",
         details=details,
+        language=language,
         target=ReadingTarget("C1", reading.context.message.message_id),
     )
-    embed = reading_embed(discord_shaped(reading), details=details).to_dict()
+    embed = reading_embed(discord_shaped(reading), language, details=details).to_dict()
     return {
         "slack.html": PAGE.format(
             background="#f8f8f8", colour="#1d1c1d", style=SLACK_STYLE, body=slack_html(slack.blocks)
@@ -186,6 +200,9 @@ def main() -> None:
     parser.add_argument("--lang", choices=sorted(SAMPLES), default="en")
     parser.add_argument("--message", help="A message id of the sample (default: its featured one).")
     parser.add_argument("--details", action="store_true", help="The details view.")
+    parser.add_argument(
+        "--locale", help="The reader's Slack or Discord language (default: none said)."
+    )
     parser.add_argument("--out", type=Path, default=Path("preview"))
     args = parser.parse_args()
     sample = SAMPLES[args.lang]
@@ -198,7 +215,7 @@ def main() -> None:
             reading = runtime.engine.read(ingested.transcript.channel, message_id, EVERYTHING)
         finally:
             runtime.close()
-    for name, page in pages(reading, args.details).items():
+    for name, page in pages(reading, args.details, args.locale).items():
         (args.out / name).write_text(page, encoding="utf-8")
         print(args.out / name)
 

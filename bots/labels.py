@@ -21,18 +21,22 @@ LABELS: dict[str, dict[str, str]] = {
         "details": "Details",
         "nothing_before": "Nothing was said before this message in its line.",
         "nothing_connects": "Nothing said earlier stands out as connected to it.",
+        "no_clear_target": (
+            "No earlier message is clearly what it responds to; it may connect to those below."
+        ),
         "from_cues": "offline: from who replies to whom and word cues, not understanding",
         "from_model": "written by the language model",
         "offline:not-configured": (
-            "Offline reading: no language model is configured, so AWAI shows what it found"
-            " and writes no interpretation."
+            "Offline reading: no language model is configured, so AWAI shows what it found from"
+            " who replies to whom and word cues, not understanding, and writes no interpretation."
         ),
         "offline:failed": (
-            "The language model could not write this reading just now, so this is the offline"
-            " reading."
+            "The language model could not write this reading just now, so this offline reading"
+            " comes from who replies to whom and word cues, not understanding."
         ),
         "offline:over-budget": (
-            "This reading was too long for the language model, so this is the offline reading."
+            "This reading was too long for the language model, so this offline reading comes"
+            " from who replies to whom and word cues, not understanding."
         ),
         "important": "especially important",
         "reason:meaning": "close in meaning",
@@ -40,10 +44,11 @@ LABELS: dict[str, dict[str, str]] = {
         "reason:addressed-speaker": "addressed to its speaker",
         "reason:own": "the speaker's previous message",
         "reason:words": "shares this message's rare words",
-        "reason:reply": "among the three likeliest reply targets",
+        "reason:reply": "a possible reply target",
         "reason:flow": "the message just before",
         "just_before": "just before",
-        "messages_earlier": "{n} messages earlier, ",
+        "messages_earlier": "{n} messages earlier",
+        "moment_gap": ", ",
         "similarity": "similarity",
         "threshold": "needed",
         "activation": "activation",
@@ -133,6 +138,7 @@ LABELS: dict[str, dict[str, str]] = {
             " from the stored messages: {count} thoughts."
         ),
         "quoted": "“{what}”",
+        "code": "(code)",
         "a_long_part": "a long part of the message",
         "list_and": " and ",
         "sentence_gap": " ",
@@ -183,16 +189,24 @@ LABELS: dict[str, dict[str, str]] = {
         "details": "詳細",
         "nothing_before": "この流れでは、この発言より前の発言はありません。",
         "nothing_connects": "これより前の発言で、はっきりつながるものは見当たりません。",
+        "no_clear_target": (
+            "これより前の発言で、はっきりこの発言の応答先と言えるものはありません。"
+            "下の発言とつながっているかもしれません。"
+        ),
         "from_cues": "オフライン:誰が誰に返信しているかと言葉の手がかりによる判定で、理解ではありません",
         "from_model": "言語モデルによる読み",
         "offline:not-configured": (
-            "オフラインの読みです。言語モデルが設定されていないため、AWAIが見つけたことだけを"
-            "示し、解釈は書きません。"
+            "言語モデルが設定されていないため、オフラインの読みです。誰が誰に返信しているかと"
+            "言葉の手がかりによる判定で、理解ではなく、解釈も書きません。"
         ),
         "offline:failed": (
-            "いま言語モデルがこの読みを書けなかったため、オフラインの読みを示しています。"
+            "いま言語モデルが書けなかったため、オフラインの読みです。誰が誰に返信しているかと"
+            "言葉の手がかりによる判定で、理解ではありません。"
         ),
-        "offline:over-budget": "言語モデルには長すぎたため、オフラインの読みを示しています。",
+        "offline:over-budget": (
+            "言語モデルには長すぎたため、オフラインの読みです。誰が誰に返信しているかと"
+            "言葉の手がかりによる判定で、理解ではありません。"
+        ),
         "important": "特に重要",
         "reason:meaning": "意味が近い",
         "reason:addressed": "宛先の人の発言",
@@ -202,7 +216,8 @@ LABELS: dict[str, dict[str, str]] = {
         "reason:reply": "返信先の候補",
         "reason:flow": "直前の発言",
         "just_before": "直前",
-        "messages_earlier": "{n}件前・",
+        "messages_earlier": "{n}件前",
+        "moment_gap": "・",
         "similarity": "類似度",
         "threshold": "必要値",
         "activation": "活性",
@@ -278,6 +293,7 @@ LABELS: dict[str, dict[str, str]] = {
             "保存済みのメッセージから作り直しました：考え{count}件。"
         ),
         "quoted": "「{what}」",
+        "code": "(コード)",
         "a_long_part": "メッセージの長い部分",
         "list_and": "、",
         "sentence_gap": "",

@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 from awai_engine.text import as_said, shorten
 from awai_engine.values import Connection, MessageRef, Reading, ReadingContext
 from bots.labels import counted, labels_for
+from bots.language import prevailing_language
 from bots.note_words import note_text
 
 UNTIMED = 86_400 * 365
@@ -34,6 +35,8 @@ QUOTED_THOUGHT_CHARS = 60
 whole just above)."""
 
 _PLACEHOLDER = re.compile(r"(\{who\}|\{what\})")
+_CODE_BLOCK = re.compile(r"```(?:[\w+#.-]*\n)?(.*?)(?:```|\Z)", re.DOTALL)
+"""A fenced code block: its language tag, then its code up to the closing fence (or the end)."""
 
 
 @dataclass(frozen=True)
@@ -127,11 +130,13 @@ class ReadingLayout:
 
 
 def layout(reading: Reading, language: str | None = None, details: bool = False) -> ReadingLayout:
-    """The layout of ``reading`` in ``language`` (the reader's; default the message's own).
+    """The layout of ``reading`` in ``language`` (the reader's; default the language its
+    channel is talking in, :func:`bots.language.prevailing_language`).
 
     ``details`` adds the numbers behind each connection, the message's thoughts and the cost.
     """
-    words = labels_for(language or reading.language)
+    language = language or prevailing_language(reading)
+    words = labels_for(language)
     context = reading.context
     sections = [
         _headline(reading, words),
@@ -151,7 +156,7 @@ def layout(reading: Reading, language: str | None = None, details: bool = False)
         line=words[context.flow.line],
         sections=tuple(section for section in sections if section.lines),
         footer=words["limits"],
-        language=language or reading.language,
+        language=language,
         plain_summary=_plain_summary(reading, words),
         words=words,
     )
@@ -160,7 +165,7 @@ def layout(reading: Reading, language: str | None = None, details: bool = False)
 def headline_line(connection: Connection, words: dict[str, str]) -> Line:
     """ "Returns to Dev: “background sync is draining …” · 45 messages earlier, <when>"."""
     phrase = words[f"relation:{connection.relation}"]
-    what = shorten(connection.earlier_text, QUOTED_EARLIER_CHARS)
+    what = quoted(connection.earlier_text, QUOTED_EARLIER_CHARS, words)
     pieces: list[Piece] = []
     for chunk in _PLACEHOLDER.split(phrase):
         if chunk == "{who}":
@@ -176,13 +181,38 @@ def headline_line(connection: Connection, words: dict[str, str]) -> Line:
     return Line(_merged(pieces))
 
 
+def quoted(text: str, width: int, words: dict[str, str]) -> str:
+    """An earlier message's words as a one-line quotation of at most ``width`` columns."""
+    return shorten(code_as_a_line(text, words), width)
+
+
+def code_as_a_line(text: str, words: dict[str, str]) -> str:
+    """``text`` with each fenced code block as "(code) its first line …": a quotation runs on
+    one line, where fences and the code's layout would read as noise (```kotlin val …```)."""
+
+    def line(block: re.Match[str]) -> str:
+        lines = [part.strip() for part in block.group(1).split("\n") if part.strip()]
+        shown = [words["code"], *lines[:1], *(["…"] if len(lines) > 1 else [])]
+        return f"\x00{' '.join(shown)}\x00"
+
+    return re.sub(r"\s*\x00\s*", " ", _CODE_BLOCK.sub(line, text)).strip()
+
+
 def _headline(reading: Reading, words: dict[str, str]) -> Section:
     connection = reading.headline.connection
     if connection is None:
-        line = Line((Plain(words["nothing_connects"]),))
+        # The list below must not be contradicted: with connections, none is *clearly* it.
+        line = Line(
+            (Plain(words["no_clear_target" if reading.connections else "nothing_connects"]),)
+        )
     else:
         line = headline_line(connection, words)
-    source = words["from_model"] if reading.headline.decided_by == "model" else words["from_cues"]
+    if reading.offline_reason is not None:  # said once, here: why offline, and what that means
+        source = words[f"offline:{reading.offline_reason}"]
+    elif reading.headline.decided_by == "model":
+        source = words["from_model"]
+    else:
+        source = words["from_cues"]
     lines = [line]
     if connection is not None or reading.interpretation is None:
         lines.append(Line((Quiet(source),)))
@@ -217,7 +247,7 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
         if connection.condition:
             condition = shorten(connection.condition, QUOTED_EARLIER_CHARS)
             pieces.append(Plain(words["on_condition"].format(condition=condition)))
-        quote = shorten(connection.earlier_text, QUOTED_EARLIER_CHARS)
+        quote = quoted(connection.earlier_text, QUOTED_EARLIER_CHARS, words)
         lines.append(Line(tuple(pieces), quote=quote))
         if connection.explanation:
             lines.append(Line((Plain(connection.explanation),)))
@@ -263,18 +293,23 @@ def _returns_to_it(
     thought = next((t for t in context.thoughts if t.index == returned_by[0]), None)
     if thought is None:
         return words["returns_to_it"]
-    return words["returns_to_it_in"].format(what=shorten(thought.text, QUOTED_THOUGHT_CHARS))
+    return words["returns_to_it_in"].format(what=quoted(thought.text, QUOTED_THOUGHT_CHARS, words))
 
 
 def _flow(context: ReadingContext, words: dict[str, str]) -> Section:
     flow = context.flow
     title = f"{words['flow']} · {words[flow.line]}"
     lines = [
-        Line((Link(item.message, item.message.speaker_name), Plain(f": {item.summary}")))
+        Line(
+            (
+                Link(item.message, item.message.speaker_name),
+                Plain(f": {code_as_a_line(item.summary, words)}"),
+            )
+        )
         for item in flow.earlier
     ]
     if flow.previous is not None:
-        said = as_said([thought.text for thought in flow.previous.thoughts])
+        said = code_as_a_line(as_said([thought.text for thought in flow.previous.thoughts]), words)
         lines.append(
             Line(
                 (
@@ -310,7 +345,7 @@ def _details(reading: Reading, words: dict[str, str]) -> Section:
         lines.append(
             Line(
                 (Plain(mark), Link(item.source, item.source.speaker_name), Quiet(numbers)),
-                quote=shorten(item.thought.text, QUOTED_EARLIER_CHARS),
+                quote=quoted(item.thought.text, QUOTED_EARLIER_CHARS, words),
             )
         )
     for schema in reading.context.schemas:
@@ -336,13 +371,10 @@ def _details(reading: Reading, words: dict[str, str]) -> Section:
 
 
 def _notes(reading: Reading, words: dict[str, str]) -> Section:
-    """Why the reading is offline, in the reader's words (``offline_reason``), then the notes:
-    what was cut, why the model gave no reading, which thoughts are offline fallbacks. Notes
-    carry no status codes or setting names; operators read those in the log."""
-    lines = []
-    if reading.offline_reason is not None:
-        lines.append(Line((Quiet(words[f"offline:{reading.offline_reason}"]),)))
-    lines += [
+    """The notes: what was cut, why the model gave no reading, which thoughts are offline
+    fallbacks (why the reading is offline is said once, under its headline). Notes carry no
+    status codes or setting names; operators read those in the log."""
+    lines = [
         Line((Quiet(note_text(note, words, reading.context.thoughts)),))
         for note in (*reading.context.notes, *reading.notes)
     ]
@@ -353,7 +385,9 @@ def _distance(connection: Connection, words: dict[str, str]) -> list[Piece]:
     if connection.distance == 0:
         return [Quiet(words["just_before"])]
     earlier = words["messages_earlier"].format(n=connection.distance + 1)
-    return [Quiet(earlier), Moment(connection.message.ts)]
+    if moment_in_utc(connection.message.ts) is None:  # a transcript without times: no gap left
+        return [Quiet(earlier)]
+    return [Quiet(earlier + words["moment_gap"]), Moment(connection.message.ts)]
 
 
 _EDGES = re.compile(r"^([\s·,:;、・]*)(.*?)([\s·,:;、・]*)$", re.DOTALL)
@@ -365,6 +399,9 @@ class Marks(Protocol):
 
     strong: str
     quiet: str
+    boundary: str
+    """What stands between an emphasis mark and a word character beside it, where the markup
+    formats marks only at word boundaries (Slack); empty where it needs nothing (Discord)."""
 
     def escape(self, text: str) -> str: ...
 
@@ -377,31 +414,42 @@ def marked(pieces: Iterable[Piece], marks: Marks, bold: bool = False) -> str:
     """A line's pieces in a surface's markup; ``bold`` sets plain words strong too (the
     headline). The walk is one for every chat surface; only ``marks`` differ."""
     out = []
+    boundary = marks.boundary
     for piece in pieces:
         match piece:
             case Strong(text):
-                out.append(wrapped(text, marks.strong, marks.escape))
+                out.append(wrapped(text, marks.strong, marks.escape, boundary))
             case Quiet(text):
-                out.append(wrapped(text, marks.quiet, marks.escape))
+                out.append(wrapped(text, marks.quiet, marks.escape, boundary))
             case Link():
                 out.append(marks.link(piece))
             case Moment():
                 out.append(marks.moment(piece))
             case Plain(text) if bold:
-                out.append(wrapped(text, marks.strong, marks.escape))
+                out.append(wrapped(text, marks.strong, marks.escape, boundary))
             case Plain(text):
                 out.append(marks.escape(text))
-    return "".join(out)
+    return unbounded("".join(out), boundary)
 
 
-def wrapped(text: str, mark: str, escape: Callable[[str], str]) -> str:
+def wrapped(text: str, mark: str, escape: Callable[[str], str], boundary: str = "") -> str:
     """``text`` between a surface's emphasis ``mark``s, each part escaped by ``escape``, with
     its edge spaces and separators left outside: Slack's mrkdwn and Discord's Markdown format
-    ``_words_`` only when the marks touch words."""
+    ``_words_`` only when the marks touch words. ``boundary`` goes outside each mark (see
+    :attr:`Marks.boundary`); :func:`unbounded` takes it away again where a space already is."""
     lead, core, tail = _EDGES.match(text).groups()  # type: ignore[union-attr]
     if not core:
         return escape(text)
-    return f"{escape(lead)}{mark}{escape(core)}{mark}{escape(tail)}"
+    return f"{escape(lead)}{boundary}{mark}{escape(core)}{mark}{boundary}{escape(tail)}"
+
+
+def unbounded(text: str, boundary: str) -> str:
+    """``text`` without the ``boundary`` marks that stand next to a space or a line's edge,
+    where the emphasis mark has its word boundary already."""
+    if not boundary:
+        return text
+    mark = re.escape(boundary)
+    return re.sub(rf"(?:(?<=\s)|^){mark}|{mark}(?=\s|$)", "", text, flags=re.MULTILINE)
 
 
 def _merged(pieces: list[Piece]) -> tuple[Piece, ...]:
@@ -427,12 +475,18 @@ def _plain_summary(reading: Reading, words: dict[str, str]) -> str:
     elif connection is not None:
         body = plain_text(headline_line(connection, words))
     else:
-        body = words["nothing_connects"]
+        body = words["no_clear_target" if reading.connections else "nothing_connects"]
     return f"{words['reading']} · {name}: {body}"
 
 
 def plain_text(line: Line) -> str:
-    """A line without markup or links (a moment as nothing: the words around it suffice)."""
-    return "".join(piece.text for piece in line.pieces if not isinstance(piece, Moment)).rstrip(
-        ", "
-    )
+    """A line without markup or links, a moment as its UTC date (what a notification or a
+    client that cannot show a date token reads)."""
+    return "".join(_plain(piece) for piece in line.pieces)
+
+
+def _plain(piece: Piece) -> str:
+    if isinstance(piece, Moment):
+        when = piece.utc()
+        return "" if when is None else f"{when:%Y-%m-%d}"
+    return piece.text

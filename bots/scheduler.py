@@ -49,6 +49,8 @@ REEXTRACT_JOB = "awai-reextract"
 REMOVAL_CHECK_JOB = "awai-removal-check"
 LOCAL_JOBS = "process"  # an in-memory job store: jobs every process runs for itself
 DigestPoster = Callable[[str, Digest], None]
+DigestTitle = Callable[[str], str | None]
+"""The name people know a channel by (``#launch``), for its digest's title; None: from its key."""
 # The only functions a stored job may run, by the kind its row names.
 JOB_KINDS = {
     "recluster": f"{__name__}:recluster_job",
@@ -121,6 +123,7 @@ class SchedulerService:
             "misfire_grace_time": settings.misfire_grace_seconds,
         }
         self._posters: dict[str, DigestPoster] = {}
+        self._titles: dict[str, DigestTitle] = {}
         with _services_guard:
             _services[name] = self
 
@@ -167,9 +170,14 @@ class SchedulerService:
 
     # -- digests -------------------------------------------------------------------------------
 
-    def add_digest_poster(self, name: str, post: DigestPoster) -> None:
-        """Register how digests reach a platform: ``post(channel_key, digest)``."""
+    def add_digest_poster(
+        self, name: str, post: DigestPoster, title_of: DigestTitle | None = None
+    ) -> None:
+        """Register how digests reach a platform: ``post(channel_key, digest)``, the digest
+        titled with ``title_of(channel_key)`` (the platform's name of the channel)."""
         self._posters[name] = post
+        if title_of is not None:
+            self._titles[name] = title_of
 
     def schedule_digest(
         self,
@@ -248,7 +256,9 @@ class SchedulerService:
             return False
         try:
             # A scheduled digest is posted for everyone in the channel.
-            post(channel, self.runtime.schemas.digest(channel, Scopes.channel()))
+            title_of = self._titles.get(poster)
+            title = None if title_of is None else title_of(channel)
+            post(channel, self.runtime.schemas.digest(channel, Scopes.channel(), title=title))
         except Exception:
             log.exception("posting the digest of %s via %s failed", channel, poster)
             return False

@@ -11,7 +11,7 @@ import pytest
 from awai_engine.samples import SAMPLES
 from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.schemas.digest import Trend, speaker_panel
-from awai_engine.schemas.picture import font_families, picture_size, trend_text
+from awai_engine.schemas.picture import font_families, picture_size, row_label, trend_text
 from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.schemas.wording import WORDS, words_for
 from awai_engine.visibility import EVERYTHING
@@ -204,6 +204,28 @@ def test_a_japanese_channel_gets_its_digest_in_japanese(runtime: Runtime) -> Non
     assert digest.png.startswith(PNG_SIGNATURE) and width > height
 
 
+@pytest.mark.slow
+def test_the_digest_counts_messages_as_its_picture_does_and_quotes_distinct_messages(
+    runtime: Runtime,
+) -> None:
+    sample = SAMPLES["en"]
+    transcript = read_transcript(sample.path, sample.channel, 10**7)
+    runtime.engine.ingest(transcript.utterances)
+    digest = runtime.schemas.digest(transcript.channel, EVERYTHING)
+
+    for section in digest.speakers:
+        said = {u.message_id for u in transcript.utterances if u.speaker_id == section.speaker_id}
+        assert section.messages == len(said)  # the picture's "15 messages", not 33 thoughts
+        assert f"## {section.speaker_name}: {section.messages} messages," in digest.markdown
+        assert 0 <= section.unclustered < section.messages  # messages, like the rest
+        for schema in section.schemas:
+            quoted = [example.message_id for example in schema.examples]
+            assert len(quoted) == len(set(quoted)), f"{schema.summary}: {quoted}"
+            assert len(quoted) == min(3, schema.messages)
+    assert " thoughts in no preconception" not in digest.markdown
+    assert "Not in any preconception: " in digest.markdown
+
+
 def test_both_languages_word_every_part_of_the_digest() -> None:
     """A word missing in Japanese would fail only in a Japanese channel's digest."""
 
@@ -211,3 +233,18 @@ def test_both_languages_word_every_part_of_the_digest() -> None:
         return key.removesuffix(":one").removesuffix(":other")
 
     assert {base(key) for key in WORDS["en"]} == set(WORDS["ja"])
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("battery, Android, drain", "battery, Android, drain"),
+        ("design review, basic reminders, bigger tap", "design review, basic…"),
+        ("データ移行、バックアップ、復元テスト", "データ移行、バックアッ…"),  # two columns a kanji
+    ],
+)
+def test_a_long_preconception_name_stops_short_of_the_count_beside_its_bar(
+    name: str, shown: str
+) -> None:
+    # A half-width column (two panels side by side) leaves a bar of 346 pixels.
+    assert row_label(name, columns=64, track=346.0) == shown

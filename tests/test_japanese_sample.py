@@ -293,7 +293,7 @@ def test_the_japanese_demo_reads_with_the_multilingual_encoder_and_speaks_japane
     def on_screen(label: str) -> bool:
         return "".join(label.split()) in flat
 
-    for key in ("associations", "flow", "from_cues"):
+    for key in ("associations", "flow", "offline:not-configured"):
         assert on_screen(japanese[key])
         assert not on_screen(english[key])
     assert on_screen("universal-sentence-encoder-multilingual-3")

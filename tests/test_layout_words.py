@@ -14,6 +14,7 @@ import pytest
 from awai_engine.connections import connect
 from awai_engine.text import as_said
 from awai_engine.values import (
+    Connection,
     Flow,
     FlowUtterance,
     MessageRef,
@@ -25,7 +26,8 @@ from awai_engine.values import (
     Thought,
 )
 from bots.discord.embeds import reading_embed
-from bots.layout import layout
+from bots.labels import labels_for
+from bots.layout import layout, plain_text
 from bots.slack.blocks import reading_message
 
 
@@ -183,3 +185,66 @@ def test_a_connection_to_the_previous_message_quotes_it_as_it_was_said() -> None
 
     assert headline.connection is not None
     assert headline.connection.earlier_text == "Good. Anything else before the launch?"
+
+
+def _with_a_possible_connection(reading: Reading) -> Reading:
+    """``reading`` connected to the message just before it, with no headline target."""
+    previous = reading.context.flow.previous
+    assert previous is not None
+    related = Connection(
+        message=previous.message,
+        relation="relates-to",
+        decided_by="cues",
+        origin="reply",
+        distance=0,
+        earlier_text=as_said([thought.text for thought in previous.thoughts]),
+    )
+    return reading.model_copy(update={"connections": (related,)})
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_a_headline_without_a_target_does_not_deny_the_connections_listed_below_it(
+    language: str,
+) -> None:
+    said = ("Thanks.",) if language == "en" else ("ありがとうございます。",)
+    before = ("Here are the notes.",) if language == "en" else ("メモです。",)
+    alone = _reading(said, before, language=language)
+    connected = _with_a_possible_connection(alone)
+    words = labels_for(language)
+
+    for surface in _rendered(connected):
+        assert words["no_clear_target"] in surface
+        assert words["nothing_connects"] not in surface
+    for surface in _rendered(alone):  # with nothing listed, nothing is what it says
+        assert words["nothing_connects"] in surface
+    assert words["no_clear_target"] in layout(connected).plain_summary
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_an_offline_reading_says_it_is_offline_once_under_its_headline(language: str) -> None:
+    said = ("Thanks.",) if language == "en" else ("ありがとうございます。",)
+    before = ("Here are the notes.",) if language == "en" else ("メモです。",)
+    reading = _reading(said, before, language=language).model_copy(
+        update={"offline_reason": "not-configured"}
+    )
+    words = labels_for(language)
+
+    headline = layout(reading).section("headline")
+    assert headline is not None
+    assert [plain_text(line) for line in headline.lines][-1] == words["offline:not-configured"]
+    for surface in _rendered(reading):
+        assert surface.count(words["offline:not-configured"]) == 1
+        assert words["from_cues"] not in surface
+        assert surface.count("オフライン" if language == "ja" else "ffline") == 1
+
+
+def test_a_code_block_is_quoted_as_its_first_line_never_as_fences_on_every_surface() -> None:
+    code = "```kotlin\nval request = buildRequest(1, HOURS)\n    .build()\n```"
+    reading = _with_a_possible_connection(
+        _reading(("That looks right.",), ("Rough idea for the change:", code))
+    )
+
+    for surface in _rendered(reading):
+        assert "```" not in surface
+        assert "kotlin" not in surface
+        assert surface.count("(code) val request = buildRequest(1, HOURS) …") == 2  # flow, quote

@@ -110,6 +110,20 @@ def test_a_failing_channel_is_logged_and_the_others_are_reclustered(
     assert digest.speakers[0].schemas and "## Boom:" in digest.markdown
 
 
+def test_a_scheduled_digest_is_titled_with_the_name_its_platform_gives_the_channel(
+    runtime: Runtime,
+) -> None:
+    battery_talk(runtime, CHANNEL)
+    posted: list[Digest] = []
+    service = SchedulerService(runtime, BackgroundScheduler(timezone=UTC), name="titled")
+    service.add_digest_poster("p", lambda _, digest: posted.append(digest), lambda _: "#launch")
+    try:
+        assert service.post_digest("p", CHANNEL)  # what the job does when it fires
+    finally:
+        service.shutdown()
+    assert posted[0].markdown.splitlines()[0] == "# Preconceptions in \\#launch"
+
+
 def test_a_digest_job_without_its_poster_here_is_skipped_with_a_warning(
     runtime: Runtime, caplog: pytest.LogCaptureFixture
 ) -> None:

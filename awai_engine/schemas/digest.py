@@ -63,7 +63,8 @@ class SpeakerDigest(Value):
     speaker_id: str
     speaker_name: str
     thoughts: int
-    unclustered: int
+    unclustered: int = Field(description="Messages of theirs with no thought in a schema.")
+    messages: int = Field(0, description="Distinct messages they said (the picture's unit).")
     schemas: tuple[DigestSchema, ...] = ()
     dissolved: tuple[DissolvedSchema, ...] = ()
     sources: tuple[str, ...] = Field(
@@ -172,7 +173,7 @@ def speaker_digest(
     ordered = sorted(states, key=lambda state: (-state.size, state.schema_id))
     schemas = []
     for number, state in enumerate(ordered, start=first_number):
-        recent = [rows_of[key] for key in state.members[-examples:]] if examples else []
+        recent = _latest_per_message([rows_of[key] for key in state.members], basis, examples)
         schemas.append(
             DigestSchema(
                 number=number,
@@ -188,7 +189,7 @@ def speaker_digest(
                         position=int(basis.positions[row]),
                         text=basis.texts[row],
                     )
-                    for row in reversed(recent)
+                    for row in recent
                 ),
                 changes=changes_of(state, before.get(state.schema_id)) if previous else (),
             )
@@ -199,16 +200,30 @@ def speaker_digest(
         for entry in before.values()
         if entry.schema_id not in current
     )
-    members = (message_of(key) for state in states for key in state.members)
+    members = [message_of(key) for state in states for key in state.members]
+    said = set(basis.message_ids)
     return SpeakerDigest(
         sources=tuple(dict.fromkeys([*members, basis.last_message_id])),
         speaker_id=basis.speaker_id,
         speaker_name=basis.speaker_name,
         thoughts=basis.count,
-        unclustered=basis.count - sum(state.size for state in states),
+        unclustered=len(said - set(members)),
+        messages=len(said),
         schemas=tuple(schemas),
         dissolved=dissolved,
     )
+
+
+def _latest_per_message(rows: Sequence[int], basis: Basis, examples: int) -> list[int]:
+    """Of a schema's member ``rows`` (oldest first), the latest thought of each of its latest
+    ``examples`` messages, newest first: examples from distinct messages, never one message
+    (or one thought) shown twice."""
+    latest: dict[str, int] = {}
+    for row in reversed(rows):
+        if len(latest) == examples:
+            break
+        latest.setdefault(basis.message_ids[row], row)
+    return list(latest.values())
 
 
 def speaker_panel(

@@ -58,28 +58,28 @@ def channel_title(channel: str) -> str:
 
 
 def render_markdown(
-    channel: str,
+    title: str,
     created_at: float,
     previous_at: float | None,
     speakers: Sequence[SpeakerDigest],
     other_speakers: int,
     language: str = "en",
 ) -> str:
-    """The digest as Markdown in ``language`` (the channel's, see :mod:`.wording`)."""
+    """The digest of the channel people know as ``title``, as Markdown in ``language`` (the
+    channel's, see :mod:`.wording`)."""
     words = words_for(language)
     stamp = (
         words["stamp_since"].format(when=when(created_at), previous=when(previous_at))
         if previous_at is not None
         else words["stamp_first"].format(when=when(created_at))
     )
-    title = f"# {words['title'].format(channel=escape(channel_title(channel)))}"
-    lines = [title, "", f"_{stamp}_", ""]
+    lines = [f"# {words['title'].format(channel=escape(title))}", "", f"_{stamp}_", ""]
     if not speakers:
         lines.append(words["nobody"])
     for speaker in speakers:
         head = words["speaker_head"].format(
             name=escape(speaker.speaker_name),
-            thoughts=counted(words, "thought", speaker.thoughts),
+            messages=counted(words, "message", speaker.messages),
             preconceptions=counted(words, "preconception", len(speaker.schemas)),
         )
         lines += [f"## {head}", ""]
@@ -88,8 +88,8 @@ def render_markdown(
         for schema in speaker.schemas:
             lines.extend(schema_lines(schema, words))
         if speaker.schemas and speaker.unclustered:
-            unclustered = counted(words, "thought", speaker.unclustered)
-            lines += ["", f"_{words['unclustered'].format(thoughts=unclustered)}_"]
+            unclustered = counted(words, "message", speaker.unclustered)
+            lines += ["", f"_{words['unclustered'].format(messages=unclustered)}_"]
         if speaker.dissolved:
             lines += ["", words["dissolved"]]
             lines.extend(

@@ -198,6 +198,13 @@ def render_png(
     return canvas.png()
 
 
+def row_label(name: str, columns: int, track: float) -> str:
+    """A preconception's name over a bar ``track`` pixels long: cut to ``columns`` and short of
+    the count's column right of the bar (``CHAR_PX`` overestimates a letter, so half of the
+    count's room is granted)."""
+    return shorten(name, min(columns, int((track + COUNT_RIGHT / 2) / CHAR_PX)))
+
+
 def _row(
     canvas: _Canvas,
     row: PanelRow,
@@ -207,12 +214,12 @@ def _row(
     words: dict[str, str],
     columns: int,
 ) -> None:
-    """One preconception at ``place`` (x, y, width): its name (cut to ``columns``) on one line;
+    """One preconception at ``place`` (x, y, width): its name on one line (:func:`row_label`);
     below it the bar, then how many messages it came back in and its trend."""
     x, y, width = place
-    canvas.text(x, y, shorten(row.name, columns), NAME_PT, color=INK)
-    bar_y = y + NAME_PT * DPI / 72 + 8
     track = width - COUNT_ROOM
+    canvas.text(x, y, row_label(row.name, columns, track), NAME_PT, color=INK)
+    bar_y = y + NAME_PT * DPI / 72 + 8
     canvas.box(x, bar_y, track, BAR, BAR_BACK)
     canvas.box(x, bar_y, max(8.0, track * row.messages / longest), BAR, colour)
     count_y = bar_y + BAR / 2 - COUNT_PT * DPI / 72 * 0.7

@@ -446,13 +446,15 @@ class SchemaService:
         scopes: Scopes,
         record: bool = True,
         deliver: Callable[[Digest], None] | None = None,
+        title: str | None = None,
     ) -> Digest:
         """The channel's digest as an audience that may read ``scopes`` may see it, after
         re-clustering what is new; ``record`` keeps it as the reference the next digest reports
         changes against. If re-clustering fails (say the language model is down), the digest
         still comes, from schemas clustered for it now. ``deliver`` (writing its files, say)
         runs before it is recorded: if it raises, nothing is recorded, so the next digest does
-        not report its changes since one nobody received.
+        not report its changes since one nobody received. ``title``: the channel's name as
+        people know it (``#launch``), for the picture and the Markdown; else from its key.
 
         A digest for a restricted view (some messages of the channel are outside ``scopes``) is
         clustered from the visible thoughts alone, reports no changes and is never recorded: the
@@ -495,6 +497,7 @@ class SchemaService:
         previous_at = previous.created_at if previous else None
         other = len(speakers) - len(shown)
         language = channel_language(said)
+        name = title or channel_title(channel)
         digest = Digest(
             channel=channel,
             created_at=created_at,
@@ -502,8 +505,8 @@ class SchemaService:
             speakers=tuple(sections),
             other_speakers=other,
             language=language,
-            markdown=render_markdown(channel, created_at, previous_at, sections, other, language),
-            png=render_png(panels, channel_title(channel), settings, previous is None, language),
+            markdown=render_markdown(name, created_at, previous_at, sections, other, language),
+            png=render_png(panels, name, settings, previous is None, language),
             png_size=picture_size(panels, settings),
         )
         try:

@@ -22,7 +22,7 @@ from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.values import MessageRef
 from awai_engine.visibility import Scopes
 from bots.runtime import Runtime
-from bots.scheduler import DigestPoster, SchedulerService
+from bots.scheduler import DigestPoster, DigestTitle, SchedulerService
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,10 @@ class Board(Protocol):
     @property
     def channel(self) -> str:
         """The stored channel key whose digest is posted there."""
+
+    @property
+    def title(self) -> str:
+        """The name people know the channel by (``#launch``): the digest's title."""
 
     def post(self, digest: Digest, refs: Mapping[str, MessageRef]) -> Iterator[Post]:
         """Post ``digest`` for everyone, yielding each part (the message, a picture posted
@@ -68,7 +72,7 @@ def answer_digest(
     try:
         if for_everyone:
             return DigestAnswer(posted=share_digest(runtime, board, scopes))
-        return DigestAnswer(mine=digest_for_one(runtime, board.channel, scopes))
+        return DigestAnswer(mine=digest_for_one(runtime, board.channel, scopes, board.title))
     except UnknownChannelError:
         return DigestAnswer(nothing_read=True)
     except Exception:
@@ -80,12 +84,16 @@ def share_digest(runtime: Runtime, board: Board, scopes: Scopes) -> list[Post]:
     """Make the board's channel's digest as ``scopes`` may see it (everyone who sees the
     channel), post it and put it on record; the parts posted. Raises
     :class:`~awai_engine.schemas.service.UnknownChannelError` when nothing of it is read."""
-    return post_digest(runtime, board, runtime.schemas.digest(board.channel, scopes, record=True))
+    digest = runtime.schemas.digest(board.channel, scopes, record=True, title=board.title)
+    return post_digest(runtime, board, digest)
 
 
-def digest_for_one(runtime: Runtime, channel: str, scopes: Scopes) -> ForOne:
-    """The channel's digest as one asker who may read ``scopes`` sees it, not recorded."""
-    digest = runtime.schemas.digest(channel, scopes, record=False)
+def digest_for_one(
+    runtime: Runtime, channel: str, scopes: Scopes, title: str | None = None
+) -> ForOne:
+    """The channel's digest as one asker who may read ``scopes`` sees it, not recorded
+    (``title``: the name people know the channel by)."""
+    digest = runtime.schemas.digest(channel, scopes, record=False, title=title)
     return ForOne(digest, example_refs(runtime, digest))
 
 
@@ -122,6 +130,16 @@ def scheduled_poster(runtime: Runtime, board_of: Callable[[str], Board | None]) 
         post_digest(runtime, board, digest)
 
     return post
+
+
+def scheduled_title(board_of: Callable[[str], Board | None]) -> DigestTitle:
+    """The title of a scheduled digest of a channel: its board's, while the platform has one."""
+
+    def title_of(channel: str) -> str | None:
+        board = board_of(channel)
+        return None if board is None else board.title
+
+    return title_of
 
 
 def keep_schedules(scheduler: SchedulerService, poster: str, wanted: Mapping[str, str]) -> None:

@@ -21,6 +21,11 @@ from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
+LOOK_BACK = 50
+"""How many messages before an ``@AWAI read`` that names no message each platform fetches: the
+one just before it (which it reads, bots' posts skipped) and those that may not be stored yet.
+One value, so the same request reaches as far back on Slack as on Discord."""
+
 
 class Delivery(Enum):
     """How a private reading went (a refusal or a failure is raised instead)."""

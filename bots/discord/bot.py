@@ -16,7 +16,7 @@ from typing import Any
 import discord
 from discord.ext import commands
 
-from bots.actions.digest import scheduled_poster
+from bots.actions.digest import scheduled_poster, scheduled_title
 from bots.discord.cog import AwaiCog
 from bots.discord.digests import DIGEST_POSTER
 from bots.discord.ingest import lacks_expected_text
@@ -105,8 +105,9 @@ class AwaiBot(commands.Bot):
         await self.add_cog(cog)
         self.add_dynamic_items(ReadingButton)  # a private reading's buttons
         if self.scheduler is not None:
-            poster = scheduled_poster(self.runtime, cog.digests.board_of)
-            self.scheduler.add_digest_poster(DIGEST_POSTER, poster)
+            board_of = cog.digests.board_of
+            poster = scheduled_poster(self.runtime, board_of)
+            self.scheduler.add_digest_poster(DIGEST_POSTER, poster, scheduled_title(board_of))
             await cog.schedule_digests(self.scheduler)
             self.scheduler.start()
 

@@ -127,6 +127,10 @@ class DiscordBoard:
     def channel(self) -> str:
         return line_of(self.place).key
 
+    @property
+    def title(self) -> str:
+        return channel_title(self.place)
+
     def post(self, digest: Digest, refs: Mapping[str, MessageRef]) -> Iterator[Post]:
         embed, files = digest_message(digest, channel_title(self.place), refs)
         sent = self.loop.run(self.place.send(embed=embed, files=files))

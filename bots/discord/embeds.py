@@ -149,7 +149,7 @@ class _Markdown:
     """Discord's Markdown for a reading's lines (:func:`bots.layout.marked`), each earlier
     message linked by its jump URL."""
 
-    strong, quiet = "**", "*"
+    strong, quiet, boundary = "**", "*", ""
 
     def __init__(self, channel: str) -> None:
         self.channel = channel

@@ -28,6 +28,7 @@ from awai_engine.posts import Post
 from awai_engine.values import Reading
 from bots.actions.answer import Answer, Asked, Outcome, answer
 from bots.actions.platform import Refused
+from bots.actions.read import LOOK_BACK
 from bots.discord import access, messages
 from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
@@ -39,8 +40,6 @@ from bots.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
-LOOK_BACK = 25
-"""Messages fetched before the mention to find the one it reads (bots' posts are skipped)."""
 CANNOT_DM = 50007
 """Discord's code when a user does not accept direct messages from the bot."""
 

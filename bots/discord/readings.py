@@ -27,6 +27,7 @@ from bots.discord.interactions import acknowledge, refuse_now
 from bots.discord.links import MessageLink
 from bots.discord.platform import DiscordAsking
 from bots.discord.share import reading_buttons
+from bots.language import reader_language
 from bots.runtime import Runtime
 
 
@@ -68,9 +69,10 @@ class Readings:
                 await access.check_may_read_there(interaction, channel)
 
             async def deliver(reading: Reading, shared_url: str | None) -> None:
-                buttons = reading_buttons(channel.id, link.message_id, reading.language, shared_url)
+                language = reader_language(reading, interaction.locale.value)
+                buttons = reading_buttons(channel.id, link.message_id, language, shared_url)
                 await interaction.followup.send(
-                    embed=reading_embed(reading), ephemeral=True, view=buttons
+                    embed=reading_embed(reading, language), ephemeral=True, view=buttons
                 )
 
             asking = DiscordAsking(

@@ -21,6 +21,7 @@ from bots.discord import access, messages
 from bots.discord.bridge import OnLoop
 from bots.discord.embeds import reading_embed
 from bots.discord.platform import DiscordAsking
+from bots.language import reader_language
 from bots.runtime import Runtime
 
 
@@ -93,7 +94,8 @@ async def _runtime_action(
     asking = DiscordAsking(OnLoop.here(), interaction.client, runtime, member, channel, message_id)
     said = await asyncio.to_thread(answer, runtime, asking, asked)
     if said.reading is not None:
-        embed = reading_embed(said.reading, details=True)
+        language = reader_language(said.reading, interaction.locale.value)
+        embed = reading_embed(said.reading, language, details=True)
         await interaction.followup.send(embed=embed, ephemeral=True)
     elif (text := messages.answered(said, asking.link_to)) is not None:
         await interaction.followup.send(text, ephemeral=True)

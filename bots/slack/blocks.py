@@ -29,7 +29,9 @@ from bots.layout import (
     Section,
     layout,
     marked,
+    moment_in_utc,
     plain_text,
+    unbounded,
     wrapped,
 )
 from bots.slack import mrkdwn
@@ -105,8 +107,7 @@ def reading_message(
     shown = layout(reading, language=language, details=details)
     blocks = _reading_blocks(shown, permalink_of)
     if shared_by is not None:
-        words = labels_for(language or reading.language)
-        blocks.insert(1, _context(words["shared_by"].format(who=f"<@{shared_by}>")))
+        blocks.insert(1, _context(shown.words["shared_by"].format(who=f"<@{shared_by}>")))
     if target is not None:
         blocks = [*_fit(blocks, MAX_BLOCKS - 1), _actions(shown, target, shared_at)]
     return SlackMessage(text=shorten(shown.plain_summary, MAX_FALLBACK_CHARS), blocks=_fit(blocks))
@@ -144,7 +145,11 @@ def _reading_blocks(shown: ReadingLayout, permalink_of: PermalinkOf) -> list[Blo
     ref = shown.message
     blocks: list[Block] = [
         _header(shown.title),
-        _context(f"{cite.ref(ref)} · {_date(ref)} · {mrkdwn.escape(shown.line)}"),
+        _context(
+            " · ".join(
+                part for part in (cite.ref(ref), _date(ref), mrkdwn.escape(shown.line)) if part
+            )
+        ),
     ]
     blocks += _sections(mrkdwn.quote(shorten(shown.text, QUOTED_MESSAGE_CHARS)))
     for section in shown.sections:
@@ -204,7 +209,7 @@ def _section_blocks(section: Section, cite: _Citer) -> list[Block]:
 
 
 def _wrapped(text: str, mark: str) -> str:
-    return wrapped(text, mark, mrkdwn.escape)
+    return unbounded(wrapped(text, mark, mrkdwn.escape, mrkdwn.BOUNDARY), mrkdwn.BOUNDARY)
 
 
 def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
@@ -229,7 +234,7 @@ def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
     for speaker in digest.speakers:
         head = words["speaker_head"].format(
             name=f"*{mrkdwn.escape(speaker.speaker_name)}*",
-            thoughts=counted_words(words, "thought", speaker.thoughts),
+            messages=counted_words(words, "message", speaker.messages),
             preconceptions=counted_words(words, "preconception", len(speaker.schemas)),
         )
         lines = [head]
@@ -238,8 +243,8 @@ def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
         for schema in speaker.schemas:
             lines += _schema_lines(schema, words, labels, permalink_of)
         if speaker.schemas and speaker.unclustered:
-            unclustered = counted_words(words, "thought", speaker.unclustered)
-            lines.append(_wrapped(words["unclustered"].format(thoughts=unclustered), "_"))
+            unclustered = counted_words(words, "message", speaker.unclustered)
+            lines.append(_wrapped(words["unclustered"].format(messages=unclustered), "_"))
         for gone in speaker.dissolved:
             summary = mrkdwn.escape(gone.summary or words["a_preconception"])
             was = counted_words(words, "thought", gone.size)
@@ -277,7 +282,7 @@ class _Citer:
     """Slack's mrkdwn for a reading's lines (:func:`bots.layout.marked`), each earlier message
     linked by its permalink with the speaker's name as the label."""
 
-    strong, quiet = "*", "_"
+    strong, quiet, boundary = "*", "_", mrkdwn.BOUNDARY
 
     def __init__(self, permalink_of: PermalinkOf) -> None:
         self._permalink_of = permalink_of
@@ -296,9 +301,13 @@ class _Citer:
 
 
 def _date(ref: MessageRef) -> str:
-    """A Slack date token: each reader sees the time in their own time zone."""
-    seconds = int(ref.ts)
-    return f"<!date^{seconds}^{{date_short_pretty}} {{time}}|{ref.message_id}>"
+    """A Slack date token: each reader sees the time in their own time zone; a client that
+    cannot show the token shows its fallback, the time in UTC. Nothing for a transcript
+    without times."""
+    when = moment_in_utc(ref.ts)
+    if when is None:
+        return ""
+    return f"<!date^{int(ref.ts)}^{{date_short_pretty}} {{time}}|{when:%Y-%m-%d %H:%M} UTC>"
 
 
 def _moment(moment: Moment) -> str:

@@ -37,6 +37,10 @@ class SlackBoard:
     def channel(self) -> str:
         return channel_key(self.team_id, self.channel_id)
 
+    @property
+    def title(self) -> str:
+        return self.directory.channel_title(self.client, self.team_id, self.channel_id)
+
     def post(self, digest: Digest, refs: Mapping[str, MessageRef]) -> Iterator[Post]:
         def permalink_of(message_id: str, thread_root: str | None) -> str:
             if thread_root is None and message_id in refs:

@@ -14,15 +14,14 @@ from dataclasses import dataclass
 
 from slack_sdk import WebClient
 
+from bots.actions.read import LOOK_BACK
 from bots.slack.ingest import Message, is_spoken
-
-LOOKBACK = 50
-"""Messages of the line fetched before the mention: the target, and what may not be stored yet."""
 
 
 @dataclass(frozen=True)
 class LineBefore:
-    """The spoken messages of a line said before a mention, oldest first (at most LOOKBACK)."""
+    """The spoken messages of a line said before a mention, oldest first (at most
+    :data:`~bots.actions.read.LOOK_BACK`)."""
 
     messages: tuple[Message, ...]
 
@@ -42,13 +41,13 @@ def line_before(
     """The messages people said in the mention's line before ``mention_ts``, from Slack."""
     if thread_ts is None:
         page = client.conversations_history(
-            channel=channel_id, limit=LOOKBACK, latest=mention_ts, inclusive=False
+            channel=channel_id, limit=LOOK_BACK, latest=mention_ts, inclusive=False
         )
         said = list(reversed(page.get("messages", [])))  # history is newest first
     else:
         said = _thread_until(client, channel_id, thread_ts, mention_ts)
     spoken = [message for message in said if is_spoken(message, bot_user_id)]
-    return LineBefore(tuple(spoken[-LOOKBACK:]))
+    return LineBefore(tuple(spoken[-LOOK_BACK:]))
 
 
 def _thread_until(

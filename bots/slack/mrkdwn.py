@@ -17,6 +17,13 @@ _MD_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _MD_BULLET = re.compile(r"^(\s*)[-*+]\s+", re.MULTILINE)
 _BOLD_MARK = "\x00"  # stands for a bold ``*`` while italics are converted
 
+BOUNDARY = "\u200b"
+"""A zero-width space, put between an emphasis mark and a character that is not a space. Slack
+formats ``*x*`` and ``_x_`` only when the marks stand at word boundaries (after a space or
+punctuation, before one), so ``…|Carla>*の「…」に返信している*`` — Japanese has no spaces, and a
+link ends in ``>`` — shows its asterisks; a zero-width space gives the marks their boundary
+and shows nothing."""
+
 
 def escape(text: str) -> str:
     """Text shown as-is inside mrkdwn: ``& < >`` escaped so Slack does not read them as markup."""

@@ -19,6 +19,7 @@ from awai_engine.posts import Post
 from awai_engine.values import Reading, Utterance
 from awai_engine.visibility import Scopes
 from bots.actions.platform import Posted, Refused
+from bots.language import reader_language
 from bots.slack import messages
 from bots.slack.access import MEMBER_SCOPES, AccessRefusedError, check_member
 from bots.slack.blocks import ReadingTarget, notice, reading_message
@@ -120,6 +121,7 @@ class SlackAsking:
         message = reading_message(
             reading,
             self.permalink_of,
+            language=self.language(reading),
             target=ReadingTarget(request.channel_id, request.ts, request.thread_ts),
             shared_at=shared_url,
         )
@@ -163,6 +165,12 @@ class SlackAsking:
             post.post_id,
             request.thread_ts or request.ts,
         )
+
+    def language(self, reading: Reading) -> str:
+        """The asker's language: the locale they set Slack to, else the channel's."""
+        request = self.request
+        locale = self.directory.locale(self.client, request.team_id, request.user_id)
+        return reader_language(reading, locale)
 
     def permalink_of(self, message_id: str, thread_root: str | None) -> str:
         """Each earlier message a reading cites, by its permalink (the blocks' ``PermalinkOf``)."""

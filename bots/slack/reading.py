@@ -85,7 +85,7 @@ class Readings:
         asking = SlackAsking(request, client, self.directory)
         shown = answer(self.runtime, asking, Asked.DETAILS)
         if shown.reading is not None:
-            view = details_view(shown.reading, asking.permalink_of)
+            view = details_view(shown.reading, asking.permalink_of, asking.language(shown.reading))
         else:
             if shown.outcome is Outcome.REFUSED:
                 tell(shown.refusal)

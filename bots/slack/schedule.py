@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from bots.actions.digest import keep_schedules, scheduled_poster
+from bots.actions.digest import keep_schedules, scheduled_poster, scheduled_title
 from bots.scheduler import DigestPoster, SchedulerService
 from bots.slack.app import SlackBot
 from bots.slack.digests import SlackBoard
@@ -22,7 +22,8 @@ POSTER = "slack"
 
 def schedule_digests(bot: SlackBot, scheduler: SchedulerService) -> dict[str, str]:
     """Register the Slack poster and one digest job per configured channel; returns key → crontab."""
-    scheduler.add_digest_poster(POSTER, digest_poster(bot))
+    title_of = scheduled_title(lambda channel: board_of(bot, channel))
+    scheduler.add_digest_poster(POSTER, digest_poster(bot), title_of)
     wanted = _configured(bot)
     keep_schedules(scheduler, POSTER, wanted)
     return wanted

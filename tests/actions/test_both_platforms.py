@@ -21,7 +21,7 @@ from bots.actions.answer import Answer, Asked, Outcome, answer
 from bots.actions.backfill import backfill, check_may_backfill
 from bots.actions.backfill_status import read_shown
 from bots.actions.catchup import catch_up
-from bots.actions.digest import digest_for_one, scheduled_poster, share_digest
+from bots.actions.digest import answer_digest, digest_for_one, scheduled_poster, share_digest
 from bots.actions.forget import forget_me
 from bots.actions.platform import Platform, Refused
 from bots.actions.purge import purge_place
@@ -364,6 +364,19 @@ async def test_a_digest_for_one_asker_is_shown_to_nobody_else_and_not_recorded(s
     assert mine.digest.channel == side.channel and mine.digest.speakers
     assert side.public() == []
     assert side.runtime.posts.to_redact(side.channel) == []
+
+
+async def test_a_digest_is_titled_with_the_channel_s_name_not_its_id(side: Side):
+    await _conversation(side)
+    board = side.board()
+
+    said = await asyncio.to_thread(answer_digest, side.runtime, board, Scopes.channel(), False)
+
+    assert board.title.startswith("#")
+    assert said.mine is not None
+    heading = said.mine.digest.markdown.splitlines()[0]
+    assert heading == f"# Preconceptions in \\{board.title}"  # "#" escaped in Markdown
+    assert side.channel.rsplit(":", 1)[-1] not in heading
 
 
 async def test_a_scheduled_digest_goes_to_its_channel_and_nowhere_when_it_has_none(side: Side):

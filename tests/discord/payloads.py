@@ -255,8 +255,10 @@ def interaction(
     roles: tuple[int, ...] = (),
     guild_id: int = GUILD_ID,
     app_permissions: int = VIEW_AND_HISTORY,
+    locale: str = "en-US",
 ) -> dict[str, Any]:
-    """An INTERACTION_CREATE payload of an application command in a guild channel."""
+    """An INTERACTION_CREATE payload of an application command in a guild channel (``locale``:
+    the language the person set Discord to)."""
     channel = channel or text_channel(CHANNEL_ID, "general")
     return {
         "id": str(SNOWFLAKES.next()),
@@ -269,7 +271,7 @@ def interaction(
         "channel": channel,
         "member": {**member(person, roles), "permissions": str(permissions)},
         "app_permissions": str(app_permissions),
-        "locale": "en-US",
+        "locale": locale,
         "guild_locale": "en-US",
         "entitlements": [],
         "attachment_size_limit": 10 * 1024 * 1024,

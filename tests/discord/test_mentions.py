@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from bots.actions.read import LOOK_BACK
 from tests.discord import payloads
 from tests.discord.conftest import Harness
 from tests.discord.payloads import ANN, BOB, CAROL, SNOWFLAKES
@@ -79,6 +80,14 @@ async def test_at_awai_read_after_a_message_reads_it_and_sends_the_reading_priva
     assert harness.server.public() == []
     assert datas[-1]["id"] in reading.content  # says which message it read
     assert not any(text.split()[-1] == "read" for text in harness.stored().values())
+
+
+async def test_at_awai_read_looks_back_as_far_as_on_slack(harness: Harness):
+    await _conversation(harness, live=1)
+    await _say(harness, _ask())
+
+    (history,) = [r for r in harness.server.calls("GET", "/messages") if "before" in r.query]
+    assert int(history.query["limit"]) == LOOK_BACK  # the one value both platforms use
 
 
 async def test_the_message_before_is_read_even_before_awai_has_stored_it(harness: Harness):

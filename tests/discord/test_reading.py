@@ -72,6 +72,39 @@ async def test_the_message_menu_defers_then_answers_with_an_embed_citing_earlier
     assert len(discord.Embed.from_dict(embed)) <= 6000
 
 
+async def test_a_reading_is_in_the_askers_discord_language_with_buttons_to_match(
+    harness: Harness,
+):
+    datas = await _conversation(harness)
+    await harness.interact(payloads.interaction(data=payloads.message_menu(datas[-1]), locale="ja"))
+
+    _, followups = _answers(harness)
+    (followup,) = followups
+    text = _embed_text(followup["embeds"][0])
+    assert "読み" in text and "直前の流れ" in text, (
+        "Japanese words for a reader who set Discord to it"
+    )
+    assert "Reading" not in text and "Just before" not in text
+    labels = [b["label"] for row in followup["components"] for b in row["components"]]
+    assert labels == ["共有", "詳細"]
+
+
+async def test_one_japanese_message_in_an_english_channel_reads_in_english_for_a_french_reader(
+    harness: Harness,
+):
+    await _conversation(harness)
+    japanese = payloads.message(SNOWFLAKES.next(), author=CAROL, content="行きます！")
+    harness.server.messages[payloads.CHANNEL_ID].append(japanese)
+    await harness.post(japanese)
+    await harness.interact(payloads.interaction(data=payloads.message_menu(japanese), locale="fr"))
+
+    _, followups = _answers(harness)
+    text = _embed_text(followups[0]["embeds"][0])
+    assert "行きます" in text, "the message itself is quoted as said"
+    assert "Reading: Carol" in text and "Just before" in text, "the channel talks in English"
+    assert "読み" not in text
+
+
 async def test_slash_read_with_a_message_link_reads_that_message(harness: Harness):
     datas = await _conversation(harness)
     link = jump_url(payloads.GUILD_ID, payloads.CHANNEL_ID, datas[1]["id"])

@@ -96,9 +96,13 @@ class MockSlackApi:
 
     # -- the workspace -------------------------------------------------------------------------
 
-    def add_user(self, user_id: str, display_name: str, role: str = "member") -> None:
+    def add_user(
+        self, user_id: str, display_name: str, role: str = "member", locale: str | None = None
+    ) -> None:
         """``role``: member, admin or owner of the workspace (an owner is an admin too, as
-        users.info says of the primary owner and other owners)."""
+        users.info says of the primary owner and other owners); ``locale``: the language the
+        user set Slack to (none: Slack says none), which users.info says only when asked
+        ``include_locale``."""
         self.users[user_id] = {
             "id": user_id,
             "name": display_name.lower(),
@@ -108,6 +112,8 @@ class MockSlackApi:
             "is_owner": role == "owner",
             "is_primary_owner": False,
         }
+        if locale is not None:
+            self.users[user_id]["locale"] = locale
 
     def add_channel(
         self,
@@ -244,7 +250,11 @@ class MockSlackApi:
 
     def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
         user = self.users.get(params.get("user", ""))
-        return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
+        if user is None:
+            return {"ok": False, "error": "user_not_found"}
+        if str(params.get("include_locale", "")).lower() not in ("1", "true"):
+            user = {key: value for key, value in user.items() if key != "locale"}
+        return {"ok": True, "user": user}
 
     def _conversations_members(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._visible(params.get("channel", ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -124,3 +125,62 @@ def test_markdown_becomes_mrkdwn_and_cuts_never_split_links_or_escapes():
     for piece in pieces:
         assert piece.count("<") == piece.count(">")
         assert "&amp" not in piece.replace("&amp;", "")
+
+
+def _japanese_reply(runtime: Runtime) -> Reading:
+    """An offline reading of a Japanese reply, its headline naming a message before the one
+    just before it."""
+    said = [
+        ("1772440000.000100", "金曜日にリリースできますか？", "carla"),
+        ("1772440030.000100", "ログは私が見ておきます。", "bob"),
+        ("1772440060.000100", "はい、金曜日にリリースできます。", "dev"),
+    ]
+    runtime.engine.ingest([utterance(*line, channel=CHANNEL) for line in said])
+    reading = runtime.engine.read(CHANNEL, "1772440060.000100", EVERYTHING)
+    assert reading.headline.connection is not None and reading.headline.connection.distance > 0
+    return reading
+
+
+@pytest.mark.slow
+def test_bold_and_italic_marks_beside_japanese_or_a_link_stand_at_a_word_boundary(
+    runtime: Runtime,
+):
+    message = reading_message(_japanese_reply(runtime), _permalink)
+    texts = [
+        element["text"]
+        for block in message.blocks
+        for element in ([block["text"]] if "text" in block else block.get("elements", []))
+        if element.get("type") == "mrkdwn"
+    ]
+
+    marks = 0
+    for text in texts:
+        for line in re.sub(r"<[^>]*>", "L", text).split("\n"):  # a link or date: a word
+            for match in re.finditer(r"[*_]", line):
+                if line.startswith(">"):  # a quotation: people's words, never marked
+                    break
+                before = line[match.start() - 1] if match.start() else " "
+                after = line[match.end()] if match.end() < len(line) else " "
+                opening = after not in " \u200b" and before not in "*_"
+                if opening:
+                    marks += 1
+                    assert before in " \u200b" or match.start() == 0, line
+                else:
+                    assert after in " \u200b.,)" or match.end() == len(line), line
+    assert marks >= 2, "the headline is bold and its distance quiet"
+    assert not re.search(r"(^|\s)\u200b|\u200b(\s|$)", "\n".join(texts)), "none where not needed"
+
+
+@pytest.mark.slow
+def test_a_date_token_falls_back_to_a_readable_utc_time_and_nothing_dangles(runtime: Runtime):
+    message = reading_message(_japanese_reply(runtime), _permalink)
+    shown = json.dumps(message.blocks, ensure_ascii=False)
+
+    fallbacks = re.findall(r"<!date\^\d+\^[^|]*\|([^>]*)>", shown)
+    assert fallbacks and all(
+        re.fullmatch(r"\d{4}-\d\d-\d\d( \d\d:\d\d UTC)?", f) for f in fallbacks
+    )
+    assert "2026-03-02 08:27 UTC" in fallbacks  # the message itself, to the minute
+    assert "1772440060" not in "".join(fallbacks), "never the message id"
+    assert not message.text.rstrip().endswith(("・", ",")), message.text
+    assert "2026-03-02" in message.text, "the notification says the day as a date"

@@ -232,3 +232,39 @@ def test_a_long_private_reading_keeps_its_buttons_within_slacks_block_limit(
     blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
     assert len(blocks) <= MAX_BLOCKS and blocks[-1]["type"] == "actions"
     assert BOT_USER_ID in slack.api.channels[GENERAL].members
+
+
+@pytest.mark.slow
+def test_a_reading_is_in_the_askers_slack_language_whatever_the_message_is_in(
+    slack: SlackHarness,
+):
+    slack.api.add_user("U4DEE", "Dee", locale="ja-JP")
+    slack.api.channels[GENERAL].members.add("U4DEE")
+    *_, cat = _thread(slack)
+
+    slack.send(slack.requests.shortcut(GENERAL, "U4DEE", cat))
+    slack.settle()
+
+    (private,) = slack.api.calls_to("chat.postEphemeral")
+    shown = slack.blocks_text(private)
+    assert "読み" in shown and "詳細" in shown, "Japanese words for a reader who set Slack to it"
+    assert "Reading" not in shown and "Just before" not in shown
+    (info,) = [c for c in slack.api.calls_to("users.info") if c.params["user"] == "U4DEE"]
+    assert str(info.params["include_locale"]).lower() in ("1", "true")
+
+
+@pytest.mark.slow
+def test_without_a_locale_one_japanese_message_in_an_english_channel_reads_in_english(
+    slack: SlackHarness,
+):
+    _thread(slack)
+    (japanese,) = slack.seed([(ANN, "行きます！")])
+
+    slack.send(slack.requests.shortcut(GENERAL, BEN, japanese))
+    slack.settle()
+
+    (private,) = slack.api.calls_to("chat.postEphemeral")
+    shown = slack.blocks_text(private)
+    assert "行きます" in shown, "the message itself is quoted as said"
+    assert "Reading: Ann" in shown and "Just before" in shown, "the channel talks in English"
+    assert "読み" not in shown and "直前の流れ" not in shown

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from awai_engine.visibility import EVERYTHING
+from bots.actions.read import LOOK_BACK
 from bots.slack import messages
 from bots.slack.links import permalink
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
@@ -94,6 +95,18 @@ def test_mention_in_a_thread_reads_the_message_just_before_it(slack: SlackHarnes
     assert (reading.params["user"], reading.params["thread_ts"]) == (BEN, root["ts"])
     assert mention["ts"] not in slack.stored_texts(), "a command to AWAI is not conversation"
     assert cat["ts"] in slack.stored_texts()
+
+
+def test_at_awai_read_looks_back_as_far_as_on_discord(slack: SlackHarness):
+    slack.api.add_message(GENERAL, ANN, "Not stored yet.")
+    mention = slack.api.add_message(GENERAL, BEN, f"<@{BOT_USER_ID}> read")
+
+    slack.send(slack.requests.event({**mention, "type": "app_mention", "channel": GENERAL}))
+    slack.settle()
+
+    (history,) = slack.api.calls_to("conversations.history")
+    assert int(history.params["limit"]) == LOOK_BACK  # the one value both platforms use
+    assert _reads_speaker(slack.readings()[0].params["text"], "Ann")
 
 
 @pytest.mark.slow
