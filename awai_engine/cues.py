@@ -361,6 +361,58 @@ def opening_stance(text: str) -> Stance | None:
     return None
 
 
+# Openings that answer a question rather than go on with one's own line: a yes or no, one of
+# the options asked about ("Both", "Neither"), or not knowing ("Not that I know of").
+_ANSWER_OPENINGS = (
+    "yes",
+    "yep",
+    "yeah",
+    "yup",
+    "no",
+    "nope",
+    "nah",
+    "both",
+    "neither",
+    "either",
+    "not that i know",
+    "not that i'm aware",
+    "not yet",
+    "not really",
+    "not sure",
+    "not exactly",
+    "i think so",
+    "i guess so",
+    "i believe so",
+    "i don't think so",
+    "i dont think so",
+    "no idea",
+    "probably",
+    "maybe",
+    "sure",
+    "of course",
+    "correct",
+    "exactly",
+    "はい",
+    "いいえ",
+    "いや",
+    "うん",
+    "ええ",
+    "両方",
+    "まだ",
+    "たぶん",
+    "多分",
+    "そうです",
+    "違います",
+    "ちがいます",
+)
+
+
+def opens_as_answer(text: str) -> bool:
+    """Whether ``text`` opens the way an answer to a question does ("Both, honestly.", "Not
+    that I know of.", 「はい、…」), after any ``@name`` or ``Name:`` it is addressed with."""
+    return _opens_with(text, _ANSWER_OPENINGS) is not None
+
+
 def _set_off_word(lowered: str, words: tuple[str, ...]) -> re.Match[str] | None:
     """One of the short ``words`` opening ``lowered`` (the address stripped), set off by
     punctuation or standing alone, and not followed by words that move the talk on."""

@@ -25,10 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
+from awai_engine.cues import opens_as_answer
 from awai_engine.reply_target.agreement import through_agreements
 from awai_engine.reply_target.features import FEATURE_NAMES, candidate_features
 from awai_engine.reply_target.model import reply_model
-from awai_engine.reply_target.scorer import question_put_first
+from awai_engine.reply_target.scorer import (
+    QUESTION_BETWEEN_BAR,
+    QUESTION_PUT_BAR,
+    question_put_first,
+)
 from awai_engine.settings import Settings
 from bench.eval_headline import FAR_BACK, Tally
 from bench.eval_reply_links import DEFAULT_FILES, Bench, load
@@ -37,7 +42,8 @@ BARS = (None, 0.0, 0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6)
 BETWEEN_BARS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 _ASKS = FEATURE_NAMES.index("candidate_asks")
 _ADDRESSES_ANOTHER = FEATURE_NAMES.index("candidate_addresses_another")
-VARIANTS = ("put to the speaker", "any question", "between")
+VARIANTS = ("put to the speaker", "any question", "between", "answer opening")
+ANSWER_BARS = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -113,9 +119,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                         if variant == "any question":
                             table[:, _ADDRESSES_ANOTHER] = 0
                         for bar in _bars(variant):
+                            bars: tuple[float, float] | None = None
+                            if bar is None:
+                                pass
+                            elif variant == "answer opening":
+                                # The shipped bars, and ``bar`` for a message opening as an answer.
+                                answering = opens_as_answer(timeline.messages[position].text)
+                                bars = (
+                                    (bar, bar)
+                                    if answering
+                                    else (QUESTION_PUT_BAR, QUESTION_BETWEEN_BAR)
+                                )
+                            else:
+                                bars = (0.5, bar) if variant == "between" else (bar, bar)
                             ranked = (
                                 order
-                                if bar is None
+                                if bars is None
                                 else question_put_first(
                                     timeline,
                                     position,
@@ -123,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     probabilities,
                                     table,
                                     order,
-                                    *((0.5, bar) if variant == "between" else (bar, bar)),
+                                    *bars,
                                 )
                             )
                             named = int(positions[ranked[0]]) if confident else None
@@ -148,7 +167,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _bars(variant: str) -> tuple[float | None, ...]:
     """The bars tried: the question's alone between the speaker's message and this one (the
-    others' at 0.5) for ``between``, every question's for the others."""
+    others' at 0.5) for ``between``; a message opening as an answer's (the shipped bars for the
+    rest) for ``answer opening``; every question's for the others."""
+    if variant == "answer opening":
+        return ANSWER_BARS
     return BETWEEN_BARS if variant == "between" else BARS
 
 

@@ -258,6 +258,68 @@ def test_an_answer_names_the_question_put_to_its_speaker_not_their_own_earlier_m
 
 
 @pytest.mark.parametrize(
+    ("spec", "question"),
+    [
+        (
+            [
+                (
+                    "ann",
+                    "Biggest risk on my side: the import job times out on large files."
+                    " Last night it failed twice on the 2 GB export.",
+                ),
+                ("bo", "That's bad. Is it the file size, or the parser being slow on wide rows?"),
+                (
+                    "ann",
+                    "Both, I think. The parser copies each row, and the job reads the whole file"
+                    " into memory.",
+                ),
+            ],
+            "Is it the file size, or the parser being slow on wide rows?",
+        ),
+        (
+            [
+                (
+                    "bo",
+                    "Looks fine to me. Let's get numbers on that before we decide. Next: the docs"
+                    " site.",
+                ),
+                (
+                    "cy",
+                    "Quick one before the docs. Has anyone tried the export with a screen reader?"
+                    " I think its buttons have no labels.",
+                ),
+                ("bo", "Not that I know of. Can you file it so we track it?"),
+            ],
+            "Has anyone tried the export with a screen reader?",
+        ),
+        (
+            [
+                ("ann", "一番の問題は同期の遅さです。昨日は大きなファイルで二回止まりました。"),
+                ("bo", "ファイルの大きさが原因ですか、それとも回線ですか？"),
+                ("ann", "両方だと思います。回線も遅く、ファイルも大きいので。"),
+            ],
+            "ファイルの大きさが原因ですか、それとも回線ですか？",
+        ),
+    ],
+    ids=["both", "not-that-i-know", "japanese"],
+)
+def test_a_message_opening_as_an_answer_answers_the_question_put_since_and_quotes_it(
+    make_runtime: Callable[..., Runtime], spec: list[tuple[str, str]], question: str
+) -> None:
+    """ "Both, I think." or "Not that I know of." after a question put to its speaker answers
+    that question, though the model, fitted on IRC lines that mostly go on with their own
+    speaker's, likes the speaker's own line before better; the quote is the question even when
+    the answer asks something in turn."""
+    runtime = make_runtime("answer-opening")
+    channel = "terminal:local:answer-opening"
+    runtime.engine.ingest(_utterances(spec, channel, gap=180))
+    headline = runtime.engine.read(channel, "m002", EVERYTHING).headline.connection
+    assert headline is not None
+    assert (headline.relation, headline.message.message_id) == ("answers", "m001")
+    assert headline.earlier_text == question
+
+
+@pytest.mark.parametrize(
     ("spec", "relation", "quote"),
     [
         (

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from awai_engine.cues import is_question
+from awai_engine.cues import is_question, opens_as_answer
 from awai_engine.lexical import terms
 from awai_engine.timeline import Timeline
 
 
 def quoted_sentence(timeline: Timeline, position: int, earlier: int) -> str:
     """The thought of the message at ``earlier`` that the message at ``position`` is about:
-    among its questions when it asks and the message, by someone else, does not (an answer),
+    among its questions when it asks and the message, by someone else, does not ask or opens as
+    an answer does (an answer),
     else among all of them, the one whose best cosine to a thought of the message plus their share of words is
     highest (ties: the first)."""
     said = timeline.messages[earlier].thoughts
@@ -28,7 +29,11 @@ def quoted_sentence(timeline: Timeline, position: int, earlier: int) -> str:
         return said[0].text
     reply = timeline.messages[position].thoughts
     asking = [k for k, thought in enumerate(said) if is_question(thought.text)]
-    answered = not any(is_question(thought.text) for thought in reply) and (
+    text = timeline.messages[position].text
+    # An answer may ask in turn ("Not that I know of. Can you file it?"): its opening says it.
+    answered = (
+        opens_as_answer(text) or not any(is_question(thought.text) for thought in reply)
+    ) and (
         timeline.speaker_ids[earlier] != timeline.speaker_ids[position]  # one goes on, not answers
     )
     among = asking if asking and answered else list(range(len(said)))
@@ -38,7 +43,7 @@ def quoted_sentence(timeline: Timeline, position: int, earlier: int) -> str:
     mine = vectors[np.asarray(timeline.rows_of(position))]
     rows = np.asarray(timeline.rows_of(earlier))[among]
     meaning = (vectors[rows] @ mine.T).max(axis=1)
-    words = set(terms(timeline.messages[position].text))
+    words = set(terms(text))
     overlap = np.array([_shared(set(terms(said[k].text)), words) for k in among])
     return said[among[int(np.argmax(meaning + overlap))]].text
 
