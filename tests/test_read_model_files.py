@@ -269,6 +269,19 @@ def test_a_loaded_model_keeps_its_vectors_out_of_memory_until_a_reading_scores_t
         started.close()
 
 
+def test_listing_a_loaded_channels_message_ids_builds_none_of_its_messages(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 30))
+    expected = [message.message_id for message in writer.store.timeline(CHANNEL).messages]
+    writer.close()
+    started = persisted_runtime(make_runtime, "data")
+    assert started.message_ids(CHANNEL) == expected == [f"m{i}" for i in range(1, 31)]
+    assert started.store.timeline(CHANNEL).messages.restored == 30
+    assert started.store.timeline(CHANNEL).messages.built == 0
+
+
 def test_a_removal_shreds_the_file_at_once_and_a_stale_copy_is_never_read(
     make_runtime: Callable[..., Runtime], tmp_path: Path
 ) -> None:
