@@ -44,6 +44,7 @@ from awai_engine.engine import limit_blas_threads
 from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import ChainMemo
 from awai_engine.settings import SchemaSettings, Settings
+from awai_engine.text import clean
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef
 from bench import kept_channel
@@ -212,9 +213,16 @@ def main() -> None:
     if args.build_kept:
         if args.kept is None or args.kept.exists():
             parser.error("--build-kept needs --kept FOLDER, a folder that does not exist yet")
-        ingest(args.kept, args.build_kept, embedder, chat_lines())
+        # Cleaned as an ingest cleans them, so the channel's export reads back unchanged.
+        ingest(args.kept, args.build_kept, embedder, [clean(line) for line in chat_lines()])
     console = Console(width=140)
     table = Table("what", "small", "large", "large / small", title="AWAI at scale (one run)")
+
+    def shown(*row: str) -> None:
+        """A row of the table, also printed at once: the kept rows take many minutes."""
+        table.add_row(*row)
+        console.print(" | ".join(row), highlight=False)
+
     if "writes" in args.parts:
         writes = read_model_writes(args.large, embedder, settings, lines)
         for kind in ("append", "whole"):
@@ -260,7 +268,7 @@ def main() -> None:
                 f"{large_run[0] / small_run[0]:.1f}×",
             )
         if "kept" in args.parts and args.kept is not None:
-            kept_channel.rows(args.kept, small, CHANNEL, Path(folder), table.add_row)
+            kept_channel.rows(args.kept, small, CHANNEL, Path(folder), shown)
     console.print(table)
     console.print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared machine)",
