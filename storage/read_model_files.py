@@ -94,6 +94,8 @@ _LIST_COLUMNS = (
     "scopes",
     "thought_indexes",
 )
+# Of those, the columns of a few distinct strings, repeated (see _shared).
+_REPEATED_COLUMNS = frozenset({"speaker_ids", "speaker_names", "thread_roots", "scopes"})
 # Needed only when a message is built: packed, each message's value decoded on first use.
 _PACKED_COLUMNS = ("texts", "summaries", "addressees", "thought_texts")
 
@@ -513,7 +515,10 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         packed[name] = Packed(data(f"{name}.bin"), np.concatenate([[0], ends]))
     shared: dict[Any, Any] = {}
     columns = MessageColumns(
-        **{name: _shared(values(name), shared) for name in _LIST_COLUMNS},
+        **{
+            name: _shared(values(name), shared) if name in _REPEATED_COLUMNS else values(name)
+            for name in _LIST_COLUMNS
+        },
         **packed,
         ts=array("ts", np.float64, messages),
         fallbacks=array("fallbacks", np.bool_, messages).tolist(),
@@ -581,14 +586,10 @@ def _crc_of(path: Path, length: int) -> int:
 
 
 def _shared(values: list[Any], seen: dict[Any, Any]) -> list[Any]:
-    """The column with each repeated value one object: a channel's hundred thousand speaker ids,
-    names, scopes, thread roots and thought indexes are a few thousand distinct values, and a
-    decoded object apiece costs 5–8 MB a column at 100k messages. Values are never changed in
-    place (a timeline appends built messages, it does not edit columns), so sharing is safe."""
-    return [
-        seen.setdefault((type(value), tuple(value)) if isinstance(value, list) else value, value)
-        for value in values
-    ]
+    """The column with each repeated string one object: a channel's hundred thousand speaker
+    ids, names, scopes and thread roots are a few thousand distinct strings, and a decoded
+    string apiece costs about 5 MB a column at 100k messages."""
+    return [seen.setdefault(value, value) for value in values]
 
 
 def _overwrite(path: Path) -> None:
