@@ -268,7 +268,10 @@ def main() -> None:
                 f"{large_run[0] / small_run[0]:.1f}×",
             )
         if "kept" in args.parts and args.kept is not None:
-            kept_channel.rows(args.kept, small, CHANNEL, Path(folder), shown)
+            # Its own small channel: the rows above re-clustered and read the other one.
+            anchor = Path(folder) / "anchor"
+            ingest(anchor, args.small_ingest, embedder, lines)
+            kept_channel.rows(args.kept, anchor, CHANNEL, Path(folder), shown)
     console.print(table)
     console.print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared machine)",
