@@ -44,8 +44,10 @@ from awai_engine.engine import limit_blas_threads
 from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import ChainMemo
 from awai_engine.settings import SchemaSettings, Settings
+from awai_engine.text import clean
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef
+from bench import kept_channel
 from bench.corpus import chat_lines, synthetic_channel
 from bench.recluster import basis_of, synthetic
 from storage.read_model_files import ReadModelFiles, Snapshot, Written
@@ -180,6 +182,9 @@ def recluster_command(folder: Path) -> tuple[float, float]:
     return float(seconds), int(peak) / 1024
 
 
+PARTS = ("writes", "ingest", "speaker", "recluster", "kept")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--large", type=int, default=60_000, help="read-model channel size")
@@ -187,53 +192,86 @@ def main() -> None:
     parser.add_argument("--small-ingest", type=int, default=1_000)
     parser.add_argument("--speaker", type=int, default=20_000, help="thoughts of one speaker")
     parser.add_argument("--lines", type=int, default=2000, help="distinct chat lines")
+    parser.add_argument(
+        "--kept",
+        type=Path,
+        help="a data folder holding one large channel (see --build-kept): adds its rows"
+        " (bench.kept_channel), each on a copy of it",
+    )
+    parser.add_argument(
+        "--build-kept",
+        type=int,
+        metavar="MESSAGES",
+        help="write a channel of MESSAGES into the --kept folder (once; it must not exist)",
+    )
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=PARTS, help="rows to run")
     args = parser.parse_args()
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     limit_blas_threads(settings.recall_index.blas_threads)
     embedder = Embedder(settings.embedding)
     lines = chat_lines(args.lines)
-    console = Console(width=120)
+    if args.build_kept:
+        if args.kept is None or args.kept.exists():
+            parser.error("--build-kept needs --kept FOLDER, a folder that does not exist yet")
+        # Cleaned as an ingest cleans them, so the channel's export reads back unchanged.
+        ingest(args.kept, args.build_kept, embedder, [clean(line) for line in chat_lines()])
+    console = Console(width=140)
     table = Table("what", "small", "large", "large / small", title="AWAI at scale (one run)")
 
-    writes = read_model_writes(args.large, embedder, settings, lines)
-    for kind in ("append", "whole"):
-        first, last = writes[f"{kind} first"], writes[f"{kind} last"]
+    def shown(*row: str) -> None:
+        """A row of the table, also printed at once: the kept rows take many minutes."""
+        table.add_row(*row)
+        console.print(" | ".join(row), highlight=False)
+
+    if "writes" in args.parts:
+        writes = read_model_writes(args.large, embedder, settings, lines)
+        for kind in ("append", "whole"):
+            first, last = writes[f"{kind} first"], writes[f"{kind} last"]
+            table.add_row(
+                f"read-model write per {SLICE:,} messages ({kind}), {SLICE:,} vs {args.large:,}",
+                f"{first:.3f} s",
+                f"{last:.3f} s",
+                f"{last / first:.1f}×",
+            )
         table.add_row(
-            f"read-model write per {SLICE:,} messages ({kind}), {SLICE:,} vs {args.large:,}",
-            f"{first:.3f} s",
-            f"{last:.3f} s",
-            f"{last / first:.1f}×",
+            f"bytes written / read-model files, {args.large:,} messages in appends",
+            "",
+            f"{writes['read-model bytes']:.2f}×",
+            "",
         )
-    table.add_row(
-        f"bytes written / read-model files, {args.large:,} messages in appends",
-        "",
-        f"{writes['read-model bytes']:.2f}×",
-        "",
-    )
     with tempfile.TemporaryDirectory() as folder:
         small, large = Path(folder) / "small", Path(folder) / "large"
         small_ratio, _ = ingest(small, args.small_ingest, embedder, lines)
-        large_ratio, current = ingest(large, args.ingest, embedder, lines)
-        table.add_row(
-            f"bytes written / data folder, ingest of {args.small_ingest:,} vs {args.ingest:,}",
-            f"{small_ratio:.2f}×",
-            f"{large_ratio:.2f}×",
-            f"read model current at close: {'yes' if current else 'NO'}",
-        )
-        for case, (seconds, peak) in one_speaker(args.speaker).items():
+        if "ingest" in args.parts:
+            large_ratio, current = ingest(large, args.ingest, embedder, lines)
             table.add_row(
-                f"re-cluster one speaker of {args.speaker:,} thoughts, {case} (goal ≤ 2 s, ≤ 300 MB)",
-                "",
-                f"{seconds:.2f} s, {peak:.0f} MB",
-                "",
+                f"bytes written / data folder, ingest of {args.small_ingest:,} vs {args.ingest:,}",
+                f"{small_ratio:.2f}×",
+                f"{large_ratio:.2f}×",
+                f"read model current at close: {'yes' if current else 'NO'}",
             )
-        small_run, large_run = recluster_command(small), recluster_command(large)
-        table.add_row(
-            f"awai recluster (first), {args.small_ingest:,} vs {args.ingest:,} messages",
-            f"{small_run[0]:.1f} s / {small_run[1]:.0f} MiB",
-            f"{large_run[0]:.1f} s / {large_run[1]:.0f} MiB",
-            f"{large_run[0] / small_run[0]:.1f}×",
-        )
+        if "speaker" in args.parts:
+            for case, (seconds, peak) in one_speaker(args.speaker).items():
+                table.add_row(
+                    f"re-cluster one speaker of {args.speaker:,} thoughts, {case}"
+                    " (goal ≤ 2 s, ≤ 300 MB)",
+                    "",
+                    f"{seconds:.2f} s, {peak:.0f} MB",
+                    "",
+                )
+        if "recluster" in args.parts and "ingest" in args.parts:
+            small_run, large_run = recluster_command(small), recluster_command(large)
+            table.add_row(
+                f"awai recluster (first), {args.small_ingest:,} vs {args.ingest:,} messages",
+                f"{small_run[0]:.1f} s / {small_run[1]:.0f} MiB",
+                f"{large_run[0]:.1f} s / {large_run[1]:.0f} MiB",
+                f"{large_run[0] / small_run[0]:.1f}×",
+            )
+        if "kept" in args.parts and args.kept is not None:
+            # Its own small channel: the rows above re-clustered and read the other one.
+            anchor = Path(folder) / "anchor"
+            ingest(anchor, args.small_ingest, embedder, lines)
+            kept_channel.rows(args.kept, anchor, CHANNEL, Path(folder), shown)
     console.print(table)
     console.print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared machine)",

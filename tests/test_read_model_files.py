@@ -187,6 +187,7 @@ def test_reading_from_a_persisted_model_equals_reading_from_a_fresh_rebuild(
     "damage",
     [
         "vectors cut short",
+        "a byte of the vectors changed",
         "a byte of the texts changed",
         "a cell level missing",
         "the pointer torn",
@@ -204,6 +205,11 @@ def test_a_torn_or_damaged_file_is_detected_and_the_channel_rebuilt(
     if damage == "vectors cut short":
         vectors = parts / "vectors"
         vectors.write_bytes(vectors.read_bytes()[:-100])
+    elif damage == "a byte of the vectors changed":
+        vectors = parts / "vectors"
+        data = bytearray(vectors.read_bytes())
+        data[len(data) // 2] ^= 1
+        vectors.write_bytes(bytes(data))
     elif damage == "a byte of the texts changed":
         strings = parts / "texts.bin"
         data = bytearray(strings.read_bytes())
@@ -227,6 +233,53 @@ def test_a_torn_or_damaged_file_is_detected_and_the_channel_rebuilt(
     finally:
         started.close()
         reference.close()
+
+
+def resident_kib(path: Path) -> int:
+    """KiB of ``path``'s pages this process has mapped and resident (``/proc/self/smaps``)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
+            inside = len(fields) >= 6 and fields[5] == str(path)
+        elif inside and fields[0] == "Rss:":
+            total += int(fields[1])
+    return total
+
+
+def test_a_loaded_model_keeps_its_vectors_out_of_memory_until_a_reading_scores_them(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """The vectors file is checked when loaded, but not through the map the rows are read from:
+    that made every page of it (186 MB at 100k messages) resident in every process holding the
+    channel, where a reading touches only the rows it scores."""
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 400))
+    writer.store.timeline(CHANNEL)
+    vectors = generation(writer) / "vectors"
+    writer.close()
+    started = AwaiStore.open(writer.settings)
+    try:
+        timeline = started.timeline(CHANNEL)
+        assert isinstance(timeline.vectors, np.memmap)
+        assert resident_kib(vectors) == 0
+        float(np.asarray(timeline.vectors).sum())  # a reading that scores every row
+        assert resident_kib(vectors) * 1024 >= vectors.stat().st_size // 2
+    finally:
+        started.close()
+
+
+def test_listing_a_loaded_channels_message_ids_builds_none_of_its_messages(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 30))
+    expected = [message.message_id for message in writer.store.timeline(CHANNEL).messages]
+    writer.close()
+    started = persisted_runtime(make_runtime, "data")
+    assert started.message_ids(CHANNEL) == expected == [f"m{i}" for i in range(1, 31)]
+    assert started.store.timeline(CHANNEL).messages.restored == 30
+    assert started.store.timeline(CHANNEL).messages.built == 0
 
 
 def test_a_removal_shreds_the_file_at_once_and_a_stale_copy_is_never_read(

@@ -170,12 +170,15 @@ class _Said:
             grown[:done] = self._positions[:done]
             self._positions = grown
         self._positions[done : done + len(new)] = positions
+        last = -1
         for row, position in zip(new, positions.tolist(), strict=True):
-            message = timeline.messages.peek(position)
-            thought = message.thoughts[row - message.first_row]
-            key = thought_key(message.message_id, thought.index)
+            if position != last:  # a message's rows are consecutive: one lookup for them
+                message_id, first_row, indexes, texts = timeline.messages.thoughts_of(position)
+                last = position
+            key = thought_key(message_id, indexes[row - first_row])
+            text = texts[row - first_row]
             self.keys.append(key)
-            self.texts.append(thought.text)
-            self.message_ids.append(message.message_id)
-            self._fingerprint.update(f"{key}\x1f{thought.text}\x1e".encode())
+            self.texts.append(text)
+            self.message_ids.append(message_id)
+            self._fingerprint.update(f"{key}\x1f{text}\x1e".encode())
             self.digests.append(self._fingerprint.hexdigest())

@@ -1,0 +1,321 @@
+"""The scale table's rows that need a channel of 100,000 messages: measured on a kept data folder.
+
+Why kept: writing 100k messages through the store takes 10–20 minutes on a shared 2-core
+machine, more than the rest of the table. The folder is built once (``bench.scale --build-kept
+FOLDER``: real #ubuntu lines and their real vectors, cycled, 40 speakers, through the store as an
+ingest writes them) and never written to: every row works on a fresh copy of it, against the
+same rows on a 1,000-message channel built the same way in the run.
+
+Rows (issue 32's targets in brackets):
+
+- ``awai recluster`` of the channel, its first re-clustering [≤ 30 s at 100k];
+- ``awai read FILE --message ID --json`` of the channel's transcript once it is stored (the file
+  written by ``awai export``, read once to store it, then timed, median of 3) [≤ 1.5× of 1k];
+- a process that holds the channel as a bot does (``open_runtime``, one reading of the latest
+  message): its RSS, split into anonymous and file-backed pages [≤ 400 MiB at 100k]; then the
+  p50/p95 of 40 further readings in that process [p95 ≤ 3× of 1k];
+- the ingest rate of a slice of 2,000 new messages (real lines of the training split, not in the
+  channel) into the large channel against the same into an empty folder, in turns, each after
+  500 untimed (what a long ingest pays once: opening Chroma's index, copying the mapped vectors
+  before the first append), and each against the raw batched encode of the same texts just
+  before it [≥ 0.9×; ≥ 0.8];
+- the peak RSS of ``awai ingest`` of 10,000 messages into an empty folder, and of 2,000 into the
+  large channel [≤ 500 MiB, and no more with the channel at 100k].
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from awai_engine.backends.offline import OfflineBackend
+from awai_engine.embedding import Embedder
+from awai_engine.engine import Engine
+from awai_engine.settings import Settings
+from awai_engine.values import Utterance
+from bench.corpus import SHARED_DATA
+from bots.terminal.transcript import transcript_line
+from storage.store import AwaiStore
+
+AWAI = Path(sys.executable).with_name("awai")
+SPEAKERS = 40
+WARM_UP = 500  # messages ingested untimed before a slice: what a long ingest pays once
+MIB = 1 << 20
+
+# A fresh process holding the channel as a bot does: the first reading, its memory, then more.
+_HOLD = """
+import json, random, sys, time
+from awai_engine.settings import load_settings
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import open_runtime
+channel, count = sys.argv[1], int(sys.argv[2])
+runtime = open_runtime(load_settings())
+ids = runtime.message_ids(channel)
+began = time.perf_counter()
+runtime.engine.read(channel, ids[-1], EVERYTHING)
+first = time.perf_counter() - began
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+kib = {key: int(status[key].split()[0]) for key in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
+rng = random.Random(5)
+seconds = []
+for message_id in rng.sample(ids, min(count, len(ids))):
+    began = time.perf_counter()
+    runtime.engine.read(channel, message_id, EVERYTHING)
+    seconds.append(time.perf_counter() - began)
+print(json.dumps({"first": first, "kib": kib, "seconds": seconds}))
+"""
+
+# Run from a small process: Linux keeps ru_maxrss across exec, so a child of this process
+# (holding a timeline and the encoder) would report this process's size as its own peak.
+_PEAK = """
+import resource, subprocess, sys, time
+started = time.perf_counter()
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+@dataclass(frozen=True)
+class Holding:
+    """What a process holding the channel showed: MiB by kind, and reading seconds."""
+
+    rss: float
+    anonymous: float
+    file_backed: float
+    first_reading: float
+    p50: float
+    p95: float
+
+
+def awai(data: Path, *argv: str) -> float:
+    """Seconds one ``awai`` command took in a fresh process (it must succeed)."""
+    began = time.perf_counter()
+    subprocess.run(
+        [str(AWAI), "--data-dir", str(data), *argv], check=True, capture_output=True, text=True
+    )
+    return time.perf_counter() - began
+
+
+def awai_peak(data: Path, *argv: str) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one ``awai`` command in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(AWAI), "--data-dir", str(data), *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seconds, peak = done.stdout.split()
+    return float(seconds), int(peak) / 1024
+
+
+@contextmanager
+def copied(kept: Path, work: Path) -> Iterator[Path]:
+    """A copy of the kept folder, removed afterwards: the rows write to it."""
+    target = work / "copy"
+    shutil.copytree(kept, target)
+    try:
+        yield target
+    finally:
+        shutil.rmtree(target)
+
+
+def train_texts(count: int) -> list[str]:
+    """The first ``count`` non-system lines of the #ubuntu training split (none is in the kept
+    channel, which cycles the dev split's lines)."""
+    texts: list[str] = []
+    with gzip.open(SHARED_DATA / "ubuntu-train.jsonl.gz", "rt", encoding="utf-8") as source:
+        for raw in source:
+            record = json.loads(raw)
+            if record["is_system"] or not record["speaker"] or not record["text"].strip():
+                continue
+            texts.append(record["text"])
+            if len(texts) == count:
+                break
+    return texts
+
+
+def new_messages(channel: str, texts: list[str], position: int) -> list[Utterance]:
+    """``texts`` as the channel's messages from ``position`` on, with the kept channel's ids,
+    times and speakers (one message a second, so they follow everything it holds)."""
+    return [
+        Utterance(
+            channel=channel,
+            message_id=f"m{at:07d}",
+            speaker_id=f"user{at % SPEAKERS}",
+            speaker_name=f"user{at % SPEAKERS}",
+            text=text,
+            ts=1_600_000_000.0 + at,
+        )
+        for at, text in enumerate(texts, start=position)
+    ]
+
+
+def write_lines(path: Path, utterances: list[Utterance]) -> Path:
+    path.write_text("".join(transcript_line(u) + "\n" for u in utterances), encoding="utf-8")
+    return path
+
+
+def stored_read(data: Path, channel: str, work: Path) -> float:
+    """Median seconds of ``awai read FILE --message ID --json`` of the channel's exported
+    transcript, after one read that stored it (every message already there: unchanged)."""
+    transcript = work / "transcript.jsonl"
+    awai(data, "export", channel, "--out", str(transcript))
+    with transcript.open("rb") as handle:
+        handle.seek(max(0, transcript.stat().st_size - 4096))
+        latest = json.loads(handle.read().splitlines()[-1])["id"]
+    argv = ("read", str(transcript), "--channel", channel, "--message", latest, "--json")
+    awai(data, *argv)
+    return statistics.median(awai(data, *argv) for _ in range(3))
+
+
+def holding(data: Path, channel: str, readings: int = 40) -> Holding:
+    """A fresh process opens the runtime on ``data`` as a bot does and reads the channel."""
+    done = subprocess.run(
+        [sys.executable, "-c", _HOLD, channel, str(readings)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"AWAI_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"},
+    )
+    found = json.loads(done.stdout.splitlines()[-1])
+    kib, seconds = found["kib"], sorted(found["seconds"])
+    return Holding(
+        kib["VmRSS"] / 1024,
+        kib["RssAnon"] / 1024,
+        kib["RssFile"] / 1024,
+        found["first"],
+        statistics.median(seconds),
+        seconds[max(0, round(0.95 * len(seconds)) - 1)],
+    )
+
+
+def slice_rates(data: Path, utterances: list[Utterance], warm_up: int) -> tuple[float, float]:
+    """(raw batched encode rate, ingest rate) in messages a second of ``utterances`` after their
+    first ``warm_up``: those are ingested untimed first (the channel loaded, Chroma and the
+    encoder opened, the vectors made writable: what a long ingest pays once), then the rest's
+    texts are encoded alone, then the rest is ingested through the engine and the store closed
+    (its file made current)."""
+    settings = Settings(data_dir=data, _env_file=None)  # type: ignore[call-arg]
+    store = AwaiStore.open(settings)
+    engine = Engine(settings, store, Embedder(settings.embedding, cache_size=0), OfflineBackend())
+    engine.ingest(utterances[:warm_up])
+    timed = utterances[warm_up:]
+    raw = Embedder(settings.embedding, cache_size=0)
+    raw.encode_uncached([u.text for u in utterances[:64]])  # its session's first run
+    began = time.perf_counter()
+    raw.encode_uncached([u.text for u in timed])
+    encoded = len(timed) / (time.perf_counter() - began)
+    began = time.perf_counter()
+    engine.ingest(timed)
+    store.close()
+    return encoded, len(timed) / (time.perf_counter() - began)
+
+
+def rows(
+    kept: Path,
+    small: Path,
+    channel: str,
+    work: Path,
+    add: Callable[[str, str, str, str], None],
+    rounds: int = 2,
+) -> None:
+    """Measure the kept channel against ``small`` (a 1,000-message folder of the same channel,
+    written to freely) and add each row through ``add(what, small, large, ratio)``."""
+    large_messages = _count(kept, channel)
+    size = f"{_count(small, channel):,} vs {large_messages:,}"
+    with copied(kept, work) as large:
+        runs = [awai_peak(folder, "recluster") for folder in (small, large)]
+        add(
+            f"`awai recluster` (first), {size} messages (goal ≤ 30 s)",
+            f"{runs[0][0]:.1f} s / {runs[0][1]:.0f} MiB",
+            f"{runs[1][0]:.1f} s / {runs[1][1]:.0f} MiB",
+            f"{runs[1][0] / runs[0][0]:.1f}×",
+        )
+        reads = [stored_read(folder, channel, work) for folder in (small, large)]
+        add(
+            f"`awai read FILE --message ID --json`, stored file, {size} lines (median of 3)",
+            f"{reads[0]:.2f} s",
+            f"{reads[1]:.2f} s",
+            f"{reads[1] / reads[0]:.2f}× (goal ≤ 1.5×)",
+        )
+        held = [holding(folder, channel) for folder in (small, large)]
+        add(
+            f"process holding the channel after one reading, RSS, {size} (goal ≤ 400 MiB)",
+            _memory(held[0]),
+            _memory(held[1]),
+            f"{held[1].rss / held[0].rss:.2f}×",
+        )
+        add(
+            "the same process: first reading; p50 / p95 of 40 more (ms)",
+            _latency(held[0]),
+            _latency(held[1]),
+            f"p95 {held[1].p95 / held[0].p95:.2f}× (goal ≤ 3×)",
+        )
+        warmed = train_texts(WARM_UP + 2_000)
+        texts = warmed[:2_000]
+        turns: list[tuple[float, float, float, float]] = []
+        for turn in range(rounds):
+            empty = work / f"empty-{turn}"
+            first = slice_rates(empty, new_messages(channel, warmed, 0), WARM_UP)
+            shutil.rmtree(empty)
+            at = large_messages + (WARM_UP + 2_000) * turn
+            later = slice_rates(large, new_messages(channel, warmed, at), WARM_UP)
+            turns.append((*first, *later))
+        raw_first, ingest_first, raw_late, ingest_late = (
+            statistics.median(t[i] for t in turns) for i in range(4)
+        )
+        add(
+            f"ingest rate of 2,000 new messages after {WARM_UP} untimed, into an empty folder vs"
+            f" at {large_messages:,} (median of {rounds} in turns)",
+            f"{ingest_first:.0f} msg/s",
+            f"{ingest_late:.0f} msg/s",
+            f"{ingest_late / ingest_first:.2f}× (goal ≥ 0.9×)",
+        )
+        add(
+            "ingest / raw batched encode of the same texts (goal ≥ 0.8)",
+            f"{ingest_first / raw_first:.2f}",
+            f"{ingest_late / raw_late:.2f}",
+            "",
+        )
+        ten = write_lines(work / "ten.jsonl", new_messages(channel, train_texts(10_000), 0))
+        more = write_lines(
+            work / "more.jsonl", new_messages(channel, texts, _count(large, channel))
+        )
+        peaks = [
+            awai_peak(work / "ingest-10k", "ingest", str(ten), "--channel", channel),
+            awai_peak(large, "ingest", str(more), "--channel", channel),
+        ]
+        shutil.rmtree(work / "ingest-10k")
+        add(
+            "peak RSS, `awai ingest` of 10,000 into an empty folder vs 2,000 into the large"
+            " channel (goal ≤ 500 MiB)",
+            f"{peaks[0][1]:,.0f} MiB ({peaks[0][0]:.0f} s)",
+            f"{peaks[1][1]:,.0f} MiB ({peaks[1][0]:.0f} s)",
+            f"{peaks[1][1] / peaks[0][1]:.2f}×",
+        )
+
+
+def _count(data: Path, channel: str) -> int:
+    settings = Settings(data_dir=data, _env_file=None)  # type: ignore[call-arg]
+    store = AwaiStore.open(settings, read_only=True)
+    try:
+        return store.message_count(channel)
+    finally:
+        store.close()
+
+
+def _memory(held: Holding) -> str:
+    return f"{held.rss:.0f} MiB ({held.anonymous:.0f} anon, {held.file_backed:.0f} file)"
+
+
+def _latency(held: Holding) -> str:
+    return f"{held.first_reading * 1000:.0f}; {held.p50 * 1000:.1f} / {held.p95 * 1000:.1f}"
