@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
@@ -106,6 +107,10 @@ class MessageList(Sequence[TimelineMessage]):
     def __init__(self, columns: MessageColumns | None = None) -> None:
         self._columns = columns
         self._items: list[TimelineMessage | None] = [None] * len(columns) if columns else []
+        # Positions of the restored messages built so far, oldest first: past BUILT_KEPT the
+        # oldest is dropped back to its columns (deque appends and pops are atomic, so readers
+        # on other threads need no lock; two building one message at once only drop it early).
+        self._built: deque[int] = deque()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -224,7 +229,21 @@ class MessageList(Sequence[TimelineMessage]):
         if message is None:
             assert self._columns is not None
             message = self._items[position] = self._columns.message(position)
+            self._built.append(position)
+            while len(self._built) > BUILT_KEPT:
+                try:
+                    self._items[self._built.popleft()] = None
+                except IndexError:  # another thread emptied it meanwhile
+                    break
         return message
+
+
+BUILT_KEPT = 8192
+"""Restored messages a timeline keeps built as objects (about 2.4 KB each, 20 MB in all); the
+rest stay columns (0.8 KB). Why a bound: each reading builds the few hundred messages it looks
+at, and a bot holding a 100,000-message channel kept every one it had ever built, growing by
+about 2.6 MiB a reading (442 MiB after 41 readings against 337 after one). Building one again
+from its columns takes microseconds, and the object built is equal to the one dropped."""
 
 
 @dataclass

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from awai_engine import timeline as timeline_module
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.engine import UnknownMessageError
 from awai_engine.timeline import Timeline
@@ -280,6 +281,24 @@ def test_listing_a_loaded_channels_message_ids_builds_none_of_its_messages(
     assert started.message_ids(CHANNEL) == expected == [f"m{i}" for i in range(1, 31)]
     assert started.store.timeline(CHANNEL).messages.restored == 30
     assert started.store.timeline(CHANNEL).messages.built == 0
+
+
+def test_a_held_channel_keeps_a_bounded_number_of_its_messages_built_and_reads_the_same(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-running bot reads many messages of a loaded channel: past the bound the oldest
+    built ones go back to their columns, and every reading is what it was with all of them."""
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 60))
+    before = [writer.engine.read(CHANNEL, f"m{i}", EVERYTHING) for i in range(1, 61)]
+    writer.close()
+    monkeypatch.setattr(timeline_module, "BUILT_KEPT", 7)
+    started = persisted_runtime(make_runtime, "data")
+    messages = started.store.timeline(CHANNEL).messages
+    for i in range(1, 61):
+        assert started.engine.read(CHANNEL, f"m{i}", EVERYTHING) == before[i - 1]
+        assert messages.built <= 7
+    assert messages.built == 7 and messages.restored == 60
 
 
 def test_a_removal_shreds_the_file_at_once_and_a_stale_copy_is_never_read(
