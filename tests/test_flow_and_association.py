@@ -10,6 +10,7 @@ import pytest
 from awai_engine.association.activation import base_level_activation
 from awai_engine.association.bars import threshold
 from awai_engine.association.settings import AssociationSettings, RecallRules
+from awai_engine.backends.offline import SUMMARY_WIDTH
 from awai_engine.settings import Settings, SettingsError, load_settings
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -47,9 +48,29 @@ def test_flow_keeps_previous_utterance_as_thoughts_and_capacity_minus_one_summar
         "It has two parts.",
     ]
     assert [s.message.message_id for s in flow.earlier] == ["m005", "m006", "m007"]
+    # Offline, an earlier message is its start as said, not its first sentence alone (which
+    # read as if it were all the speaker said).
     assert all(
-        s.summary == f"Message number {s.message.position} says something." for s in flow.earlier
+        s.summary == f"Message number {s.message.position} says something. It has two parts."
+        for s in flow.earlier
     )
+
+
+def test_an_earlier_long_message_shows_its_start_as_said_and_says_it_goes_on(
+    runtime: Runtime,
+) -> None:
+    long = "Morning all. " + "Kicking off launch planning for the reminders release today. " * 4
+    runtime.engine.ingest(
+        [
+            utterance("m001", long, ts=1),
+            utterance("m002", "Sounds good.", ts=2),
+            utterance("m003", "Next item.", ts=3),
+        ]
+    )
+    flow = runtime.engine.context("terminal:local:test", "m003", EVERYTHING).flow
+    (earlier,) = flow.earlier
+    assert earlier.summary.startswith("Morning all. Kicking off launch planning")
+    assert earlier.summary.endswith("…") and len(earlier.summary) <= SUMMARY_WIDTH
 
 
 @pytest.mark.parametrize("capacity", [3, 5])

@@ -1,8 +1,9 @@
 """The offline backend: extractive, deterministic, and honest that it writes nothing.
 
 Used when no language-model key is configured (and as the fallback when the model fails). Thoughts
-are the message's sentences and list items; a summary is its first thought, shortened; a schema
-summary is its most central thought; stances stay undetermined and no interpretation is invented.
+are the message's sentences and list items; a summary is the start of the message as said,
+shortened; a schema summary is its most central thought; stances stay undetermined and no
+interpretation is invented.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 
 from awai_engine.ports import ExtractionTarget
 from awai_engine.settings import LimitsSettings
-from awai_engine.text import clean, shorten, split_sentences
+from awai_engine.text import as_said, clean, shorten, split_sentences
 from awai_engine.values import (
     Extraction,
     Interpretation,
@@ -55,7 +56,11 @@ class OfflineBackend:
             pieces = [*pieces[: limit - 1], " ".join(pieces[limit - 1 :])]
         thoughts = tuple(Thought(index=i, text=piece) for i, piece in enumerate(pieces))
         return Extraction(
-            thoughts=thoughts, summary=shorten(thoughts[0].text, SUMMARY_WIDTH), notes=tuple(notes)
+            thoughts=thoughts,
+            # The message's start as said, cut with "…": a first sentence alone ("Morning all.")
+            # read in the flow as if it were all the speaker said.
+            summary=shorten(as_said([thought.text for thought in thoughts]), SUMMARY_WIDTH),
+            notes=tuple(notes),
         )
 
     def summarise_schema(self, speaker_name: str, thoughts: Sequence[str]) -> str:
