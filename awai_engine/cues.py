@@ -428,9 +428,20 @@ def _set_off_word(lowered: str, words: tuple[str, ...]) -> re.Match[str] | None:
     return found
 
 
+# Where a condition's clause ends within its sentence: a reason or a consequence added to it
+# (", since it becomes the main way to sync"), a dash or a semicolon.
+_CLAUSE_END = re.compile(
+    r"(?:,\s*(?:since|because|as|so|which|but|though|although)\b|\s[—–-]\s|;|、(?:なので|だから))",
+    re.IGNORECASE,
+)
+
+
 def _first_clause(text: str) -> str:
-    clause = re.split(r"(?<=[.!?。！？])\s", text.strip(), maxsplit=1)[0]
-    return clause.rstrip(".。 ")
+    """The condition itself: its sentence up to a reason or consequence added to it, so a
+    headline quoting it does not repeat the rest of the message."""
+    sentence = re.split(r"(?<=[.!?。！？])\s", text.strip(), maxsplit=1)[0]
+    clause = _CLAUSE_END.split(sentence, maxsplit=1)[0]
+    return clause.rstrip(".。, ")
 
 
 def says_returns(text: str) -> bool:

@@ -112,6 +112,11 @@ def _context(
             "as long as the refresh button gets a label",
         ),
         ("Works for me if we ship Friday.", "agrees", "if we ship Friday"),
+        (  # the condition, not the reason given for it: a headline quotes it beside the message
+            "Fine by me, as long as the refresh button gets a label, since people rely on it.",
+            "agrees",
+            "as long as the refresh button gets a label",
+        ),
         ("Agreed 👍", "agrees", None),
         ("Fair, but the retries still double-charge people.", "concedes", None),
         ("I was wrong about the 500 threshold: it is 420 requests per second.", "revises", None),
