@@ -438,11 +438,14 @@ class Timeline:
                     if len(names) > addressed.shape[1]:
                         wider = np.full((len(addressed), len(names)), -1, dtype=np.int64)
                         wider[:, : addressed.shape[1]] = addressed
-                        addressed = wider
+                        # Published before any row is coded into it: a reader that sees a row
+                        # coded in ``said_by`` (written in place, last) must find its names in
+                        # the array it reads, not in a copy only this thread holds yet.
+                        self._addressed_codes = addressed = wider
                     for slot, name in enumerate(names):
                         addressed[position, slot] = codes.setdefault(name, len(codes))
                     said_name = self.speaker_names[position].casefold()
-                    said_by[position] = codes.setdefault(said_name, len(codes))
+                    said_by[position] = codes.setdefault(said_name, len(codes))  # coded: last
             self._addressed_codes, self._speaker_name_code = addressed, said_by
 
     def speaker_name(self, speaker_id: str) -> str:

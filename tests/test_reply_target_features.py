@@ -27,6 +27,7 @@ from awai_engine.reply_target.features import (
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from bots.runtime import Runtime
+from tests.factories import one_thought_timeline
 
 SPEAKERS = ("Ann", "Bo", "Cy", "Dee", "ann")  # "ann" folds to the same name as "Ann"
 TEXTS = (
@@ -194,3 +195,33 @@ def test_all_candidates_at_once_give_each_candidates_own_features(runtime: Runti
         assert gap.max() <= 1e-6, (p, found.positions[worst[0]], FEATURE_NAMES[worst[1]])
         compared += len(found.positions)
     assert compared > 500
+
+
+def test_a_reader_never_sees_a_coded_row_without_the_names_it_addresses() -> None:
+    """Turn-taking codes are written by one reading while others read them without a lock: a
+    row is marked coded last, and an array widened for a message addressing more names than
+    any before is published before that row is coded into it, so a concurrent reader that
+    sees the row coded finds its names (a reviewer saw a row read as addressing no one)."""
+    lines = [
+        ("Ann", "hi", ()),
+        ("Bo", "Ann: hello", ("Ann",)),
+        ("Cy", "hey all", ()),
+        ("Dee", "Ann, Bo, Cy: standup in five", ("Ann", "Bo", "Cy")),
+        ("Ann", "ok", ()),
+    ]
+    timeline = one_thought_timeline(lines, np.random.default_rng(3).normal(size=(5, 4)))
+    timeline.names_between(0, 3)  # rows 0-2 coded, one addressed name wide
+    seen: list[np.ndarray] = []
+    addressed_by = timeline.addressed_by
+
+    def reading_beside(position: int) -> frozenset[str]:
+        if position == 4:  # row 3 is coded by now: another reading looks at it meanwhile
+            _, rows, codes = timeline.names_between(3, 4)
+            seen.append(codes[rows == 3])
+        return addressed_by(position)
+
+    timeline.addressed_by = reading_beside  # type: ignore[method-assign]
+    timeline.names_between(3, 5)
+    assert len(seen) == 1
+    names = {timeline.name_code(name) for name in ("ann", "bo", "cy")}
+    assert set(seen[0].tolist()) == names
