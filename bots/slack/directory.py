@@ -137,6 +137,12 @@ class SlackDirectory:
                 self._permalinks.popitem(last=False)
         return link
 
+    def forget_person(self, team_id: str, user_id: str) -> None:
+        """Drop what is cached about a user (their name and locale) when they ask AWAI to forget
+        them: asked again from Slack if AWAI ever needs it, never kept from before."""
+        with self._lock:
+            self._people.pop((team_id, user_id), None)
+
     def forget_workspace(self, team_id: str) -> None:
         """Drop what is cached about a workspace (it uninstalled the app)."""
         with self._lock:

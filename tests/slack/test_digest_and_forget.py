@@ -109,12 +109,17 @@ def test_a_scheduled_digest_is_posted_when_its_job_fires(make_slack: Callable[..
 @pytest.mark.slow
 def test_forget_me_removes_what_that_person_said_and_nothing_else(slack: SlackHarness):
     ann, ben = _conversation(slack)
+    ann.append(slack.say(ANN, "One more before I go: the flaky tests again."))
+    slack.settle()
+    people = slack.bot.services.directory._people
+    assert [person for person in people if person[1] == ANN]  # her name, asked when stored
 
     response = slack.send(slack.requests.command("forget-me", GENERAL, ANN))
     slack.settle()
 
     assert response.body == messages.FORGET_QUEUED
     assert slack.responses_text() == [messages.forgotten(len(ann))]
+    assert not [person for person in people if person[1] == ANN]  # nor is her name kept
     assert set(slack.stored_texts()) == {m["ts"] for m in ben}
     digest = slack.runtime.schemas.digest(GENERAL_KEY, EVERYTHING, record=False)
     assert [speaker.speaker_name for speaker in digest.speakers] == ["Ben"]

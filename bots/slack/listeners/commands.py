@@ -164,6 +164,7 @@ def forget(services: SlackServices, invocation: Invocation) -> None:
         log.exception("Forgetting %s in %s failed", invocation.user_id, key)
         invocation.tell(messages.FORGET_FAILED)
     else:
+        services.directory.forget_person(invocation.team_id, invocation.user_id)
         invocation.tell(messages.forgotten(report.messages if report else 0))
 
 
