@@ -169,7 +169,7 @@ def test_a_data_directory_that_cannot_be_written_is_a_clear_error(tmp_path: Path
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     settings = Settings(data_dir=blocker / "data", _env_file=None)  # type: ignore[call-arg]
-    with pytest.raises(StorageError, match=r"not writable.*AWAI_DATA_DIR"):
+    with pytest.raises(StorageError, match=r"cannot be created or written.*AWAI_DATA_DIR"):
         AwaiStore.open(settings)
 
 

@@ -61,11 +61,15 @@ class Awai:
         assert "Traceback" not in captured.err + captured.out
         return code, captured.out, " ".join(captured.err.split())
 
-    def doctor(self, *options: str) -> tuple[int, list[str]]:
-        """``awai doctor``'s exit status and the cells of the channel's row in its table."""
+    def doctor(self, *options: str) -> tuple[int, dict[str, str]]:
+        """``awai doctor``'s exit status and the channel's row, cell by column heading (the
+        table shows only the columns some channel has)."""
         code, out, _ = self("doctor", *options)
+        [heading] = [line for line in out.split("\n") if line.startswith("┃ channel ")]
         [row] = [line for line in out.split("\n") if line.startswith("│ terminal:local:chat ")]
-        return code, [cell.strip() for cell in row.strip("│").split("│")]
+        cells = [cell.strip() for cell in row.strip("│").split("│")]
+        names = [cell.strip() for cell in heading.strip("┃").split("┃")]
+        return code, dict(zip(names, cells, strict=True))
 
     def export(self, out: Path) -> bytes:
         code, _, said = self("export", "chat", "--out", str(out))
@@ -168,7 +172,7 @@ def test_an_index_chroma_cannot_open_is_rebuilt_when_awai_starts_and_nothing_is_
     damaged = awai.index_file("index_metadata.pickle")
     cut(damaged, 100)  # then every Chroma call fails: "Error deserializing pickle file"
     code, row = awai.doctor()
-    assert code == 1 and row[1] == "damaged" and row[-2] == "needs repair"
+    assert code == 1 and row["vector index"] == "damaged" and row["state"] == "needs repair"
 
     code, _, said = awai("ingest", str(one_more(tmp_path)), "--channel", "chat")
 
@@ -179,7 +183,7 @@ def test_an_index_chroma_cannot_open_is_rebuilt_when_awai_starts_and_nothing_is_
     assert code == 0 and "vector index" not in said
     assert json.loads(reading) == stored.reading
     code, row = awai.doctor()
-    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert code == 0 and row["vector index"] == "readable" and row["state"] == "ok"
     exported = awai.export(tmp_path / "after.jsonl").splitlines()
     assert exported[:-1] == stored.export.splitlines()
     assert json.loads(exported[-1])["id"] == f"m{MESSAGES}"
@@ -193,7 +197,7 @@ def test_vectors_that_cannot_be_read_back_are_rebuilt_by_the_ingest_that_needs_t
     cut(awai.index_file("data_level0.bin"), 5000)  # counting still works; reading vectors fails
     cut_read_model(awai)
     code, row = awai.doctor()  # the doctor reads every vector
-    assert code == 1 and row[1] == "damaged"
+    assert code == 1 and row["vector index"] == "damaged"
 
     code, _, said = awai("ingest", str(one_more(tmp_path)), "--channel", "chat")
 
@@ -201,7 +205,7 @@ def test_vectors_that_cannot_be_read_back_are_rebuilt_by_the_ingest_that_needs_t
     assert said.count(NOTICE) == 1, said
     assert "terminal:local:chat: 1 added, 0 edited, 0 unchanged, 0 refused" in said
     code, row = awai.doctor()
-    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert code == 0 and row["vector index"] == "readable" and row["state"] == "ok"
     assert awai.export(tmp_path / "after.jsonl").splitlines()[:-1] == stored.export.splitlines()
 
 
@@ -232,9 +236,13 @@ def test_doctor_repair_rebuilds_a_damaged_index_from_the_stored_messages(
 
     code, row = awai.doctor("--repair")
 
-    assert code == 0 and row[1] == f"rebuilt ({MESSAGES:,} thoughts)" and row[-2] == "repaired"
+    assert (
+        code == 0
+        and row["vector index"] == f"rebuilt ({MESSAGES:,} thoughts)"
+        and row["state"] == "repaired"
+    )
     code, row = awai.doctor()
-    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert code == 0 and row["vector index"] == "readable" and row["state"] == "ok"
     assert awai.export(tmp_path / "after.jsonl") == stored.export
 
 
@@ -280,7 +288,7 @@ def test_damage_chroma_would_crash_or_fail_on_is_found_before_loading_and_rebuil
     DAMAGE[damage](awai)
     cut_read_model(awai)  # so that the reading needs Chroma's vectors
     code, row = awai.doctor()
-    assert code == 1 and row[1] == "damaged" and row[-2] == "needs repair"
+    assert code == 1 and row["vector index"] == "damaged" and row["state"] == "needs repair"
 
     code, out, said = awai("read", str(stored.transcript), "--message", stored.read)
 
@@ -289,7 +297,7 @@ def test_damage_chroma_would_crash_or_fail_on_is_found_before_loading_and_rebuil
     code, out, _ = awai("read", str(stored.transcript), "--message", stored.read, "--json")
     assert json.loads(out) == stored.reading
     code, row = awai.doctor()
-    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert code == 0 and row["vector index"] == "readable" and row["state"] == "ok"
     assert awai.export(tmp_path / "after.jsonl") == stored.export
     leftovers = [p.name for p in awai.data.iterdir() if ".damaged-" in p.name]
     assert leftovers == []  # a damaged folder set aside is gone with its vectors
@@ -345,7 +353,7 @@ def test_an_index_holding_fewer_vectors_than_stored_is_rebuilt_by_the_next_comma
     path.write_bytes(pickle.dumps(meta, protocol=raw[1]))
     assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES - 100
     code, row = awai.doctor()
-    assert code == 1 and row[1] == "damaged" and row[-2] == "needs repair"
+    assert code == 1 and row["vector index"] == "damaged" and row["state"] == "needs repair"
     cut_read_model(awai)  # so that the reading needs Chroma's vectors
 
     code, out, said = awai("read", str(stored.transcript), "--message", stored.read)
@@ -356,7 +364,7 @@ def test_an_index_holding_fewer_vectors_than_stored_is_rebuilt_by_the_next_comma
     assert json.loads(out) == stored.reading
     assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES
     code, row = awai.doctor()
-    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert code == 0 and row["vector index"] == "readable" and row["state"] == "ok"
 
 
 @pytest.mark.slow
@@ -376,16 +384,16 @@ def test_an_index_restored_from_before_a_forget_is_found_rebuilt_and_keeps_none_
     assert held_count(awai.data / "chroma", collection_of(awai)) == MESSAGES
 
     code, row = awai.doctor()
-    assert code == 1 and row[1] == "damaged"
+    assert code == 1 and row["vector index"] == "damaged"
     code, row = awai.doctor("--repair")
-    assert code == 0 and row[1] == f"rebuilt ({kept:,} thoughts)", row
+    assert code == 0 and row["vector index"] == f"rebuilt ({kept:,} thoughts)", row
 
     assert held_count(awai.data / "chroma", collection_of(awai)) == kept
     bo = {f"m{n}#0" for n in range(1, MESSAGES, len(SPEAKERS))}
     for index_map in awai.data.rglob("index_metadata.pickle"):
         assert not bo & set(pickle.loads(index_map.read_bytes())["id_to_label"])
     code, row = awai.doctor()
-    assert code == 0 and row[-2] == "ok"
+    assert code == 0 and row["state"] == "ok"
 
 
 def not_finite_in_log(awai: Awai, tmp_path: Path) -> Awai:
@@ -417,7 +425,7 @@ def test_a_vector_chroma_gives_back_not_finite_is_damage_found_and_a_forget_meet
     line, and finishes in the same run (never a traceback, never stopped part-way)."""
     awai = not_finite_in_log(awai, tmp_path)
     code, row = awai.doctor()
-    assert code == 1 and row[1] == "damaged"
+    assert code == 1 and row["vector index"] == "damaged"
 
     code, out, said = awai("forget", "chat", "--speaker", "Cy", "--yes")
 
@@ -428,6 +436,6 @@ def test_a_vector_chroma_gives_back_not_finite_is_damage_found_and_a_forget_meet
     code, _, said = awai("read", str(stored.transcript), "--message", bo)
     assert code == 0 and "rebuilt" not in said, said
     code, row = awai.doctor()
-    assert code == 0 and row[1] == "readable" and row[-2] == "ok"
+    assert code == 0 and row["vector index"] == "readable" and row["state"] == "ok"
     exported = awai.export(tmp_path / "after.jsonl").decode()
     assert '"speaker": "Cy"' not in exported and f'"id": "m{MESSAGES}"' in exported
