@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from awai_engine.cues import Stance, is_question, opening_stance, says_returns
+from awai_engine.reply_target.scorer import QUOTED_FROM
 from awai_engine.text import as_said
 from awai_engine.values import (
     Connection,
@@ -40,9 +41,10 @@ LISTED = 0.2
 messages always are): the flow already shows the others."""
 
 
-AGREED_FLOOR = 0.05
-"""The least reply probability of a message an agreement is moved to (see :func:`_agreed_with`);
-the scorer quotes a candidate's sentence from the same probability (``QUOTED_FROM``)."""
+AGREED_FLOOR = QUOTED_FROM
+"""The least reply probability of a message an agreement is moved to (see :func:`_agreed_with`):
+the value from which the scorer quotes a candidate's sentence, so a headline naming one always
+has its quote."""
 
 
 def connect(

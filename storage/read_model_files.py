@@ -122,6 +122,8 @@ class Packed(Sequence[Any]):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
             index += len(self)
+        if not 0 <= index < len(self):  # a Sequence's contract: iteration and ``in`` rely on it
+            raise IndexError("packed column index out of range")
         start, end = self._offsets[index : index + 2].tolist()
         return orjson.loads(self._blob[start:end])
 

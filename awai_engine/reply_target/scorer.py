@@ -86,14 +86,15 @@ class ReplyScores(Sequence[ReplyScore]):
         if score is None:
             assert self._timeline is not None  # scores exist only for a timeline's candidates
             # Unvalidated: every field is computed here (a probability is a logistic output).
+            probability = round(float(self._probabilities[rank]), 6)
             score = self._built[rank] = ReplyScore.model_construct(
                 message=self._timeline.messages[int(self.positions[rank])].ref,
-                probability=round(float(self._probabilities[rank]), 6),
+                probability=probability,
                 confident=rank == 0 and self._confident,
                 asks=bool(self._asks[rank]),
                 similarity=round(float(self._similarities[rank]), 6),
                 quote=quoted_sentence(self._timeline, self._position, int(self.positions[rank]))
-                if self._probabilities[rank] >= QUOTED_FROM
+                if probability >= QUOTED_FROM  # the value connections compare, rounded
                 else "",
             )
         return score
@@ -101,8 +102,8 @@ class ReplyScores(Sequence[ReplyScore]):
 
 QUOTED_FROM = 0.05
 """The least probability of a candidate whose quoted sentence is found: no headline names one
-under it (an agreement moves to a candidate from ``connections.AGREED_FLOOR``, the same 0.05), and
-finding it for every shown candidate would cost each reading time for nothing."""
+under it (an agreement moves to a candidate only from this same value, ``connections`` imports
+it), and finding it for every shown candidate would cost each reading time for nothing."""
 
 _EMPTY = np.empty(0)
 NO_SCORES = ReplyScores(None, -1, _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)
