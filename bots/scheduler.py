@@ -176,7 +176,9 @@ class SchedulerService:
         """Register how digests reach a platform: ``post(channel_key, digest)``, the digest
         titled with ``title_of(channel_key)`` (the platform's name of the channel)."""
         self._posters[name] = post
-        if title_of is not None:
+        if title_of is None:  # registered again without one: no title kept from before
+            self._titles.pop(name, None)
+        else:
             self._titles[name] = title_of
 
     def schedule_digest(
