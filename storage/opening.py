@@ -30,6 +30,8 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
     """
     overwrite_freed_memory()  # before any message is read: see storage.heap
     refuse_lost_database(settings)
+    if read_only:
+        _refuse_no_data(settings)
     if read_only and _frozen(settings):
         return _open_frozen(settings)
     embedded = settings.chroma_url is None
@@ -60,6 +62,21 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
             else f"Cannot open Chroma in {settings.resolved_chroma_path()}: {error}"
         ) from error
     return database, vectors
+
+
+def _refuse_no_data(settings: Settings) -> None:
+    """A command that only looks, pointed at a folder AWAI never wrote (a mistyped
+    ``--data-dir``), says so, rather than creating the folder and reporting an empty store as
+    healthy."""
+    if settings.database_url is not None or settings.data_dir.is_file():
+        return  # a file given as the folder is named as a file by the writable check
+    database_file = settings.data_dir / "awai.sqlite3"
+    if not database_file.exists():
+        raise StorageError(
+            f"No AWAI data in {settings.data_dir}: nothing has been stored there ({database_file.name}"
+            " is missing). Check --data-dir (or AWAI_DATA_DIR); `awai read FILE` or"
+            " `awai ingest FILE` stores a transcript."
+        )
 
 
 def _frozen(settings: Settings) -> bool:

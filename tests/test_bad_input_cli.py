@@ -210,6 +210,22 @@ def test_a_file_given_as_the_data_folder_is_named_as_a_file(awai: Awai, tmp_path
     assert path.read_bytes() == write(tmp_path / "again.jsonl", GOOD).read_bytes()
 
 
+@pytest.mark.parametrize(
+    "command", [["doctor"], ["schemas", "kept"], ["export", "kept", "--out", "x.jsonl"]]
+)
+def test_a_look_at_a_folder_awai_never_wrote_says_so_and_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    mistyped = tmp_path / "dtaa"
+
+    code, said = Awai(mistyped, capsys)(*command)
+
+    assert code == 2
+    assert f"No AWAI data in {mistyped}: nothing has been stored there" in said
+    assert "--data-dir" in said
+    assert not mistyped.exists()
+
+
 @pytest.mark.parametrize("command", ["ingest", "import", "read"])
 @pytest.mark.slow
 def test_a_folder_given_as_a_transcript_is_named_as_a_folder(
