@@ -25,6 +25,7 @@ from awai_engine.errors import AwaiError
 from awai_engine.settings import LimitsSettings
 from awai_engine.text import shorten, without_honorific
 from awai_engine.values import CHANNEL_SCOPE, Utterance
+from bots.terminal.chat_exports import document_advice, line_advice, opens_document
 from bots.terminal.transcript_lines import (
     CHUNK_BYTES,
     NotAFileError,
@@ -309,20 +310,21 @@ class _Reader:
             return
         if not text.strip():
             return
-        if self.blank and text.lstrip().startswith("["):
-            path = self.path
-            raise TranscriptError(
-                f"{path} is a JSON array; AWAI reads JSON Lines, one JSON object per line"
-                f" (convert it with: jq -c '.[]' {path.name} > {path.stem}-lines.jsonl)."
-            )
+        if self.blank and opens_document(text):
+            raise TranscriptError(document_advice(self.path))
+        opening = self.blank  # the file's first line that is not blank
         self.blank = False
         if self.first_line is None:
             self.first_line = (line.number, text.strip())
+        record: object = None
         try:
             record = _json(text)
             self.json_lines += 1
             utterance = _utterance(record, self.transcript.channel, self.last_ts, self.speakers)
         except (ValueError, TypeError) as error:
+            advice = line_advice(record) if opening else None
+            if advice is not None:  # every line would fail alike: one message for the file
+                raise TranscriptError(f"{self.path}: line {line.number}: {advice}") from None
             problems.append(LineProblem(line.number, str(error)))
             return
         first = self.seen.get(utterance.message_id)
