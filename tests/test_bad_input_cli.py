@@ -264,16 +264,22 @@ def test_a_file_given_as_the_data_folder_is_named_as_a_file(awai: Awai, tmp_path
 
 
 @pytest.mark.parametrize(
-    "command", [["doctor"], ["schemas", "kept"], ["export", "kept", "--out", "x.jsonl"]]
+    ("command", "status"),
+    [
+        (["doctor"], 0),  # a new install checks its key before anything is stored
+        (["doctor", "--repair"], 0),
+        (["schemas", "kept"], 2),
+        (["export", "kept", "--out", "x.jsonl"], 2),
+    ],
 )
 def test_a_look_at_a_folder_awai_never_wrote_says_so_and_creates_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], status: int
 ) -> None:
     mistyped = tmp_path / "dtaa"
 
     code, said = Awai(mistyped, capsys)(*command)
 
-    assert code == 2
+    assert code == status
     assert f"No AWAI data in {mistyped}: nothing has been stored there" in said
     assert "--data-dir" in said
     assert not mistyped.exists()

@@ -33,6 +33,7 @@ from bots.terminal.say import plain_console, styled
 from bots.terminal.transcript import channel_key
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writer, writer_lock
+from storage.opening import missing_data
 
 # Each count: its column's heading, its field, and how the caption names it in a sentence.
 COLUMNS = (
@@ -71,6 +72,10 @@ def _check_store(
     args: argparse.Namespace, settings: Settings, channels: list[str] | None, console: Console
 ) -> int:
     """The store's part: SQL and vectors compared, and repaired with ``--repair``."""
+    missing = missing_data(settings)
+    if missing is not None:  # nothing to compare; a new install checks its key before storing
+        console.print(missing)
+        return 0
     if not args.repair:
         # No embedding model needed just to look, nor a folder that can be written.
         busy = writer(settings)
