@@ -33,6 +33,7 @@ from bots.terminal.transcript_lines import (
     open_regular,
     read_lines,
 )
+from bots.terminal.visible import one_line
 
 _MENTION = re.compile(r"@([\w.\-]+)")
 _ADDRESS = re.compile(r"^\s*([\w.\-]+)\s*[:,、，：]")
@@ -81,6 +82,15 @@ DEFAULT_MAX_LINE_BYTES = LimitsSettings().max_line_bytes
 MAX_CHANNEL_KEY = 512
 
 
+TERMINAL_PREFIX = "terminal:local:"
+
+
+def channel_name(key: str) -> str:
+    """A channel as the person typed it, fit for one line: the name of a terminal channel
+    (``terminal:local:`` is AWAI's bookkeeping, never typed), else the full key, escaped."""
+    return one_line(key.removeprefix(TERMINAL_PREFIX))
+
+
 def channel_key(name: str) -> str:
     """The channel key of a terminal channel: ``terminal:local:<name>``."""
     if not name.strip():
@@ -88,7 +98,7 @@ def channel_key(name: str) -> str:
     problem = text_problem("channel", name)
     if problem:
         raise ChannelNameError(f"The channel name {name!r} is not valid text: {problem}.")
-    key = name if name.count(":") >= 2 else f"terminal:local:{name}"
+    key = name if name.count(":") >= 2 else f"{TERMINAL_PREFIX}{name}"
     if len(key) > MAX_CHANNEL_KEY:
         raise ChannelNameError(
             f"The channel key is {len(key):,} characters; at most {MAX_CHANNEL_KEY} fit: give a"

@@ -30,7 +30,7 @@ from bots.runtime import open_runtime
 from bots.terminal.model_status import report_model
 from bots.terminal.reply_model_status import report_reply_model
 from bots.terminal.say import plain_console, styled
-from bots.terminal.transcript import channel_key
+from bots.terminal.transcript import channel_key, channel_name
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writer, writer_lock
 from storage.opening import missing_data
@@ -99,7 +99,7 @@ def _check_store(
     console.print(report_table(repaired, "What awai doctor found and repaired"))
     for report in resumed:
         console.print(
-            f"Finished forgetting {one_line(report.speaker_id)} in {one_line(report.channel)}."
+            f"Finished forgetting {one_line(report.speaker_id)} in {channel_name(report.channel)}."
         )
     if not after.clean:
         console.print(report_table(after, "Still wrong after the repair"))
@@ -135,7 +135,7 @@ def report_table(report: ReconcileReport, title: str) -> Table:
         table.add_column("e.g.", overflow="fold")
     for channel in report.channels:
         table.add_row(
-            one_line(channel.channel),
+            channel_name(channel.channel),
             _index(channel),
             *(str(getattr(channel, field)) for _, field in shown),
             _state(channel),
