@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs = load(args.files)
     counts: dict[str, Counter[tuple[str, str]]] = {}
     with tempfile.TemporaryDirectory(prefix="awai-own-line-") as scratch:
-        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))  # type: ignore[call-arg]
+        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))
         try:
             bench.ingest(logs)
             name = headline_namer(bench.engine(bench.settings))
