@@ -182,7 +182,7 @@ def recluster_command(folder: Path) -> tuple[float, float]:
     return float(seconds), int(peak) / 1024
 
 
-PARTS = ("writes", "ingest", "speaker", "recluster", "kept")
+PARTS = ("writes", "ingest", "speaker", "recluster", "kept", "kept-ingest")
 
 
 def main() -> None:
@@ -267,11 +267,15 @@ def main() -> None:
                 f"{large_run[0]:.1f} s / {large_run[1]:.0f} MiB",
                 f"{large_run[0] / small_run[0]:.1f}×",
             )
-        if "kept" in args.parts and args.kept is not None:
+        kept_parts = {"kept", "kept-ingest"} & set(args.parts)
+        if kept_parts and args.kept is not None:
             # Its own small channel: the rows above re-clustered and read the other one.
             anchor = Path(folder) / "anchor"
             ingest(anchor, args.small_ingest, embedder, lines)
-            kept_channel.rows(args.kept, anchor, CHANNEL, Path(folder), shown)
+            only_ingest = "kept" not in kept_parts  # kept-ingest: the kept ingest rows alone
+            kept_channel.rows(
+                args.kept, anchor, CHANNEL, Path(folder), shown, only_ingest=only_ingest
+            )
     console.print(table)
     console.print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared machine)",
