@@ -36,6 +36,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
@@ -322,6 +325,39 @@ def _ingest_rows(
         f"{peaks[1][1]:,.0f} MiB ({peaks[1][0]:.0f} s)",
         f"{peaks[1][1] / peaks[0][1]:.2f}×",
     )
+
+
+def inner_product_copy(kept: Path, target: Path, channel: str) -> None:
+    """A copy of the kept folder whose collection is of the space new collections get
+    (``storage.vectors.SPACE``): its vectors read out, the collection made again under the same
+    name, the same bits written back (Chroma gives back what an inner-product collection was
+    given, so the read model and SQL still match it). Why: a kept folder made before holds a
+    cosine collection, which an ingest must read back from; a new channel's does not."""
+    shutil.copytree(kept, target)
+    settings = Settings(data_dir=target, _env_file=None)  # type: ignore[call-arg]
+    store = AwaiStore.open(settings)
+    try:
+        with store.db.read() as session:
+            row = store.db.channel(session, channel)
+            assert row is not None, f"no channel {channel} in {kept}"
+            name, key = row.collection, row.key
+        client: Any = store.vectors.client
+        old = client.get_collection(name)
+        ids: list[str] = []
+        vectors: list[np.ndarray] = []
+        metadatas: list[Any] = []
+        while True:
+            page = old.get(include=["embeddings", "metadatas"], limit=5000, offset=len(ids))
+            if not page["ids"]:
+                break
+            ids += page["ids"]
+            vectors.append(np.asarray(page["embeddings"], dtype=np.float32))
+            metadatas += page["metadatas"]
+        client.delete_collection(name)
+        store.vectors.create(name, key)
+        store.vectors.upsert(name, ids, np.vstack(vectors), metadatas)
+    finally:
+        store.close()
 
 
 def _count(data: Path, channel: str) -> int:

@@ -204,8 +204,20 @@ def main() -> None:
         metavar="MESSAGES",
         help="write a channel of MESSAGES into the --kept folder (once; it must not exist)",
     )
+    parser.add_argument(
+        "--inner-product-copy",
+        type=Path,
+        metavar="FOLDER",
+        help="copy the --kept folder to FOLDER with its collection made again in the space new"
+        " collections get (inner product), then exit",
+    )
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=PARTS, help="rows to run")
     args = parser.parse_args()
+    if args.inner_product_copy is not None:
+        if args.kept is None or args.inner_product_copy.exists():
+            parser.error("--inner-product-copy needs --kept and a folder that does not exist yet")
+        kept_channel.inner_product_copy(args.kept, args.inner_product_copy, CHANNEL)
+        return
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     limit_blas_threads(settings.recall_index.blas_threads)
     embedder = Embedder(settings.embedding)
