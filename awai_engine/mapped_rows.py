@@ -59,38 +59,36 @@ def grown(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:
 
     When ``rows`` is a read-only memory map of a file from its start (as a persisted read model
     loads its vectors), or an array this function made over one, the file's rows are mapped
-    again rather than copied, and only the rows after them are copied."""
+    again rather than copied, and only the rows after them are copied. The file is held open
+    by the array, so it maps the same bytes again when it grows, even after the file was
+    unlinked (a newer generation written, or the channel's file shredded by another process)."""
     backing = file_backing(rows)
     if backing is None or _LIBC is None or rows.ndim != 2 or not capacity >= used >= backing[1]:
         return _copied(rows, used, capacity)
-    path, file_rows = backing
+    source, file_rows = backing
     row_bytes = rows.shape[1] * rows.itemsize
+    try:
+        descriptor = os.open(source, os.O_RDONLY) if isinstance(source, str) else os.dup(source)
+    except OSError:  # unlinked before it was first held open: its rows are copied
+        return _copied(rows, used, capacity)
     total = _pages(capacity * row_bytes)
     address = _LIBC.mmap(
         None, total, _PROT, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0
     )
     if address in (None, _FAILED):
+        os.close(descriptor)
         return _copied(rows, used, capacity)
     region = (ctypes.c_byte * total).from_address(address)
-    weakref.finalize(region, _LIBC.munmap, address, total)  # unmapped when no array uses it
-    if file_rows:
-        descriptor = os.open(path, os.O_RDONLY)
-        try:
-            # The file's whole pages; the last one's bytes past its rows are copy-on-write like
-            # the rest, and the rows appended after the file's are written over them below.
-            mapped = _LIBC.mmap(
-                address,
-                _pages(file_rows * row_bytes),
-                _PROT,
-                mmap.MAP_PRIVATE | _MAP_FIXED,
-                descriptor,
-                0,
-            )
-        finally:
-            os.close(descriptor)
-        if mapped != address:
-            return _copied(rows, used, capacity)  # the region is unmapped when let go
-    region.awai_file = (path, file_rows)  # type: ignore[attr-defined]
+    # Unmapped, and the file let go, when no array uses the region any more.
+    weakref.finalize(region, _release, address, total, descriptor)
+    # The file's whole pages; the last one's bytes past its rows are copy-on-write like the
+    # rest, and the rows appended after the file's are written over them below.
+    length = _pages(file_rows * row_bytes)
+    if os.fstat(descriptor).st_size < file_rows * row_bytes or (
+        _LIBC.mmap(address, length, _PROT, mmap.MAP_PRIVATE | _MAP_FIXED, descriptor, 0) != address
+    ):
+        return _copied(rows, used, capacity)
+    region.awai_file = (descriptor, file_rows)  # type: ignore[attr-defined]
     array: np.ndarray = np.frombuffer(
         memoryview(region).cast("B"), dtype=rows.dtype, count=capacity * rows.shape[1]
     )
@@ -99,9 +97,10 @@ def grown(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:
     return array
 
 
-def file_backing(rows: np.ndarray) -> tuple[str, int] | None:
-    """The file whose first rows ``rows`` maps, and how many: a read-only ``np.memmap`` from
-    the file's start, or an array :func:`grown` made; ``None`` for any other array."""
+def file_backing(rows: np.ndarray) -> tuple[str | int, int] | None:
+    """The file whose first rows ``rows`` maps (its path, or the descriptor an array of
+    :func:`grown` holds it by), and how many: for a read-only ``np.memmap`` from the file's
+    start, or an array :func:`grown` made; ``None`` for any other array."""
     if isinstance(rows, np.memmap) and isinstance(rows.base, mmap.mmap):  # not a view of one
         whole = rows.mode == "r" and rows.offset == 0 and rows.filename
         return (str(rows.filename), len(rows)) if whole else None
@@ -114,6 +113,11 @@ def file_backing(rows: np.ndarray) -> tuple[str, int] | None:
     if not isinstance(found, tuple) or rows.ctypes.data != ctypes.addressof(base):  # type: ignore[arg-type]
         return None  # not ours, or a view that does not start at the first row
     return found
+
+
+def _release(address: int, length: int, descriptor: int) -> None:
+    _LIBC.munmap(address, length)
+    os.close(descriptor)
 
 
 def _copied(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:

@@ -106,7 +106,10 @@ class _Appended:
     vectors: dict[str, np.ndarray]
 
     def only_these_since(self, revision: int, now: int) -> bool:
-        """Whether the revisions from ``revision`` to ``now`` are all this process's appends."""
+        """Whether the revisions from ``revision`` to ``now`` are all this process's appends
+        (at least one: an unchanged revision is no evidence of these)."""
+        if revision == now:
+            return False
         while revision != now and revision in self.after:
             revision = self.after[revision]
         return revision == now
