@@ -62,6 +62,9 @@ log = logging.getLogger(__name__)
 # file and not read yet is only its column entries, about 0.8 KB (held on after it is built).
 _BUILT_MESSAGE = 2400
 _COLUMN_MESSAGE = 800
+APPENDED_KEPT = 10_000
+"""Vectors a process keeps of its own appends to a channel until its next catch-up (about
+15 MB of MiniLM's): an ingest catches up before every batch of 1,000 messages."""
 
 
 @dataclass
@@ -92,8 +95,8 @@ class _Cached:
 class _Appended:
     """What this process's own saves appended to a channel since its cached timeline was last
     caught up: the revision each such save left (by the one it found), and the vectors it wrote,
-    by vector id (only for a collection that gives back exactly what
-    was written, :meth:`ChromaVectors.keeps_as_given`).
+    by vector id (only for a collection that gives back exactly what was written,
+    :meth:`ChromaVectors.keeps_as_given`).
 
     Why: catching up on rows this process just wrote read every one back from Chroma (its index
     loaded for it: +223 MiB at 100k messages) and checked the channel's fingerprint, a pass over
@@ -180,8 +183,10 @@ class ReadModel:
     ) -> None:
         """A save of this process appended rows (none replaced) to ``collection`` and left the
         channel at ``revision`` (one more than it found); ``vectors``: what it wrote, by vector
-        id, if Chroma gives them back as written. Kept only while the channel
-        is cached (its next catch-up uses and drops it), so it never outgrows a batch or two."""
+        id, if Chroma gives them back as written. Kept only while the channel is cached (its
+        next catch-up uses and drops it), and dropped past :data:`APPENDED_KEPT` vectors (a bot
+        that stores a channel's messages but reads none of them for a long time): that catch-up
+        then checks and reads back as for any change."""
         with self._cache_guard:
             if channel not in self._cache:
                 return
@@ -190,6 +195,8 @@ class ReadModel:
                 known = self._appended[channel] = _Appended(collection, {}, {})
             known.after[revision - 1] = revision
             known.vectors.update(vectors)
+            if len(known.vectors) > APPENDED_KEPT:
+                del self._appended[channel]
 
     def holds(self, channel: str) -> bool:
         """Whether a timeline of the channel is cached in memory (never builds one)."""

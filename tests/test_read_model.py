@@ -148,6 +148,30 @@ def test_the_writer_catches_up_on_its_own_appends_without_chroma_or_a_pass_over_
         assert cached.fingerprint == read_model_module._fingerprint(session, row, cached.last_id)
 
 
+def test_a_writer_storing_much_without_reading_keeps_a_bounded_record_and_reads_back(
+    runtime: Runtime,
+    other_process: Callable[[], AwaiStore],
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bot stores every message of a held channel but may read none for hours: what it keeps
+    of its own appends is bounded, and past the bound its catch-up reads them back."""
+    runtime.engine.ingest([utterance("m1", LINES[1])])
+    timeline = runtime.store.timeline(CHANNEL)
+    monkeypatch.setattr(read_model_module, "APPENDED_KEPT", 2)
+    spy = Spy(runtime.store, monkeypatch)
+    offline = OfflineBackend()
+    for i in range(2, 6):  # stored one by one, as a bot does, and not read
+        message = utterance(f"m{i}", LINES[i])
+        runtime.store.save(
+            CHANNEL, [prepared(message, offline.extract_one(message.text), embedder)]
+        )
+    assert runtime.store.timeline(CHANNEL) is timeline and len(timeline.messages) == 5
+    assert len(spy.vector_ids) >= 4  # read back: the record was dropped past its bound
+    monkeypatch.undo()
+    assert_same_timeline(timeline, other_process().timeline(CHANNEL))
+
+
 def test_a_change_by_another_process_between_the_writers_appends_is_not_taken_for_its_own(
     runtime: Runtime, other_process: Callable[[], AwaiStore]
 ) -> None:
