@@ -20,6 +20,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
+from awai_engine import mapped_rows
 from awai_engine.cells import CellIndex, similarities
 from awai_engine.lexical import LexicalIndex, terms
 from awai_engine.settings import RecallIndexSettings
@@ -541,8 +542,8 @@ class Timeline:
     ) -> Timeline:
         """A timeline from its persisted parts, equal to the one appending every message builds.
 
-        ``vectors`` may be a read-only memory map: the first append copies it (see
-        :meth:`_reserve`), so the file is never written through it.
+        ``vectors`` may be a read-only memory map of a file: appends go to memory mapped after
+        it (:func:`~awai_engine.mapped_rows.grown`), so its rows are neither copied nor written.
         """
         timeline = cls(dimension=vectors.shape[1], revision=revision, index=index)
         count = len(columns)
@@ -593,13 +594,13 @@ class Timeline:
         if rows > len(self._vectors):
             # Grown by a quarter, not doubled: a large channel's vectors are most of its memory.
             capacity = max(rows, len(self._vectors) + len(self._vectors) // 4, 256)
-            grown = np.empty((capacity, self.dimension), dtype=np.float32)
-            grown[: self.rows] = self._vectors[: self.rows]
+            # A vectors file's rows stay mapped from it: only those appended since are copied.
+            vectors = mapped_rows.grown(self._vectors, self.rows, capacity)
             positions = np.empty(capacity, dtype=np.int64)
             positions[: self.rows] = self._row_positions[: self.rows]
             thought = np.empty(capacity, dtype=np.int64)
             thought[: self.rows] = self._row_thought[: self.rows]
-            self._vectors, self._row_positions, self._row_thought = grown, positions, thought
+            self._vectors, self._row_positions, self._row_thought = vectors, positions, thought
         if messages > len(self._ts):
             ts = np.empty(max(messages, len(self._ts) + len(self._ts) // 4, 256), np.float64)
             ts[: len(self.messages)] = self._ts[: len(self.messages)]

@@ -36,6 +36,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
@@ -227,81 +230,134 @@ def rows(
     work: Path,
     add: Callable[[str, str, str, str], None],
     rounds: int = 2,
+    only_ingest: bool = False,
 ) -> None:
     """Measure the kept channel against ``small`` (a 1,000-message folder of the same channel,
-    written to freely) and add each row through ``add(what, small, large, ratio)``."""
+    written to freely) and add each row through ``add(what, small, large, ratio)``;
+    ``only_ingest``: the ingest rows alone (rate, encode ratio, peak RSS)."""
     large_messages = _count(kept, channel)
-    size = f"{_count(small, channel):,} vs {large_messages:,}"
     with copied(kept, work) as large:
-        runs = [awai_peak(folder, "recluster") for folder in (small, large)]
-        add(
-            f"`awai recluster` (first), {size} messages (goal ≤ 30 s)",
-            f"{runs[0][0]:.1f} s / {runs[0][1]:.0f} MiB",
-            f"{runs[1][0]:.1f} s / {runs[1][1]:.0f} MiB",
-            f"{runs[1][0] / runs[0][0]:.1f}×",
-        )
-        reads = [stored_read(folder, channel, work) for folder in (small, large)]
-        add(
-            f"`awai read FILE --message ID --json`, stored file, {size} lines (median of 3)",
-            f"{reads[0]:.2f} s",
-            f"{reads[1]:.2f} s",
-            f"{reads[1] / reads[0]:.2f}× (goal ≤ 1.5×)",
-        )
-        held = [holding(folder, channel) for folder in (small, large)]
-        add(
-            f"process holding the channel after one reading, RSS, {size} (goal ≤ 400 MiB)",
-            _memory(held[0]),
-            _memory(held[1]),
-            f"{held[1].rss / held[0].rss:.2f}×",
-        )
-        add(
-            "the same process: first reading; p50 / p95 of 40 more (ms)",
-            _latency(held[0]),
-            _latency(held[1]),
-            f"p95 {held[1].p95 / held[0].p95:.2f}× (goal ≤ 3×)",
-        )
-        warmed = train_texts(WARM_UP + 2_000)
-        texts = warmed[:2_000]
-        turns: list[tuple[float, float, float, float]] = []
-        for turn in range(rounds):
-            empty = work / f"empty-{turn}"
-            first = slice_rates(empty, new_messages(channel, warmed, 0), WARM_UP)
-            shutil.rmtree(empty)
-            at = large_messages + (WARM_UP + 2_000) * turn
-            later = slice_rates(large, new_messages(channel, warmed, at), WARM_UP)
-            turns.append((*first, *later))
-        raw_first, ingest_first, raw_late, ingest_late = (
-            statistics.median(t[i] for t in turns) for i in range(4)
-        )
-        add(
-            f"ingest rate of 2,000 new messages after {WARM_UP} untimed, into an empty folder vs"
-            f" at {large_messages:,} (median of {rounds} in turns)",
-            f"{ingest_first:.0f} msg/s",
-            f"{ingest_late:.0f} msg/s",
-            f"{ingest_late / ingest_first:.2f}× (goal ≥ 0.9×)",
-        )
-        add(
-            "ingest / raw batched encode of the same texts (goal ≥ 0.8)",
-            f"{ingest_first / raw_first:.2f}",
-            f"{ingest_late / raw_late:.2f}",
-            "",
-        )
-        ten = write_lines(work / "ten.jsonl", new_messages(channel, train_texts(10_000), 0))
-        more = write_lines(
-            work / "more.jsonl", new_messages(channel, texts, _count(large, channel))
-        )
-        peaks = [
-            awai_peak(work / "ingest-10k", "ingest", str(ten), "--channel", channel),
-            awai_peak(large, "ingest", str(more), "--channel", channel),
-        ]
-        shutil.rmtree(work / "ingest-10k")
-        add(
-            "peak RSS, `awai ingest` of 10,000 into an empty folder vs 2,000 into the large"
-            " channel (goal ≤ 500 MiB)",
-            f"{peaks[0][1]:,.0f} MiB ({peaks[0][0]:.0f} s)",
-            f"{peaks[1][1]:,.0f} MiB ({peaks[1][0]:.0f} s)",
-            f"{peaks[1][1] / peaks[0][1]:.2f}×",
-        )
+        if not only_ingest:
+            _reading_rows(small, large, channel, work, add)
+        _ingest_rows(large, large_messages, channel, work, add, rounds)
+
+
+def _reading_rows(
+    small: Path, large: Path, channel: str, work: Path, add: Callable[[str, str, str, str], None]
+) -> None:
+    """``awai recluster``, ``awai read FILE`` and a process holding the channel, small vs large."""
+    size = f"{_count(small, channel):,} vs {_count(large, channel):,}"
+    runs = [awai_peak(folder, "recluster") for folder in (small, large)]
+    add(
+        f"`awai recluster` (first), {size} messages (goal ≤ 30 s)",
+        f"{runs[0][0]:.1f} s / {runs[0][1]:.0f} MiB",
+        f"{runs[1][0]:.1f} s / {runs[1][1]:.0f} MiB",
+        f"{runs[1][0] / runs[0][0]:.1f}×",
+    )
+    reads = [stored_read(folder, channel, work) for folder in (small, large)]
+    add(
+        f"`awai read FILE --message ID --json`, stored file, {size} lines (median of 3)",
+        f"{reads[0]:.2f} s",
+        f"{reads[1]:.2f} s",
+        f"{reads[1] / reads[0]:.2f}× (goal ≤ 1.5×)",
+    )
+    held = [holding(folder, channel) for folder in (small, large)]
+    add(
+        f"process holding the channel after one reading, RSS, {size} (goal ≤ 400 MiB)",
+        _memory(held[0]),
+        _memory(held[1]),
+        f"{held[1].rss / held[0].rss:.2f}×",
+    )
+    add(
+        "the same process: first reading; p50 / p95 of 40 more (ms)",
+        _latency(held[0]),
+        _latency(held[1]),
+        f"p95 {held[1].p95 / held[0].p95:.2f}× (goal ≤ 3×)",
+    )
+
+
+def _ingest_rows(
+    large: Path,
+    large_messages: int,
+    channel: str,
+    work: Path,
+    add: Callable[[str, str, str, str], None],
+    rounds: int,
+) -> None:
+    """The ingest rate and its ratio to raw encoding, in turns, then ``awai ingest``'s peak."""
+    warmed = train_texts(WARM_UP + 2_000)
+    texts = warmed[:2_000]
+    turns: list[tuple[float, float, float, float]] = []
+    for turn in range(rounds):
+        empty = work / f"empty-{turn}"
+        first = slice_rates(empty, new_messages(channel, warmed, 0), WARM_UP)
+        shutil.rmtree(empty)
+        at = large_messages + (WARM_UP + 2_000) * turn
+        later = slice_rates(large, new_messages(channel, warmed, at), WARM_UP)
+        turns.append((*first, *later))
+    raw_first, ingest_first, raw_late, ingest_late = (
+        statistics.median(t[i] for t in turns) for i in range(4)
+    )
+    add(
+        f"ingest rate of 2,000 new messages after {WARM_UP} untimed, into an empty folder vs"
+        f" at {large_messages:,} (median of {rounds} in turns)",
+        f"{ingest_first:.0f} msg/s",
+        f"{ingest_late:.0f} msg/s",
+        f"{ingest_late / ingest_first:.2f}× (goal ≥ 0.9×)",
+    )
+    add(
+        "ingest / raw batched encode of the same texts (goal ≥ 0.8)",
+        f"{ingest_first / raw_first:.2f}",
+        f"{ingest_late / raw_late:.2f}",
+        "",
+    )
+    ten = write_lines(work / "ten.jsonl", new_messages(channel, train_texts(10_000), 0))
+    more = write_lines(work / "more.jsonl", new_messages(channel, texts, _count(large, channel)))
+    peaks = [
+        awai_peak(work / "ingest-10k", "ingest", str(ten), "--channel", channel),
+        awai_peak(large, "ingest", str(more), "--channel", channel),
+    ]
+    shutil.rmtree(work / "ingest-10k")
+    add(
+        "peak RSS, `awai ingest` of 10,000 into an empty folder vs 2,000 into the large"
+        " channel (goal ≤ 500 MiB)",
+        f"{peaks[0][1]:,.0f} MiB ({peaks[0][0]:.0f} s)",
+        f"{peaks[1][1]:,.0f} MiB ({peaks[1][0]:.0f} s)",
+        f"{peaks[1][1] / peaks[0][1]:.2f}×",
+    )
+
+
+def inner_product_copy(kept: Path, target: Path, channel: str) -> None:
+    """A copy of the kept folder whose collection is of the space new collections get
+    (``storage.vectors.SPACE``): its vectors read out, the collection made again under the same
+    name, the same bits written back (Chroma gives back what an inner-product collection was
+    given, so the read model and SQL still match it). Why: a kept folder made before holds a
+    cosine collection, which an ingest must read back from; a new channel's does not."""
+    shutil.copytree(kept, target)
+    settings = Settings(data_dir=target, _env_file=None)  # type: ignore[call-arg]
+    store = AwaiStore.open(settings)
+    try:
+        with store.db.read() as session:
+            row = store.db.channel(session, channel)
+            assert row is not None, f"no channel {channel} in {kept}"
+            name, key = row.collection, row.key
+        client: Any = store.vectors.client
+        old = client.get_collection(name)
+        ids: list[str] = []
+        vectors: list[np.ndarray] = []
+        metadatas: list[Any] = []
+        while True:
+            page = old.get(include=["embeddings", "metadatas"], limit=5000, offset=len(ids))
+            if not page["ids"]:
+                break
+            ids += page["ids"]
+            vectors.append(np.asarray(page["embeddings"], dtype=np.float32))
+            metadatas += page["metadatas"]
+        client.delete_collection(name)
+        store.vectors.create(name, key)
+        store.vectors.upsert(name, ids, np.vstack(vectors), metadatas)
+    finally:
+        store.close()
 
 
 def _count(data: Path, channel: str) -> int:

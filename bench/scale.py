@@ -182,7 +182,7 @@ def recluster_command(folder: Path) -> tuple[float, float]:
     return float(seconds), int(peak) / 1024
 
 
-PARTS = ("writes", "ingest", "speaker", "recluster", "kept")
+PARTS = ("writes", "ingest", "speaker", "recluster", "kept", "kept-ingest")
 
 
 def main() -> None:
@@ -204,8 +204,20 @@ def main() -> None:
         metavar="MESSAGES",
         help="write a channel of MESSAGES into the --kept folder (once; it must not exist)",
     )
+    parser.add_argument(
+        "--inner-product-copy",
+        type=Path,
+        metavar="FOLDER",
+        help="copy the --kept folder to FOLDER with its collection made again in the space new"
+        " collections get (inner product), then exit",
+    )
     parser.add_argument("--parts", nargs="+", choices=PARTS, default=PARTS, help="rows to run")
     args = parser.parse_args()
+    if args.inner_product_copy is not None:
+        if args.kept is None or args.inner_product_copy.exists():
+            parser.error("--inner-product-copy needs --kept and a folder that does not exist yet")
+        kept_channel.inner_product_copy(args.kept, args.inner_product_copy, CHANNEL)
+        return
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     limit_blas_threads(settings.recall_index.blas_threads)
     embedder = Embedder(settings.embedding)
@@ -267,11 +279,15 @@ def main() -> None:
                 f"{large_run[0]:.1f} s / {large_run[1]:.0f} MiB",
                 f"{large_run[0] / small_run[0]:.1f}×",
             )
-        if "kept" in args.parts and args.kept is not None:
+        kept_parts = {"kept", "kept-ingest"} & set(args.parts)
+        if kept_parts and args.kept is not None:
             # Its own small channel: the rows above re-clustered and read the other one.
             anchor = Path(folder) / "anchor"
             ingest(anchor, args.small_ingest, embedder, lines)
-            kept_channel.rows(args.kept, anchor, CHANNEL, Path(folder), shown)
+            only_ingest = "kept" not in kept_parts  # kept-ingest: the kept ingest rows alone
+            kept_channel.rows(
+                args.kept, anchor, CHANNEL, Path(folder), shown, only_ingest=only_ingest
+            )
     console.print(table)
     console.print(
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (shared machine)",

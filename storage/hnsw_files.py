@@ -87,7 +87,7 @@ class Segment:
 
     folder: Path
     flushed: bool
-    cosine: bool
+    unit: bool  # its vectors are of unit length
 
 
 def segment_of(chroma: Path, collection: str) -> Segment | None:
@@ -115,7 +115,10 @@ def segment_of(chroma: Path, collection: str) -> Segment | None:
         ).fetchone()
     finally:
         connection.close()
-    return Segment(chroma / segment, bool(flushed), space is not None and space[0] == "cosine")
+    # AWAI writes unit vectors in either space it makes (storage.vectors.SPACE, cosine before).
+    return Segment(
+        chroma / segment, bool(flushed), space is not None and space[0] in ("cosine", "ip")
+    )
 
 
 # Chroma's log operations (chromadb.types.Operation): ADD, UPDATE, UPSERT, DELETE.
@@ -273,7 +276,7 @@ def index_damage(segment: Segment) -> str | None:
             return f"{', '.join(missing)} missing"
         return (
             _sizes(folder, header)
-            or _level0(folder / "data_level0.bin", header, segment.cosine)
+            or _level0(folder / "data_level0.bin", header, segment.unit)
             or _upper_levels(folder / "link_lists.bin", header)
             or _labels(folder, header)
         )
@@ -329,9 +332,9 @@ def _sizes(folder: Path, header: Header) -> str | None:
     return None
 
 
-def _level0(path: Path, header: Header, cosine: bool) -> str | None:
+def _level0(path: Path, header: Header, unit: bool) -> str | None:
     """Every element's link count and neighbour ids in range; vectors finite (and of unit
-    length in cosine space); labels unique."""
+    length when ``unit``); labels unique."""
     if not header.count:
         return None
     rows = np.memmap(path, dtype=np.uint8, mode="r", shape=(header.count, header.element_bytes))
@@ -351,7 +354,7 @@ def _level0(path: Path, header: Header, cosine: bool) -> str | None:
             squares = np.einsum("ij,ij->i", vectors, vectors)  # inf or nan if any is not finite
         if not np.isfinite(squares).all():
             return "data_level0.bin is damaged (a vector is not finite)"
-        if cosine:
+        if unit:
             live = (chunk[:, 2] & DELETED) == 0
             if (np.abs(np.sqrt(squares[live]) - 1.0) > NORM_TOLERANCE).any():
                 return "data_level0.bin is damaged (a vector is not of unit length)"

@@ -62,6 +62,9 @@ log = logging.getLogger(__name__)
 # file and not read yet is only its column entries, about 0.8 KB (held on after it is built).
 _BUILT_MESSAGE = 2400
 _COLUMN_MESSAGE = 800
+APPENDED_KEPT = 10_000
+"""Vectors a process keeps of its own appends to a channel until its next catch-up (about
+15 MB of MiniLM's): an ingest catches up before every batch of 1,000 messages."""
 
 
 @dataclass
@@ -86,6 +89,33 @@ class _Cached:
             + _BUILT_MESSAGE * messages.built
             + _COLUMN_MESSAGE * messages.restored
         )
+
+
+@dataclass
+class _Appended:
+    """What this process's own saves appended to a channel since its cached timeline was last
+    caught up: the revision each such save left (by the one it found), and the vectors it wrote,
+    by vector id (only for a collection that gives back exactly what was written,
+    :meth:`ChromaVectors.keeps_as_given`).
+
+    Why: catching up on rows this process just wrote read every one back from Chroma (its index
+    loaded for it: +223 MiB at 100k messages) and checked the channel's fingerprint, a pass over
+    every row of the channel, twice. When the revisions chain from the cached timeline's to
+    SQL's, nothing but these appends happened since, so no row the timeline holds changed; and
+    the vectors are the very bits Chroma holds."""
+
+    collection: str
+    after: dict[int, int]  # revision a save found → the revision it left
+    vectors: dict[str, np.ndarray]
+
+    def only_these_since(self, revision: int, now: int) -> bool:
+        """Whether the revisions from ``revision`` to ``now`` are all this process's appends
+        (at least one: an unchanged revision is no evidence of these)."""
+        if revision == now:
+            return False
+        while revision != now and revision in self.after:
+            revision = self.after[revision]
+        return revision == now
 
 
 @dataclass(frozen=True)
@@ -137,11 +167,36 @@ class ReadModel:
         self._cache: OrderedDict[str, _Cached] = OrderedDict()  # least recently read first
         self._cache_guard = threading.Lock()
         self._listeners: list[Callable[[str], None]] = []
+        self._appended: dict[str, _Appended] = {}  # by channel, under _cache_guard
 
     def on_release(self, listener: Callable[[str], None]) -> None:
         """Have ``listener(channel)`` called whenever a timeline of the channel leaves the cache,
         or the channel is forgotten (see the module): it drops what it derived from it."""
         self._listeners.append(listener)
+
+    def appended(
+        self,
+        channel: str,
+        collection: str,
+        revision: int,
+        vectors: dict[str, np.ndarray],
+    ) -> None:
+        """A save of this process appended rows (none replaced) to ``collection`` and left the
+        channel at ``revision`` (one more than it found); ``vectors``: what it wrote, by vector
+        id, if Chroma gives them back as written. Kept only while the channel is cached (its
+        next catch-up uses and drops it), and dropped past :data:`APPENDED_KEPT` vectors (a bot
+        that stores a channel's messages but reads none of them for a long time): that catch-up
+        then checks and reads back as for any change."""
+        with self._cache_guard:
+            if channel not in self._cache:
+                return
+            known = self._appended.get(channel)
+            if known is None or known.collection != collection:
+                known = self._appended[channel] = _Appended(collection, {}, {})
+            known.after[revision - 1] = revision
+            known.vectors.update(vectors)
+            if len(known.vectors) > APPENDED_KEPT:
+                del self._appended[channel]
 
     def holds(self, channel: str) -> bool:
         """Whether a timeline of the channel is cached in memory (never builds one)."""
@@ -285,10 +340,21 @@ class ReadModel:
             cached.source,
         )
 
+        revision = cached.timeline.revision  # the fingerprint was taken at this revision
+
         def current_at(last_id: int, fingerprint: str) -> bool:
             with self.db.read() as session:
                 row = self.db.channel(session, channel)
-                return row is not None and _fingerprint(session, row, last_id) == fingerprint
+                if row is None:
+                    return False
+                if (row.revision, row.source, last_id, fingerprint) == (
+                    revision,
+                    cached.source,
+                    cached.last_id,
+                    cached.fingerprint,
+                ):
+                    return True  # nothing changed since: no pass over the channel's rows
+                return _fingerprint(session, row, last_id) == fingerprint
 
         written = self.files.save(channel, snapshot, current_at, cached.persisted)
         if written is not None:
@@ -345,6 +411,8 @@ class ReadModel:
 
     def _released(self, channel: str) -> None:
         """Tell the listeners (outside the cache's guard: they take locks of their own)."""
+        with self._cache_guard:
+            self._appended.pop(channel, None)
         for listener in list(self._listeners):
             listener(channel)
 
@@ -370,18 +438,35 @@ class ReadModel:
                 # count and last id of the synced rows are a cheap guard against a database
                 # put back from elsewhere whose counter happens to match.
                 return True
-            fingerprint = _fingerprint(session, channel_row, cached.last_id)
-            if fingerprint != cached.fingerprint:
+            with self._cache_guard:
+                own = self._appended.pop(channel, None)
+            if own is not None and (
+                own.collection != channel_row.collection
+                or channel_row.source != cached.source
+                or not own.only_these_since(cached.timeline.revision, channel_row.revision)
+            ):
+                own = None  # something else changed too: checked as any other change is
+            if own is None and _fingerprint(session, channel_row, cached.last_id) != (
+                cached.fingerprint
+            ):
                 return False
             rows, thoughts = _rows(session, channel_row.id, after=cached.last_id)
             last_id = max((row.id for row in rows), default=cached.last_id)
-            new_fingerprint = _fingerprint(session, channel_row, last_id)
+            new_fingerprint = (
+                _fingerprint_extended(
+                    session, channel_row, cached.fingerprint, cached.last_id, last_id
+                )
+                if own is not None
+                else _fingerprint(session, channel_row, last_id)
+            )
             revision, collection = channel_row.revision, channel_row.collection
             source = channel_row.source
         timeline = cached.timeline
         if rows and timeline.messages and rows[0].ts < timeline.messages[-1].ref.ts:
             return False  # earlier in channel order than what is cached: positions would move
-        stored = self.vectors.vectors_of(collection, _vector_ids(rows, thoughts))
+        stored = _as_written(own, rows, thoughts) if own is not None else {}
+        missing = [key for key in _vector_ids(rows, thoughts) if key not in stored]
+        stored.update(self.vectors.vectors_of(collection, missing))
         cached.text_bytes += _fill(timeline, rows, thoughts, stored)
         timeline.revision = revision
         cached.last_id, cached.fingerprint = last_id, new_fingerprint
@@ -450,11 +535,50 @@ def _synced_span(session: Session, channel_id: int) -> tuple[int, int]:
 
 def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str:
     """What changes when any synced row up to ``last_id`` changes other than by being appended."""
-    mine = (
+    scopes, edited, latest_edit, fallbacks = _fingerprint_parts(
+        session,
         (UtteranceRow.channel_id == channel_row.id)
         & UtteranceRow.synced.is_(True)
-        & (UtteranceRow.id <= last_id)
+        & (UtteranceRow.id <= last_id),
     )
+    return _fingerprint_of(
+        scopes,
+        edited,
+        latest_edit,
+        fallbacks,
+        channel_row.source,
+        _holder(session, channel_row, last_id),
+    )
+
+
+def _fingerprint_of(
+    scopes: list[tuple[str, int, int]],
+    edited: int,
+    latest_edit: float,
+    fallbacks: int,
+    source: str,
+    holder: str | None,
+) -> str:
+    # Per scope, how many rows and the sum of their ids: a row deleted, synced late or moved to
+    # another scope (a thread made private) changes it, in whichever process did it.
+    return json.dumps([scopes, edited, latest_edit, fallbacks, source, holder])
+
+
+def _holder(session: Session, channel_row: ChannelRow, last_id: int) -> str | None:
+    """The message at ``last_id``: SQLite hands the id of a deleted last row to the next insert,
+    and this tells a reused id from the row a cache holds."""
+    return session.scalar(
+        select(UtteranceRow.message_id).where(
+            UtteranceRow.channel_id == channel_row.id, UtteranceRow.id == last_id
+        )
+    )
+
+
+def _fingerprint_parts(
+    session: Session, mine: Any
+) -> tuple[list[tuple[str, int, int]], int, float, int]:
+    """Per scope (how many rows, the sum of their ids), how many were edited and the latest
+    edit, how many hold offline fallback thoughts: of the rows ``mine`` selects."""
     edited, latest_edit, fallbacks = session.execute(
         select(
             func.count(UtteranceRow.edited_at),
@@ -463,8 +587,6 @@ def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str
             func.coalesce(func.sum(cast(UtteranceRow.extraction_fallback, Integer)), 0),
         ).where(mine)
     ).one()
-    # Per scope, how many rows and the sum of their ids: a row deleted, synced late or moved to
-    # another scope (a thread made private) changes it, in whichever process did it.
     scopes = sorted(
         (scope, int(count), int(id_sum))
         for scope, count, id_sum in session.execute(
@@ -477,15 +599,34 @@ def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str
             .group_by(UtteranceRow.scope)
         )
     )
-    # SQLite hands the id of a deleted last row to the next insert: the message at ``last_id``
-    # tells a reused id from the row the cache holds.
-    holder = session.scalar(
-        select(UtteranceRow.message_id).where(
-            UtteranceRow.channel_id == channel_row.id, UtteranceRow.id == last_id
-        )
+    return scopes, int(edited), float(latest_edit), int(fallbacks)  # type: ignore[arg-type]  # COALESCE: never NULL
+
+
+def _fingerprint_extended(
+    session: Session, channel_row: ChannelRow, fingerprint: str, after: int, last_id: int
+) -> str:
+    """:func:`_fingerprint` of the synced rows up to ``last_id``, from ``fingerprint`` (that of
+    the rows up to ``after``, known unchanged) and the rows after it alone: each part is a count,
+    a sum or a maximum, so the rows the channel held need not be read again."""
+    scopes, edited, latest_edit, fallbacks, source, _ = json.loads(fingerprint)
+    new_scopes, new_edited, new_latest, new_fallbacks = _fingerprint_parts(
+        session,
+        (UtteranceRow.channel_id == channel_row.id)
+        & UtteranceRow.synced.is_(True)
+        & (UtteranceRow.id > after)
+        & (UtteranceRow.id <= last_id),
     )
-    return json.dumps(
-        [scopes, int(edited), float(latest_edit), int(fallbacks), channel_row.source, holder]  # type: ignore[arg-type]  # COALESCE: never NULL
+    totals = {scope: (count, id_sum) for scope, count, id_sum in scopes}
+    for scope, count, id_sum in new_scopes:
+        held = totals.get(scope, (0, 0))
+        totals[scope] = (held[0] + count, held[1] + id_sum)
+    return _fingerprint_of(
+        sorted((scope, count, id_sum) for scope, (count, id_sum) in totals.items()),
+        edited + new_edited,
+        max(float(latest_edit), new_latest),
+        fallbacks + new_fallbacks,
+        source,
+        _holder(session, channel_row, last_id),
     )
 
 
@@ -494,6 +635,15 @@ def _vector_ids(rows: Sequence[_Row], thoughts: dict[int, list[Thought]]) -> lis
     whole collection in pages: Chroma pages by offset, and a page far into a large collection
     costs several times the first (bench/vector_pages.py)."""
     return [vector_id(row.message_id, t.index) for row in rows for t in thoughts.get(row.id, ())]
+
+
+def _as_written(
+    own: _Appended, rows: Sequence[_Row], thoughts: dict[int, list[Thought]]
+) -> dict[str, np.ndarray]:
+    """The vectors this process wrote for ``rows``' thoughts (all of them when only its own
+    appends happened since, which is when this is asked)."""
+    keys = (vector_id(row.message_id, t.index) for row in rows for t in thoughts.get(row.id, ()))
+    return {key: own.vectors[key] for key in keys if key in own.vectors}
 
 
 def _fill(

@@ -50,6 +50,16 @@ LOW_SPACE_BYTES = 1 << 20
 # at 20k messages: bytes written / folder 3.85× → 2.82×, and less CPU per write.
 # Both are fixed when a collection is made; existing ones keep theirs until rebuilt.
 SMALL_GRAPH: dict[str, str | int | float] = {"hnsw:M": 4, "hnsw:construction_ef": 16}
+# The space of a new collection: inner product, over the unit vectors AWAI writes (the same
+# ranking as cosine, were the index ever searched). Why not cosine: Chroma normalises each vector
+# of a cosine collection again as it stores it, which changes the last bits of about a quarter of
+# the values, so what it gives back is not what was written. In an inner-product collection the
+# vectors read back are the bits written, so the process that wrote them can append them to its
+# read model without reading them back (:mod:`storage.read_model`) and still equal a rebuild.
+# Existing cosine collections keep their space until they are made again (a forget's
+# compaction, a re-embed, a repair).
+SPACE = "ip"
+_AS_GIVEN_SPACES = frozenset({"ip", "l2"})
 # What Chroma 1.5 says when its files of a collection's index cannot be read: a truncated
 # ``index_metadata.pickle`` or ``header.bin`` ("Error deserializing pickle file", "Error loading
 # hnsw index", raised by every call), or a truncated ``data_level0.bin`` ("Error getting
@@ -108,6 +118,7 @@ class ChromaVectors:
         self._connect = connect
         self._connecting = threading.Lock()
         self.path = path  # the embedded client's folder; None for a server
+        self._as_given: dict[str, bool] = {}  # collection name → keeps_as_given
         self._checks = EmbeddedChecks(path, writable) if path is not None else None
 
     @property
@@ -193,7 +204,7 @@ class ChromaVectors:
         if self._checks is not None and channel_key is None:
             self._checks.collection(name)
         metadata = (
-            {"channel_key": channel_key, "hnsw:space": "cosine", **SMALL_GRAPH}
+            {"channel_key": channel_key, "hnsw:space": SPACE, **SMALL_GRAPH}
             if channel_key
             else None
         )
@@ -219,6 +230,17 @@ class ChromaVectors:
             if _damaged(error):
                 raise DamagedVectorsError(name, str(error)) from error
             raise
+
+    def keeps_as_given(self, name: str) -> bool:
+        """Whether the collection gives back exactly the vectors written to it (its space is not
+        cosine, see :data:`SPACE`). Asked of Chroma once per collection and process: a
+        collection's space never changes."""
+        known = self._as_given.get(name)
+        if known is None:
+            with self._calling(name):
+                metadata = self._collection(name).metadata or {}
+            known = self._as_given[name] = metadata.get("hnsw:space") in _AS_GIVEN_SPACES
+        return known
 
     def create(self, name: str, channel_key: str) -> None:
         with self._calling(name, writing=True):
@@ -314,6 +336,7 @@ class ChromaVectors:
 
         try:
             self.client.delete_collection(name)  # type: ignore[attr-defined]
+            self._as_given.pop(name, None)
         except NotFoundError:
             log.info("Chroma collection %s was already gone", name)
         if self._checks is not None:

@@ -60,10 +60,12 @@ class _WritePlan:
 @dataclass(frozen=True)
 class _Synced:
     """What step 3 of a save found: the channel's collection now, and the messages of the save
-    that another process removed meanwhile."""
+    that another process removed meanwhile; the channel's revision once the rows were marked
+    synced (``None``: they were not, the collection had changed)."""
 
     collection: str
     removed: list[str]
+    revision: int | None = None
 
 
 def _improves(row: UtteranceRow, item: PreparedUtterance) -> bool:
@@ -168,6 +170,23 @@ class Writes(StorePart):
             # (rows rewritten in place cannot be appended: this process rebuilds at once).
             if plan.replaced:
                 self.read_model.forget(channel)
+            elif synced.revision is not None and not synced.removed:
+                self.read_model.appended(
+                    channel, collection, synced.revision, self._as_written(collection, written)
+                )
+
+    def _as_written(
+        self, collection: str, written: Sequence[PreparedUtterance]
+    ) -> dict[str, np.ndarray]:
+        """The thoughts' vectors as written, by vector id, if the collection gives back exactly
+        what was written (else none: they are read back from it)."""
+        if not self.vectors.keeps_as_given(collection):
+            return {}
+        return {
+            vector_id(item.utterance.message_id, thought.index): vector
+            for item in written
+            for thought, vector in zip(item.extraction.thoughts, item.vectors, strict=True)
+        }
 
     def _write_vectors(
         self,
@@ -323,8 +342,7 @@ class Writes(StorePart):
                     )
                     .values(synced=True)
                 )
-            bump_revision(session, channel_id)
-            return synced
+            return _Synced(synced.collection, synced.removed, bump_revision(session, channel_id))
 
     def delete(self, channel: str, message_id: str, withdrawn_ts: float | None = None) -> bool:
         """Remove a message from every store and keep it out; ``False`` if it was not there.

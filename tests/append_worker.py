@@ -37,6 +37,7 @@ def main() -> None:
 
 
 def _work(job: dict[str, Any]) -> None:
+    from awai_engine import mapped_rows
     from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
     from storage import read_model_files
     from storage.read_model_files import ReadModelFiles, Snapshot
@@ -53,7 +54,8 @@ def _work(job: dict[str, Any]) -> None:
 
         timeline = Timeline(dimension=source.timeline.dimension, index=index)
     whole = source.timeline
-    for position in range(len(timeline.messages), len(whole.messages)):
+    loaded = len(timeline.messages) if target is not None else 0
+    for position in range(loaded, len(whole.messages)):
         message = whole.messages[position]
         rows = whole.rows_of(position)
         timeline.append(
@@ -65,6 +67,10 @@ def _work(job: dict[str, Any]) -> None:
             message.addressees,
         )
     timeline.revision = whole.revision
+    if loaded and len(timeline.messages) > loaded:
+        # What a loaded channel holds once appended to: the file's rows still mapped from it,
+        # the appended ones in memory after them (awai_engine.mapped_rows); that is what is saved.
+        assert mapped_rows.file_backing(timeline.vectors) is not None
     steps = [0]
 
     def pause() -> None:

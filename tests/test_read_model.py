@@ -21,6 +21,8 @@ from awai_engine.ports import PreparedUtterance
 from awai_engine.timeline import Timeline
 from awai_engine.values import Extraction, Thought, Utterance
 from bots.runtime import Runtime
+from storage import read_model as read_model_module
+from storage import vectors as vectors_module
 from storage.store import AwaiStore
 from tests.factories import utterance
 
@@ -72,6 +74,7 @@ def assert_same_timeline(ours: Timeline, theirs: Timeline) -> None:
         (m.text, m.summary, m.thoughts, m.first_row) for m in theirs.messages
     ]
     np.testing.assert_array_equal(ours.vectors, theirs.vectors)
+    assert ours.vectors.tobytes() == theirs.vectors.tobytes()  # bit for bit
     np.testing.assert_array_equal(ours.row_positions, theirs.row_positions)
     assert ours.revision == theirs.revision
 
@@ -98,6 +101,111 @@ def test_the_writing_process_catches_up_on_its_own_rows_too(runtime: Runtime) ->
     runtime.engine.ingest([utterance("m2", LINES[2])])
     assert runtime.store.timeline(CHANNEL) is before
     assert len(before.messages) == 2
+
+
+class Spy:
+    """Counts what a store asks of Chroma's vectors and how often it passes over every row of a
+    channel for its fingerprint (real calls, only observed)."""
+
+    def __init__(self, store: AwaiStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.vector_ids: list[str] = []
+        self.passes = 0
+        vectors_of = store.vectors.vectors_of
+        fingerprint = read_model_module._fingerprint
+
+        def observed_vectors_of(name: str, ids: list[str]) -> dict[str, np.ndarray]:
+            self.vector_ids += ids
+            return vectors_of(name, ids)
+
+        def observed_fingerprint(*args: object) -> str:
+            self.passes += 1
+            return fingerprint(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(store.vectors, "vectors_of", observed_vectors_of)
+        monkeypatch.setattr(read_model_module, "_fingerprint", observed_fingerprint)
+
+
+def test_the_writer_catches_up_on_its_own_appends_without_chroma_or_a_pass_over_the_channel(
+    runtime: Runtime, other_process: Callable[[], AwaiStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its catch-up read every vector it had just written back from Chroma (loading Chroma's
+    index: +223 MiB at 100k messages) and the channel's fingerprint twice, a pass over every
+    row. Chroma gives back the bits written (an inner-product collection), so the vectors
+    written are appended as they are, and the fingerprint is extended by the new rows alone."""
+    runtime.engine.ingest([utterance(f"m{i}", LINES[i % 8]) for i in range(1, 4)])
+    timeline = runtime.store.timeline(CHANNEL)
+    spy = Spy(runtime.store, monkeypatch)
+    for first in (4, 7, 10):
+        runtime.engine.ingest([utterance(f"m{i}", LINES[i % 8]) for i in range(first, first + 3)])
+    assert runtime.store.timeline(CHANNEL) is timeline and len(timeline.messages) == 12
+    assert spy.vector_ids == [] and spy.passes == 0
+    monkeypatch.undo()
+    assert_same_timeline(timeline, other_process().timeline(CHANNEL))
+    cached = runtime.store.read_model._cache[CHANNEL]
+    with runtime.store.db.read() as session:  # what any other process or start compares with
+        row = runtime.store.db.channel(session, CHANNEL)
+        assert row is not None
+        assert cached.fingerprint == read_model_module._fingerprint(session, row, cached.last_id)
+
+
+def test_a_writer_storing_much_without_reading_keeps_a_bounded_record_and_reads_back(
+    runtime: Runtime,
+    other_process: Callable[[], AwaiStore],
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bot stores every message of a held channel but may read none for hours: what it keeps
+    of its own appends is bounded, and past the bound its catch-up reads them back."""
+    runtime.engine.ingest([utterance("m1", LINES[1])])
+    timeline = runtime.store.timeline(CHANNEL)
+    monkeypatch.setattr(read_model_module, "APPENDED_KEPT", 2)
+    spy = Spy(runtime.store, monkeypatch)
+    offline = OfflineBackend()
+    for i in range(2, 6):  # stored one by one, as a bot does, and not read
+        message = utterance(f"m{i}", LINES[i])
+        runtime.store.save(
+            CHANNEL, [prepared(message, offline.extract_one(message.text), embedder)]
+        )
+    assert runtime.store.timeline(CHANNEL) is timeline and len(timeline.messages) == 5
+    assert len(spy.vector_ids) >= 4  # read back: the record was dropped past its bound
+    monkeypatch.undo()
+    assert_same_timeline(timeline, other_process().timeline(CHANNEL))
+
+
+def test_a_change_by_another_process_between_the_writers_appends_is_not_taken_for_its_own(
+    runtime: Runtime, other_process: Callable[[], AwaiStore]
+) -> None:
+    runtime.engine.ingest([utterance(f"m{i}", LINES[i % 8]) for i in range(1, 5)])
+    before = runtime.store.timeline(CHANNEL)
+    other_process().delete(CHANNEL, "m2")
+    runtime.engine.ingest([utterance("m5", LINES[5])])  # its revisions no longer chain
+    after = runtime.store.timeline(CHANNEL)
+    assert after is not before and "m2" not in after.position_of
+    assert_same_timeline(after, other_process().timeline(CHANNEL))
+
+
+def test_a_cosine_collection_made_before_is_read_back_and_still_equals_a_rebuild(
+    make_runtime: Callable[..., Runtime],
+    other_process: Callable[[], AwaiStore],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Chroma normalises a cosine collection's vectors again as it stores them, so the bits it
+    gives back are not those written: a collection made so before keeps reading them back."""
+    monkeypatch.setattr(vectors_module, "SPACE", "cosine")
+    runtime = make_runtime("cosine")
+    runtime.engine.ingest([utterance(f"m{i}", LINES[i % 8]) for i in range(1, 4)])
+    timeline = runtime.store.timeline(CHANNEL)
+    monkeypatch.undo()
+    spy = Spy(runtime.store, monkeypatch)
+    runtime.engine.ingest([utterance(f"m{i}", LINES[i % 8]) for i in range(4, 7)])
+    assert runtime.store.timeline(CHANNEL) is timeline
+    assert len(spy.vector_ids) == 3 and spy.passes == 0  # its own appends: no pass, still
+    monkeypatch.undo()
+    fresh = AwaiStore.open(runtime.settings)
+    try:
+        assert_same_timeline(timeline, fresh.timeline(CHANNEL))
+    finally:
+        fresh.close()
 
 
 @pytest.mark.parametrize(
@@ -216,6 +324,8 @@ def test_a_timeline_kept_up_by_catching_up_equals_one_built_afresh(
                 fresh = AwaiStore.open(writer.settings)
                 try:
                     assert_same_timeline(reader.timeline(CHANNEL), fresh.timeline(CHANNEL))
+                    # and the writer, which appends the vectors it wrote without reading them
+                    assert_same_timeline(writer.store.timeline(CHANNEL), fresh.timeline(CHANNEL))
                 finally:
                     fresh.close()
     finally:

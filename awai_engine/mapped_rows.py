@@ -1,0 +1,130 @@
+"""A matrix of rows that grows at its end without copying the rows it was loaded from a file.
+
+Why: a persisted read model's vectors are memory-mapped from their file (186 MB at 100,000
+messages), and the first message appended to it used to copy all of them into a new array:
++186 MiB of the process's own memory and most of a second, paid by every ingest into a large
+channel. Here the grown array is one range of addresses whose first part maps the file again
+(copy-on-write, so it is never written through; nothing writes those rows anyway) and whose
+rest is anonymous memory for the rows appended since. Readers still see one plain ``ndarray``,
+so every slice and ``take`` over the rows works as before, and the file's pages stay shared
+page cache, read only where a reading scores them.
+
+Only on Linux (``mmap`` at a fixed address through libc); elsewhere, or for an array not backed
+by a file, the rows are copied as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import sys
+import weakref
+from typing import Any
+
+import numpy as np
+
+_PROT = mmap.PROT_READ | mmap.PROT_WRITE
+_MAP_FIXED = 0x10  # Linux's values (asm-generic/mman-common.h); the mmap module lacks these two
+_MAP_NORESERVE = 0x4000
+
+
+def _libc() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    ]
+    libc.munmap.restype = ctypes.c_int
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    return libc
+
+
+_LIBC = _libc()
+_FAILED = ctypes.c_void_p(-1).value
+
+
+def grown(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:
+    """A writable array of ``capacity`` rows whose first ``used`` are those of ``rows``.
+
+    When ``rows`` is a read-only memory map of a file from its start (as a persisted read model
+    loads its vectors), or an array this function made over one, the file's rows are mapped
+    again rather than copied, and only the rows after them are copied. The file is held open
+    by the array, so it maps the same bytes again when it grows, even after the file was
+    unlinked (a newer generation written, or the channel's file shredded by another process)."""
+    backing = file_backing(rows)
+    if backing is None or _LIBC is None or rows.ndim != 2 or not capacity >= used >= backing[1]:
+        return _copied(rows, used, capacity)
+    source, file_rows = backing
+    row_bytes = rows.shape[1] * rows.itemsize
+    try:
+        descriptor = os.open(source, os.O_RDONLY) if isinstance(source, str) else os.dup(source)
+    except OSError:  # unlinked before it was first held open: its rows are copied
+        return _copied(rows, used, capacity)
+    total = _pages(capacity * row_bytes)
+    address = _LIBC.mmap(
+        None, total, _PROT, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE, -1, 0
+    )
+    if address in (None, _FAILED):
+        os.close(descriptor)
+        return _copied(rows, used, capacity)
+    region = (ctypes.c_byte * total).from_address(address)
+    # Unmapped, and the file let go, when no array uses the region any more.
+    weakref.finalize(region, _release, address, total, descriptor)
+    # The file's whole pages; the last one's bytes past its rows are copy-on-write like the
+    # rest, and the rows appended after the file's are written over them below.
+    length = _pages(file_rows * row_bytes)
+    if os.fstat(descriptor).st_size < file_rows * row_bytes or (
+        _LIBC.mmap(address, length, _PROT, mmap.MAP_PRIVATE | _MAP_FIXED, descriptor, 0) != address
+    ):
+        return _copied(rows, used, capacity)
+    region.awai_file = (descriptor, file_rows)  # type: ignore[attr-defined]
+    array: np.ndarray = np.frombuffer(
+        memoryview(region).cast("B"), dtype=rows.dtype, count=capacity * rows.shape[1]
+    )
+    array = array.reshape(capacity, rows.shape[1])
+    array[file_rows:used] = rows[file_rows:used]
+    return array
+
+
+def file_backing(rows: np.ndarray) -> tuple[str | int, int] | None:
+    """The file whose first rows ``rows`` maps (its path, or the descriptor an array of
+    :func:`grown` holds it by), and how many: for a read-only ``np.memmap`` from the file's
+    start, or an array :func:`grown` made; ``None`` for any other array."""
+    if isinstance(rows, np.memmap) and isinstance(rows.base, mmap.mmap):  # not a view of one
+        whole = rows.mode == "r" and rows.offset == 0 and rows.filename
+        return (str(rows.filename), len(rows)) if whole else None
+    base: object = rows
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    found = getattr(base, "awai_file", None)
+    if not isinstance(found, tuple) or rows.ctypes.data != ctypes.addressof(base):  # type: ignore[arg-type]
+        return None  # not ours, or a view that does not start at the first row
+    return found
+
+
+def _release(address: int, length: int, descriptor: int) -> None:
+    _LIBC.munmap(address, length)
+    os.close(descriptor)
+
+
+def _copied(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:
+    array = np.empty((capacity, *rows.shape[1:]), dtype=rows.dtype)
+    array[:used] = rows[:used]
+    return array
+
+
+def _pages(size: int) -> int:
+    return max(mmap.PAGESIZE, -(-size // mmap.PAGESIZE) * mmap.PAGESIZE)

@@ -1,0 +1,54 @@
+"""A loaded vectors file grows in memory after its rows without copying them (mapped_rows)."""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+import numpy as np
+
+from awai_engine.mapped_rows import file_backing, grown
+
+
+def _mapped(path: Path, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    written = np.random.default_rng(rows).standard_normal((rows, 384)).astype(np.float32)
+    written.tofile(path)
+    return written, np.memmap(path, dtype=np.float32, mode="r", shape=written.shape)
+
+
+def test_grown_rows_keep_the_files_bits_and_the_appended_ones_after_the_file_is_unlinked(
+    tmp_path: Path,
+) -> None:
+    """Another process may shred the channel's file, or write a newer generation, while this
+    one still appends to what it loaded: the rows it mapped must stay what it read."""
+    written, loaded = _mapped(tmp_path / "vectors", 1001)  # its last page is shared, not whole
+    first = grown(loaded, 1001, 1100)
+    first[1001:1050] = 7.0
+    assert file_backing(first) is not None and file_backing(first[1:]) is None
+    (tmp_path / "vectors").unlink()
+    again = grown(first, 1050, 4000)  # mapped again from the file it holds open
+    assert file_backing(again) is not None
+    assert again[:1001].tobytes() == written.tobytes()
+    assert (again[1001:1050] == 7.0).all()
+
+
+def test_a_file_unlinked_before_its_first_growth_is_copied_and_nothing_is_left_open(
+    tmp_path: Path,
+) -> None:
+    written, loaded = _mapped(tmp_path / "vectors", 300)
+    held = grown(loaded, 300, 400)
+    backing = file_backing(held)
+    assert backing is not None and isinstance(backing[0], int)
+    link = Path(f"/proc/self/fd/{backing[0]}")
+    assert os.readlink(link) == str(tmp_path / "vectors")  # held open by the grown array
+    (tmp_path / "other").write_bytes(b"")
+    written_too, loaded_too = _mapped(tmp_path / "other", 20)
+    (tmp_path / "other").unlink()
+    copied = grown(loaded_too, 20, 40)
+    assert file_backing(copied) is None and copied[:20].tobytes() == written_too.tobytes()
+    assert held[:300].tobytes() == written.tobytes()
+    del held, loaded, loaded_too, copied
+    gc.collect()
+    # Let go with the last array: the descriptor is closed (or reused for another file).
+    assert not link.exists() or not os.readlink(link).startswith(str(tmp_path / "vectors"))
