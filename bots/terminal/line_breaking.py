@@ -113,15 +113,20 @@ def _last_break(text: str, start: int, at: int) -> int | None:
 
 
 def _pulled_back(text: str, start: int, end: int) -> int:
-    """``end``, moved back to the nearest allowed break within reach; unmoved when none is."""
+    """``end``, moved back to the nearest allowed break within reach; unmoved when none is, or
+    when ``end`` is not inside Japanese text (English breaks are never moved). A word start
+    after a space is always an allowed break ("m034 で、" breaks before "で", not before "、")."""
+    if not _inside_japanese(text, end):
+        return end
     candidate = end
     for _ in range(MAX_PULL + 1):
-        if not _inside_japanese(text, candidate):
+        if candidate <= start:
             return end
-        if text[candidate] not in NO_LINE_START and text[candidate - 1] not in NO_LINE_END:
+        before, after = text[candidate - 1], text[candidate]
+        if before.isspace() and not after.isspace():
             return candidate
-        if candidate - 1 <= start:
-            return end
+        if after not in NO_LINE_START and before not in NO_LINE_END:
+            return candidate
         candidate -= 1
     return end
 
