@@ -3,8 +3,8 @@
 The numbers of the context model (``docs/context-model.md``) are starting points fitted on
 real data, so they live here with their defaults and bounds rather than as constants in code.
 Values come from the environment (prefix ``AWAI_``, nested sections joined by ``__``, e.g.
-``AWAI_FLOW__CAPACITY=5``) or from a ``.env`` file; a value out of range stops start-up with a
-message naming the variable. A package with its own section owns its class (association, the
+``AWAI_FLOW__CAPACITY=5``) or from a ``.env`` file; a value out of range, or a name no section
+has, stops start-up with a message naming the variable. A package with its own section owns its class (association, the
 schemas, the recall index), and keeps beside it the rules chosen by measurement that only tests
 and benches change (``awai_engine/fitted_rules.py``).
 """
@@ -19,11 +19,13 @@ from typing import Literal, TypeVar
 from pydantic import (
     BaseModel,
     Field,
+    ModelWrapValidatorHandler,
     SecretStr,
     ValidationError,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from awai_engine.association.settings import ActivationSettings, AssociationSettings
@@ -35,6 +37,10 @@ from awai_engine.schemas.settings import SchemaSettings
 Effort = Literal["default", "low", "medium", "high", "xhigh", "max"]
 CHROMA_URL = re.compile(
     r"https?://[^/\s:]+(:[0-9]{1,5})?(/[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9])?/?"
+)
+
+UNKNOWN_SETTING = PydanticCustomError(
+    "unknown_setting", "no such setting (a typo, or one AWAI no longer has: see README.md)"
 )
 
 
@@ -415,6 +421,28 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     limits: LimitsSettings = LimitsSettings()
     llm: LanguageModelSettings = LanguageModelSettings()
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _no_unknown_names(
+        cls, values: object, handler: ModelWrapValidatorHandler[Settings]
+    ) -> Settings:
+        """A name no section has (``AWAI_SCHEMAS__RECALL_TRESHOLD``) is refused, not ignored:
+        pydantic drops a section's unknown keys, so a typo would run on the default unseen.
+        Checked once the sections' own checks pass, since those name a moved setting better."""
+        settings = handler(values)
+        if not isinstance(values, dict):
+            return settings
+        unknown: list[InitErrorDetails] = [
+            InitErrorDetails(type=UNKNOWN_SETTING, loc=(name, key), input=given)
+            for name, section in values.items()
+            if isinstance(section, dict) and name in cls.model_fields
+            for key, given in section.items()
+            if key not in type(getattr(settings, name)).model_fields
+        ]
+        if unknown:
+            raise ValidationError.from_exception_data(cls.__name__, unknown)
+        return settings
 
     @model_validator(mode="after")
     def _language_model_defaults(self) -> Settings:

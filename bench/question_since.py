@@ -27,8 +27,9 @@ import numpy as np
 
 from awai_engine.cues import opens_as_answer
 from awai_engine.reply_target.agreement import through_agreements
-from awai_engine.reply_target.features import FEATURE_NAMES, candidate_features
+from awai_engine.reply_target.features import FEATURE_NAMES
 from awai_engine.reply_target.model import reply_model
+from awai_engine.reply_target.regime import model_features
 from awai_engine.reply_target.scorer import (
     QUESTION_BETWEEN_BAR,
     QUESTION_PUT_BAR,
@@ -69,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         if link
                         else frozenset()
                     )
-                    candidates = candidate_features(timeline, position, ())
+                    candidates = model_features(timeline, position, ())
                     if not candidates.positions:
                         for variant in VARIANTS:
                             for bar in _bars(variant):

@@ -7,12 +7,15 @@ silently ignored; tests and bench variants still set the rules, with their bound
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
 from awai_engine.schemas.settings import SchemaRules, SchemaSettings
 from awai_engine.settings import Settings, SettingsError, load_settings
 from bench.variants import varied
+from bots.settings import load_settings as load_bot_settings
 
 
 @pytest.mark.parametrize(
@@ -35,6 +38,20 @@ def test_a_rule_an_old_env_still_sets_is_refused_saying_it_was_removed_and_where
     assert f"{variable}: no longer a setting (removed)" in message
     assert section_file in message and "bench/variants.py" in message
     assert "Remove the variable" in message
+
+
+def test_a_name_no_section_has_is_refused_rather_than_run_on_the_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AWAI_SCHEMAS__RECALL_TRESHOLD", "0.6")  # a typo
+    (tmp_path / ".env").write_text("AWAI_SLACK__BOT_TOKN=xoxb-1\n", encoding="utf-8")
+    with pytest.raises(SettingsError) as refused:
+        load_bot_settings(_env_file=tmp_path / ".env")
+    lines = sorted(str(refused.value).splitlines()[1:])
+    assert lines == [
+        f"  {name}: no such setting (a typo, or one AWAI no longer has: see README.md)"
+        for name in ("AWAI_SCHEMAS__RECALL_TRESHOLD", "AWAI_SLACK__BOT_TOKN")
+    ]
 
 
 def test_what_an_operator_turns_still_comes_from_the_environment(

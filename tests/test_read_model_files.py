@@ -403,6 +403,23 @@ def test_a_start_whose_file_is_current_reads_without_opening_chroma_or_the_model
         last.close()
 
 
+def test_a_start_with_other_blas_threads_still_reads_the_file_it_was_made_with_the_same_index(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """The file depends on the index's fitted rules, not on how many threads multiply: an
+    operator turning ``AWAI_RECALL_INDEX__BLAS_THREADS`` does not make every channel rebuild."""
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 20))
+    expected = writer.engine.context(CHANNEL, "m20", EVERYTHING)  # the file is written
+    threads = writer.settings.recall_index.model_copy(update={"blas_threads": 2})
+    started = open_runtime(writer.settings.model_copy(update={"recall_index": threads}))
+    try:
+        assert started.engine.context(CHANNEL, "m20", EVERYTHING) == expected
+        assert not started.store.vectors.opened  # read from the file, not rebuilt
+    finally:
+        started.close()
+
+
 def test_a_file_made_from_a_database_since_reset_is_never_taken_for_the_new_one(
     make_runtime: Callable[..., Runtime],
 ) -> None:

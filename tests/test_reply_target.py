@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from awai_engine.association.reply_targets import REPLY_FLOOR
 from awai_engine.reply_target import model as model_module
-from awai_engine.reply_target.features import candidate_features
 from awai_engine.reply_target.model import ReplyModelError, reply_model
+from awai_engine.reply_target.regime import model_features
 from awai_engine.reply_target.scorer import reply_scores
 from awai_engine.samples import SAMPLES
 from awai_engine.values import Utterance
@@ -90,8 +90,8 @@ def test_later_messages_never_change_the_scorers_features_or_choice_for_an_earli
     whole, cut = full.store.timeline(channel), prefix.store.timeline(channel)
     recalled = data.draw(st.lists(st.integers(0, i - 1), max_size=3), label="recalled")
 
-    features_whole = candidate_features(whole, i, recalled)
-    features_cut = candidate_features(cut, i, recalled)
+    features_whole = model_features(whole, i, recalled)
+    features_cut = model_features(cut, i, recalled)
     assert features_whole.positions == features_cut.positions
     assert np.array_equal(features_whole.features, features_cut.features)
     model = reply_model()

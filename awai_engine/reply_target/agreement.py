@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from awai_engine.cues import opening_stance
-from awai_engine.reply_target.features import candidate_features
 from awai_engine.reply_target.model import ReplyModel
+from awai_engine.reply_target.regime import model_features
 from awai_engine.text_caches import text_cache
 from awai_engine.timeline import Timeline
 
@@ -78,7 +78,7 @@ def _agreed_with(
 ) -> dict[int, float]:
     """What the agreement at ``position`` responds to, as shares summing to 1 by position, the
     shares of its own agreeing candidates handed on (while ``depth`` lasts)."""
-    found = candidate_features(timeline, position)
+    found = model_features(timeline, position)
     probabilities = model.probabilities(found.features)
     handed, passed = (
         _handed_on(timeline, found.positions, probabilities, model, depth) if depth else ({}, ())

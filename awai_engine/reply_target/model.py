@@ -19,7 +19,7 @@ import numpy as np
 
 from awai_engine.errors import AwaiError
 from awai_engine.fitted_file import read_fitted
-from awai_engine.reply_target.features import FEATURE_NAMES
+from awai_engine.reply_target.regime import MODEL_FEATURES
 
 MODEL_FILE = Path(__file__).resolve().with_name("model.json")
 FORMAT = "awai-reply-target/1"
@@ -74,13 +74,13 @@ def _read(path: Path) -> ReplyModel:
         path,
         "reply-target model file",
         "bench.fit_reply_target",
-        (FORMAT, FEATURE_NAMES),
+        (FORMAT, MODEL_FEATURES),
         fitted_model,
         ReplyModelError,
     )
 
 
-def fitted_model(raw: dict[str, Any], width: int = len(FEATURE_NAMES)) -> ReplyModel:
+def fitted_model(raw: dict[str, Any], width: int = len(MODEL_FEATURES)) -> ReplyModel:
     """The model of a fitted file's JSON (what the fitting script writes) on ``width`` features;
     ``ValueError`` when its numbers do not fit together."""
     mean = np.asarray(raw["mean"], dtype=np.float64)

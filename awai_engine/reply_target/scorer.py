@@ -16,9 +16,10 @@ import numpy as np
 
 from awai_engine.cues import opens_as_answer
 from awai_engine.reply_target.agreement import through_agreements
-from awai_engine.reply_target.features import FEATURE_NAMES, candidate_features
+from awai_engine.reply_target.features import FEATURE_NAMES
 from awai_engine.reply_target.model import ReplyModel
 from awai_engine.reply_target.quote import quoted_sentence
+from awai_engine.reply_target.regime import model_features
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, ReplyScore
 
@@ -120,7 +121,7 @@ def reply_scores(
     turns as one line holds them, the model was fitted on lines alone, and a reply in a thread
     named as answering a top-level aside misleads (a review found exactly that)."""
     recalled = [q for q in recalled if _same_line(timeline, position, q)]
-    candidates = candidate_features(timeline, position, recalled)
+    candidates = model_features(timeline, position, recalled)
     if not candidates.positions:
         return NO_SCORES
     probabilities = through_agreements(
