@@ -97,3 +97,12 @@ def test_a_break_pulled_back_may_land_on_a_space_before_japanese() -> None:
     lines = _lines(line, break_offsets(line, width))
 
     assert lines[0].endswith("m034 ") and lines[1].startswith("で、序盤")
+
+
+def test_a_joined_emoji_is_never_torn_across_lines() -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    line = f"ok, see {family} and {family} here"
+
+    for width in range(8, 30):
+        lines = _lines(line, break_offsets(line, width))
+        assert all(not part.endswith("\u200d") for part in lines), (width, lines)

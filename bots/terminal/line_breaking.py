@@ -29,6 +29,7 @@ NO_LINE_END = frozenset("（「『［｛〔〈《【〘〖“‘([{")
 # How far back a break may move: two characters covers "。」" and "っ。", and a longer pull
 # would leave a visibly short line for a rule readers forgive.
 MAX_PULL = 2
+ZERO_WIDTH_JOINER = "\u200d"
 
 
 class WrappedText(Text):
@@ -105,8 +106,8 @@ def _last_break(text: str, start: int, at: int) -> int | None:
     """The last place after ``start`` and at most ``at`` where a line may break, if any."""
     for candidate in range(at, start, -1):
         before, after = text[candidate - 1], text[candidate]
-        if after.isspace():
-            continue
+        if after.isspace() or before == ZERO_WIDTH_JOINER or cell_len(after) == 0:
+            continue  # a joined emoji or a combining mark stays with what it joins
         if before.isspace() or cell_len(before) == 2 or cell_len(after) == 2:
             return candidate
     return None
