@@ -255,6 +255,8 @@ def shorten_keeping_lines(text: str, width: int, max_lines: int) -> str:
         if display_width(line) > room:
             body = line.lstrip()
             indent = line[: len(line) - len(body)]
+            if display_width(indent) > room // 2:
+                indent = ""  # an indent wider than the room left would push the cut past it
             kept.append(indent + shorten(body, max(2, room - display_width(indent))))
             cut = True
             break

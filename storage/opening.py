@@ -30,9 +30,8 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
     """
     overwrite_freed_memory()  # before any message is read: see storage.heap
     refuse_lost_database(settings)
-    missing = missing_data(settings) if read_only else None
-    if missing is not None:  # a look creates nothing
-        raise StorageError(missing)
+    if read_only:  # a look creates nothing
+        refuse_missing_data(settings)
     if read_only and _frozen(settings):
         return _open_frozen(settings)
     embedded = settings.chroma_url is None
@@ -65,10 +64,22 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
     return database, vectors
 
 
+def refuse_missing_data(settings: Settings) -> None:
+    """Raise :class:`StorageError` when ``settings`` name a folder AWAI never wrote: for a
+    command that only looks, or that needs a channel already stored (a mistyped ``--data-dir``
+    would otherwise be created and then found empty)."""
+    missing = missing_data(settings)
+    if missing is not None:
+        raise StorageError(missing)
+
+
 def missing_data(settings: Settings) -> str | None:
     """What to tell someone who points a command at a folder AWAI never wrote (a mistyped
     ``--data-dir``), or ``None`` when there is data (or a database server) to look at. Why:
-    opening a store creates it, and a look at a new empty store reports it healthy."""
+    opening a store creates it, and a look at a new empty store reports it healthy. A folder
+    whose database was lost while its vectors remain is refused as such, never called empty
+    (:func:`refuse_lost_database`)."""
+    refuse_lost_database(settings)
     if settings.database_url is not None or settings.data_dir.is_file():
         return None  # a file given as the folder is named as a file by the writable check
     database_file = settings.data_dir / "awai.sqlite3"

@@ -249,8 +249,21 @@ def test_a_slack_exports_messages_as_lines_are_one_message_with_the_command_that
     assert code == 2
     assert said.count(str(path)) == 1
     assert f"{path}: line 1: this is a Slack export's message (user, ts, text)" in said
-    assert "jq -c" in said and "speaker_id: .user" in said
+    assert "jq -c 'select(.type" in said and "speaker_id: .user" in said  # for lines: no .[]
+    assert "day.jsonl > day-lines.jsonl" in said
     assert awai.channels() == ["terminal:local:kept"]
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["doctor", "--repair"], ["schemas", "kept"]])
+def test_a_folder_whose_database_was_lost_is_told_so_never_called_empty(
+    awai: Awai, command: list[str]
+) -> None:
+    (awai.data / "awai.sqlite3").unlink()
+
+    code, said = awai(*command)
+
+    assert code == 2
+    assert "awai.sqlite3 is missing, but the vectors in" in said and "No AWAI data" not in said
 
 
 def test_a_file_given_as_the_data_folder_is_named_as_a_file(awai: Awai, tmp_path: Path) -> None:
@@ -270,6 +283,10 @@ def test_a_file_given_as_the_data_folder_is_named_as_a_file(awai: Awai, tmp_path
         (["doctor", "--repair"], 0),
         (["schemas", "kept"], 2),
         (["export", "kept", "--out", "x.jsonl"], 2),
+        (["forget", "kept", "--speaker", "Ann", "--yes"], 2),
+        (["digest", "kept", "--out", "digests"], 2),
+        (["recluster"], 2),
+        (["reembed", "kept"], 2),
     ],
 )
 def test_a_look_at_a_folder_awai_never_wrote_says_so_and_creates_nothing(

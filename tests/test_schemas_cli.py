@@ -32,6 +32,10 @@ def test_recluster_schemas_digest_and_forget_from_the_terminal(
     assert 0 < carla["clustered"] <= carla["thoughts"]
     assert carla["schemas"]
     assert all(int(s["as_of_message_id"][1:]) < 46 for s in carla["schemas"])
+    assert awai("schemas", "launch", "--speaker", "carla", "--as-of", "m046") == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert said.startswith("Carla: ") and " thoughts before message m046, " in said
+    assert "as the last re-clustering grouped them" in said  # stored, as the JSON says
 
     out = tmp_path / "digests"
     assert awai("digest", "launch", "--out", str(out)) == 0

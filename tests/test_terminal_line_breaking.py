@@ -88,3 +88,21 @@ def test_any_english_whose_words_fit_a_line_breaks_as_rich_does(
     text = " ".join(words)
 
     assert break_offsets(text, width) == divide_line(text, width)
+
+
+def test_a_break_pulled_back_may_land_on_a_space_before_japanese() -> None:
+    line = "サンプル: データセンター移行を計画する。m034 で、序盤に話した話題が戻ります。"
+    width = cell_len("サンプル: データセンター移行を計画する。m034 で")
+
+    lines = _lines(line, break_offsets(line, width))
+
+    assert lines[0].endswith("m034 ") and lines[1].startswith("で、序盤")
+
+
+def test_a_joined_emoji_is_never_torn_across_lines() -> None:
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    line = f"ok, see {family} and {family} here"
+
+    for width in range(8, 30):
+        lines = _lines(line, break_offsets(line, width))
+        assert all(not part.endswith("\u200d") for part in lines), (width, lines)

@@ -20,17 +20,23 @@ _OPENS_DOCUMENT = re.compile(r"\s*(?:\{\s*$|\[\s*(?:$|[\[{\"\]]))")
 """A line that can only open a JSON document spread over lines: ``{`` alone, or ``[`` alone or
 followed by an object, array, string or ``]`` (``[12:00] Ana: hi`` is a log line, not JSON)."""
 
-_SLACK = (
-    '.[] | select(.type == "message" and (.subtype | not)) | {id: .ts,'
+_SLACK_MESSAGE = (
+    'select(.type == "message" and (.subtype | not)) | {id: .ts,'
     ' speaker: ((.user_profile.display_name | select(. != "")) // .user_profile.real_name // .user),'
     " speaker_id: .user, text, ts: (.ts | tonumber)}"
     " + (if .thread_ts and .thread_ts != .ts then {thread: .thread_ts} else {} end)"
 )
+"""One Slack export message object as a transcript line (nothing for a join or a bot's post)."""
+_SLACK = f".[] | {_SLACK_MESSAGE}"
 _DISCORD = (
     ".messages[] | {id, speaker: (.author.nickname // .author.name), speaker_id: .author.id,"
     " text: .content, ts: .timestamp}"
 )
 _ARRAY = ".[]"
+_DISCORD_KEYS = re.compile(r'"messages"\s*:\s*\[')
+HEAD_BYTES = 1 << 20
+"""How much of a document is read to tell its shape: the first messages show it, and an error
+path must not hold a file of hundreds of megabytes in memory."""
 
 
 def opens_document(line: str) -> bool:
@@ -50,8 +56,7 @@ def opens_document(line: str) -> bool:
 def document_advice(path: Path) -> str:
     """What the JSON document at ``path`` is and the ``jq`` command that makes it a transcript.
 
-    The file is read whole only here, on the way to an error, and only when it is within the
-    transcript size limit the caller already checked."""
+    Only the file's first :data:`HEAD_BYTES` are read, on the way to an error."""
     kind, program = _kind(path)
     out = f"{path.stem}-lines.jsonl"
     command = f"jq -c {shlex.quote(program)} {shlex.quote(path.name)} > {shlex.quote(out)}"
@@ -61,41 +66,46 @@ def document_advice(path: Path) -> str:
     )
 
 
-def line_advice(record: object) -> str | None:
+def line_advice(record: object, path: Path) -> str | None:
     """For one parsed line that is a Slack export's message object (it has ``user`` and ``ts``
-    but no ``id`` or ``speaker``), how to convert the export; ``None`` for any other line."""
-    if (
-        not isinstance(record, dict)
-        or "id" in record
-        or "speaker" in record
-        or not {"user", "ts"} <= record.keys()
-    ):
+    but no ``id`` or ``speaker``), the command that converts the file of such lines at ``path``;
+    ``None`` for any other line."""
+    if not isinstance(record, dict) or "id" in record or "speaker" in record:
         return None
+    if not {"user", "ts"} <= record.keys():
+        return None
+    out = f"{path.stem}-lines.jsonl"
+    command = f"jq -c {shlex.quote(_SLACK_MESSAGE)} {shlex.quote(path.name)} > {shlex.quote(out)}"
     return (
         "this is a Slack export's message (user, ts, text), not a transcript line (id, speaker,"
-        f" text, ts); convert the export's day files with: jq -c {shlex.quote(_SLACK)} DAY.json"
+        f" text, ts); convert the file with: {command}"
     )
 
 
 def _kind(path: Path) -> tuple[str, str]:
-    """A name for the document's shape and the ``jq`` program that turns it into lines."""
+    """A name for the document's shape and the ``jq`` program that turns it into lines, told
+    from the file's first :data:`HEAD_BYTES` (its first message object, or the export's keys)."""
     try:
         with path.open("rb") as handle:
-            document = json.load(handle)
-    except (OSError, ValueError, RecursionError):
-        return "one JSON document spread over many lines (and not valid JSON as a whole)", _ARRAY
-    if isinstance(document, dict):
-        messages = document.get("messages")
-        if isinstance(messages, list) and _all_have(messages, "author", "content"):
+            head = handle.read(HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return "one JSON document spread over many lines", _ARRAY
+    opening = head.lstrip()
+    if opening.startswith("{"):
+        if _DISCORD_KEYS.search(head) and '"author"' in head and '"content"' in head:
             return "a DiscordChatExporter JSON export", _DISCORD
         return "one JSON object spread over many lines", _ARRAY
-    slack = isinstance(document, list) and _all_have(document, "user", "ts")
-    if slack and not _all_have(document, "id"):
+    first = _first_element(opening)
+    if isinstance(first, dict) and {"user", "ts"} <= first.keys() and "id" not in first:
         return "a Slack export's day file (a JSON array of messages)", _SLACK
     return "a JSON array", _ARRAY
 
 
-def _all_have(items: list[object], *keys: str) -> bool:
-    """Whether the first items (a few suffice to tell a shape) are objects with ``keys``."""
-    head = items[:5]
-    return bool(head) and all(isinstance(item, dict) and set(keys) <= item.keys() for item in head)
+def _first_element(array: str) -> object:
+    """The first value of the JSON array that ``array`` opens, if it can be read from it."""
+    rest = array[1:].lstrip()
+    try:
+        value, _ = json.JSONDecoder().raw_decode(rest)
+    except (ValueError, RecursionError):
+        return None
+    return value

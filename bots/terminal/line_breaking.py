@@ -29,6 +29,7 @@ NO_LINE_END = frozenset("（「『［｛〔〈《【〘〖“‘([{")
 # How far back a break may move: two characters covers "。」" and "っ。", and a longer pull
 # would leave a visibly short line for a rule readers forgive.
 MAX_PULL = 2
+ZERO_WIDTH_JOINER = "\u200d"
 
 
 class WrappedText(Text):
@@ -105,23 +106,28 @@ def _last_break(text: str, start: int, at: int) -> int | None:
     """The last place after ``start`` and at most ``at`` where a line may break, if any."""
     for candidate in range(at, start, -1):
         before, after = text[candidate - 1], text[candidate]
-        if after.isspace():
-            continue
+        if after.isspace() or before == ZERO_WIDTH_JOINER or cell_len(after) == 0:
+            continue  # a joined emoji or a combining mark stays with what it joins
         if before.isspace() or cell_len(before) == 2 or cell_len(after) == 2:
             return candidate
     return None
 
 
 def _pulled_back(text: str, start: int, end: int) -> int:
-    """``end``, moved back to the nearest allowed break within reach; unmoved when none is."""
+    """``end``, moved back to the nearest allowed break within reach; unmoved when none is, or
+    when ``end`` is not inside Japanese text (English breaks are never moved). A word start
+    after a space is always an allowed break ("m034 で、" breaks before "で", not before "、")."""
+    if not _inside_japanese(text, end):
+        return end
     candidate = end
     for _ in range(MAX_PULL + 1):
-        if not _inside_japanese(text, candidate):
+        if candidate <= start:
             return end
-        if text[candidate] not in NO_LINE_START and text[candidate - 1] not in NO_LINE_END:
+        before, after = text[candidate - 1], text[candidate]
+        if before.isspace() and not after.isspace():
             return candidate
-        if candidate - 1 <= start:
-            return end
+        if after not in NO_LINE_START and before not in NO_LINE_END:
+            return candidate
         candidate -= 1
     return end
 

@@ -332,7 +332,7 @@ class _Reader:
             self.json_lines += 1
             utterance = _utterance(record, self.transcript.channel, self.last_ts, self.speakers)
         except (ValueError, TypeError) as error:
-            advice = line_advice(record) if opening else None
+            advice = line_advice(record, self.path) if opening else None
             if advice is not None:  # every line would fail alike: one message for the file
                 raise TranscriptError(f"{self.path}: line {line.number}: {advice}") from None
             problems.append(LineProblem(line.number, str(error)))

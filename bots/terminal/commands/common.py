@@ -22,6 +22,7 @@ from pathlib import Path
 from rich.progress import Progress
 
 from awai_engine.engine import IngestReport
+from awai_engine.settings import EmbeddingSettings
 from bots.records import StoredFile
 from bots.runtime import Runtime
 from bots.terminal.language_fit import english_model_warning
@@ -52,6 +53,7 @@ __all__ = [
     "speaker_name",
     "stderr",
     "store_transcript",
+    "warn_unfit_model",
 ]
 
 
@@ -209,11 +211,16 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
             f"{channel_name(done.transcript.channel)}: {report.added} added, {report.edited} edited,"
             f" {report.unchanged} unchanged, {done.refused} refused{grown}"
         )
-        texts = [utterance.text for utterance in transcript.utterances]
-        advice = english_model_warning(runtime.settings.embedding, texts)
-        if advice is not None:
-            warn(advice)
+        warn_unfit_model(runtime.settings.embedding, transcript)
     return done
+
+
+def warn_unfit_model(embedding: EmbeddingSettings, transcript: Transcript) -> None:
+    """Warn when the transcript's language is one the configured embedding model reads badly."""
+    texts = [utterance.text for utterance in transcript.utterances]
+    advice = english_model_warning(embedding, texts)
+    if advice is not None:
+        warn(advice)
 
 
 def _unchanged(path: Path, known: StoredFile) -> bool:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from rich.console import Group
+
 from awai_engine.samples import SAMPLES, Sample
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
 from bots.terminal.commands.common import load_and_ingest, message_id
+from bots.terminal.line_breaking import WrappedText
 from bots.terminal.render import reading_json, render_reading
-from bots.terminal.say import stdout, styled
+from bots.terminal.say import stdout
 from bots.terminal.writing import writing_runtime
 
 
@@ -38,9 +41,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if args.json:
             print(reading_json(reading))
         else:
-            stdout.print(
-                styled(f"{sample.description} ({runtime.engine.embedder.model_name})", "dim")
-            )
+            model = runtime.engine.embedder.model_name
+            description = WrappedText(f"{sample.description} (read with {model})", style="dim")
+            # In a group: rich's print merges a bare Text into its own, losing the Japanese rules.
+            stdout.print(Group(description))
             render_reading(reading, stdout, details=args.details)
     return 0
 

@@ -18,6 +18,7 @@ from bots.terminal.lookup import find_channel
 from bots.terminal.outputs import file_stem, write_file
 from bots.terminal.say import fail, stdout
 from bots.terminal.writing import writing_runtime
+from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    refuse_missing_data(settings)  # a mistyped --data-dir is said so, not created
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:

@@ -23,6 +23,7 @@ from bots.terminal.say import fail, stderr, stdout, warn
 from bots.terminal.transcript import channel_name
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writing_runtime
+from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    refuse_missing_data(settings)  # a mistyped --data-dir is said so, not created
     with writing_runtime(settings, "forget") as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:

@@ -18,6 +18,7 @@ from bots.terminal.commands.common import (
     read_reporting,
     stderr,
     store_transcript,
+    warn_unfit_model,
 )
 from bots.terminal.transcript import channel_name
 from bots.terminal.writing import writing_runtime
@@ -46,4 +47,5 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         f" {report.unchanged} already there, {report.refused_deleted + len(report.problems)}"
         f" refused, {len(done.transcript.problems)} unreadable line(s)"
     )
+    warn_unfit_model(settings.embedding, done.transcript)
     return done.exit_code

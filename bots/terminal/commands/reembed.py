@@ -16,6 +16,7 @@ from awai_engine.settings import Settings
 from bots.terminal.say import fail, stderr
 from bots.terminal.transcript import channel_key, channel_name
 from bots.terminal.writing import writing_runtime
+from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    refuse_missing_data(settings)  # a mistyped --data-dir is said so, not created
     with writing_runtime(settings, "reembed") as runtime:
         embedder = runtime.engine.embedder
         channel = channel_key(args.channel)

@@ -16,6 +16,7 @@ from bots.terminal.lookup import find_channel
 from bots.terminal.say import stdout
 from bots.terminal.transcript import channel_name
 from bots.terminal.writing import writing_runtime
+from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    refuse_missing_data(settings)  # a mistyped --data-dir is said so, not created
     if settings.llm.api_key is None:
         stdout.print(
             "No language model is configured (set ANTHROPIC_API_KEY or AWAI_LLM__API_KEY):"

@@ -76,16 +76,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(terminal_json([item.model_dump() for item in found], indent=2))
         return 0
     console = plain_console()
-    where = f"before message {one_line(args.as_of)}" if args.as_of else "now"
+    when = f" before message {one_line(args.as_of)}" if args.as_of else ""
     if not found:
-        console.print(f"No thoughts {where} in {channel_name(channel)}.")
+        console.print(f"No thoughts{when} in {channel_name(channel)}.")
     for item in found:
         # Whether the scheduled re-clustering stored these groups or they were grouped for
         # this command: the words say it without the engine's "run" and "fixed point".
         origin = (
-            "as the last re-clustering stored them"
+            "as the last re-clustering grouped them"
             if item.stored
-            else "grouped now: no re-clustering has stored them yet"
+            else "grouped for this look, as no re-clustering has stored groups yet"
         )
         held = f", grouped on the first {item.clustered}" if item.clustered < item.thoughts else ""
         table = Table(
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "thoughts",
             "examples (most central)",
             "last in",
-            title=f"{one_line(item.speaker_name)}: {item.thoughts} thoughts {where}{held} ({origin})",
+            title=f"{one_line(item.speaker_name)}: {item.thoughts} thoughts{when}{held}, {origin}",
             title_justify="left",
             show_lines=True,
         )
@@ -116,7 +116,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         else:
             console.print(
                 Text.assemble(
-                    styled(one_line(item.speaker_name), "bold"), f": no preconception {where}."
+                    styled(one_line(item.speaker_name), "bold"),
+                    f": no preconception{when or ' yet'}.",
                 )
             )
     return 0
