@@ -51,6 +51,8 @@ def rss():
     return {key: int(status[key].split()[0]) // 1024 for key in ("VmRSS", "RssAnon", "RssFile")}
 
 runtime = open_runtime(load_settings())
+if not channel:
+    (channel,) = runtime.store.channels()  # a kept folder holds one
 ids = runtime.message_ids(channel)
 began = time.perf_counter()
 order = [ids[-1], *random.Random(5).sample(ids, min(count, len(ids)))]
@@ -68,6 +70,7 @@ if trace:
     ]
 print(json.dumps({
     "engine": awai_engine.__file__,
+    "channel": channel,
     "seconds": time.perf_counter() - began,
     "rss": found,
     "built": runtime.store.timeline(channel).messages.built,
@@ -107,48 +110,31 @@ def held(
     return found
 
 
-def only_channel(kept: Path) -> str:
-    """The one channel a kept folder holds (its read-model files are named after it)."""
-    from awai_engine.settings import Settings
-    from storage.store import AwaiStore
-
-    settings = Settings(data_dir=kept, _env_file=None)  # type: ignore[call-arg]
-    store = AwaiStore.open(settings, read_only=True)
-    try:
-        channels = store.channels()
-    finally:
-        store.close()
-    if len(channels) != 1:
-        raise SystemExit(f"{kept} holds {len(channels)} channels; name one with --channel")
-    return channels[0]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kept", type=Path, required=True, help="a kept data folder")
-    parser.add_argument("--channel", help="the channel to read (default: the folder's only one)")
+    parser.add_argument("--channel", default="", help="the channel (default: the folder's one)")
     parser.add_argument("--readings", type=int, default=400)
     parser.add_argument("--tree", type=Path, help="another checkout to measure first")
     parser.add_argument("--trace", type=int, default=0, help="list the N lines holding most")
     args = parser.parse_args()
     if not (args.kept / "awai.sqlite3").is_file():
         raise SystemExit(f"{args.kept}: not a data folder (no awai.sqlite3 in it)")
-    channel = args.channel or only_channel(args.kept)
     trees = [tree.resolve() for tree in (args.tree, HERE) if tree is not None]
     table = Table(
         "tree",
         *(f"after {mark}: RSS (anon + file) MiB" for mark in MARKS),
         "built",
         "seconds",
-        title=f"A process holding {channel} ({args.readings} random readings after the latest)",
+        title=f"A process holding a channel ({args.readings} random readings after the latest)",
     )
     console = Console(width=160)
     with tempfile.TemporaryDirectory(prefix="held-memory-") as folder:
         for tree in trees:
-            found = held(tree, args.kept, channel, args.readings, args.trace, Path(folder))
+            found = held(tree, args.kept, args.channel, args.readings, args.trace, Path(folder))
             rss: dict[str, dict[str, int]] = found["rss"]  # type: ignore[assignment]
             table.add_row(
-                str(tree),
+                f"{tree} ({found['channel']})",
                 *(
                     f"{r['VmRSS']} ({r['RssAnon']} + {r['RssFile']})"
                     if (r := rss.get(str(mark)))
