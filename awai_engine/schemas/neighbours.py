@@ -149,13 +149,16 @@ def _strip(
     found = [(tile, rows[mine] + start, _keys(columns[mine] + column0, distances[mine]))]
     other = products >= theirs[columns]
     if other.any():
-        order = np.argsort(columns[other], kind="stable")
-        targets = columns[other][order] + column0
-        keys = _keys(rows[other][order] + start, distances[other][order])
-        bounds = np.searchsorted(targets, np.arange(column0 + across, len(low) + 1, TILE))
-        for at, (begin, end) in enumerate(itertools.pairwise(bounds)):
+        targets = columns[other] + column0
+        keys = _keys(rows[other] + start, distances[other])
+        tiles = targets // TILE
+        order = np.argsort(_small(tiles), kind="stable")  # by target tile only
+        tiles, targets, keys = tiles[order], targets[order], keys[order]
+        first = (column0 + across) // TILE
+        bounds = np.searchsorted(tiles, np.arange(first, len(low) // TILE + 1))
+        for at, (begin, end) in enumerate(itertools.pairwise(bounds), first):
             if end > begin:
-                found.append(((column0 + across) // TILE + at, targets[begin:end], keys[begin:end]))
+                found.append((at, targets[begin:end], keys[begin:end]))
     return found
 
 
@@ -166,7 +169,7 @@ def _selected(
     (rows, keys) pieces gathered for them (in any order: keys are a total order)."""
     targets = np.concatenate([piece[0] for piece in pieces]) - start
     keys = np.concatenate([piece[1] for piece in pieces])
-    order = np.argsort(targets, kind="stable")
+    order = np.argsort(_small(targets), kind="stable")
     targets, keys = targets[order], keys[order]
     held = np.bincount(targets, minlength=rows)
     starts = np.cumsum(held) - held
@@ -175,6 +178,13 @@ def _selected(
     if table.shape[1] > count:
         table = np.partition(table, count - 1, axis=1)[:, :count]
     return np.sort(table, axis=1)
+
+
+def _small(values: np.ndarray) -> np.ndarray:
+    """Non-negative ``values`` as 16-bit integers where they fit: numpy's stable sort of those
+    is a radix sort, linear in their number (grouping candidates by row was a tenth of the
+    search at 20k thoughts)."""
+    return values.astype(np.uint16) if values.max(initial=0) < 1 << 16 else values
 
 
 def _sampled_bound(
