@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from awai_engine import timeline as timeline_module
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.engine import UnknownMessageError
+from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
@@ -35,7 +36,9 @@ from tests.test_erasure import hits
 from tests.test_read_model import LINES, assert_same_timeline
 
 CHANNEL = "terminal:local:test"
-SMALL_INDEX = {"exact_rows": 16, "cells": 2, "split": 2, "probes": 2, "occurrence_probes": 1}
+SMALL_INDEX = RecallIndexSettings(
+    rules=RecallIndexRules(exact_rows=16, cells=2, split=2, probes=2, occurrence_probes=1)
+)
 PERSISTED = {"read_model": {"persist_every": 1}, "recall_index": SMALL_INDEX}
 PRIVATE = "private-thread:t"
 FOLDERS = itertools.count()
@@ -463,7 +466,7 @@ def test_a_writer_killed_at_any_step_leaves_the_file_as_it_was_or_as_it_was_mean
         pid = zygote.run(
             {
                 "channel": CHANNEL,
-                "index": index.model_dump(),
+                "index": index.rules.model_dump(),
                 "source": str(tmp_path / "whole"),
                 "target": str(target),
                 "pause_at": pause_at,
