@@ -225,6 +225,22 @@ class MessageList(Sequence[TimelineMessage]):
             columns.thought_texts[position],
         )
 
+    def message_ids_at(self, positions: np.ndarray) -> list[str]:
+        """The ids of the messages at ``positions``, building nothing: the column's own strings
+        (a speaker's basis names every thought's message, and copies of the ids per speaker
+        grew a bot holding a large channel)."""
+        restored = self._columns.message_ids if self._columns is not None else []
+        return [
+            restored[position] if position < len(restored) else self._built_at(position).message_id
+            for position in positions.tolist()
+        ]
+
+    def _built_at(self, position: int) -> TimelineMessage:
+        """The message at ``position``, appended after the columns were restored: always built."""
+        message = self._items[position]
+        assert message is not None
+        return message
+
     def _at(self, position: int) -> TimelineMessage:
         message = self._items[position]
         if message is None:
@@ -239,12 +255,13 @@ class MessageList(Sequence[TimelineMessage]):
         return message
 
 
-BUILT_KEPT = 8192
-"""Restored messages a timeline keeps built as objects (about 2.4 KB each, 20 MB in all); the
+BUILT_KEPT = 4096
+"""Restored messages a timeline keeps built as objects (about 2.4 KB each, 10 MB in all); the
 rest stay columns (0.8 KB). Why a bound: each reading builds the few hundred messages it looks
 at, and a bot holding a 100,000-message channel kept every one it had ever built, growing by
 about 2.6 MiB a reading (442 MiB after 41 readings against 337 after one). Building one again
-from its columns takes microseconds, and the object built is equal to the one dropped."""
+from its columns takes microseconds, and the object built is equal to the one dropped. 4,096
+holds the messages of a dozen readings or more; 8,192 held 20 MB of a 400 MiB goal."""
 
 
 @dataclass
@@ -630,8 +647,10 @@ class Timeline:
 
         Why: the far bar compares a message with a fixed sample of the far past on every
         reading, and gathering a strided sample out of a large matrix costs more than the
-        product. Rows are only ever appended, so a copy made once serves every later prefix
-        (it is sliced to ``end_row``); a few steps are kept, replaced when the channel grows.
+        product. Rows are only ever appended, so a copy made once serves every later prefix up
+        to twice as long (it is sliced to ``end_row``); a few steps are kept, replaced when the
+        channel grows. Not every row of the channel: a reading early in a 100k channel (step 1)
+        copied all 186 MB of its vectors, and kept them.
         """
         need = -(-end_row // step)
         copy = self._strided.get(step)
@@ -639,7 +658,7 @@ class Timeline:
             # Rows first: an append may grow the array meanwhile, and rows past ``rows`` may not
             # be written yet. Readings run in several threads, so the bounded dict is trimmed
             # without assuming its first key is still there.
-            rows = self.rows
+            rows = min(self.rows, 2 * end_row)
             copy = np.ascontiguousarray(self._vectors[0:rows:step])
             while len(self._strided) >= 4:
                 oldest = next(iter(list(self._strided)), None)

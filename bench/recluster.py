@@ -7,7 +7,9 @@ bench.recluster --baseline /tmp/base --sizes 5000 20000 --repeat 5``. Each repea
 baseline's and this checkout's ``cluster_run`` in fresh processes (``bench/recluster_worker.py``)
 one after the other on the same saved vectors, alternating which goes first, so a busy machine
 slows both alike; the table gives each side's median and the median of the per-repeat ratios, of
-wall time and of CPU time (both sides run this checkout's worker file, each with its own engine).
+wall time and of CPU time (both sides run this checkout's worker file, each with its own engine),
+the same with the memo the job keeps from the run at 90%, each side's peak memory, and how well
+the two sides' clusters agree (adjusted Rand index of every thought's cluster, noise as one).
 
 What is measured is :func:`awai_engine.schemas.build.cluster_run`, the whole of a re-clustering
 but the SQL writes: HDBSCAN, the cohesion floor, ids inherited from the previous run (the same
@@ -193,7 +195,10 @@ def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
         "today / baseline",
         "ratio range",
         "CPU today / baseline",
-        "schemas base/today",
+        "memo kept: baseline / today (s)",
+        "peak MB base / today",
+        "schemas base / today",
+        "ARI base vs today",
         title=f"Re-clustering one speaker: {baseline} against {HERE}, {repeat} interleaved repeats",
     )
     with tempfile.TemporaryDirectory() as folder:
@@ -201,7 +206,7 @@ def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
             path = Path(folder) / f"vectors-{count}.npy"
             np.save(path, synthetic(count)[0])
             base_times, today_times, ratios, cpu_ratios = [], [], [], []
-            schemas = ("", "")
+            memo_times: tuple[list[float], list[float]] = ([], [])
             for turn in range(repeat):
                 trees = (baseline, HERE) if turn % 2 == 0 else (HERE, baseline)
                 found = {tree: timed_in(tree, path) for tree in trees}
@@ -210,7 +215,8 @@ def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
                 today_times.append(today["seconds"][0])
                 ratios.append(today["seconds"][0] / base["seconds"][0])
                 cpu_ratios.append(today["cpu"][0] / base["cpu"][0])
-                schemas = (str(base["schemas"]), str(today["schemas"]))
+                memo_times[0].append(base["memo_seconds"][0])
+                memo_times[1].append(today["memo_seconds"][0])
             table.add_row(
                 str(count),
                 f"{statistics.median(base_times):.2f}",
@@ -218,7 +224,10 @@ def compare(baseline: Path, sizes: list[int], repeat: int) -> None:
                 f"{statistics.median(ratios):.2f}",
                 f"{min(ratios):.2f}–{max(ratios):.2f}",
                 f"{statistics.median(cpu_ratios):.2f}",
-                "/".join(schemas),
+                " / ".join(f"{statistics.median(times):.2f}" for times in memo_times),
+                f"{base['peak_mb']:.0f} / {today['peak_mb']:.0f}",
+                f"{base['schemas']} / {today['schemas']}",
+                f"{adjusted_rand_score(base['labels'], today['labels']):.3f}",
             )
     console = Console(width=120)
     console.print(table)

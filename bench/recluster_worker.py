@@ -4,14 +4,18 @@ Run as a script, never imported: ``python bench/recluster_worker.py TREE VECTORS
 ``TREE`` goes first on ``sys.path``, so the engine timed is that checkout's (an older commit for
 the baseline, this one for today's); the script uses only what both share (``Basis``,
 ``cluster_run``, default ``SchemaSettings``). The predecessor run (90% of the thoughts, as a
-re-clustering has) is made first and not timed, which also pays every import. Prints one JSON
-line: the engine's path, the wall and CPU seconds of each timed run and the number of schemas
-(CPU time is what a loaded machine disturbs least).
+re-clustering has) is made first and not timed, which also pays every import; the neighbours it
+found are kept, as the re-clustering job keeps them, for the *memo kept* runs. Prints one JSON
+line: the engine's path, the wall and CPU seconds of each timed run afresh and with the memo
+kept, the ``tracemalloc`` peak of one more run afresh, the number of schemas and each thought's
+cluster (CPU time is what a loaded machine disturbs least).
 """
 
+import copy
 import json
 import sys
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -22,6 +26,7 @@ def main() -> None:
     import awai_engine
     from awai_engine.schemas.basis import Basis
     from awai_engine.schemas.build import cluster_run
+    from awai_engine.schemas.clustering import ChainMemo
     from awai_engine.settings import SchemaSettings, Settings
 
     try:  # as every AWAI process does; a baseline from before the setting has no such helper
@@ -49,15 +54,25 @@ def main() -> None:
         )
 
     settings = SchemaSettings()
-    previous = cluster_run(basis_of(vectors[: int(len(vectors) * 0.9)]), None, settings)
+    kept = ChainMemo()
+    previous = cluster_run(basis_of(vectors[: int(len(vectors) * 0.9)]), None, settings, kept)
     basis = basis_of(vectors)
-    seconds, cpu = [], []
+    found: dict = {"seconds": [], "cpu": [], "memo_seconds": [], "memo_cpu": []}
     for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), time.process_time()
-        run = cluster_run(basis, previous, settings)
-        seconds.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-    found = {"seconds": seconds, "cpu": cpu, "schemas": len(run.states)}
+        for case, memo in (("", None), ("memo_", kept)):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            run = cluster_run(basis, previous, settings, copy.copy(memo))
+            found[f"{case}seconds"].append(time.perf_counter() - start)
+            found[f"{case}cpu"].append(time.process_time() - start_cpu)
+    tracemalloc.start()
+    run = cluster_run(basis, previous, settings)
+    found["peak_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
+    tracemalloc.stop()
+    labels = [-1] * len(vectors)
+    for number, state in enumerate(run.states):
+        for key in state.members:
+            labels[int(key[1:].split("#")[0])] = number
+    found |= {"schemas": len(run.states), "labels": labels}
     print(json.dumps({"engine": awai_engine.__file__, **found}))
 
 

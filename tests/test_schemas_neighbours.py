@@ -14,14 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awai_engine.schemas.clustering import ChainMemo, cluster_labels
-from awai_engine.schemas.neighbours import (
-    FAST_COLUMNS,
-    TILE,
-    _nearest,
-    _smallest,
-    _to_distance,
-    nearest_neighbours,
-)
+from awai_engine.schemas.neighbours import SAMPLE_COLUMNS, _keys, nearest_neighbours
 from awai_engine.schemas.settings import SchemaRules, SchemaSettings
 
 
@@ -129,18 +122,24 @@ def test_a_speaker_clustered_up_their_points_with_a_memo_gets_the_labels_found_a
     )
 
 
-@pytest.mark.parametrize("points", ["lattice", "gaussian"])
-def test_wide_tiles_found_through_a_bound_equal_every_distance_ordered(points: str) -> None:
-    """From ``FAST_COLUMNS`` columns on, a row's neighbours come from candidates whose products
-    reach a sampled bound: they must be exactly those of ordering every distance, with ties
-    (lattice: products tie exactly), far columns (−∞), the row itself (+∞), and a row with fewer
-    near columns than neighbours among them."""
-    count = FAST_COLUMNS + 700
-    vectors = lattice(3, 40, count) if points == "lattice" else gaussian(3, count)
-    dots = vectors[:TILE] @ vectors.T
-    dots[:, :300] = -np.inf  # columns a tile leaves out (rows found before, padding)
-    dots[np.arange(TILE), np.arange(TILE)] = np.inf
-    dots[7, 310:] = -np.inf  # fewer candidates than neighbours: this row is done the full way
-    for first in (0, TILE):
-        expected = _smallest(_to_distance(dots.copy()), 25, first)
-        np.testing.assert_array_equal(_nearest(dots.copy(), 25, first), expected)
+@pytest.mark.parametrize("k", [1, 24])
+def test_neighbours_found_through_a_sampled_bar_are_those_of_ordering_every_distance(
+    k: int,
+) -> None:
+    """Past ``SAMPLE_COLUMNS`` columns a row's bar comes from a sample of them; with products
+    that tie exactly (lattice points, many repeated) and a cut extended from, the nearest must
+    still be exactly the first of every distance ordered by (distance, row)."""
+    count = 2 * SAMPLE_COLUMNS + 700
+    points = lattice(3, 40, count)
+    points[-300:] = points[5]  # a row with far more ties at distance 0 than neighbours
+    fresh = nearest_neighbours(points, k)
+    grown = extended(points, k, [count // 3, count - 500])
+    assert np.array_equal(grown.nearest, fresh.nearest)
+    for start in range(0, count, 512):
+        rows = np.arange(start, min(start + 512, count))
+        distance = np.sqrt(np.maximum(2.0 - 2.0 * (points[rows] @ points.T), 0.0))
+        distance = distance.astype(np.float32)
+        distance[np.arange(len(rows)), rows] = 0.0
+        keys = _keys(np.broadcast_to(np.arange(count), distance.shape), distance)
+        expected = np.sort(np.partition(keys, k, axis=1)[:, : k + 1], axis=1)
+        assert np.array_equal(fresh.nearest[rows], expected & 0xFFFFFFFF)

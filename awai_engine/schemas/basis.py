@@ -11,6 +11,8 @@ from __future__ import annotations
 import bisect
 import hashlib
 import threading
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,7 +53,7 @@ class SpeakerRows:
 
     def __init__(self, timeline: Timeline) -> None:
         self.timeline = timeline
-        self._rows: dict[str, list[int]] = {}
+        self._rows: dict[str, array[int]] = {}  # int64 rows: a list's ints were 36 bytes each
         self._names: dict[str, str] = {}
         self._said_by: dict[str, _Said] = {}
         self._seen = 0
@@ -69,7 +71,7 @@ class SpeakerRows:
             starts = timeline.row_positions.searchsorted(np.arange(self._seen, count + 1))
             for offset, speaker in enumerate(timeline.speaker_ids[self._seen : count]):
                 self._names[speaker] = timeline.speaker_names[self._seen + offset]
-                self._rows.setdefault(speaker, []).extend(
+                self._rows.setdefault(speaker, array("q")).extend(
                     range(int(starts[offset]), int(starts[offset + 1]))
                 )
             self._seen = count
@@ -86,7 +88,7 @@ class SpeakerRows:
 
     def count(self, speaker_id: str, end_row: int | None = None) -> int:
         with self._lock:
-            rows = self._rows.get(speaker_id, [])
+            rows = self._rows.get(speaker_id, array("q"))
             return len(rows) if end_row is None else bisect.bisect_left(rows, end_row)
 
     def basis(self, channel: str, speaker_id: str, end_row: int | None = None) -> Basis | None:
@@ -97,7 +99,7 @@ class SpeakerRows:
     def digest(self, speaker_id: str, count: int) -> str:
         """The fingerprint of the speaker's first ``count`` thoughts (``count`` ≥ 1)."""
         with self._lock:
-            return self._said(speaker_id).digests[count - 1]
+            return self._said(speaker_id).digest(count)
 
     def head(self, channel: str, speaker_id: str, count: int) -> Basis | None:
         """The speaker's first ``count`` thoughts (``None`` for none).
@@ -110,75 +112,72 @@ class SpeakerRows:
             if count <= 0:
                 return None
             said = self._said(speaker_id)
-            rows = self._rows[speaker_id][:count]
+            rows = np.asarray(self._rows[speaker_id][:count], dtype=np.int64)
+            timeline = self.timeline
+            positions = timeline.row_positions[rows]
+            ids = timeline.messages.message_ids_at(positions)
             return Basis(
                 channel=channel,
                 speaker_id=speaker_id,
                 speaker_name=self.name_at(speaker_id, count),
-                keys=tuple(said.keys[:count]),
+                keys=tuple(map(thought_key, ids, timeline.row_thought[rows].tolist())),
                 texts=tuple(said.texts[:count]),
-                message_ids=tuple(said.message_ids[:count]),
-                positions=said.positions[:count].copy(),
-                vectors=np.ascontiguousarray(self.timeline.vectors[rows], dtype=np.float32),
-                digest=said.digests[count - 1],
+                message_ids=tuple(ids),
+                positions=positions,
+                vectors=np.ascontiguousarray(timeline.vectors[rows], dtype=np.float32),
+                digest=said.digest(count),
             )
 
     def name_at(self, speaker_id: str, count: int) -> str:
         """The speaker's name on the message of their ``count``-th thought (``count`` ≥ 1):
         a basis is named as of its last thought (a speaker may rename)."""
         with self._lock:
-            position = int(self._said(speaker_id).positions[count - 1])
+            position = int(self.timeline.row_positions[self._rows[speaker_id][count - 1]])
             return self.timeline.speaker_names[position]
 
     def _said(self, speaker_id: str) -> _Said:
         said = self._said_by.get(speaker_id)
         if said is None:
             said = _Said()
-            said.extend(self.timeline, self._rows.get(speaker_id, []))
+            said.extend(self.timeline, self._rows.get(speaker_id, array("q")))
             self._said_by[speaker_id] = said
         return said
 
 
-@dataclass
 class _Said:
     """Everything a speaker said in a timeline, with the fingerprint after each thought.
 
     The fingerprint after ``k`` thoughts is the SHA-256 of the first ``k`` entries: the same
-    digest a single pass over those ``k`` thoughts gives.
+    digest a single pass over those ``k`` thoughts gives. Held for every speaker a bot has read,
+    for as long as it holds the channel, so it keeps only what the timeline's columns cannot
+    give cheaply: each thought's text (decoded from the packed columns once: a reading needs all
+    of a speaker's) and its digest as 32 bytes (not 64 hex characters). Positions, message ids
+    and thought keys are cut from the columns when a basis is, sharing the columns' strings: a
+    copy of them per speaker was a third of a held 100k channel's growth.
     """
 
-    keys: list[str] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    message_ids: list[str] = field(default_factory=list)
-    digests: list[str] = field(default_factory=list)
-    _positions: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    _fingerprint: hashlib._Hash = field(default_factory=hashlib.sha256)
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._digests = bytearray()
+        self._fingerprint = hashlib.sha256()
 
-    @property
-    def positions(self) -> np.ndarray:
-        return self._positions[: len(self.keys)]
+    def digest(self, count: int) -> str:
+        """The fingerprint of the first ``count`` thoughts (``count`` ≥ 1), in hex."""
+        return self._digests[(count - 1) * _DIGEST : count * _DIGEST].hex()
 
-    def extend(self, timeline: Timeline, rows: list[int]) -> None:
+    def extend(self, timeline: Timeline, rows: Sequence[int]) -> None:
         """Take in the speaker's rows past those already taken."""
-        new = rows[len(self.keys) :]
-        if not new:
-            return
-        positions = timeline.row_positions[new]
-        done = len(self.keys)
-        if done + len(new) > len(self._positions):
-            grown = np.empty(max(done + len(new), 2 * len(self._positions)), dtype=np.int64)
-            grown[:done] = self._positions[:done]
-            self._positions = grown
-        self._positions[done : done + len(new)] = positions
+        new = np.asarray(rows[len(self.texts) :], dtype=np.int64)
         last = -1
-        for row, position in zip(new, positions.tolist(), strict=True):
+        for row, position in zip(new.tolist(), timeline.row_positions[new].tolist(), strict=True):
             if position != last:  # a message's rows are consecutive: one lookup for them
                 message_id, first_row, indexes, texts = timeline.messages.thoughts_of(position)
                 last = position
             key = thought_key(message_id, indexes[row - first_row])
             text = texts[row - first_row]
-            self.keys.append(key)
             self.texts.append(text)
-            self.message_ids.append(message_id)
             self._fingerprint.update(f"{key}\x1f{text}\x1e".encode())
-            self.digests.append(self._fingerprint.hexdigest())
+            self._digests += self._fingerprint.digest()
+
+
+_DIGEST = hashlib.sha256().digest_size

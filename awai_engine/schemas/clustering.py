@@ -370,24 +370,26 @@ def _renumber(labels: np.ndarray) -> np.ndarray:
     return out
 
 
-def _distance_block(points: np.ndarray, start: int, out: np.ndarray) -> None:
-    """Euclidean distances of rows ``start:`` + len(out) to all rows, into ``out`` (float32)."""
-    np.matmul(points[start : start + len(out)], points.T, out=out)
+def _to_distances(block: np.ndarray) -> None:
+    """Dot products of unit vectors to Euclidean distances, in place (float32)."""
     # |a − b|² = 2 − 2·a·b for unit vectors; clipped because rounding can make it slightly < 0.
-    np.multiply(out, -2.0, out=out)
-    out += 2.0
-    np.maximum(out, 0.0, out=out)
-    np.sqrt(out, out=out)
+    np.multiply(block, -2.0, out=block)
+    block += 2.0
+    np.maximum(block, 0.0, out=block)
+    np.sqrt(block, out=block)
 
 
 def _exact_tree(points: np.ndarray, min_samples: int) -> np.ndarray:
     """Prim's minimum spanning tree of the mutual-reachability graph, on a dense float32 matrix."""
     count = len(points)
     distance = np.empty((count, count), dtype=np.float32)
+    # One product of the points with themselves: numpy hands ``a @ a.T`` to the BLAS as a
+    # symmetric product (half the work of the row blocks it was, and symmetric to the bit).
+    np.matmul(points, points.T, out=distance)
     core = np.empty(count, dtype=np.float32)
     for start in range(0, count, ROW_BLOCK):
         block = distance[start : start + ROW_BLOCK]
-        _distance_block(points, start, block)
+        _to_distances(block)
         block[np.arange(len(block)), np.arange(start, start + len(block))] = 0.0
         core[start : start + len(block)] = _kth_smallest(block, min_samples)
     # Mutual reachability max(core_a, core_b, d(a, b)) is formed one row at a time. A point that

@@ -240,8 +240,10 @@ class _Prefixes:
         self.texts: list[str] = []
         self.keys: list[str] = []
         self.row_of: dict[str, int] = {}
-        self.totals: list[int] = [0]
-        self._rows: dict[str, array[int]] = {}
+        self.totals = array("q", [0])  # of terms in the first v thoughts
+        # term → the row it is said in, or the rows (an array) once said twice: most terms of a
+        # speaker's talk are said once, and an array each was most of the index's memory.
+        self._rows: dict[str, int | array[int]] = {}
         self._seen: tuple[Sequence[str], Sequence[str], int] | None = None
 
     def holds(self, texts: Sequence[str], keys: Sequence[str], count: int) -> bool:
@@ -268,8 +270,11 @@ class _Prefixes:
             for term in said:
                 occurrences = self._rows.get(term)
                 if occurrences is None:
-                    occurrences = self._rows[term] = array("i")
-                occurrences.append(row)
+                    self._rows[term] = row
+                elif isinstance(occurrences, int):
+                    self._rows[term] = array("i", (occurrences, row))
+                else:
+                    occurrences.append(row)
             self.texts.append(text)
             self.keys.append(key)
             self.row_of.setdefault(key, row)
@@ -278,7 +283,11 @@ class _Prefixes:
     def said(self, term: str, count: int) -> int:
         """How often ``term`` is said in the first ``count`` thoughts."""
         occurrences = self._rows.get(term)
-        return 0 if occurrences is None else bisect.bisect_left(occurrences, count)
+        if occurrences is None:
+            return 0
+        if isinstance(occurrences, int):
+            return int(occurrences < count)
+        return bisect.bisect_left(occurrences, count)
 
 
 class _PrefixCache:
@@ -287,9 +296,11 @@ class _PrefixCache:
     Keyed by content, not by speaker: a sequence uses an entry whose thoughts agree with its own
     first ``v`` (and extends it), so an edited or restricted sequence never reads another's
     counts and the names stay a pure function of the first ``v`` thoughts. Bounded by the
-    thoughts it holds (about half a kilobyte each), not only by entries: a re-clustering of a
-    channel of 40 speakers followed by readings of any of them finds each speaker's counts, and a
-    100k-message channel still does not keep every speaker's history.
+    thoughts it holds, not only by entries: a re-clustering of a channel of 40 speakers followed
+    by readings of any of them finds each speaker's counts, and a 100k-message channel still
+    does not keep every speaker's history. (Measured on a held 100k channel, 400 random
+    readings: a bound of 30,000 thoughts saved 14 MiB and cost 14 s of counting speakers again,
+    35 ms a reading.)
     """
 
     ENTRIES = 64

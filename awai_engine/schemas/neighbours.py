@@ -17,12 +17,19 @@ run the job stores). Two things make that hold by construction, not by luck:
   picks among equal distances arbitrarily, and repeated thoughts make equal distances common.)
 - Every distance is computed in one fixed way: the dot product of a ``TILE``-row block of the
   zero-padded points with another such block, always the same shape, so the BLAS takes the
-  same path for it whether the rest of the matrix is computed or not.
+  same path for it whether the rest of the matrix is computed or not. A pair's product is taken
+  from the block above the diagonal (or on it, above its diagonal) for both of its rows: half
+  the products, and a graph whose distances are symmetric to the bit.
+
+Only products that reach a row's bar become distances: a bar every one of the row's nearest
+reaches, from a sample of the columns (a new row) or from its ``k + 1``-th distance so far (a
+row found before). The bar only saves work; which rows are nearest does not depend on it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,9 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 TILE = 256
-SELECT_ROWS = 64  # rows whose keys are selected at once: 64 × n int64
-FAST_COLUMNS = 8192  # from this many columns on, candidates are found by a bound first
-SAMPLE_COLUMNS = 2048  # columns sampled for that bound
+SAMPLE_COLUMNS = 2048  # columns sampled for each row's bar
+SAMPLE_ROWS = 1024  # rows whose sampled products are held at once: 1024 × 2048 float32
 MARGIN = 1e-4  # of a dot product: far wider than float32 rounding, so it separates distances
 _COLUMN = np.int64(0xFFFFFFFF)
 
@@ -64,40 +70,152 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
     count = len(points)
     if not 0 <= k < count:
         raise ValueError(f"{k} neighbours need at least {k + 1} points, not {count}")
-    padded = np.zeros((-(-count // TILE) * TILE, points.shape[1]), dtype=np.float32)
-    padded[:count] = points
     points = np.ascontiguousarray(points, dtype=np.float32)
+    tiles = -(-count // TILE)
+    padded = np.zeros((tiles * TILE, points.shape[1]), dtype=np.float32)
+    padded[:count] = points
     old = known.count if known is not None and _extends(known, points, k) else 0
-    keys = np.empty((count, k + 1), dtype=np.int64)
+    # Each row's bar (padding rows: +inf, never a target): only products reaching it can count.
+    # Rows and strips are independent, and numpy leaves the GIL while it multiplies: one thread
+    # per core (BLAS itself runs single-threaded in AWAI, see engine.limit_blas_threads).
+    pool = ThreadPoolExecutor(max(1, os.cpu_count() or 1))
+    low = np.full(tiles * TILE, np.inf, dtype=np.float32)
+    sampled = np.arange(0, count, max(1, count // SAMPLE_COLUMNS))
+    columns = np.ascontiguousarray(points[sampled].T)
 
-    def tile(start: int) -> None:
-        stop = min(count, start + TILE)
-        if stop <= old:
-            # Rows found before: their old neighbours, merged with the nearest rows added.
-            assert known is not None
-            first = old - old % TILE  # the tile holding the first added row
-            dots = _dots(padded, start, first, count)
-            dots[:, : old - first] = -np.inf
-            both = np.concatenate(
-                [
-                    _keys(known.nearest[start:stop], known.distance[start:stop]),
-                    _beating(dots[: stop - start], known.distance[start:stop, k], first),
-                ],
-                axis=1,
-            )
-            keys[start:stop] = np.sort(both, axis=1)[:, : k + 1]
-        else:
-            dots = _dots(padded, start, 0, count)
-            dots[np.arange(TILE), np.arange(start, start + TILE)] = np.inf  # itself: distance 0
-            keys[start:stop] = _nearest(dots[: stop - start], k + 1, 0)
+    def bound(row: int) -> None:
+        stop = min(row + SAMPLE_ROWS, count)
+        low[row:stop] = _sampled_bound(points[row:stop], row, columns, sampled, k + 1)
 
-    # Tiles of rows are independent, and numpy leaves the GIL while it multiplies: one thread per
-    # core (BLAS itself runs single-threaded in AWAI, see engine.limit_blas_threads).
-    with ThreadPoolExecutor(max(1, os.cpu_count() or 1)) as pool:
-        list(pool.map(tile, range(0, count, TILE)))
+    list(pool.map(bound, range(old, count, SAMPLE_ROWS)))
+    if known is not None and old:
+        low[:old] = _worst_bound(known.distance[:, k])
+    pieces: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in range(tiles)]
+    for row in range(old - old % TILE, count, TILE):  # each new row is its own nearest
+        rows = np.arange(max(row, old), min(row + TILE, count), dtype=np.int64)
+        pieces[row // TILE].append((rows, rows.copy()))
+    if known is not None and old:
+        for row in range(0, old, TILE):
+            stop = min(row + TILE, old)
+            rows = np.repeat(np.arange(row, stop, dtype=np.int64), k + 1)
+            keys = _keys(known.nearest[row:stop], known.distance[row:stop]).ravel()
+            pieces[row // TILE].append((rows, keys))
+
+    def strip(tile: int) -> None:
+        for target, rows, keys in _strip(padded, tile, old // TILE, count, old, low):
+            pieces[target].append((rows, keys))  # list.append is atomic: threads may share
+
+    def select(tile: int) -> np.ndarray:
+        return _selected(pieces[tile], tile * TILE, min(TILE, count - tile * TILE), k + 1)
+
+    with pool:
+        list(pool.map(strip, range(tiles)))
+        keys = np.concatenate(list(pool.map(select, range(tiles))))
     nearest = keys & _COLUMN
     distance = (keys >> 32).astype(np.int32).view(np.float32)
     return Neighbours(count, _fingerprint(points), nearest, distance)
+
+
+def _strip(
+    padded: np.ndarray, tile: int, first: int, count: int, old: int, low: np.ndarray
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """The candidates found in the products of row tile ``tile`` with the tiles from
+    ``max(tile, first)`` on, as (target tile, target rows, keys) pieces: each pair whose product
+    reaches its target row's bar, for the row in this tile and, across the diagonal, for the row
+    in the other tile (a product is computed once for both of its rows). Pairs of two rows found
+    before (both under ``old``), a row with itself, and padding take no part."""
+    start = tile * TILE
+    column0 = max(tile, first) * TILE
+    dots = _dots(padded, start, column0, count)
+    if column0 == start:
+        # The diagonal tile: each pair's product as computed above the diagonal, for both rows.
+        diagonal = dots[:, :TILE]
+        diagonal[:] = np.triu(diagonal, 1) + np.triu(diagonal, 1).T
+        np.fill_diagonal(diagonal, -np.inf)
+    if old > column0:
+        dots[: max(0, old - start), : old - column0] = -np.inf
+    if start + TILE > count:
+        dots[max(0, count - start) :] = -np.inf
+    # One pass finds the pairs either of whose rows the product may count for.
+    across = TILE if column0 == start else 0  # the diagonal tile's pairs are both rows' already
+    theirs = low[column0:].copy()
+    theirs[:across] = np.inf
+    mask = dots >= low[start : start + TILE, None]
+    mask |= dots >= theirs[None, :]
+    rows, columns = np.nonzero(mask)
+    products = dots[rows, columns]
+    distances = _to_distance(products.copy())
+    mine = products >= low[start + rows]
+    found = [(tile, rows[mine] + start, _keys(columns[mine] + column0, distances[mine]))]
+    other = products >= theirs[columns]
+    if other.any():
+        targets = columns[other] + column0
+        keys = _keys(rows[other] + start, distances[other])
+        tiles = targets // TILE
+        order = np.argsort(_small(tiles), kind="stable")  # by target tile only
+        tiles, targets, keys = tiles[order], targets[order], keys[order]
+        first = (column0 + across) // TILE
+        bounds = np.searchsorted(tiles, np.arange(first, len(low) // TILE + 1))
+        for at, (begin, end) in enumerate(itertools.pairwise(bounds), first):
+            if end > begin:
+                found.append((at, targets[begin:end], keys[begin:end]))
+    return found
+
+
+def _selected(
+    pieces: list[tuple[np.ndarray, np.ndarray]], start: int, rows: int, count: int
+) -> np.ndarray:
+    """The ``count`` smallest keys of each of rows ``start:start + rows``, ascending, from the
+    (rows, keys) pieces gathered for them (in any order: keys are a total order)."""
+    targets = np.concatenate([piece[0] for piece in pieces]) - start
+    keys = np.concatenate([piece[1] for piece in pieces])
+    order = np.argsort(_small(targets), kind="stable")
+    targets, keys = targets[order], keys[order]
+    held = np.bincount(targets, minlength=rows)
+    starts = np.cumsum(held) - held
+    table = np.full((rows, int(held.max())), np.iinfo(np.int64).max)
+    table[targets, np.arange(len(targets)) - starts[targets]] = keys
+    if table.shape[1] > count:
+        table = np.partition(table, count - 1, axis=1)[:, :count]
+    return np.sort(table, axis=1)
+
+
+def _small(values: np.ndarray) -> np.ndarray:
+    """Non-negative ``values`` as 16-bit integers where they fit: numpy's stable sort of those
+    is a radix sort, linear in their number (grouping candidates by row was a tenth of the
+    search at 20k thoughts)."""
+    return values.astype(np.uint16) if values.max(initial=0) < 1 << 16 else values
+
+
+def _sampled_bound(
+    rows: np.ndarray, first: int, columns: np.ndarray, sampled: np.ndarray, count: int
+) -> np.ndarray:
+    """For each of ``rows`` (rows ``first:`` of the points), a product every one of its
+    ``count`` nearest rows reaches, from its products with ``columns`` (the points' rows
+    ``sampled``, transposed).
+
+    The ``count``-th largest of those products (the row itself counted as +∞, as it is at
+    distance 0) is reached by ``count`` rows, so the nearest ``count`` are at least as near;
+    ``MARGIN`` less covers the rounding between this product and the tiles' (checked per row
+    to separate the two in distance; a row it does not gets −∞: every column).
+    """
+    products = rows @ columns
+    own = np.flatnonzero((sampled >= first) & (sampled < first + len(rows)))
+    products[sampled[own] - first, own] = np.inf
+    bar = np.partition(products, -count, axis=1)[:, -count]
+    low = bar - np.float32(MARGIN)
+    low[~(_to_distance(low.copy()) > _to_distance(bar.copy()))] = -np.inf
+    return low
+
+
+def _worst_bound(worst: np.ndarray) -> np.ndarray:
+    """For rows found before, the product a new column must reach to come before the row's
+    ``worst`` distance (its ``k + 1``-th nearest so far), ``MARGIN`` less (checked per row, as
+    in :func:`_sampled_bound`). A new column never wins a tie with ``worst``: its row comes
+    after every row found before."""
+    low = np.float32(1.0) - worst * worst / np.float32(2.0) - np.float32(MARGIN)
+    low[~(_to_distance(low.copy()) > worst)] = -np.inf
+    return low
 
 
 def _extends(known: Neighbours, points: np.ndarray, k: int) -> bool:
@@ -141,76 +259,7 @@ def _to_distance(dots: np.ndarray) -> np.ndarray:
     return dots
 
 
-def _nearest(dots: np.ndarray, count: int, first: int) -> np.ndarray:
-    """The keys of each row's ``count`` smallest (distance, column) pairs, ascending, from its
-    dot products (column ``j`` is row ``first + j``): exactly :func:`_smallest` of the
-    distances, without turning every product into a distance or ordering all of them.
-
-    The ``count``-th largest product among a sample of the columns bounds the row's:
-    every pair that can be among the nearest has a product at least that bound less
-    ``MARGIN``, provided the margin separates the two in distance (checked per row; a row it
-    does not, and a narrow tile, is done the full way). Only those candidates become distances.
-    """
-    columns = dots.shape[1]
-    if columns < FAST_COLUMNS:
-        return _smallest(_to_distance(dots), count, first)
-    sample = dots[:, :: columns // SAMPLE_COLUMNS]
-    bar = np.partition(sample, -count, axis=1)[:, -count]
-    low = bar - np.float32(MARGIN)
-    separated = _to_distance(low.copy()) > _to_distance(bar.copy())
-    low[~separated] = np.inf  # no candidate: done the full way below
-    out = np.sort(_candidates(dots, low, first, count), axis=1)[:, :count]
-    bad = np.flatnonzero(~separated)
-    if len(bad):
-        out[bad] = _smallest(_to_distance(dots[bad]), count, first)
-    return out
-
-
-def _beating(dots: np.ndarray, worst: np.ndarray, first: int) -> np.ndarray:
-    """The keys of every column of each row that may come before the row's ``worst`` distance
-    (its ``k + 1``-th nearest so far), unordered, padded with the largest key.
-
-    A row extended by new columns keeps nearly all its neighbours: only columns whose product
-    reaches the product at ``worst`` less ``MARGIN`` become distances. The distance is a
-    non-increasing function of the product (each float32 step is monotone), so a column under
-    that bound is farther than ``worst`` whenever the margin separates the two distances, which
-    is checked per row (a row it does not is given every column). A new column never wins a
-    tie with ``worst``: its row comes after every row found before."""
-    low = np.float32(1.0) - worst * worst / np.float32(2.0) - np.float32(MARGIN)
-    low[~(_to_distance(low.copy()) > worst)] = -np.inf
-    return _candidates(dots, low, first, 1)
-
-
-def _candidates(dots: np.ndarray, low: np.ndarray, first: int, width: int) -> np.ndarray:
-    """The keys of each row's columns whose product reaches the row's ``low``, side by side,
-    padded with the largest key to at least ``width`` columns."""
-    rows, found = np.nonzero(dots >= low[:, None])
-    held = np.bincount(rows, minlength=len(dots))
-    starts = np.cumsum(held) - held
-    table = np.full((len(dots), max(int(held.max(initial=0)), width)), np.iinfo(np.int64).max)
-    table[rows, np.arange(len(rows)) - starts[rows]] = _keys(
-        found + first, _to_distance(dots[rows, found])
-    )
-    return table
-
-
 def _keys(nearest: np.ndarray, distance: np.ndarray) -> np.ndarray:
     """(distance, row) as one int64 per entry, ordered as the pair is: a non-negative float32's
     bits order like the integer they spell, so they go above the row's 32 bits."""
     return (np.ascontiguousarray(distance).view(np.int32).astype(np.int64) << 32) | nearest
-
-
-def _smallest(values: np.ndarray, count: int, first: int) -> np.ndarray:
-    """The keys of each row's ``count`` smallest (distance, column) pairs, ascending; column
-    ``j`` of ``values`` is row ``first + j`` of the points."""
-    columns = np.arange(first, first + values.shape[1], dtype=np.int64)
-    out = np.empty((len(values), min(count, values.shape[1])), dtype=np.int64)
-    for start in range(0, len(values), SELECT_ROWS):
-        keys = _keys(
-            np.broadcast_to(columns, values[start : start + SELECT_ROWS].shape),
-            values[start : start + SELECT_ROWS],
-        )
-        if keys.shape[1] > count:
-            keys = np.partition(keys, count - 1, axis=1)[:, :count]
-        out[start : start + SELECT_ROWS] = np.sort(keys, axis=1)
-    return out
