@@ -167,6 +167,21 @@ CurrentAt = Callable[[int, str], bool]
 """Whether SQL's rows up to a last id still have the given fingerprint (see :meth:`save`)."""
 
 
+class _Outdated(ValueError):
+    """A whole file made by another version of AWAI or with other index rules."""
+
+
+def _same_index(meta: dict[str, Any], index: RecallIndexSettings) -> bool:
+    """Whether the file was written with ``index``'s rules. A file written before the rules
+    were split from the operator's settings recorded ``blas_threads`` beside them, which
+    decides only how many threads compute, never what is stored: it is not compared, so an
+    upgrade does not rebuild every channel."""
+    written = meta.get("index")
+    if isinstance(written, dict):
+        written = {key: value for key, value in written.items() if key != "blas_threads"}
+    return bool(written == index.rules.model_dump())
+
+
 class ReadModelFiles:
     """The persisted read models of one data folder."""
 
@@ -185,11 +200,15 @@ class ReadModelFiles:
         try:
             with self._locked(folder, exclusive=False):
                 meta = _pointer(folder)
-                if not _written_for(meta, channel) or meta.get("index") != index.rules.model_dump():
-                    raise ValueError("made by another version or with other index settings")
+                if not _written_for(meta, channel) or not _same_index(meta, index):
+                    raise _Outdated("made by another version or with other index rules")
                 return _read(folder / meta["generation"], meta, index)
         except Exception as error:  # a derived file: whatever is wrong with it, rebuild
-            log.warning("read model of %s on disk is unusable (%r): rebuilding it", channel, error)
+            # An upgrade's rebuild is routine (said once, quietly); damage is worth a warning.
+            level = logging.INFO if isinstance(error, _Outdated) else logging.WARNING
+            log.log(
+                level, "read model of %s on disk is unusable (%s): rebuilding it", channel, error
+            )
             self.shred(channel)
             return None
 
@@ -327,7 +346,7 @@ class ReadModelFiles:
         held = meta.get("messages")
         if (
             not _written_for(meta, channel)
-            or meta.get("index") != timeline.index.rules.model_dump()
+            or not _same_index(meta, timeline.index)
             or meta.get("source") != snapshot.source
             or meta.get("dimension") != timeline.dimension
             or not isinstance(held, int)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import mmap
 import os
 import shutil
@@ -461,6 +462,37 @@ def test_a_start_with_other_blas_threads_still_reads_the_file_it_was_made_with_t
         assert not started.store.vectors.opened  # read from the file, not rebuilt
     finally:
         started.close()
+
+
+def test_a_file_written_before_the_rules_were_split_from_the_settings_is_read_not_rebuilt(
+    make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Files written before the index's rules became their own value recorded ``blas_threads``
+    beside them: an upgrade reads them as they are, and a file with other rules is rebuilt
+    quietly (an upgrade is routine, not damage)."""
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 20))
+    expected = writer.engine.context(CHANNEL, "m20", EVERYTHING)  # the file is written
+    pointer = snapshot_folder(writer) / "current.json"
+    meta = json.loads(pointer.read_text())
+    pointer.write_text(json.dumps({**meta, "index": {**meta["index"], "blas_threads": 1}}))
+    started = open_runtime(writer.settings)
+    try:
+        assert started.engine.context(CHANNEL, "m20", EVERYTHING) == expected
+        assert not started.store.vectors.opened  # read from the file, not rebuilt
+    finally:
+        started.close()
+
+    meta = json.loads(pointer.read_text())
+    pointer.write_text(json.dumps({**meta, "index": {**meta["index"], "probes": 99}}))
+    with caplog.at_level(logging.INFO, logger="storage.read_model_files"):
+        other = open_runtime(writer.settings)
+        try:
+            assert other.engine.context(CHANNEL, "m20", EVERYTHING) == expected
+        finally:
+            other.close()
+    rebuilt_said = [r for r in caplog.records if "unusable" in r.getMessage()]
+    assert rebuilt_said and all(r.levelno == logging.INFO for r in rebuilt_said)
 
 
 def test_a_file_made_from_a_database_since_reset_is_never_taken_for_the_new_one(
