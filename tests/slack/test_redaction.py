@@ -123,6 +123,20 @@ def test_removing_awai_from_a_channel_purges_that_channel_only(slack: SlackHarne
     assert slack.runtime.store.channels() == []
 
 
+@pytest.mark.slow
+def test_awai_leaving_a_private_channel_purges_it_and_no_other(slack: SlackHarness) -> None:
+    """Slack tells a removed bot ``group_left`` for a private channel (``member_left_channel``
+    about itself does not reliably come): the purge must not wait for an event that never does."""
+    slack.seed([(ANN, "Our plan for the launch.")])
+    slack.seed([(BEN, "Private planning.")], channel=SECRET)
+
+    slack.send(slack.requests.event({"type": "group_left", "channel": SECRET}))
+    slack.settle()
+
+    assert slack.runtime.store.message_count(f"{GENERAL_KEY.rsplit(':', 1)[0]}:{SECRET}") == 0
+    assert slack.runtime.store.message_count(GENERAL_KEY) == 1
+
+
 @pytest.mark.parametrize("event", ["channel_deleted", "group_deleted"])
 def test_a_deleted_channel_is_purged_and_nothing_cached_of_it_is_kept(
     slack: SlackHarness, event: str

@@ -1,4 +1,5 @@
-"""AWAI removed from a channel (``member_left_channel`` of the bot user, or ``channel_left``), or
+"""AWAI removed from a channel (``member_left_channel`` of the bot user, or ``channel_left``, or
+``group_left`` for a private channel: Slack does not reliably send the first about the bot), or
 the channel deleted (``channel_deleted``, ``group_deleted``): the channel's data is purged, as an
 uninstall purges the workspace's (see bots.actions.purge), and what the directory cached of it
 (its title, its messages' permalinks) goes with it."""
@@ -15,7 +16,7 @@ from bots.slack.listeners.common import team_of
 from bots.slack.services import SlackServices
 
 Payload = dict[str, Any]
-GONE_EVENTS = ("channel_left", "channel_deleted", "group_deleted")
+GONE_EVENTS = ("channel_left", "group_left", "channel_deleted", "group_deleted")
 """Events after which AWAI has no channel to read: it left it, or the channel is no more."""
 
 
