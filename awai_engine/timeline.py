@@ -310,6 +310,18 @@ class Timeline:
         if self._vectors.shape[1:] != (self.dimension,):
             self._vectors = np.empty((0, self.dimension), dtype=np.float32)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The timeline's fields without its lock, which cannot be copied: a copy (the
+        association bench appends questions to a copy of a conversation's timeline) gets a lock
+        of its own (:meth:`__setstate__`)."""
+        state = self.__dict__.copy()
+        del state["_coding"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._coding = threading.Lock()
+
     @property
     def vectors(self) -> np.ndarray:
         return self._vectors[: self.rows]
