@@ -19,10 +19,11 @@ the mapped θ(d) is the line applied to MiniLM's θ(d) at every distance.
 What is mapped: only values the user has not set (a value set in the environment is used as
 written, on the configured model's own scale), and only when ``embedding.calibrate`` is on. MiniLM
 maps to itself, so it keeps whatever the settings' defaults are. The mapped fields are listed in
-:data:`SIMILARITY_FIELDS` (θ_0, θ_max, the far floor, τ_rep, the schema recall threshold and the schema cohesion
-floor) and :data:`SLOPE_FIELDS` (λ). HDBSCAN's own settings (``min_cluster_size``, neighbour
-counts) are counts, and its cluster tree depends only on the order of distances, so they need no
-model's scale.
+:data:`SIMILARITY_FIELDS` (θ_0, θ_max, the far floor, τ_rep, the schema recall threshold),
+:data:`RULE_SIMILARITY_FIELDS` (in the schemas' fitted rules: the cohesion floor and the joining
+similarity) and :data:`SLOPE_FIELDS` (λ). HDBSCAN's own parameters (``min_cluster_size``,
+neighbour counts) are counts, and its cluster tree depends only on the order of distances, so
+they need no model's scale.
 
 Why not calibrate on the channel itself: the distribution of a channel changes as messages
 arrive, so thresholds fitted on it would let later messages change the reading of an earlier one,
@@ -73,7 +74,12 @@ REFERENCE_QUANTILES = (
 SIMILARITY_FIELDS: dict[str, tuple[str, ...]] = {
     "association": ("theta_0", "theta_max", "far_floor"),
     "activation": ("repeat_similarity",),
-    "schemas": ("recall_threshold", "min_cohesion", "join_similarity"),
+    "schemas": ("recall_threshold",),
+}
+# The same for a section's fitted rules (set in code, not by the user): mapped unless a test or a
+# bench set them on the rules value itself.
+RULE_SIMILARITY_FIELDS: dict[str, tuple[str, ...]] = {
+    "schemas": ("min_cohesion", "join_similarity"),
 }
 # Settings sections → fields that hold a rate of similarity (multiplied by the factor).
 SLOPE_FIELDS: dict[str, tuple[str, ...]] = {"association": ("slope",)}
@@ -182,6 +188,9 @@ def _calibrated_section(name: str, section: BaseModel, scale: SimilarityScale) -
             if field not in section.model_fields_set
         }
     )
+    rules = getattr(section, "rules", None)
+    if isinstance(rules, BaseModel) and name in RULE_SIMILARITY_FIELDS:
+        explicit["rules"] = _calibrated_rules(rules, RULE_SIMILARITY_FIELDS[name], scale)
     try:
         return type(section).model_validate({**explicit, **mapped})
     except ValidationError as error:
@@ -190,3 +199,16 @@ def _calibrated_section(name: str, section: BaseModel, scale: SimilarityScale) -
             f" the calibrated ones ({error.errors()[0]['msg']}). Set all of {name}'s similarity"
             " values yourself, or turn calibration off with AWAI_EMBEDDING__CALIBRATE=false."
         ) from None
+
+
+def _calibrated_rules(
+    rules: BaseModel, fields: tuple[str, ...], scale: SimilarityScale
+) -> BaseModel:
+    """``rules`` with each of ``fields`` not set explicitly on them mapped to ``scale``."""
+    explicit = {field: getattr(rules, field) for field in rules.model_fields_set}
+    mapped = {
+        field: scale.similarity(getattr(rules, field))
+        for field in fields
+        if field not in rules.model_fields_set
+    }
+    return type(rules).model_validate({**explicit, **mapped})

@@ -196,18 +196,18 @@ class CellIndex:
         return np.sort(np.concatenate(levels[-1].rows_before(chosen, cut)))
 
     def _next_fit(self) -> int:
-        leaves = self.settings.cells * self.settings.split ** len(self.levels)
-        return max(self.settings.exact_rows, LEAF_ROWS * leaves)
+        leaves = self.settings.rules.cells * self.settings.rules.split ** len(self.levels)
+        return max(self.settings.rules.exact_rows, LEAF_ROWS * leaves)
 
     def _fit_level(self, vectors: np.ndarray, fitted: int) -> None:
         """Fit the next level on rows ``[0, fitted)`` and file the rows taken in so far."""
         if not self.levels:
-            level = _Level(fitted, _kmeans(vectors[:fitted], self.settings.cells), None)
+            level = _Level(fitted, _kmeans(vectors[:fitted], self.settings.rules.cells), None)
         else:
             parent = self.levels[-1]
             groups = []
             for members in parent.rows_before(np.arange(len(parent.centroids)), fitted):
-                count = min(self.settings.split, len(members))
+                count = min(self.settings.rules.split, len(members))
                 groups.append(_kmeans(vectors[members], count) if count else None)
             # A cell no row of the sample fell into keeps one child: its own centroid.
             centroids = [

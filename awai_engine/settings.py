@@ -1,10 +1,12 @@
-"""Every tunable of AWAI in one typed object, validated at start-up.
+"""What an operator may turn, in one typed object validated at start-up.
 
 The numbers of the context model (``docs/context-model.md``) are starting points fitted on
 real data, so they live here with their defaults and bounds rather than as constants in code.
 Values come from the environment (prefix ``AWAI_``, nested sections joined by ``__``, e.g.
-``AWAI_FLOW__CAPACITY=5``) or from a ``.env`` file; a value out of range stops start-up with a
-message naming the variable.
+``AWAI_FLOW__CAPACITY=5``) or from a ``.env`` file; a value out of range, or a name no section
+has, stops start-up with a message naming the variable. A package with its own section owns its class (association, the
+schemas, the recall index), and keeps beside it the rules chosen by measurement that only tests
+and benches change (``awai_engine/fitted_rules.py``).
 """
 
 from __future__ import annotations
@@ -17,20 +19,28 @@ from typing import Literal, TypeVar
 from pydantic import (
     BaseModel,
     Field,
+    ModelWrapValidatorHandler,
     SecretStr,
     ValidationError,
     field_validator,
     model_validator,
 )
+from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from awai_engine.association.settings import ActivationSettings, AssociationSettings, Similarity
+from awai_engine.association.settings import ActivationSettings, AssociationSettings
 from awai_engine.errors import AwaiError
+from awai_engine.recall_index import RecallIndexSettings
+from awai_engine.schemas.settings import SchemaSettings
 
 # Anthropic's output_config.effort levels; "default" sends none (the model's own default).
 Effort = Literal["default", "low", "medium", "high", "xhigh", "max"]
 CHROMA_URL = re.compile(
     r"https?://[^/\s:]+(:[0-9]{1,5})?(/[A-Za-z0-9][A-Za-z0-9._-]{1,62}[A-Za-z0-9])?/?"
+)
+
+UNKNOWN_SETTING = PydanticCustomError(
+    "unknown_setting", "no such setting (a typo, or one AWAI no longer has: see README.md)"
 )
 
 
@@ -43,112 +53,6 @@ class FlowSettings(BaseModel):
 
     capacity: int = Field(
         4, ge=3, le=5, description="Chunks in the flow: previous utterance + summaries."
-    )
-
-
-class SchemaSettings(BaseModel):
-    """Per-speaker preconceptions (HDBSCAN clusters of the speaker's own thoughts).
-
-    ``algorithm`` (see ``awai_engine/schemas/clustering.py`` and ``bench/recluster.py``): ``exact``
-    is HDBSCAN itself on the full vectors, with one float32 n×n matrix (n²·4 bytes: 100 MB at 5k
-    thoughts); ``knn-graph`` builds the same tree on each thought's nearest neighbours only
-    (memory n·k, agreement with exact ARI ≈ 0.96 on real chat); ``auto`` is exact up to
-    ``exact_max_thoughts`` and knn-graph above. PCA to 10 dimensions first, though fastest, merged
-    noise into clusters on topic data and collapsed real chat into 2 clusters, so it is not offered.
-    """
-
-    min_cluster_size: int = Field(3, ge=2, le=1000)
-    recall_threshold: Similarity = Field(
-        0.45, ge=-1, le=1, description="Centroid similarity to recall."
-    )
-    max_recalled: int = Field(3, ge=0, le=20, description="R: schemas recalled per reading.")
-    min_samples: int = Field(
-        2,
-        ge=1,
-        le=1000,
-        description=(
-            "HDBSCAN's neighbours for a core distance. 2, not min_cluster_size: with a few dozen"
-            " thoughts, 3 left most of a recurring concern as noise (bench/preconceptions.py)."
-        ),
-    )
-    min_cohesion: Similarity = Field(
-        0.2,
-        ge=-1,
-        le=1,
-        description=(
-            "Mean similarity a thought needs to the rest of its cluster, and a cluster among its"
-            " members, to count as a schema (else it is noise)."
-        ),
-    )
-    concern_margin: float = Field(
-        0.25,
-        ge=0,
-        le=1,
-        description=(
-            "Share of the gap between the speaker's mean similarity and 1 that a cluster's"
-            " cohesion must close to be one concern; a looser one is a mixture and is clustered"
-            " again on its own (bench/preconceptions.py). A share, not a cosine: it is not put"
-            " on a model's scale."
-        ),
-    )
-    join_similarity: Similarity = Field(
-        0.25,
-        ge=-1,
-        le=1,
-        description=(
-            "A thought HDBSCAN left as noise joins the schema whose members it is closest to on"
-            " average, when it reaches this; a lone cluster (nothing else formed) needs it too."
-        ),
-    )
-    min_words: int = Field(
-        3,
-        ge=0,
-        le=50,
-        description="Thoughts with fewer words ('ok', 'yes please', '了解です') join no schema.",
-    )
-    min_content_words: int = Field(
-        2,
-        ge=0,
-        le=50,
-        description=(
-            "Thoughts with fewer content words (not stop words, reactions or the name addressed:"
-            " 'Totally agree, Mel.', 'Wow, great pic!') join no schema."
-        ),
-    )
-    algorithm: Literal["auto", "exact", "knn-graph"] = "auto"
-    exact_max_thoughts: int = Field(
-        6000, ge=10, le=40_000, description="Above this many thoughts, auto uses knn-graph."
-    )
-    knn_neighbours: int = Field(
-        24, ge=2, le=500, description="Neighbours per thought in the knn-graph algorithm."
-    )
-    summary_thoughts: int = Field(
-        8, ge=1, le=100, description="Most central thoughts handed to the schema summariser."
-    )
-    on_demand_cache: int = Field(
-        128, ge=1, le=100_000, description="Clusterings made for readings kept in memory (LRU)."
-    )
-    recluster_processes: int = Field(
-        0,
-        ge=0,
-        le=64,
-        description=(
-            "Worker processes re-clustering a channel's speakers (awai_engine/schemas/chains.py):"
-            " 0 is one per core, at most 8; 1 re-clusters in the job's own process. Each worker"
-            " holds one speaker's clustering (up to 150 MB at 6,000 thoughts)."
-        ),
-    )
-    fixed_point_bits: int = Field(
-        3,
-        ge=1,
-        le=6,
-        description=(
-            "A reading uses the clustering of the speaker's first F(n) thoughts, F(n) keeping the"
-            " leading binary digits of n (awai_engine/schemas/fixed_points.py): 3 clusters at"
-            " 1-8, 10, 12, 14, 16, 20, 24..., so a schema lags under a quarter of what was said."
-            " Each more bit halves the lag and doubles the clusterings stored per speaker (about"
-            " 48 at 10,000 thoughts with 3; catching up an import clusters each of them)."
-        ),
     )
 
 
@@ -203,70 +107,6 @@ class DigestSettings(BaseModel):
     max_speakers: int = Field(
         24, ge=1, le=500, description="Most active speakers shown; the rest are counted."
     )
-
-
-class RecallIndexSettings(BaseModel):
-    """How earlier thoughts are searched: exactly while a channel is small, by cells when large.
-
-    While a message lies within a channel's first ``exact_rows`` thought vectors, every earlier
-    thought is compared with it. From that size on, thoughts are filed in a tree of cells:
-    ``cells`` centroids at the top, each split into at most ``split`` finer ones per level, a new
-    level whenever the channel has grown ``split`` times (see ``awai_engine/cells.py``). Each
-    level is fitted only on rows that precede every message that will use it, so it never
-    depends on what comes after a message. A later message compares its ``recent_rows`` nearest
-    earlier thoughts exactly, where θ(d) is low, and older thoughts only in the ``probes`` finest
-    cells nearest to its thoughts: far back, only close meanings pass θ_max, and close
-    meanings share cells. Reading cost then stays nearly flat as the channel grows.
-    """
-
-    exact_rows: int = Field(
-        4096,
-        ge=16,
-        description="Thoughts a channel holds before recall stops comparing every earlier one; the"
-        " first levels of cells are fitted on them.",
-    )
-    cells: int = Field(128, ge=1, le=65_536, description="Centroids of the coarsest level.")
-    split: int = Field(
-        8, ge=2, le=64, description="Growth factor between levels of cells, and children per cell."
-    )
-    probes: int = Field(
-        16,
-        ge=1,
-        le=65_536,
-        description="Nearest cells each thought keeps per level; a message's thoughts share this"
-        " many finest cells.",
-    )
-    occurrence_probes: int = Field(
-        0,
-        ge=0,
-        le=65_536,
-        description=(
-            "Nearest cells scanned for earlier occurrences of a recalled thought (ACT-R), 0 for"
-            " its own cell only: occurrences are near-repeats (similarity ≥ τ_rep), which share"
-            " the thought's cell (measured: more cells found no more of them)."
-        ),
-    )
-    recent_rows: int = Field(
-        256, ge=0, description="Rows just before a message that are always compared exactly."
-    )
-    blas_threads: int | None = Field(
-        1,
-        ge=1,
-        le=256,
-        description=(
-            "Threads numpy's BLAS may use (None: its own default). A reading multiplies a few"
-            " query vectors with a slice of the channel: too small to gain from threads, while"
-            " threads oversubscribe the cores when readings and embeddings run side by side"
-            " (measured: 0.1 ms single-threaded against 6–10 ms with threads on a busy 2-core"
-            " machine for 1,500 rows)."
-        ),
-    )
-
-    @model_validator(mode="after")
-    def _cells_fit(self) -> RecallIndexSettings:
-        if self.cells > self.exact_rows:
-            raise ValueError("recall_index.cells must not exceed recall_index.exact_rows")
-        return self
 
 
 class EmbeddingSettings(BaseModel):
@@ -581,6 +421,28 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     limits: LimitsSettings = LimitsSettings()
     llm: LanguageModelSettings = LanguageModelSettings()
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _no_unknown_names(
+        cls, values: object, handler: ModelWrapValidatorHandler[Settings]
+    ) -> Settings:
+        """A name no section has (``AWAI_SCHEMAS__RECALL_TRESHOLD``) is refused, not ignored:
+        pydantic drops a section's unknown keys, so a typo would run on the default unseen.
+        Checked once the sections' own checks pass, since those name a moved setting better."""
+        settings = handler(values)
+        if not isinstance(values, dict):
+            return settings
+        unknown: list[InitErrorDetails] = [
+            InitErrorDetails(type=UNKNOWN_SETTING, loc=(name, key), input=given)
+            for name, section in values.items()
+            if isinstance(section, dict) and name in cls.model_fields
+            for key, given in section.items()
+            if key not in type(getattr(settings, name)).model_fields
+        ]
+        if unknown:
+            raise ValidationError.from_exception_data(cls.__name__, unknown)
+        return settings
 
     @model_validator(mode="after")
     def _language_model_defaults(self) -> Settings:

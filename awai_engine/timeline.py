@@ -554,13 +554,13 @@ class Timeline:
         queries = np.take(self._vectors, query_rows, axis=0)
         if not self._cells.usable(end_row):
             return np.arange(end_row), similarities(self._vectors[:end_row], queries)
-        recent = max(0, end_row - self.index.recent_rows)
+        recent = max(0, end_row - self.index.rules.recent_rows)
         older = self._cells.nearest_rows(
             queries,
             query_rows,
             end_row,
             recent,
-            self.index.probes if probes is None else probes,
+            self.index.rules.probes if probes is None else probes,
         )
         similarity = np.concatenate(
             [

@@ -28,7 +28,8 @@ from rich.table import Table
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
-from awai_engine.settings import RecallIndexSettings, Settings
+from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
+from awai_engine.settings import Settings
 from awai_engine.visibility import EVERYTHING
 from bench.corpus import chat_lines, synthetic_channel
 from storage.store import AwaiStore
@@ -60,7 +61,9 @@ def agreement_with_exact(
 
     indexed = recalled()
     configured = store.read_model.recall_index
-    store.read_model.recall_index = RecallIndexSettings(exact_rows=10**9, cells=1, probes=1)
+    store.read_model.recall_index = RecallIndexSettings(
+        rules=RecallIndexRules(exact_rows=10**9, cells=1, probes=1)
+    )
     exact = recalled()
     store.read_model.recall_index = configured
     store.read_model.forget(channel)
@@ -151,7 +154,7 @@ def main() -> None:
                     timings.setdefault((size, label), []).append(elapsed)
                     recalled.setdefault((size, label), []).append(len(context.associations))
         for size in args.sizes:
-            if size * 1.5 > settings.recall_index.exact_rows and not args.no_agreement:
+            if size * 1.5 > settings.recall_index.rules.exact_rows and not args.no_agreement:
                 agreement[size] = agreement_with_exact(store, engine, f"bench:local:c{size}", size)
         store.close()
     results = [

@@ -53,7 +53,8 @@ from awai_engine.engine import limit_blas_threads
 from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import ChainMemo, method_for
-from awai_engine.settings import SchemaSettings, Settings
+from awai_engine.schemas.settings import SchemaRules, SchemaSettings
+from awai_engine.settings import Settings
 
 DIMENSION = 384
 # Memory the reference algorithms would need, beyond what this bench should ask of a shared box.
@@ -127,13 +128,20 @@ def candidates(vectors: np.ndarray) -> list[tuple[str, Callable[[], np.ndarray] 
         reduced = PCA(10, svd_solver="full").fit_transform(vectors)
         return hdbscan.HDBSCAN(min_cluster_size=3).fit_predict(reduced)
 
-    before = SchemaSettings(min_samples=3, min_cohesion=0.3, join_similarity=1.0, min_words=0)
+    before = SchemaSettings(
+        rules=SchemaRules(min_samples=3, min_cohesion=0.3, join_similarity=1.0, min_words=0)
+    )
     return [
         (f"default (auto: {_algorithm(count)})", ours(SchemaSettings())),
         (f"default, memo kept from the job's run at 90% ({_algorithm(count)})", as_the_job),
         (f"before: ms3, floor 0.3, no joining ({_algorithm(count)})", ours(before)),
-        ("exact", ours(SchemaSettings(algorithm="exact")) if count <= EXACT_LIMIT else None),
-        ("knn-graph", ours(SchemaSettings(algorithm="knn-graph"))),
+        (
+            "exact",
+            ours(SchemaSettings(rules=SchemaRules(algorithm="exact")))
+            if count <= EXACT_LIMIT
+            else None,
+        ),
+        ("knn-graph", ours(SchemaSettings(rules=SchemaRules(algorithm="knn-graph")))),
         ("ref: hdbscan generic (float64)", generic if count <= GENERIC_LIMIT else None),
         ("ref: PCA-10 then hdbscan best", pca_then_best),
     ]

@@ -185,7 +185,7 @@ class ReadModelFiles:
         try:
             with self._locked(folder, exclusive=False):
                 meta = _pointer(folder)
-                if not _written_for(meta, channel) or meta.get("index") != index.model_dump():
+                if not _written_for(meta, channel) or meta.get("index") != index.rules.model_dump():
                     raise ValueError("made by another version or with other index settings")
                 return _read(folder / meta["generation"], meta, index)
         except Exception as error:  # a derived file: whatever is wrong with it, rebuild
@@ -287,7 +287,7 @@ class ReadModelFiles:
                     "format": FORMAT,
                     "channel": channel,
                     "generation": base["generation"],
-                    "index": timeline.index.model_dump(),
+                    "index": timeline.index.rules.model_dump(),
                     "revision": timeline.revision,
                     "source": snapshot.source,
                     "messages": len(timeline.messages),
@@ -327,7 +327,7 @@ class ReadModelFiles:
         held = meta.get("messages")
         if (
             not _written_for(meta, channel)
-            or meta.get("index") != timeline.index.model_dump()
+            or meta.get("index") != timeline.index.rules.model_dump()
             or meta.get("source") != snapshot.source
             or meta.get("dimension") != timeline.dimension
             or not isinstance(held, int)

@@ -37,12 +37,12 @@ def main() -> None:
 
 
 def _work(job: dict[str, Any]) -> None:
-    from awai_engine.settings import RecallIndexSettings
+    from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
     from storage import read_model_files
     from storage.read_model_files import ReadModelFiles, Snapshot
 
     me = os.getpid()
-    index = RecallIndexSettings(**job["index"])
+    index = RecallIndexSettings(rules=RecallIndexRules(**job["index"]))
     source = ReadModelFiles(Path(job["source"])).load(job["channel"], index)
     target_files = ReadModelFiles(Path(job["target"]))
     target = target_files.load(job["channel"], index)

@@ -6,12 +6,16 @@ from __future__ import annotations
 import io
 
 import matplotlib.image
+import numpy as np
 import pytest
 
 from awai_engine.samples import SAMPLES
 from awai_engine.schemas.basis import Basis, SpeakerRows
-from awai_engine.schemas.digest import Trend, speaker_panel
+from awai_engine.schemas.digest import Trend, changes_of, members_hash, speaker_panel
+from awai_engine.schemas.markdown import change_text
+from awai_engine.schemas.model import SchemaState
 from awai_engine.schemas.picture import font_families, picture_size, row_label, trend_text
+from awai_engine.schemas.ports import DigestEntry
 from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.schemas.wording import WORDS, words_for
 from awai_engine.visibility import EVERYTHING
@@ -143,7 +147,8 @@ def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtim
     assert sections["cy"].schemas
     assert [d.schema_id for d in sections["bob"].dissolved] == [pricing.schema_id]
     assert sections["bob"].dissolved[0].summary is None  # its text went with the messages
-    assert f"grown (was {food.size} thoughts)" in second.markdown
+    # Counted in messages, as the rest of the digest and its picture count.
+    assert f"grown (was {food.messages} messages)" in second.markdown
     assert "No longer coming back" in second.markdown
     panel = speaker_panel(sections["ann"], basis_of(runtime, "ann"), 4, first=False)
     assert panel is not None
@@ -154,6 +159,37 @@ def test_the_next_digest_reports_new_grown_and_dissolved_schemas(runtime: Runtim
     assert trend_text(Trend("delta", -2), words_for("ja")) == "−2件"
     assert trend_text(Trend("new"), words_for("ja")) == "新規"
     assert second.previous_at == first.created_at
+
+
+def _state(members: tuple[str, ...]) -> SchemaState:
+    return SchemaState(
+        schema_id="s1",
+        version=1,
+        speaker_id="ann",
+        speaker_name="Ann",
+        members=members,
+        member_positions=tuple(range(len(members))),
+        centroid=np.zeros(4, dtype=np.float32),
+        summary=None,
+        as_of_message_id="m9",
+        as_of=len(members),
+    )
+
+
+def test_grown_and_its_was_count_messages_as_the_rest_of_the_digest_does() -> None:
+    before = ("m1#0", "m2#0", "m3#0")
+    entry = DigestEntry("ann", "s1", 1, 3, "", messages=3, members_hash=members_hash(before))
+    words = words_for("en")
+    # Two more messages: grown, and "was" counts the messages it came back in before.
+    (grown,) = changes_of(_state((*before, "m4#0", "m5#0")), entry)[:1]
+    assert change_text(grown, words) == "grown (was 3 messages)"
+    # More thoughts of the same messages: not grown in messages, so other members only.
+    (more,) = changes_of(_state((*before, "m3#1", "m3#2")), entry)[:1]
+    assert more.kind == "members changed"
+    # A snapshot from before messages were recorded can only say thoughts.
+    old = DigestEntry("ann", "s1", 1, size=3, summary_hash="")
+    (thoughts,) = changes_of(_state((*before, "m4#0")), old)[:1]
+    assert change_text(thoughts, words) == "grown (was 3 thoughts)"
 
 
 def test_a_schema_whose_members_did_not_change_since_the_last_digest_is_reported_unchanged(

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from awai_engine.calibration import (
     KNOWN_SCALES,
     REFERENCE_QUANTILES,
+    RULE_SIMILARITY_FIELDS,
     SIMILARITY_FIELDS,
     calibrated,
     measure_scale,
@@ -20,6 +21,7 @@ from awai_engine.calibration import (
     reference_texts,
 )
 from awai_engine.embedding import Embedder
+from awai_engine.schemas.settings import SchemaRules, SchemaSettings
 from awai_engine.settings import (
     ActivationSettings,
     AssociationSettings,
@@ -110,6 +112,7 @@ def test_unset_thresholds_move_to_the_models_scale_and_set_ones_stay(
         tmp_path,
         association=AssociationSettings(theta_max=0.95),
         activation=ActivationSettings(decay=0.6),
+        schemas=SchemaSettings(rules=SchemaRules(join_similarity=0.9)),
     )
     result = calibrated(settings, e5)
     scale = KNOWN_SCALES[e5.model_name]
@@ -121,6 +124,9 @@ def test_unset_thresholds_move_to_the_models_scale_and_set_ones_stay(
     )
     assert result.activation.decay == 0.6
     assert result.schemas.recall_threshold == scale.similarity(settings.schemas.recall_threshold)
+    rules = result.schemas.rules  # fitted in code: mapped too, unless a test or bench set them
+    assert rules.min_cohesion == scale.similarity(settings.schemas.rules.min_cohesion)
+    assert rules.join_similarity == 0.9
     assert result.association.theta_0 > 0.8  # E5's narrow high band
     assert calibrated(result, e5) == result  # applying it twice changes nothing more
 
@@ -179,14 +185,30 @@ def test_an_unknown_backend_is_refused_at_start_up(monkeypatch: pytest.MonkeyPat
         load_settings(_env_file=None)
 
 
-def test_every_similarity_setting_is_put_on_the_models_scale() -> None:
-    # The settings module types cosine thresholds as ``Similarity`` (kept as a string annotation).
-    typed = {
-        (name, field)
-        for name, info in Settings.model_fields.items()
-        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
-        for field, annotation in inspect.get_annotations(info.annotation).items()
+def _similarities(model: type[BaseModel]) -> set[str]:
+    # The settings modules type cosine thresholds as ``Similarity`` (kept as a string annotation).
+    return {
+        field
+        for field, annotation in inspect.get_annotations(model).items()
         if annotation == "Similarity"
     }
+
+
+def test_every_similarity_setting_and_fitted_rule_is_put_on_the_models_scale() -> None:
+    sections = {
+        name: info.annotation
+        for name, info in Settings.model_fields.items()
+        if isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
+    }
+    typed = {(name, field) for name, model in sections.items() for field in _similarities(model)}
     mapped = {(name, field) for name, fields in SIMILARITY_FIELDS.items() for field in fields}
     assert typed == mapped
+    rules = {
+        (name, field)
+        for name, model in sections.items()
+        if "rules" in model.model_fields
+        for field in _similarities(model.model_fields["rules"].annotation)  # type: ignore[arg-type]
+    }
+    assert rules == {
+        (name, field) for name, fields in RULE_SIMILARITY_FIELDS.items() for field in fields
+    }

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from awai_engine import timeline as timeline_module
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.engine import UnknownMessageError
+from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
@@ -35,7 +36,9 @@ from tests.test_erasure import hits
 from tests.test_read_model import LINES, assert_same_timeline
 
 CHANNEL = "terminal:local:test"
-SMALL_INDEX = {"exact_rows": 16, "cells": 2, "split": 2, "probes": 2, "occurrence_probes": 1}
+SMALL_INDEX = RecallIndexSettings(
+    rules=RecallIndexRules(exact_rows=16, cells=2, split=2, probes=2, occurrence_probes=1)
+)
 PERSISTED = {"read_model": {"persist_every": 1}, "recall_index": SMALL_INDEX}
 PRIVATE = "private-thread:t"
 FOLDERS = itertools.count()
@@ -400,6 +403,23 @@ def test_a_start_whose_file_is_current_reads_without_opening_chroma_or_the_model
         last.close()
 
 
+def test_a_start_with_other_blas_threads_still_reads_the_file_it_was_made_with_the_same_index(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """The file depends on the index's fitted rules, not on how many threads multiply: an
+    operator turning ``AWAI_RECALL_INDEX__BLAS_THREADS`` does not make every channel rebuild."""
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 20))
+    expected = writer.engine.context(CHANNEL, "m20", EVERYTHING)  # the file is written
+    threads = writer.settings.recall_index.model_copy(update={"blas_threads": 2})
+    started = open_runtime(writer.settings.model_copy(update={"recall_index": threads}))
+    try:
+        assert started.engine.context(CHANNEL, "m20", EVERYTHING) == expected
+        assert not started.store.vectors.opened  # read from the file, not rebuilt
+    finally:
+        started.close()
+
+
 def test_a_file_made_from_a_database_since_reset_is_never_taken_for_the_new_one(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -463,7 +483,7 @@ def test_a_writer_killed_at_any_step_leaves_the_file_as_it_was_or_as_it_was_mean
         pid = zygote.run(
             {
                 "channel": CHANNEL,
-                "index": index.model_dump(),
+                "index": index.rules.model_dump(),
                 "source": str(tmp_path / "whole"),
                 "target": str(target),
                 "pause_at": pause_at,

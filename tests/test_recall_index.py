@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from awai_engine.settings import RecallIndexSettings
+from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought
 from awai_engine.visibility import EVERYTHING
@@ -19,6 +19,11 @@ from tests.test_invariant import SENTENCES, build
 
 CHANNELS = itertools.count()
 SMALL_INDEX = {"exact_rows": 16, "cells": 4, "split": 2, "probes": 2, "occurrence_probes": 1}
+
+
+def small_index(**changes: int) -> RecallIndexSettings:
+    """An index that goes through the cells after only 16 rows."""
+    return RecallIndexSettings(rules=RecallIndexRules(**{**SMALL_INDEX, **changes}))
 
 
 def unit_vectors(rows: int, seed: int = 1) -> np.ndarray:
@@ -48,14 +53,14 @@ def random_timeline(rows: int, index: RecallIndexSettings, seed: int = 1) -> Tim
 
 
 def test_small_prefixes_are_searched_exactly() -> None:
-    timeline = random_timeline(100, RecallIndexSettings(**SMALL_INDEX))
+    timeline = random_timeline(100, small_index())
     rows, similarity = timeline.search(np.array([50]), 10)
     assert rows.tolist() == list(range(10))
     np.testing.assert_allclose(similarity[:, 0], timeline.vectors[:10] @ timeline.vectors[50])
 
 
 def test_large_prefixes_search_the_recent_rows_and_a_few_cells_only_before_the_message() -> None:
-    timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX, recent_rows=20))
+    timeline = random_timeline(400, small_index(recent_rows=20))
     rows, similarity = timeline.search(np.array([399]), 300)
     assert rows.max() < 300
     assert set(range(280, 300)) <= set(rows.tolist())  # the recent rows, exactly
@@ -67,7 +72,7 @@ def test_large_prefixes_search_the_recent_rows_and_a_few_cells_only_before_the_m
 
 
 def test_cells_get_finer_as_the_channel_grows_each_level_fitted_on_rows_before_it() -> None:
-    timeline = random_timeline(600, RecallIndexSettings(**SMALL_INDEX))
+    timeline = random_timeline(600, small_index())
     levels = timeline._cells.levels
     assert [level.fitted_rows for level in levels] == [16, 32, 64, 128, 256, 512]
     for depth, level in enumerate(levels):
@@ -77,7 +82,7 @@ def test_cells_get_finer_as_the_channel_grows_each_level_fitted_on_rows_before_i
 
 
 def test_a_query_always_scans_its_own_cell() -> None:
-    timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX, recent_rows=0))
+    timeline = random_timeline(400, small_index(recent_rows=0))
     for row in (5, 20, 150, 398):
         for probes in (0, 1):
             rows, _ = timeline.search(np.array([row]), 399, probes=probes)
@@ -85,7 +90,7 @@ def test_a_query_always_scans_its_own_cell() -> None:
 
 
 def test_zero_probes_scan_only_the_own_cells_of_the_queries() -> None:
-    timeline = random_timeline(400, RecallIndexSettings(**SMALL_INDEX, recent_rows=0))
+    timeline = random_timeline(400, small_index(recent_rows=0))
     rows, _ = timeline.search(np.array([150, 398]), 399, probes=0)
     deepest = len(timeline._cells.levels) - 1
     own = set(timeline._cells.row_cells[[150, 398], deepest].tolist())
@@ -95,7 +100,7 @@ def test_zero_probes_scan_only_the_own_cells_of_the_queries() -> None:
 def test_a_far_back_repeat_is_found_through_the_cells() -> None:
     vectors = unit_vectors(600)
     vectors[590] = vectors[7]
-    timeline = timeline_of(vectors, RecallIndexSettings(**SMALL_INDEX, recent_rows=8))
+    timeline = timeline_of(vectors, small_index(recent_rows=8))
     rows, similarity = timeline.search(np.array([590]), 590, probes=1)
     assert len(rows) < 100
     assert similarity[rows.tolist().index(7), 0] == pytest.approx(1.0)
@@ -103,7 +108,7 @@ def test_a_far_back_repeat_is_found_through_the_cells() -> None:
 
 def test_a_rows_cell_does_not_depend_on_the_rows_appended_with_it() -> None:
     vectors = unit_vectors(300)
-    index = RecallIndexSettings(**SMALL_INDEX)
+    index = small_index()
     one, three = timeline_of(vectors, index, 1), timeline_of(vectors, index, 3)
     np.testing.assert_array_equal(one._cells.row_cells[:300], three._cells.row_cells[:300])
     for end in (99, 150, 297):
@@ -113,7 +118,7 @@ def test_a_rows_cell_does_not_depend_on_the_rows_appended_with_it() -> None:
 
 
 def test_appending_later_rows_never_changes_the_search_of_an_earlier_prefix() -> None:
-    index = RecallIndexSettings(**SMALL_INDEX, recent_rows=8)
+    index = small_index(recent_rows=8)
     short, long = random_timeline(150, index), random_timeline(600, index)
     query = np.array([100, 140])
     for end in (10, 16, 17, 30, 32, 33, 64, 65, 90, 128, 129, 150):
@@ -127,8 +132,8 @@ def test_appending_later_rows_never_changes_the_search_of_an_earlier_prefix() ->
 @pytest.fixture
 def indexed_stores(make_runtime: Callable[..., Runtime]) -> tuple[Runtime, Runtime]:
     """Stores whose recall goes through the cells after only 16 rows."""
-    return make_runtime("full", recall_index=SMALL_INDEX), make_runtime(
-        "prefix", recall_index=SMALL_INDEX
+    return make_runtime("full", recall_index=small_index()), make_runtime(
+        "prefix", recall_index=small_index()
     )
 
 

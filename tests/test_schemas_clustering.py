@@ -10,7 +10,7 @@ from sklearn.metrics import adjusted_rand_score
 from awai_engine.embedding import Embedder
 from awai_engine.samples import SAMPLES
 from awai_engine.schemas.clustering import NOISE, cluster_labels, cohesion, method_for
-from awai_engine.settings import SchemaSettings
+from awai_engine.schemas.settings import SchemaRules, SchemaSettings
 from bots.runtime import Runtime
 from bots.terminal.transcript import read_transcript
 from tests.schema_topics import (
@@ -39,10 +39,12 @@ def gaussian_topics(
 def test_exact_algorithm_without_the_cohesion_floor_gives_the_labels_of_hdbscan_generic() -> None:
     for seed in range(3):
         vectors, _ = gaussian_topics(seed)
-        plain = SchemaSettings(algorithm="exact", min_cohesion=-1, join_similarity=1.0)
+        plain = SchemaSettings(
+            rules=SchemaRules(algorithm="exact", min_cohesion=-1, join_similarity=1.0)
+        )
         ours = cluster_labels(vectors, plain)
         reference = hdbscan.HDBSCAN(
-            min_cluster_size=3, min_samples=plain.min_samples, algorithm="generic"
+            min_cluster_size=3, min_samples=plain.rules.min_samples, algorithm="generic"
         ).fit_predict(vectors.astype(np.float64))
         assert adjusted_rand_score(reference, ours) == 1.0
         assert np.array_equal(ours == NOISE, reference == -1)
@@ -50,15 +52,17 @@ def test_exact_algorithm_without_the_cohesion_floor_gives_the_labels_of_hdbscan_
 
 def test_knn_graph_algorithm_agrees_with_exact() -> None:
     vectors, _ = gaussian_topics(7, topics=8, per_topic=60)
-    exact = cluster_labels(vectors, SchemaSettings(algorithm="exact"))
-    approximate = cluster_labels(vectors, SchemaSettings(algorithm="knn-graph", knn_neighbours=8))
+    exact = cluster_labels(vectors, SchemaSettings(rules=SchemaRules(algorithm="exact")))
+    approximate = cluster_labels(
+        vectors, SchemaSettings(rules=SchemaRules(algorithm="knn-graph", knn_neighbours=8))
+    )
     ari = adjusted_rand_score(exact, approximate)
     print(f"knn-graph vs exact on 510 synthetic vectors: ARI {ari:.3f}")
     assert ari >= 0.95
 
 
 def test_auto_switches_to_knn_graph_above_the_exact_limit() -> None:
-    settings = SchemaSettings(exact_max_thoughts=100)
+    settings = SchemaSettings(rules=SchemaRules(exact_max_thoughts=100))
     assert method_for(100, settings).startswith("hdbscan-exact")
     assert method_for(101, settings).startswith("hdbscan-knn-graph")
 
@@ -75,7 +79,7 @@ def test_a_loose_mass_hdbscan_selects_whole_becomes_its_topics_not_one_catch_all
     truth = np.repeat(np.arange(6), [25] * 5 + [4])
     settings = SchemaSettings()
     plain = hdbscan.HDBSCAN(
-        min_cluster_size=settings.min_cluster_size, min_samples=settings.min_samples
+        min_cluster_size=settings.rules.min_cluster_size, min_samples=settings.rules.min_samples
     ).fit_predict(vectors.astype(np.float64))
     assert np.bincount(plain[plain >= 0]).max() == 125  # HDBSCAN alone: one mass of all five
     labels = cluster_labels(vectors.astype(np.float32), settings)
@@ -95,8 +99,10 @@ def test_a_mass_as_alike_as_everything_the_speaker_says_is_a_mixture_of_its_topi
     vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
     truth = np.repeat(np.arange(6), [25] * 5 + [4])
     settings = SchemaSettings()
-    assert cohesion(vectors[:125]) > settings.min_cohesion
-    absolute = cluster_labels(vectors, settings.model_copy(update={"concern_margin": 0.0}))
+    assert cohesion(vectors[:125]) > settings.rules.min_cohesion
+    absolute = cluster_labels(
+        vectors, settings.model_copy(update={"rules": SchemaRules(concern_margin=0.0)})
+    )
     assert np.bincount(absolute[absolute >= 0]).max() == 125  # one catch-all of all five
     labels = cluster_labels(vectors, settings)
     assert adjusted_rand_score(truth, labels) >= 0.95
@@ -115,12 +121,16 @@ def test_a_thought_near_two_schemas_joins_neither_and_one_near_one_joins_it() ->
     border = _unit(0.45 * first + 0.89 * elsewhere)
     vectors = np.vstack([*tight, between, border]).astype(np.float32)
     settings = SchemaSettings()
-    core = cluster_labels(vectors, settings.model_copy(update={"join_similarity": 1.0}))
+    core = cluster_labels(
+        vectors, settings.model_copy(update={"rules": SchemaRules(join_similarity=1.0)})
+    )
     assert core[20] == NOISE and core[21] == NOISE  # HDBSCAN leaves both out
     near_first = (vectors[:10] @ vectors[20:].T).mean(axis=0)
     near_second = (vectors[10:20] @ vectors[20:].T).mean(axis=0)
-    assert min(near_first[0], near_second[0]) >= settings.join_similarity  # reaches both
-    assert near_first[1] >= settings.join_similarity > near_second[1]  # reaches only the first
+    assert min(near_first[0], near_second[0]) >= settings.rules.join_similarity  # reaches both
+    assert (
+        near_first[1] >= settings.rules.join_similarity > near_second[1]
+    )  # reaches only the first
     labels = cluster_labels(vectors, settings)
     assert labels.max() + 1 == 2
     assert labels[20] == NOISE

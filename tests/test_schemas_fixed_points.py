@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from awai_engine.schemas import chains, clustering, service
 from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point, points_up_to
 from awai_engine.schemas.service import ReclusterWorkerError
+from awai_engine.schemas.settings import SchemaRules
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.schema_topics import CHATTER, said, topic_sentences
@@ -98,7 +99,7 @@ def test_the_job_stores_each_fixed_point_once_and_one_run_as_of_now_per_speaker(
         start += 100
         made.append(runtime.schemas.recluster(CHANNEL).runs_stored)
     count = sum(len(step) for step in steps)  # 45 thoughts: points 4-8, 10, …, 40, and now
-    bits, floor = runtime.settings.schemas.fixed_point_bits, 4
+    bits, floor = runtime.settings.schemas.rules.fixed_point_bits, 4
     stored = sorted(n for _, n in runtime.store.schemas.run_counts(CHANNEL, "ann"))
     assert stored == [*points_up_to(count, bits, start=floor), count]
     # Each point was clustered once, however the job's runs fell; each run also stored "now"
@@ -187,7 +188,9 @@ def test_speakers_re_clustered_in_worker_processes_store_what_one_process_stores
         + said(CHANNEL, "bob", texts("pricing", 12) + CHATTER[:3], 100)
         + said(CHANNEL, "cy", texts("food", 10, seed=2) + texts("pricing", 9, seed=3), 200)
     )
-    knn = {"exact_max_thoughts": 20}  # ann's later points are clustered on the knn graph
+    knn = {
+        "rules": SchemaRules(exact_max_thoughts=20)
+    }  # ann's later points are clustered on the knn graph
     workers = make_runtime("workers", schemas={**knn, "recluster_processes": 2})
     one = make_runtime("one", schemas={**knn, "recluster_processes": 1})
     pools: list[tuple[int, int]] = []
@@ -270,7 +273,7 @@ def test_the_jobs_next_run_extends_a_long_speakers_neighbours_and_stores_what_a_
     neighbours from one run to the next and extends them by what they said since (not a search
     of every pair again), and what it stores is what a process that never ran before stores."""
     channel = said(CHANNEL, "ann", texts("battery", 14) + texts("food", 16), 1)
-    knn = {"schemas": {"exact_max_thoughts": 10}}
+    knn = {"schemas": {"rules": SchemaRules(exact_max_thoughts=10)}}
     lived, fresh = make_runtime("lived", **knn), make_runtime("fresh", **knn)
     searches: list[int | None] = []
     search = clustering.nearest_neighbours

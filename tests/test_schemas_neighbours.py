@@ -22,7 +22,7 @@ from awai_engine.schemas.neighbours import (
     _to_distance,
     nearest_neighbours,
 )
-from awai_engine.settings import SchemaSettings
+from awai_engine.schemas.settings import SchemaRules, SchemaSettings
 
 
 def lattice(seed: int, distinct: int, count: int) -> np.ndarray:
@@ -113,7 +113,7 @@ def test_a_speaker_clustered_up_their_points_with_a_memo_gets_the_labels_found_a
         "ok thanks" if rng.random() < 0.15 else " ".join(rng.choice(words, size=5))
         for _ in range(len(points))
     )
-    knn = SchemaSettings(algorithm="knn-graph")
+    knn = SchemaSettings(rules=SchemaRules(algorithm="knn-graph"))
     memo = ChainMemo()
     for count in (640, 768, 896, 1024, 1280, 1400):
         carried = cluster_labels(points[:count], knn, texts[:count], memo=memo)

@@ -26,7 +26,7 @@ def base_level_activation(
         return [], []
     prefix_rows = timeline.messages[position].first_row
     candidates, similarity = timeline.search(
-        np.asarray(rows), prefix_rows, probes=timeline.index.occurrence_probes
+        np.asarray(rows), prefix_rows, probes=timeline.index.rules.occurrence_probes
     )
     same = similarity >= settings.repeat_similarity
     same[np.searchsorted(candidates, rows), np.arange(len(rows))] = True

@@ -42,7 +42,7 @@ def near_bar(
     """
     if z is None or not len(rows):
         return np.full(similarity.shape[1], -np.inf)
-    recent = similarity[rows >= end_row - timeline.index.recent_rows]
+    recent = similarity[rows >= end_row - timeline.index.rules.recent_rows]
     if z > 0 and len(recent) < z * z + 2:
         return np.full(similarity.shape[1], -np.inf)
     return recent.mean(axis=0) + z * recent.std(axis=0)

@@ -19,6 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from awai_engine.fitted_rules import refuse_rules
+
 Similarity = float  # a cosine of normalised vectors: always in [-1, 1]
 Cue = Literal["addressed", "addressed-speaker", "own"]
 
@@ -379,21 +381,14 @@ class AssociationSettings(BaseModel):
     def _rules_are_not_settings(cls, values: object) -> object:
         """A rule named in the environment (or in a dict) is refused with where it went, rather
         than ignored: it used to be a setting, and an ``.env`` may still set it."""
-        if not isinstance(values, dict):
-            return values
-        moved = sorted(set(values) & set(RecallRules.model_fields))
-        if isinstance(values.get("rules"), dict):
-            moved.extend(f"rules__{name}" for name in values["rules"])
-        if moved:
-            names = ", ".join(f"AWAI_ASSOCIATION__{name.upper()}" for name in moved)
-            raise ValueError(
-                f"{names}: no longer a setting. Which candidates recall admits is decided by"
-                " rules fitted on human reply links (awai_engine/association/settings.py:"
-                " RecallRules), which production keeps; the association bench varies them"
-                " (bench/eval_association.py --variant NAME:rules.FIELD=VALUE). Remove the"
-                " variable"
-            )
-        return values
+        return refuse_rules(
+            values,
+            RecallRules,
+            "association",
+            "a test sets AssociationSettings(rules=RecallRules(...)), the association bench"
+            " bench/eval_association.py --variant NAME:rules.FIELD=VALUE"
+            " (awai_engine/association/settings.py, bench/variants.py)",
+        )
 
     @model_validator(mode="after")
     def _ceiling_above_floor(self) -> AssociationSettings:

@@ -80,7 +80,7 @@ def walk(work: ChainWork) -> ChainDone:
     for point in work.points:
         run = cluster_run(_head(work.basis, point), before, work.settings, memo)
         runs.append(run)
-        if is_fixed_point(point.count, work.settings.fixed_point_bits):
+        if is_fixed_point(point.count, work.settings.rules.fixed_point_bits):
             before = run  # the next point's ids come from this one
     return ChainDone(tuple(runs), memo if memo.neighbours is not None else None)
 

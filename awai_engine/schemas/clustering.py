@@ -111,18 +111,19 @@ def method_for(count: int, settings: SchemaSettings) -> str:
     changing a setting never mixes clusterings made two ways. The fixed points are part of it:
     a run's ids come from the run at the fixed point below it (:mod:`.fixed_points`).
     """
-    algorithm = settings.algorithm
+    algorithm = settings.rules.algorithm
     if algorithm == "auto":
-        algorithm = "exact" if count <= settings.exact_max_thoughts else "knn-graph"
+        algorithm = "exact" if count <= settings.rules.exact_max_thoughts else "knn-graph"
     name = (
-        f"hdbscan-{algorithm}/mcs{settings.min_cluster_size}/ms{settings.min_samples}"
-        f"/cohesion{settings.min_cohesion:g}/join{settings.join_similarity:g}"
-        f"/words{settings.min_words}/content{settings.min_content_words}"
-        f"/split-mixtures{settings.concern_margin:g}/join-one/points{settings.fixed_point_bits}"
+        f"hdbscan-{algorithm}/mcs{settings.rules.min_cluster_size}/ms{settings.rules.min_samples}"
+        f"/cohesion{settings.rules.min_cohesion:g}/join{settings.rules.join_similarity:g}"
+        f"/words{settings.rules.min_words}/content{settings.rules.min_content_words}"
+        f"/split-mixtures{settings.rules.concern_margin:g}/join-one"
+        f"/points{settings.rules.fixed_point_bits}"
     )
     # "by-row": neighbours tied in distance are taken by row (.neighbours), not as a partition
     # happens to order them, so runs stored before that are not mixed with these.
-    knn = f"{name}/k{settings.knn_neighbours}/by-row"
+    knn = f"{name}/k{settings.rules.knn_neighbours}/by-row"
     return knn if algorithm == "knn-graph" else name
 
 
@@ -131,8 +132,8 @@ def eligible(texts: Sequence[str], settings: SchemaSettings) -> np.ndarray:
     ``min_content_words`` could say what the thought is about (:mod:`.substance`)."""
     return np.array(
         [
-            len(words(text)) >= settings.min_words
-            and len(content_words(text)) >= settings.min_content_words
+            len(words(text)) >= settings.rules.min_words
+            and len(content_words(text)) >= settings.rules.min_content_words
             for text in texts
         ],
         dtype=bool,
@@ -156,7 +157,7 @@ def cluster_labels(
     count = len(vectors)
     labels = np.full(count, NOISE, dtype=np.int64)
     rows = np.arange(count) if texts is None else np.flatnonzero(_eligible(texts, settings, memo))
-    if len(rows) > settings.min_cluster_size:
+    if len(rows) > settings.rules.min_cluster_size:
         kept = [texts[int(row)] for row in rows] if texts is not None else None
         points = np.ascontiguousarray(vectors[rows], dtype=np.float32)
         labels[rows] = _clustered(points, kept, settings, memo)
@@ -183,21 +184,21 @@ def _clustered(
     settings: SchemaSettings,
     memo: ChainMemo | None,
 ) -> np.ndarray:
-    size = settings.min_cluster_size
-    floor = settings.min_cohesion
+    size = settings.rules.min_cluster_size
+    floor = settings.rules.min_cohesion
     condensed = _condensed(points, settings, memo)
     # A concern closes ``concern_margin`` of the gap between the speaker's mean similarity and 1.
     background = cohesion(points)
-    gap = settings.concern_margin * (1.0 - background)
+    gap = settings.rules.concern_margin * (1.0 - background)
     floors = (max(floor, background + LOOSE * gap), max(floor, background + gap))
     selected = _split(points, _select(condensed, single=False), settings, floors)
     labels = _cohesive(points, selected, floor, floor, size)
     if labels.max(initial=NOISE) == NOISE:
         lone = _select(condensed, single=True)
-        labels = _cohesive(points, lone, floor, settings.join_similarity, size)
+        labels = _cohesive(points, lone, floor, settings.rules.join_similarity, size)
     if texts is not None:
         labels = _worded(labels, texts)
-    return _joined(points, labels, settings.join_similarity)
+    return _joined(points, labels, settings.rules.join_similarity)
 
 
 def _condensed(
@@ -208,13 +209,13 @@ def _condensed(
     from hdbscan._hdbscan_tree import condense_tree
 
     count = len(points)
-    min_samples = min(count - 1, settings.min_samples)
+    min_samples = min(count - 1, settings.rules.min_samples)
     if method_for(count, settings).startswith("hdbscan-exact"):
         edges = _exact_tree(points, min_samples)
     else:
-        edges = _knn_graph_tree(points, min_samples, settings.knn_neighbours, memo)
+        edges = _knn_graph_tree(points, min_samples, settings.rules.knn_neighbours, memo)
     edges = edges[np.argsort(edges[:, 2])]  # hdbscan's own sort: tied weights ordered alike
-    return condense_tree(label(edges), settings.min_cluster_size)
+    return condense_tree(label(edges), settings.rules.min_cluster_size)
 
 
 def _split(
@@ -238,7 +239,7 @@ def _split(
     following = int(labels.max(initial=NOISE)) + 1
     for cluster in range(int(labels.max(initial=NOISE)) + 1):
         members = np.flatnonzero(labels == cluster)
-        if len(members) <= settings.min_cluster_size:
+        if len(members) <= settings.rules.min_cluster_size:
             continue
         mixed = np.ascontiguousarray(points[members])
         alike = cohesion(mixed)

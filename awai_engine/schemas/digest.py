@@ -135,9 +135,13 @@ def changes_of(state: SchemaState, previous: DigestEntry | None) -> tuple[Schema
         return (SchemaChange(kind="new"),)
     was = {"previous_size": previous.size, "previous_messages": previous.messages}
     found = []
-    if state.size > previous.size:
+    # In messages, as the rest of the digest counts; in thoughts for a snapshot from before.
+    now, before = state.size, previous.size
+    if previous.messages is not None:
+        now, before = len({message_of(key) for key in state.members}), previous.messages
+    if now > before:
         found.append(SchemaChange(kind="grown", **was))
-    elif state.size < previous.size:
+    elif now < before:
         found.append(SchemaChange(kind="shrunk", **was))
     elif _members_changed(state, previous):
         found.append(SchemaChange(kind="members changed", **was))

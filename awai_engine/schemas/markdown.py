@@ -32,7 +32,13 @@ def escape(text: str) -> str:
 
 def change_text(change: SchemaChange, words: dict[str, str]) -> str:
     said = words[f"change:{change.kind}"]
-    if change.kind in ("grown", "shrunk") and change.previous_size is not None:
+    if change.kind not in ("grown", "shrunk"):
+        return said
+    if change.previous_messages is not None:  # the digest's unit, as its picture's
+        return words["was"].format(
+            change=said, was=counted(words, "message", change.previous_messages)
+        )
+    if change.previous_size is not None:  # a snapshot from before messages were recorded
         return words["was"].format(change=said, was=counted(words, "thought", change.previous_size))
     return said
 

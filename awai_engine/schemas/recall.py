@@ -79,5 +79,5 @@ def returning(
     return tuple(
         thought.index
         for thought, near, ok in zip(thoughts, closeness, allowed, strict=True)
-        if ok and near >= settings.join_similarity
+        if ok and near >= settings.rules.join_similarity
     )

@@ -52,14 +52,14 @@ class Runs:
     @property
     def first_point(self) -> int:
         """The smallest count of thoughts a clustering can find a schema in."""
-        return self.settings.min_cluster_size + 1
+        return self.settings.rules.min_cluster_size + 1
 
     def in_force(
         self, index: SpeakerRows, channel: str, speaker_id: str, count: int
     ) -> tuple[Basis, SchemaRun] | None:
         """The basis and run a reading after ``count`` of the speaker's thoughts uses, or
         ``None`` while the fixed point below ``count`` is too small to hold a schema."""
-        point = fixed_point(count, self.settings.fixed_point_bits)
+        point = fixed_point(count, self.settings.rules.fixed_point_bits)
         basis = index.head(channel, speaker_id, point) if point >= self.first_point else None
         return None if basis is None else (basis, self.chained(index, basis))
 
@@ -69,7 +69,7 @@ class Runs:
         """The speaker's schemas as of now: their whole history clustered (stored, else now),
         with ids from the run in force for their next message."""
         count = index.count(speaker_id)
-        if is_fixed_point(count, self.settings.fixed_point_bits):
+        if is_fixed_point(count, self.settings.rules.fixed_point_bits):
             return self.in_force(index, channel, speaker_id, count)
         basis = index.head(channel, speaker_id, count)
         if basis is None or count < self.first_point:
@@ -115,7 +115,7 @@ class Runs:
         Every basis holds a copy of its thoughts' vectors, and the bases of all the points of a
         long speaker's chain together are many times the speaker's history (a channel of
         100,000 long messages ran out of 24 GiB holding them for every speaker at once)."""
-        points = points_up_to(point, self.settings.fixed_point_bits, start=self.first_point)
+        points = points_up_to(point, self.settings.rules.fixed_point_bits, start=self.first_point)
         digests = {count: index.digest(speaker_id, count) for count in points}
         cached_at, known = 0, None
         with self._lock:
@@ -179,7 +179,7 @@ class Runs:
         points (the view's history as of now) from the last of them, as :meth:`latest` does;
         kept in memory like any on-demand run.
         """
-        bits = self.settings.fixed_point_bits
+        bits = self.settings.rules.fixed_point_bits
         run: SchemaRun | None = None
         memo = ChainMemo()
         for count in points_up_to(basis.count, bits, start=self.first_point):

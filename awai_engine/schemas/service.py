@@ -605,7 +605,7 @@ class SchemaService:
         from messages the asker may not see."""
         if not view.restricted:
             return self.runs.in_force(index, channel, speaker_id, count)
-        point = fixed_point(count, self.settings.schemas.fixed_point_bits)
+        point = fixed_point(count, self.settings.schemas.rules.fixed_point_bits)
         basis = index.head(channel, speaker_id, point) if point >= self.runs.first_point else None
         return None if basis is None else (basis, self.runs.walked(index, basis))
 
@@ -625,7 +625,7 @@ class SchemaService:
         store runs at: the fixed points above it they have reached, then their whole history
         unless it is one of them."""
         count = index.count(speaker_id)
-        point = fixed_point(count, self.settings.schemas.fixed_point_bits)
+        point = fixed_point(count, self.settings.schemas.rules.fixed_point_bits)
         if point < self.runs.first_point:
             return None, []
         before, todo = self.runs.unmade(index, channel, speaker_id, point, in_memory=False)
@@ -636,7 +636,7 @@ class SchemaService:
     def _drop_superseded(self, index: SpeakerRows, channel: str, speaker_id: str) -> None:
         """Drop the speaker's stored runs as of an earlier now: no reading uses a run off the
         fixed points, and the one of their whole history now replaces them."""
-        bits = self.settings.schemas.fixed_point_bits
+        bits = self.settings.schemas.rules.fixed_point_bits
         now = index.count(speaker_id)
         self.store.drop_runs(
             channel,

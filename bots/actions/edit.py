@@ -13,14 +13,11 @@ alone) is the platform's to say; those words are withdrawn, and AWAI's posts quo
 
 from __future__ import annotations
 
-import logging
-
 from awai_engine.values import Utterance
 from bots.actions.platform import PostEditor
 from bots.actions.redact import withdraw_words
+from bots.actions.said import message_said
 from bots.runtime import Runtime
-
-log = logging.getLogger(__name__)
 
 
 def message_edited(
@@ -36,8 +33,6 @@ def message_edited(
     is now (``None``: nothing), ``words_taken`` whether the edit took a person's words off the
     platform (then they are withdrawn, as of ``edited_ts``)."""
     if now is not None:
-        report = runtime.engine.ingest([now])
-        for problem in report.problems:
-            log.info("edit of message %s not stored: %s", problem.message_id, problem.reason)
+        message_said(runtime, [now], "edit of message")
     elif words_taken:
         withdraw_words(runtime, editor, channel, message_id, edited_ts)

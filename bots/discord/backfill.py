@@ -96,6 +96,13 @@ def combined(earlier: BackfillProgress, later: BackfillProgress) -> BackfillProg
     )
 
 
+def refusal_of(error: Exception) -> str | None:
+    """Discord's few words when ``error`` is Discord refusing or failing a call."""
+    if not isinstance(error, discord.HTTPException):
+        return None
+    return error.text or str(error)
+
+
 class DiscordHistory:
     """A Discord channel's or thread's history as the backfill action reads it: oldest first,
     after the id of the last message stored."""

@@ -18,7 +18,7 @@ from bots.actions.backfill import BackfillProgress, check_may_backfill
 from bots.actions.backfill_status import Status, read_shown
 from bots.actions.platform import Refused
 from bots.discord import access, messages
-from bots.discord.backfill import History, backfill_with_threads
+from bots.discord.backfill import History, backfill_with_threads, refusal_of
 from bots.discord.bridge import OnLoop
 from bots.discord.interactions import acknowledge, refuse_now
 from bots.runtime import Runtime
@@ -120,10 +120,3 @@ class DiscordStatusWords:
 
     def stopped(self, progress: BackfillProgress, reason: str | None) -> str:
         return messages.backfill_stopped(reason or messages.BACKFILL_FAILED)
-
-
-def refusal_of(error: Exception) -> str | None:
-    """Discord's few words when ``error`` is Discord refusing or failing a call."""
-    if not isinstance(error, discord.HTTPException):
-        return None
-    return error.text or str(error)

@@ -28,6 +28,7 @@ from bots.discord.backfill import (
     backfill_with_threads,
     cursor_key,
     listed_threads,
+    refusal_of,
 )
 from bots.discord.bridge import OnLoop
 from bots.discord.keys import line_of
@@ -82,7 +83,7 @@ class DiscordServer:
             yield DiscordChannel(self, channel)
 
     def refusal(self, error: Exception) -> str | None:
-        return str(error) if isinstance(error, discord.HTTPException) else None
+        return refusal_of(error)
 
     def active_threads(self) -> list[discord.Thread]:
         """The server's active threads, listed once per catch-up (one request for all)."""

@@ -16,6 +16,7 @@ import discord
 from bots.actions.edit import message_edited
 from bots.actions.purge import purge_channel, purge_place
 from bots.actions.redact import delete_messages, redact_posts
+from bots.actions.said import message_said
 from bots.discord import access
 from bots.discord.access import ReadRefused
 from bots.discord.bridge import OnLoop
@@ -47,9 +48,7 @@ class StoreSync:
         utterance = to_utterance(message, line_of(channel))
         if utterance is None:
             return
-        report = await asyncio.to_thread(self.runtime.engine.ingest, [utterance])
-        for problem in report.problems:
-            log.info("message %s not stored: %s", problem.message_id, problem.reason)
+        await asyncio.to_thread(message_said, self.runtime, [utterance])
 
     async def edit(self, payload: discord.RawMessageUpdateEvent) -> None:
         """An edit: the message as it is now is kept (:func:`bots.actions.edit.message_edited`).

@@ -23,7 +23,7 @@ from bots.actions.backfill import BackfillProgress, Page, Start
 from bots.actions.catchup import CaughtUp, catch_up
 from bots.records import BackfillCursor, catch_up_key
 from bots.runtime import Runtime
-from bots.slack.backfill import BackfillRequest, Backfills
+from bots.slack.backfill import BackfillRequest, Backfills, refusal_of
 from bots.slack.directory import SlackDirectory
 from bots.slack.history import thread_replies
 from bots.slack.ingest import Message, channel_key, spoken_utterances
@@ -68,7 +68,7 @@ class SlackWorkspace:
             yield SlackChannel(self, channel_id)
 
     def refusal(self, error: Exception) -> str | None:
-        return error.response.get("error") if isinstance(error, SlackApiError) else None
+        return refusal_of(error)
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,14 @@ class SlackDirectory:
         with self._lock:
             self._people.pop((team_id, user_id), None)
 
+    def forget_channel(self, team_id: str, channel_id: str) -> None:
+        """Drop what is cached about a channel (its title, its messages' permalinks) when AWAI
+        leaves it or it is deleted: a deleted channel's name is not kept until the hour ends."""
+        with self._lock:
+            self._channels.pop((team_id, channel_id), None)
+            for link in [link for link in self._permalinks if link[:2] == (team_id, channel_id)]:
+                del self._permalinks[link]
+
     def forget_workspace(self, team_id: str) -> None:
         """Drop what is cached about a workspace (it uninstalled the app)."""
         with self._lock:

@@ -17,8 +17,8 @@ from bots.actions.platform import Platform, PostEditor
 from bots.actions.redact import REMOVED_NOTICE
 from bots.discord import messages as discord_messages
 from bots.discord.backfill import DiscordHistory
+from bots.discord.backfill import refusal_of as discord_refusal
 from bots.discord.backfills import DiscordStatus, DiscordStatusWords, Moderating
-from bots.discord.backfills import refusal_of as discord_refusal
 from bots.discord.bridge import OnLoop
 from bots.discord.catchup import DiscordServer
 from bots.discord.digests import DiscordBoard
@@ -52,6 +52,10 @@ class Side(Protocol):
 
     async def said(self, text: str, stored: bool = True) -> str:
         """The speaker says ``text`` in the channel (stored by AWAI, or not yet); its id."""
+
+    async def said_live(self, text: str) -> str:
+        """The speaker says ``text`` in the channel, arriving as the platform reports a new
+        message (the listener run to its end); its id."""
 
     async def edited(self, message_id: str, text: str) -> None:
         """The speaker edits a message of theirs into ``text``, as the platform reports it live
@@ -112,6 +116,12 @@ class SlackSide:
         if stored:
             return self.harness.seed([(ANN, text)])[0]["ts"]
         return self.harness.api.add_message(GENERAL, ANN, text)["ts"]
+
+    async def said_live(self, text: str) -> str:
+        message = self.harness.api.add_message(GENERAL, ANN, text)
+        self.harness.deliver_message_event(message)
+        self.harness.settle()
+        return str(message["ts"])
 
     async def edited(self, message_id: str, text: str) -> None:
         original = self.harness.api.find(GENERAL, message_id)
@@ -195,6 +205,9 @@ class DiscordSide:
         if stored:
             await self.harness.post(data)
         return data["id"]
+
+    async def said_live(self, text: str) -> str:
+        return await self.said(text)  # stored through the cog's on_message
 
     async def edited(self, message_id: str, text: str) -> None:
         (data,) = [

@@ -8,6 +8,7 @@ the mock Slack and fake Discord servers, with a real runtime (MiniLM, Chroma, SQ
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 
@@ -200,6 +201,21 @@ async def test_an_edit_of_a_message_awai_never_stored_stores_it_as_it_is_now(sid
 
     stored = side.runtime.store.stored_texts(side.channel, [before, message])
     assert stored == {message: "The launch is in June."}, "the edited one, as it is now"
+
+
+async def test_a_message_the_store_refuses_is_logged_with_the_reason_never_its_words(
+    side: Side, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    monkeypatch.setattr(side.runtime.engine.settings.limits, "max_message_chars", 40)
+    caplog.set_level(logging.INFO, logger="bots.actions.said")
+    words = "The launch moves to June because the battery audit found a flaw."
+
+    message = await side.said_live(words)
+
+    assert side.runtime.message_ids(side.channel) == []
+    (logged,) = [r.getMessage() for r in caplog.records if r.name == "bots.actions.said"]
+    assert logged.startswith(f"message {message} not stored: ")
+    assert "AWAI_LIMITS__MAX_MESSAGE_CHARS" in logged and "battery" not in logged
 
 
 async def test_an_edit_into_a_command_to_awai_of_a_message_never_stored_stores_nothing(

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from bots.slack.installation import BOT_SCOPES
+from bots.slack.listeners.removal import GONE_EVENTS
 from bots.slack.listeners.shortcut import READ_CALLBACK_ID
 from bots.terminal.cli import main
 from tests.slack.mock_slack_api import MockSlackApi
@@ -55,3 +56,6 @@ def test_the_manifest_asks_for_exactly_the_scopes_oauth_installs_request():
     assert (shortcut["type"], shortcut["callback_id"]) == ("message", READ_CALLBACK_ID)
     assert manifest["features"]["slash_commands"][0]["command"] == "/awai"
     assert manifest["settings"]["socket_mode_enabled"] is True
+    # The purges privacy promises arrive only if the manifest subscribes to their events.
+    events = manifest["settings"]["event_subscriptions"]["bot_events"]
+    assert {"member_left_channel", *GONE_EVENTS} <= set(events)

@@ -13,7 +13,7 @@ import pytest
 from bots.actions.redact import REMOVED_NOTICE
 from bots.slack.blocks import SHARE_ACTION, ReadingTarget
 from tests.slack.conftest import ANN, BEN, CAT, GENERAL, GENERAL_KEY, SECRET, SlackHarness
-from tests.slack.mock_slack_api import BOT_USER_ID
+from tests.slack.mock_slack_api import BOT_USER_ID, TEAM_ID
 
 WORDS = "flakyzebra"
 
@@ -121,3 +121,30 @@ def test_removing_awai_from_a_channel_purges_that_channel_only(slack: SlackHarne
     slack.send(slack.requests.event({"type": "channel_left", "channel": GENERAL}))
     slack.settle()
     assert slack.runtime.store.channels() == []
+
+
+@pytest.mark.parametrize("event", ["channel_deleted", "group_deleted"])
+def test_a_deleted_channel_is_purged_and_nothing_cached_of_it_is_kept(
+    slack: SlackHarness, event: str
+) -> None:
+    slack.seed([(ANN, "Our plan for the launch.")])
+    directory, client = slack.bot.services.directory, slack.bot.clients.for_workspace(TEAM_ID)
+    assert client is not None
+    ts = slack.api.channels[GENERAL].messages[0]["ts"]
+
+    def asked() -> tuple[str, str, int, int]:
+        title = directory.channel_title(client, TEAM_ID, GENERAL)
+        link = directory.permalink(client, TEAM_ID, GENERAL, ts)
+        calls = slack.api.calls_to
+        return title, link, len(calls("conversations.info")), len(calls("chat.getPermalink"))
+
+    title, _, infos, links = asked()
+    assert title == "#general" and asked()[2:] == (infos, links)  # cached: not asked again
+
+    slack.send(slack.requests.event({"type": event, "channel": GENERAL}))
+    slack.settle()
+    assert slack.runtime.store.channels() == []
+    slack.api.channels[GENERAL].name = "renamed-after"  # whatever Slack says of the id now
+    title, _, infos_after, links_after = asked()
+    assert title == "#renamed-after"
+    assert (infos_after, links_after) == (infos + 1, links + 1)  # asked again, not kept

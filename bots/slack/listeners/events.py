@@ -20,6 +20,7 @@ from awai_engine.values import Utterance
 from bots.actions.edit import message_edited
 from bots.actions.purge import purge_place
 from bots.actions.redact import delete_messages
+from bots.actions.said import message_said
 from bots.slack import messages
 from bots.slack.backfill import BackfillRequest
 from bots.slack.ingest import (
@@ -104,7 +105,7 @@ def handle_message(
         taken = said_by_a_person(message)
         message_edited(runtime, posts, key, message["ts"], now, taken, edited_ts_of(message))
     elif utterances:
-        runtime.engine.ingest(utterances)
+        message_said(runtime, utterances)
 
 
 def handle_mention(
