@@ -413,6 +413,16 @@ class Timeline:
             )
         return found
 
+    def addressed_between(self, start: int, end: int) -> list[frozenset[str]]:
+        """:meth:`addressed_by` of the messages at ``start``..``end`` - 1, as one list: a pass
+        over the lines before a message (its conversation, its exchange, its cues) reads this
+        once instead of calling per line."""
+        folded = self._addressed
+        if len(folded) < end or None in folded[start:end]:
+            for position in range(start, end):
+                self.addressed_by(position)
+        return self._addressed[start:end]  # type: ignore[return-value]  # all filled above
+
     def name_code(self, name: str) -> int:
         """The code of a case-folded name in :meth:`names_between` (-1: no message so far was
         said by or to that name)."""

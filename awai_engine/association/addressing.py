@@ -70,6 +70,8 @@ def cue_sources(
     own: list[int] = []
     stop = max(position - 1 - settings.cue_window, -1)
     names, ids = timeline.speaker_names, timeline.speaker_ids  # columns: nothing is built
+    first = stop + 1
+    said_to = timeline.addressed_between(first, position)
     for earlier_position in range(position - 1, stop, -1):
         name = names[earlier_position].casefold()
         if name in addressed_found and len(addressed_found[name]) < settings.addressed_recent:
@@ -77,8 +79,9 @@ def cue_sources(
         if ids[earlier_position] == speaker_id:
             if len(own) < settings.own_recent:
                 own.append(earlier_position)
-        elif len(addressing) < settings.addressed_speaker_recent and speaker in (
-            timeline.addressed_by(earlier_position)
+        elif (
+            len(addressing) < settings.addressed_speaker_recent
+            and speaker in said_to[earlier_position - first]
         ):
             addressing.append(earlier_position)
     by_addressee = sorted((p for found in addressed_found.values() for p in found), reverse=True)

@@ -56,9 +56,10 @@ def conversation_of(
     addressed_last: dict[str, int] = {}  # speaker → the latest line addressed to them
     said_to: dict[tuple[str, str], int] = {}  # (speaker, addressee) → the speaker's latest to them
     names = timeline.speaker_names  # columns: no line's message is built
+    folded = timeline.addressed_between(start, position + 1)  # case-folded, once per line
     for at in range(start, position + 1):
         speaker = names[at].casefold()
-        addressees = timeline.addressed_by(at)  # case-folded, computed once per line
+        addressees = folded[at - start]
         if at == position and addresses:
             addressees = addressees | {name.casefold() for name in addresses}
         to = addressees - {speaker} if addressees else _NO_ONE
