@@ -234,15 +234,17 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
         if headline is not None and connection.message.message_id == headline.message.message_id:
             continue  # the headline already says it, with the same words
         pieces: list[Piece] = []
-        if connection.relation != "relates-to":  # a plain connection needs no verb on each line
+        verbed = connection.relation not in _UNVERBED_IN_THE_LIST
+        if verbed:
             verb = _capitalised(words[f"relation-short:{connection.relation}"])
             pieces += [Strong(verb), Plain(" ")]
-        pieces += [
-            Link(connection.message, connection.message.speaker_name),
-            Quiet(" · "),
-            *_distance(connection, words),
-        ]
-        if connection.origin not in ("meaning", "flow"):  # "just before" already says "flow"
+        who = connection.message.speaker_name
+        if connection.relation == "continues":  # the speaker's own: "Continues Aiko" misreads
+            who = words["own_message"].format(who=who)
+        pieces += [Link(connection.message, who), Quiet(" · "), *_distance(connection, words)]
+        if connection.origin not in _ORIGINS_SAID_ALREADY and not (
+            connection.origin == "own" and connection.relation == "continues"
+        ):
             pieces.append(Quiet(f" · {words[f'reason:{connection.origin}']}"))
         if connection.condition:
             condition = shorten(connection.condition, QUOTED_EARLIER_CHARS)
@@ -252,6 +254,16 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
         if connection.explanation:
             lines.append(Line((Plain(connection.explanation),)))
     return Section("connections", words["associations"], tuple(lines))
+
+
+_UNVERBED_IN_THE_LIST = frozenset({"relates-to", "replies-to", "answers"})
+"""Relations a listed connection shows without their verb: a plain connection needs none on each
+line, and what the message replies to or answers is the headline's to say — a list saying
+"Replies to Suzuki" under a headline naming another message (or none) would contradict it."""
+
+_ORIGINS_SAID_ALREADY = frozenset({"meaning", "flow"})
+"""Origins a listed connection leaves unsaid: "close in meaning" is what every connection is,
+and "just before" already says "flow"."""
 
 
 def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:

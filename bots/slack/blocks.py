@@ -294,7 +294,8 @@ class _Citer:
         return mrkdwn.link(self._permalink_of(ref.message_id, ref.thread_root), ref.speaker_name)
 
     def link(self, link: Link) -> str:
-        return self.ref(link.ref)
+        ref = link.ref
+        return mrkdwn.link(self._permalink_of(ref.message_id, ref.thread_root), link.text)
 
     def moment(self, moment: Moment) -> str:
         return _moment(moment)
