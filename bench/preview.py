@@ -133,6 +133,8 @@ def discord_html(embed: Mapping[str, Any]) -> str:
 
 
 def _markdown(text: str) -> str:
+    """Discord's Markdown as HTML. A quote is a block that ends its own line, as Discord's
+    blockquote rule takes the line break after it: the break is not shown again as a blank."""
     lines = []
     for line in html.escape(text, quote=False).split("\n"):
         quoted = line.startswith("&gt; ")
@@ -142,8 +144,8 @@ def _markdown(text: str) -> str:
         line = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", line)
         line = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"<i>\1</i>", line)
         line = line.replace("\\", "")
-        lines.append(f"<blockquote>{line}</blockquote>" if quoted else line)
-    return "\n".join(lines)
+        lines.append(f"<blockquote>{line}</blockquote>" if quoted else f"{line}\n")
+    return "".join(lines).removesuffix("\n")
 
 
 def discord_shaped(reading: Reading) -> Reading:
