@@ -228,6 +228,45 @@ def shorten(text: str, width: int) -> str:
     return cut.rstrip(" ,、。，・(（「『[") + "…"
 
 
+def shorten_keeping_lines(text: str, width: int, max_lines: int) -> str:
+    """Cut a message shown whole to at most ``width`` columns and ``max_lines`` lines, keeping
+    its line breaks, ending with "…" when anything was cut.
+
+    Why not :func:`shorten`: a message shown as the reading's subject is read as it was written;
+    joined into one paragraph, a list, a stack trace or a fenced code block becomes a wall of
+    words. Runs of blank lines are one, a cut line is cut at a word, and a code fence left open
+    by the cut is closed, so a renderer that draws fences does not run the block past the text.
+    """
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = line.rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    while lines and not lines[-1]:
+        lines.pop()
+    kept: list[str] = []
+    used = 0
+    cut = False
+    for line in lines:
+        room = width - used
+        if len(kept) == max_lines or room <= 1:
+            cut = True
+            break
+        if display_width(line) > room:
+            body = line.lstrip()
+            indent = line[: len(line) - len(body)]
+            kept.append(indent + shorten(body, max(2, room - display_width(indent))))
+            cut = True
+            break
+        kept.append(line)
+        used += display_width(line) + 1  # the break counts as a column, like a space would
+    if cut and not kept[-1].endswith("…"):
+        kept.append("…")
+    if sum(line.lstrip().startswith("```") for line in kept) % 2:
+        kept.append("```")
+    return "\n".join(kept)
+
+
 # A word, for counting and keyphrases: a run of Latin letters and digits (with inner ' - .), a run
 # of kanji (compounds such as 個人情報 stay whole), or a run of katakana (バッテリー). Hiragana runs
 # are Japanese particles and inflections (は, です, ました) and are left out.

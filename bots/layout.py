@@ -339,7 +339,10 @@ def _thoughts(context: ReadingContext, words: dict[str, str]) -> Section:
     return Section(
         "thoughts",
         words["thoughts"],
-        tuple(Line((Plain(f"{t.index + 1}. {t.text}"),)) for t in context.thoughts),
+        tuple(
+            Line((Plain(f"{t.index + 1}. {' '.join(code_as_a_line(t.text, words).split())}"),))
+            for t in context.thoughts
+        ),
     )
 
 

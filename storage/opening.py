@@ -30,6 +30,9 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
     """
     overwrite_freed_memory()  # before any message is read: see storage.heap
     refuse_lost_database(settings)
+    missing = missing_data(settings) if read_only else None
+    if missing is not None:  # a look creates nothing
+        raise StorageError(missing)
     if read_only and _frozen(settings):
         return _open_frozen(settings)
     embedded = settings.chroma_url is None
@@ -60,6 +63,22 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
             else f"Cannot open Chroma in {settings.resolved_chroma_path()}: {error}"
         ) from error
     return database, vectors
+
+
+def missing_data(settings: Settings) -> str | None:
+    """What to tell someone who points a command at a folder AWAI never wrote (a mistyped
+    ``--data-dir``), or ``None`` when there is data (or a database server) to look at. Why:
+    opening a store creates it, and a look at a new empty store reports it healthy."""
+    if settings.database_url is not None or settings.data_dir.is_file():
+        return None  # a file given as the folder is named as a file by the writable check
+    database_file = settings.data_dir / "awai.sqlite3"
+    if database_file.exists():
+        return None
+    return (
+        f"No AWAI data in {settings.data_dir}: nothing has been stored there ({database_file.name}"
+        " is missing). Check --data-dir (or AWAI_DATA_DIR); `awai read FILE` or"
+        " `awai ingest FILE` stores a transcript."
+    )
 
 
 def _frozen(settings: Settings) -> bool:

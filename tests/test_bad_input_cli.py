@@ -25,6 +25,23 @@ GOOD = [
 ]
 
 
+SLACK_DAY = [
+    {"type": "message", "user": "U1", "text": "Build is red.", "ts": "1772442000.000100"},
+    {"type": "message", "user": "U2", "text": "Looking.", "ts": "1772442060.000200"},
+]
+DISCORD_EXPORT = {
+    "guild": {"id": "1", "name": "Team"},
+    "messages": [
+        {
+            "id": "5",
+            "timestamp": "2026-03-02T09:00:00+00:00",
+            "content": "Build is red.",
+            "author": {"id": "9", "name": "ana"},
+        },
+    ],
+}
+
+
 class Awai:
     """Runs `awai` in one data folder and captures what it says."""
 
@@ -165,7 +182,7 @@ def test_every_kind_of_bad_line_between_good_lines_is_told_by_number_and_costs_o
         (b"\n  \n\n", "is empty: there is no message to read (only blank lines)."),
         (
             json.dumps([GOOD[0], GOOD[1]]).encode() + b"\n",
-            "is a JSON array; AWAI reads JSON Lines, one JSON object per line",
+            "is a JSON array; AWAI reads JSON Lines, one message object per line",
         ),
         (
             b"[\n"
@@ -180,8 +197,29 @@ def test_every_kind_of_bad_line_between_good_lines_is_told_by_number_and_costs_o
             "is not JSON Lines: none of its lines is JSON (line 1: Expecting value at column 1;"
             " it begins 'id,speaker,text')",
         ),
+        (
+            b"[12/1/26, 09:00:00] Ana: hello\n[12/1/26, 09:01:00] Bo: hi\n",
+            "is not JSON Lines: none of its lines is JSON",
+        ),
+        (
+            json.dumps(SLACK_DAY, indent=1).encode(),
+            "is a Slack export's day file (a JSON array of messages); AWAI reads JSON Lines",
+        ),
+        (
+            json.dumps(DISCORD_EXPORT, indent=2).encode(),
+            "is a DiscordChatExporter JSON export; AWAI reads JSON Lines",
+        ),
     ],
-    ids=["empty", "blank-lines", "json-array", "json-array-pretty", "csv"],
+    ids=[
+        "empty",
+        "blank-lines",
+        "json-array",
+        "json-array-pretty",
+        "csv",
+        "bracketed-log",
+        "slack-export",
+        "discord-export",
+    ],
 )
 @pytest.mark.parametrize("command", ["ingest", "import"])
 @pytest.mark.slow
@@ -200,6 +238,21 @@ def test_a_file_that_is_not_a_transcript_is_one_message_and_stores_nothing(
     assert awai.export("kept") == before
 
 
+def test_a_slack_exports_messages_as_lines_are_one_message_with_the_command_that_converts_them(
+    awai: Awai, tmp_path: Path
+) -> None:
+    path = tmp_path / "day.jsonl"
+    path.write_text("".join(json.dumps(message) + "\n" for message in SLACK_DAY))
+
+    code, said = awai("ingest", str(path), "--channel", "day")
+
+    assert code == 2
+    assert said.count(str(path)) == 1
+    assert f"{path}: line 1: this is a Slack export's message (user, ts, text)" in said
+    assert "jq -c" in said and "speaker_id: .user" in said
+    assert awai.channels() == ["terminal:local:kept"]
+
+
 def test_a_file_given_as_the_data_folder_is_named_as_a_file(awai: Awai, tmp_path: Path) -> None:
     path = write(tmp_path / "chat.jsonl", GOOD)
     for command in (["doctor"], ["export", "kept", "--out", str(tmp_path / "x.jsonl")]):
@@ -208,6 +261,28 @@ def test_a_file_given_as_the_data_folder_is_named_as_a_file(awai: Awai, tmp_path
         assert code == 2
         assert f"The data directory {path} is a file, not a folder" in said
     assert path.read_bytes() == write(tmp_path / "again.jsonl", GOOD).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("command", "status"),
+    [
+        (["doctor"], 0),  # a new install checks its key before anything is stored
+        (["doctor", "--repair"], 0),
+        (["schemas", "kept"], 2),
+        (["export", "kept", "--out", "x.jsonl"], 2),
+    ],
+)
+def test_a_look_at_a_folder_awai_never_wrote_says_so_and_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], status: int
+) -> None:
+    mistyped = tmp_path / "dtaa"
+
+    code, said = Awai(mistyped, capsys)(*command)
+
+    assert code == status
+    assert f"No AWAI data in {mistyped}: nothing has been stored there" in said
+    assert "--data-dir" in said
+    assert not mistyped.exists()
 
 
 @pytest.mark.parametrize("command", ["ingest", "import", "read"])
@@ -288,9 +363,9 @@ def test_names_with_rich_markup_are_printed_as_typed(awai: Awai) -> None:
     before = awai.export("kept")
     code, said = awai("schemas", "kept", "--speaker", "[/red]")
     assert code == 2
-    assert "nobody called '[/red]' speaks in terminal:local:kept (speakers: Ann, Bo)" in said
+    assert "nobody called '[/red]' speaks in kept (speakers: Ann, Bo)" in said
     code, said = awai("export", "[/bold]nope", "--out", "x.jsonl")
-    assert code == 2 and "No channel 'terminal:local:[/bold]nope' is stored" in said
+    assert code == 2 and 'No channel "[/bold]nope" is stored' in said
     assert awai.export("kept") == before
 
 

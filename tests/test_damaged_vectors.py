@@ -66,7 +66,7 @@ class Awai:
         table shows only the columns some channel has)."""
         code, out, _ = self("doctor", *options)
         [heading] = [line for line in out.split("\n") if line.startswith("┃ channel ")]
-        [row] = [line for line in out.split("\n") if line.startswith("│ terminal:local:chat ")]
+        [row] = [line for line in out.split("\n") if line.startswith("│ chat ")]
         cells = [cell.strip() for cell in row.strip("│").split("│")]
         names = [cell.strip() for cell in heading.strip("┃").split("┃")]
         return code, dict(zip(names, cells, strict=True))
@@ -178,7 +178,7 @@ def test_an_index_chroma_cannot_open_is_rebuilt_when_awai_starts_and_nothing_is_
 
     assert code == 0, said
     assert said.count(NOTICE) == 1, said
-    assert "terminal:local:chat: 1 added, 0 edited, 0 unchanged, 0 refused" in said
+    assert "chat: 1 added, 0 edited, 0 unchanged, 0 refused" in said
     code, reading, said = awai("read", str(stored.transcript), "--message", stored.read, "--json")
     assert code == 0 and "vector index" not in said
     assert json.loads(reading) == stored.reading
@@ -203,7 +203,7 @@ def test_vectors_that_cannot_be_read_back_are_rebuilt_by_the_ingest_that_needs_t
 
     assert code == 0, said
     assert said.count(NOTICE) == 1, said
-    assert "terminal:local:chat: 1 added, 0 edited, 0 unchanged, 0 refused" in said
+    assert "chat: 1 added, 0 edited, 0 unchanged, 0 refused" in said
     code, row = awai.doctor()
     assert code == 0 and row["vector index"] == "readable" and row["state"] == "ok"
     assert awai.export(tmp_path / "after.jsonl").splitlines()[:-1] == stored.export.splitlines()

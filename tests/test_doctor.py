@@ -116,7 +116,7 @@ def test_doctor_reports_then_repairs_to_the_state_of_a_run_without_faults(
 
     assert main(["--data-dir", data_dir, "doctor"]) == 1
     table = capsys.readouterr().out
-    assert CHANNEL in table and "needs repair" in table and "awai doctor --repair" in table
+    assert "│ doctor " in table and "needs repair" in table and "awai doctor --repair" in table
 
     assert main(["--data-dir", data_dir, "doctor", "--repair"]) == 0
     assert "repaired" in capsys.readouterr().out

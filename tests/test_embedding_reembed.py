@@ -145,4 +145,4 @@ def test_awai_reembed_switches_a_channel_to_the_configured_model(
     assert main(["--data-dir", str(tmp_path), "reembed", "mixed"]) == 0
     assert "nothing to do" in capsys.readouterr().err
     assert main(["--data-dir", str(tmp_path), "reembed", "unknown"]) == 2
-    assert "terminal:local:mixed" in capsys.readouterr().err  # the known channels are listed
+    assert "(known: mixed)" in capsys.readouterr().err  # the known channels are listed

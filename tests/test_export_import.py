@@ -104,7 +104,7 @@ def test_export_of_an_unknown_channel_names_the_known_ones(
     data_dir = str(runtime.settings.data_dir)
     out = tmp_path / "out.jsonl"
     code = main(["--data-dir", data_dir, "export", "nope", "--out", str(out)])
-    assert code == 2 and CHANNEL in capsys.readouterr().err and not out.exists()
+    assert code == 2 and f"(known: {NAME})" in capsys.readouterr().err and not out.exists()
 
 
 def test_import_over_the_limits_refuses_loudly_and_stores_the_rest(

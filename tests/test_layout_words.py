@@ -8,11 +8,13 @@ layout every surface formats, and on Slack's blocks and Discord's embed made fro
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from rich.console import Console
 
 from awai_engine.connections import connect
-from awai_engine.text import as_said
+from awai_engine.text import as_said, shorten_keeping_lines
 from awai_engine.values import (
     Connection,
     Flow,
@@ -29,6 +31,7 @@ from bots.discord.embeds import reading_embed
 from bots.labels import labels_for
 from bots.layout import layout, plain_text
 from bots.slack.blocks import reading_message
+from bots.terminal.render import render_reading
 
 
 def _ref(message_id: str, speaker: str, position: int) -> MessageRef:
@@ -248,3 +251,38 @@ def test_a_code_block_is_quoted_as_its_first_line_never_as_fences_on_every_surfa
         assert "```" not in surface
         assert "kotlin" not in surface
         assert surface.count("(code) val request = buildRequest(1, HOURS) …") == 2  # flow, quote
+
+
+def test_the_message_read_keeps_its_lines_and_a_code_thought_reads_as_code_on_every_surface() -> (
+    None
+):
+    code = "```python\ndef serialize_card(card):\n    return card.brand\n```"
+    reading = _reading(("Here's the failing bit:", code), ("Which card?",))
+    reading = reading.model_copy(
+        update={
+            "context": reading.context.model_copy(
+                update={"text": f"Here's the failing bit:\n{code}"}
+            )
+        }
+    )
+    console = Console(record=True, width=100)
+
+    render_reading(reading, console, details=True)
+    slack, _ = _rendered(reading)
+    terminal = console.export_text()
+
+    assert re.search(r"│ Here's the failing bit: +│", terminal)  # its own line, not run on
+    assert re.search(r"│     return card\.brand +│", terminal)  # the code's indentation kept
+    assert ">def serialize_card(card):\\n>    return card.brand" in slack
+    assert "2. (code) def serialize_card(card): …" in terminal
+    assert "\\n" not in terminal  # no escaped line break anywhere
+
+
+def test_a_long_message_is_cut_by_lines_with_an_open_code_fence_closed() -> None:
+    text = "Log:\n```\n" + "\n".join(f"line {n}" for n in range(40)) + "\n```"
+
+    shown = shorten_keeping_lines(text, 2000, 6)
+
+    assert shown.splitlines() == ["Log:", "```", "line 0", "line 1", "line 2", "line 3", "…", "```"]
+    assert shorten_keeping_lines("a\n\n\n\nb  \n", 100, 5) == "a\n\nb"
+    assert shorten_keeping_lines("    indented words that run long", 16, 5) == "    indented…"

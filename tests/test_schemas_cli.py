@@ -20,7 +20,8 @@ def test_recluster_schemas_digest_and_forget_from_the_terminal(
 
     assert awai("ingest", str(SAMPLES["en"].path), "--channel", "launch") == 0
     assert awai("recluster") == 0
-    assert "terminal:local:launch" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert said.startswith("launch: ") and "terminal:local:" not in said  # as the user named it
     assert awai("recluster") == 0
     assert "No channel has new thoughts" in capsys.readouterr().out
 
@@ -49,4 +50,4 @@ def test_recluster_schemas_digest_and_forget_from_the_terminal(
     assert awai("schemas", "launch", "--speaker", "Carla") == 2
     assert "nobody called 'Carla'" in capsys.readouterr().err
     assert awai("digest", "nowhere", "--out", str(out)) == 2
-    assert "No channel 'terminal:local:nowhere'" in capsys.readouterr().err
+    assert 'No channel "nowhere"' in capsys.readouterr().err

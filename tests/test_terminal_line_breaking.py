@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.console import Console
@@ -53,3 +55,36 @@ def test_a_panel_of_japanese_keeps_every_character_in_order_within_its_border() 
     assert all(cell_len(line) <= 26 for line in inner)
     assert "".join(inner) == JAPANESE
     assert all(line[:1] not in NO_LINE_START for line in inner)
+
+
+def test_japanese_after_a_label_fills_the_labels_line_instead_of_leaving_it_alone() -> None:
+    line = "[m008] 佐藤: ネットワーク構成について。新DCとの専用線は４月１日に開通予定です。"
+
+    first, *rest = _lines(line, break_offsets(line, 40))
+
+    assert first.startswith("[m008] 佐藤: ネットワーク") and cell_len(first) >= 38
+    assert "".join([first, *rest]) == line
+
+
+def test_a_url_inside_japanese_moves_whole_to_the_next_line() -> None:
+    line = "資料はこちらです：https://wiki.example.co.jp/migration/plan を見てください。"
+
+    lines = _lines(line, break_offsets(line, 50))
+
+    assert lines[0] == "資料はこちらです："  # the URL (41 cells) did not fit after it
+    assert any(part.startswith("https://wiki.example.co.jp/migration/plan") for part in lines)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text("abcdefghij,.'()", min_size=1, max_size=12), min_size=1, max_size=30),
+    st.integers(12, 60),
+)
+def test_any_english_whose_words_fit_a_line_breaks_as_rich_does(
+    words: list[str], width: int
+) -> None:
+    # (A word longer than the line is folded at the width; rich also starts the next line on the
+    # space after such a word, which these breaks do not.)
+    text = " ".join(words)
+
+    assert break_offsets(text, width) == divide_line(text, width)

@@ -19,7 +19,7 @@ from awai_engine.schemas.digest import Digest, DigestSchema
 from awai_engine.schemas.markdown import change_text
 from awai_engine.schemas.wording import counted as counted_words
 from awai_engine.schemas.wording import words_for
-from awai_engine.text import shorten
+from awai_engine.text import shorten, shorten_keeping_lines
 from awai_engine.values import MessageRef, Reading
 from bots.labels import labels_for
 from bots.layout import (
@@ -41,6 +41,7 @@ MAX_SECTION_CHARS = 3000
 MAX_HEADER_CHARS = 150
 MAX_FALLBACK_CHARS = 3000
 QUOTED_MESSAGE_CHARS = 1200
+QUOTED_MESSAGE_LINES = 12
 CITED_TEXT_CHARS = 300
 EXAMPLE_CHARS = 140
 
@@ -151,7 +152,9 @@ def _reading_blocks(shown: ReadingLayout, permalink_of: PermalinkOf) -> list[Blo
             )
         ),
     ]
-    blocks += _sections(mrkdwn.quote(shorten(shown.text, QUOTED_MESSAGE_CHARS)))
+    blocks += _sections(
+        mrkdwn.quote(shorten_keeping_lines(shown.text, QUOTED_MESSAGE_CHARS, QUOTED_MESSAGE_LINES))
+    )
     for section in shown.sections:
         blocks += _section_blocks(section, cite)
     blocks.append(_context(mrkdwn.escape(shown.footer)))

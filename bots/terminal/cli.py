@@ -33,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.register(subparsers)
+    # Each command's --help opens with the line `awai --help` lists for it (argparse shows a
+    # subcommand's `help` only in its parent's list).
+    for listed in subparsers._choices_actions:
+        shown = subparsers.choices[listed.dest]
+        shown.description = shown.description or listed.help
     return parser
 
 

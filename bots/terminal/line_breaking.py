@@ -3,16 +3,16 @@
 Japanese has no spaces, so rich folds a Japanese sentence wherever the panel's width ends, and a
 line can open with 。、」 or a small っ, or close on an opening 「: a reader sees a stray full stop
 at the start of a line, which no Japanese typesetting allows. :class:`WrappedText` is rich's
-``Text`` with one change: a break that falls inside a run of Japanese text is moved back by a
-character or two (追い出し, the usual fix) until the next line opens on a character that may
-start a line and this one does not end on an opening bracket. Moving a break back only shortens
-a line, so nothing overflows; every break after it is then found again from the new one.
-Breaks at spaces (English words) are rich's own and are never moved.
+``Text`` with its own breaks (:func:`break_offsets`): Japanese may break between any two
+characters, so a Japanese run fills the line it starts on, and a break that falls inside it is
+moved back by a character or two (追い出し, the usual fix) until the next line opens on a
+character that may start a line and this one does not end on an opening bracket. Moving a break
+back only shortens a line, so nothing overflows; every break after it is then found again from
+the new one. Breaks at spaces (English words) are never moved.
 """
 
 from __future__ import annotations
 
-from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.console import Console, JustifyMethod, OverflowMethod
 from rich.containers import Lines
@@ -73,18 +73,43 @@ class WrappedText(Text):
 
 
 def break_offsets(text: str, width: int, fold: bool = True) -> list[int]:
-    """Where ``text`` breaks to fit ``width`` cells: rich's breaks, each moved back (at most
-    :data:`MAX_PULL` characters) when it would start a line on a character that may not start
-    one, or end a line on one that may not end one, inside Japanese text."""
+    """Where ``text`` breaks to fit ``width`` cells.
+
+    A line breaks at the last place it may before it overflows: the start of a word after a
+    space, or between two characters of which one is Japanese (wide), moved back (at most
+    :data:`MAX_PULL` characters) where the line-breaking rules forbid the break. Japanese text
+    therefore fills the line a label or an English word began, as typeset Japanese does (rich's
+    own breaker moves a whole run without spaces to the next line, leaving "[m008] 佐藤:" alone).
+    A word with no place to break in it (a URL) moves whole to the next line, and is folded only
+    when longer than a line (``fold``). Spaces may hang past the edge: the caller trims them.
+    """
     offsets: list[int] = []
     start = 0
-    while True:
-        found = divide_line(text[start:], width, fold=fold)
-        if not found:
-            return offsets
-        end = _pulled_back(text, start, start + found[0])
-        offsets.append(end)
-        start = end
+    used = 0
+    for at, char in enumerate(text):
+        cells = cell_len(char)
+        while used + cells > width and at > start and not char.isspace():
+            end = _last_break(text, start, at)
+            if end is None:
+                if not fold:
+                    break
+                end = at
+            start = _pulled_back(text, start, end)
+            offsets.append(start)
+            used = cell_len(text[start:at])
+        used += cells
+    return offsets
+
+
+def _last_break(text: str, start: int, at: int) -> int | None:
+    """The last place after ``start`` and at most ``at`` where a line may break, if any."""
+    for candidate in range(at, start, -1):
+        before, after = text[candidate - 1], text[candidate]
+        if after.isspace():
+            continue
+        if before.isspace() or cell_len(before) == 2 or cell_len(after) == 2:
+            return candidate
+    return None
 
 
 def _pulled_back(text: str, start: int, end: int) -> int:

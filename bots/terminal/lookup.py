@@ -10,7 +10,7 @@ import unicodedata
 
 from bots.runtime import Runtime
 from bots.terminal.say import fail
-from bots.terminal.transcript import channel_key
+from bots.terminal.transcript import channel_key, channel_name
 from bots.terminal.visible import one_line
 
 
@@ -20,8 +20,8 @@ def find_channel(runtime: Runtime, name: str) -> str | None:
     known = runtime.channels()
     if key in known:
         return key
-    listed = ", ".join(one_line(channel) for channel in known) or "none yet"
-    fail(f"No channel {key!r} is stored (known: {listed}).")
+    listed = ", ".join(channel_name(channel) for channel in known) or "none yet"
+    fail(f'No channel "{channel_name(key)}" is stored (known: {listed}).')
     return None
 
 
@@ -43,7 +43,7 @@ def find_speaker(
             return name
         if not quiet:
             fail(
-                f"no speaker has the id {_shown(name)} in {one_line(channel)} (ids: {_ids(speakers)})."
+                f"no speaker has the id {_shown(name)} in {channel_name(channel)} (ids: {_ids(speakers)})."
             )
         return None
     wanted = _folded(name)
@@ -57,13 +57,13 @@ def find_speaker(
     if candidates:
         listed = "; ".join(f"{_shown(speakers[c])} (id {_shown(c)})" for c in candidates)
         fail(
-            f"{name!r} could be any of {len(candidates)} speakers in {one_line(channel)}: {listed}."
+            f"{name!r} could be any of {len(candidates)} speakers in {channel_name(channel)}: {listed}."
             " Name one by its id with --speaker-id."
         )
         return None
     if not quiet:
         listed = ", ".join(one_line(shown) for shown in sorted(speakers.values())) or "nobody yet"
-        fail(f"nobody called {name!r} speaks in {one_line(channel)} (speakers: {listed}).")
+        fail(f"nobody called {name!r} speaks in {channel_name(channel)} (speakers: {listed}).")
     return None
 
 

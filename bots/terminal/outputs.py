@@ -24,11 +24,11 @@ from typing import IO, Any
 
 from awai_engine.errors import AwaiError
 from awai_engine.key_names import slug_with_digest
+from bots.terminal.transcript import TERMINAL_PREFIX
 
 MAX_STEM_BYTES = 120
 """Well under the 255 bytes most file systems allow a name, with room for a suffix."""
 
-_TERMINAL_PREFIX = "terminal:local:"
 _UNFIT = re.compile(r"[^\w.-]+")
 _DESCRIPTOR = re.compile(r"/proc/(?:self|\d+)/fd/\d+")
 _MAX_LINK_HOPS = 40  # as the kernel's own limit on links followed
@@ -42,7 +42,7 @@ def file_stem(channel: str) -> str:
     """A file name stem for ``channel`` (a channel key): readable, bounded and unique per key,
     also where file names ignore case (macOS, Windows): a name with capitals gets the hash too,
     so ``Team`` and ``team`` never write one file."""
-    name = channel.removeprefix(_TERMINAL_PREFIX)
+    name = channel.removeprefix(TERMINAL_PREFIX)
     fitted = _UNFIT.sub("-", name).strip("-.")
     bounded = fitted.encode("utf-8")[:MAX_STEM_BYTES].decode("utf-8", "ignore")
     if bounded and bounded == name and name == name.casefold():

@@ -15,7 +15,7 @@ from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
 
-from awai_engine.text import shorten
+from awai_engine.text import shorten_keeping_lines
 from awai_engine.values import MessageRef, Reading
 from bots.layout import (
     Line,
@@ -32,6 +32,8 @@ from bots.terminal.line_breaking import WrappedText
 from bots.terminal.visible import one_line, terminal_json, visible
 
 MAX_SHOWN_CHARS = 2000
+MAX_SHOWN_LINES = 20
+"""A message is shown with its own line breaks, up to this many lines (a pasted log is cut)."""
 
 
 def reading_json(reading: Reading) -> str:
@@ -44,7 +46,10 @@ def render_reading(reading: Reading, console: Console, details: bool = False) ->
     shown = layout(reading, details=details)
     reference = _Clock(shown.message.ts, shown.language)
     parts: list[RenderableType] = [
-        WrappedText(visible(shorten(shown.text, MAX_SHOWN_CHARS)), overflow="fold")
+        WrappedText(
+            visible(shorten_keeping_lines(shown.text, MAX_SHOWN_CHARS, MAX_SHOWN_LINES)),
+            overflow="fold",
+        )
     ]
     for section in shown.sections:
         parts.append(_section(section, reference))

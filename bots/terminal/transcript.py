@@ -25,6 +25,7 @@ from awai_engine.errors import AwaiError
 from awai_engine.settings import LimitsSettings
 from awai_engine.text import shorten, without_honorific
 from awai_engine.values import CHANNEL_SCOPE, Utterance
+from bots.terminal.chat_exports import document_advice, line_advice, opens_document
 from bots.terminal.transcript_lines import (
     CHUNK_BYTES,
     NotAFileError,
@@ -32,6 +33,7 @@ from bots.terminal.transcript_lines import (
     open_regular,
     read_lines,
 )
+from bots.terminal.visible import one_line
 
 _MENTION = re.compile(r"@([\w.\-]+)")
 _ADDRESS = re.compile(r"^\s*([\w.\-]+)\s*[:,、，：]")
@@ -80,6 +82,15 @@ DEFAULT_MAX_LINE_BYTES = LimitsSettings().max_line_bytes
 MAX_CHANNEL_KEY = 512
 
 
+TERMINAL_PREFIX = "terminal:local:"
+
+
+def channel_name(key: str) -> str:
+    """A channel as the person typed it, fit for one line: the name of a terminal channel
+    (``terminal:local:`` is AWAI's bookkeeping, never typed), else the full key, escaped."""
+    return one_line(key.removeprefix(TERMINAL_PREFIX))
+
+
 def channel_key(name: str) -> str:
     """The channel key of a terminal channel: ``terminal:local:<name>``."""
     if not name.strip():
@@ -87,7 +98,7 @@ def channel_key(name: str) -> str:
     problem = text_problem("channel", name)
     if problem:
         raise ChannelNameError(f"The channel name {name!r} is not valid text: {problem}.")
-    key = name if name.count(":") >= 2 else f"terminal:local:{name}"
+    key = name if name.count(":") >= 2 else f"{TERMINAL_PREFIX}{name}"
     if len(key) > MAX_CHANNEL_KEY:
         raise ChannelNameError(
             f"The channel key is {len(key):,} characters; at most {MAX_CHANNEL_KEY} fit: give a"
@@ -309,20 +320,21 @@ class _Reader:
             return
         if not text.strip():
             return
-        if self.blank and text.lstrip().startswith("["):
-            path = self.path
-            raise TranscriptError(
-                f"{path} is a JSON array; AWAI reads JSON Lines, one JSON object per line"
-                f" (convert it with: jq -c '.[]' {path.name} > {path.stem}-lines.jsonl)."
-            )
+        if self.blank and opens_document(text):
+            raise TranscriptError(document_advice(self.path))
+        opening = self.blank  # the file's first line that is not blank
         self.blank = False
         if self.first_line is None:
             self.first_line = (line.number, text.strip())
+        record: object = None
         try:
             record = _json(text)
             self.json_lines += 1
             utterance = _utterance(record, self.transcript.channel, self.last_ts, self.speakers)
         except (ValueError, TypeError) as error:
+            advice = line_advice(record) if opening else None
+            if advice is not None:  # every line would fail alike: one message for the file
+                raise TranscriptError(f"{self.path}: line {line.number}: {advice}") from None
             problems.append(LineProblem(line.number, str(error)))
             return
         first = self.seen.get(utterance.message_id)

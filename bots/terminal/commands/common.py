@@ -24,17 +24,25 @@ from rich.progress import Progress
 from awai_engine.engine import IngestReport
 from bots.records import StoredFile
 from bots.runtime import Runtime
+from bots.terminal.language_fit import english_model_warning
 from bots.terminal.say import stderr, warn
 from bots.terminal.transcript import (
     FileState,
     Resume,
     Transcript,
     channel_key,
+    channel_name,
     read_transcript,
 )
 from bots.terminal.visible import one_line
 
+TRANSCRIPT_HELP = (
+    "The transcript: JSON Lines, one message per line with id, speaker, text and ts"
+    " (optional: thread, speaker_id); see the README."
+)
+
 __all__ = [
+    "TRANSCRIPT_HELP",
     "Ingested",
     "load_and_ingest",
     "message_id",
@@ -159,7 +167,7 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
                 f"{known.refused_lines:,} refused then" if known.refused_lines else "none refused"
             )
             stderr.print(
-                f"{one_line(key)}: {path} is unchanged since it was stored ({known.lines:,} lines,"
+                f"{channel_name(key)}: {path} is unchanged since it was stored ({known.lines:,} lines,"
                 f" {refused})"
             )
         return done
@@ -198,9 +206,13 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
             else ""
         )
         stderr.print(
-            f"{one_line(done.transcript.channel)}: {report.added} added, {report.edited} edited,"
+            f"{channel_name(done.transcript.channel)}: {report.added} added, {report.edited} edited,"
             f" {report.unchanged} unchanged, {done.refused} refused{grown}"
         )
+        texts = [utterance.text for utterance in transcript.utterances]
+        advice = english_model_warning(runtime.settings.embedding, texts)
+        if advice is not None:
+            warn(advice)
     return done
 
 

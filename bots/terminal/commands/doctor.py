@@ -30,9 +30,10 @@ from bots.runtime import open_runtime
 from bots.terminal.model_status import report_model
 from bots.terminal.reply_model_status import report_reply_model
 from bots.terminal.say import plain_console, styled
-from bots.terminal.transcript import channel_key
+from bots.terminal.transcript import channel_key, channel_name
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writer, writer_lock
+from storage.opening import missing_data
 
 # Each count: its column's heading, its field, and how the caption names it in a sentence.
 COLUMNS = (
@@ -71,6 +72,10 @@ def _check_store(
     args: argparse.Namespace, settings: Settings, channels: list[str] | None, console: Console
 ) -> int:
     """The store's part: SQL and vectors compared, and repaired with ``--repair``."""
+    missing = missing_data(settings)
+    if missing is not None:  # nothing to compare; a new install checks its key before storing
+        console.print(missing)
+        return 0
     if not args.repair:
         # No embedding model needed just to look, nor a folder that can be written.
         busy = writer(settings)
@@ -94,7 +99,7 @@ def _check_store(
     console.print(report_table(repaired, "What awai doctor found and repaired"))
     for report in resumed:
         console.print(
-            f"Finished forgetting {one_line(report.speaker_id)} in {one_line(report.channel)}."
+            f"Finished forgetting {one_line(report.speaker_id)} in {channel_name(report.channel)}."
         )
     if not after.clean:
         console.print(report_table(after, "Still wrong after the repair"))
@@ -130,7 +135,7 @@ def report_table(report: ReconcileReport, title: str) -> Table:
         table.add_column("e.g.", overflow="fold")
     for channel in report.channels:
         table.add_row(
-            one_line(channel.channel),
+            channel_name(channel.channel),
             _index(channel),
             *(str(getattr(channel, field)) for _, field in shown),
             _state(channel),

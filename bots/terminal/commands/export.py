@@ -16,8 +16,7 @@ from awai_engine.settings import Settings
 from bots.records import Records
 from bots.terminal.outputs import written_whole
 from bots.terminal.say import stderr, warn
-from bots.terminal.transcript import channel_key, transcript_line
-from bots.terminal.visible import one_line
+from bots.terminal.transcript import channel_key, channel_name, transcript_line
 from storage.errors import StorageError
 
 
@@ -34,10 +33,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     with Records.open(settings, read_only=True) as records:  # a backup on read-only media exports
         channel = channel_key(args.channel)
         if records.channel_info(channel) is None:
-            known = ", ".join(one_line(known) for known in records.channels()) or "none yet"
-            raise StorageError(f"No channel {channel!r} is stored (known: {known}).")
+            known = ", ".join(channel_name(known) for known in records.channels()) or "none yet"
+            raise StorageError(f'No channel "{channel_name(channel)}" is stored (known: {known}).')
         count, size = write_export(records, channel, args.out)
-    stderr.print(f"{one_line(channel)}: {count} messages written to {args.out}")
+    stderr.print(f"{channel_name(channel)}: {count} messages written to {args.out}")
     limit = settings.limits.max_transcript_bytes
     if size > limit:
         warn(

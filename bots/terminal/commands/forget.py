@@ -20,6 +20,7 @@ from awai_engine.settings import Settings
 from bots.runtime import Runtime
 from bots.terminal.lookup import find_channel, find_speaker
 from bots.terminal.say import fail, stderr, stdout, warn
+from bots.terminal.transcript import channel_name
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writing_runtime
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         finished = [report for report in runtime.resumed if report.channel == channel]
         for report in finished:  # an interrupted forget, finished as the runtime opened
             stdout.print(
-                f"{one_line(channel)}: finished forgetting {one_line(report.speaker_id)},"
+                f"{channel_name(channel)}: finished forgetting {one_line(report.speaker_id)},"
                 " which was interrupted."
             )
         speaker = find_speaker(
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         except Exception as error:  # whatever stopped it, the recorded erasure is the recovery
             return _interrupted(runtime, channel, speaker, error)
     stdout.print(
-        f"{one_line(channel)}: forgot {one_line(speaker)}: {report.messages} messages"
+        f"{channel_name(channel)}: forgot {one_line(speaker)}: {report.messages} messages"
         f" (with their thoughts and vectors), {report.schema_versions} preconception versions,"
         f" {report.schema_runs} clusterings,"
         f" {report.summaries} summaries, {report.digest_entries} digest entries."
@@ -99,11 +100,11 @@ def _interrupted(runtime: Runtime, channel: str, speaker: str, error: Exception)
     said = error if isinstance(error, AwaiError | OSError) else f"{type(error).__name__}: {error}"
     if not recorded:
         fail(
-            f"forgetting {one_line(speaker)} in {one_line(channel)} failed before anything was removed ({said})."
+            f"forgetting {one_line(speaker)} in {channel_name(channel)} failed before anything was removed ({said})."
         )
         return 2
     fail(
-        f"forgetting {one_line(speaker)} in {one_line(channel)} stopped part-way ({said}). It is recorded: the next"
+        f"forgetting {one_line(speaker)} in {channel_name(channel)} stopped part-way ({said}). It is recorded: the next"
         " awai command on this data folder (or awai doctor --repair) finishes it before"
         " anything else; until then awai doctor reports it."
     )
@@ -115,7 +116,7 @@ def _confirmed(speaker: str, channel: str) -> bool:
         fail("forgetting cannot be undone; add --yes to confirm.")
         return False
     answer = stdout.input(
-        f"Remove everything {one_line(speaker)} said in {one_line(channel)}?"
+        f"Remove everything {one_line(speaker)} said in {channel_name(channel)}?"
         " This cannot be undone [y/N] "
     )
     return answer.strip().lower() in {"y", "yes"}

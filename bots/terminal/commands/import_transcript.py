@@ -13,8 +13,13 @@ import argparse
 from pathlib import Path
 
 from awai_engine.settings import Settings
-from bots.terminal.commands.common import read_reporting, stderr, store_transcript
-from bots.terminal.visible import one_line
+from bots.terminal.commands.common import (
+    TRANSCRIPT_HELP,
+    read_reporting,
+    stderr,
+    store_transcript,
+)
+from bots.terminal.transcript import channel_name
 from bots.terminal.writing import writing_runtime
 
 
@@ -22,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "import", help="Store a transcript written by `awai export` as a channel."
     )
-    parser.add_argument("file", type=Path)
+    parser.add_argument("file", type=Path, help=TRANSCRIPT_HELP)
     parser.add_argument("--channel", required=True, help="The channel name or key to store it as.")
     parser.set_defaults(run=run)
 
@@ -37,7 +42,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         done = store_transcript(runtime, transcript, verb="Importing")
     report = done.report
     stderr.print(
-        f"{one_line(done.transcript.channel)}: {report.added} added, {report.edited} replaced,"
+        f"{channel_name(done.transcript.channel)}: {report.added} added, {report.edited} replaced,"
         f" {report.unchanged} already there, {report.refused_deleted + len(report.problems)}"
         f" refused, {len(done.transcript.problems)} unreadable line(s)"
     )

@@ -10,13 +10,13 @@ import argparse
 from pathlib import Path
 
 from awai_engine.settings import Settings
-from bots.terminal.commands.common import load_and_ingest
+from bots.terminal.commands.common import TRANSCRIPT_HELP, load_and_ingest
 from bots.terminal.writing import writing_runtime
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("ingest", help="Store a JSON Lines transcript as a channel.")
-    parser.add_argument("file", type=Path)
+    parser.add_argument("file", type=Path, help=TRANSCRIPT_HELP)
     parser.add_argument(
         "--channel", help="Channel name (default: the file name without extension)."
     )

@@ -17,6 +17,7 @@ from rich.text import Text
 from awai_engine.settings import Settings
 from bots.terminal.lookup import find_channel
 from bots.terminal.say import plain_console, stderr, styled
+from bots.terminal.transcript import channel_name
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writing_runtime
 
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     ):
 
         def progress(channel: str) -> Callable[[int, int], None]:
-            task = bar.add_task(f"{one_line(channel)}: runs", total=None)
+            task = bar.add_task(f"{channel_name(channel)}: runs", total=None)
             return lambda done, total: bar.update(task, completed=done, total=total)
 
         if args.channel:
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not reports:
         console.print("No channel has new thoughts since its last re-clustering.")
     for report in reports:
-        shown = one_line(report.channel)
+        shown = channel_name(report.channel)
         if report.error:
             console.print(
                 Text.assemble(f"{shown}: ", styled(f"failed: {one_line(report.error)}", "red"))

@@ -14,8 +14,7 @@ from rich.progress import Progress
 
 from awai_engine.settings import Settings
 from bots.terminal.say import fail, stderr
-from bots.terminal.transcript import channel_key
-from bots.terminal.visible import one_line
+from bots.terminal.transcript import channel_key, channel_name
 from bots.terminal.writing import writing_runtime
 
 
@@ -33,12 +32,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         channel = channel_key(args.channel)
         info = runtime.channel_info(channel)
         if info is None:
-            known = ", ".join(one_line(known) for known in runtime.channels()) or "none yet"
-            fail(f"No channel {channel!r} is stored (known: {known}).")
+            known = ", ".join(channel_name(known) for known in runtime.channels()) or "none yet"
+            fail(f'No channel "{channel_name(channel)}" is stored (known: {known}).')
             return 2
         if (info.embedding_model, info.dimension) == (embedder.model_name, embedder.dimension):
             stderr.print(
-                f"{one_line(channel)} is already embedded with {embedder.model_name}; nothing to do."
+                f"{channel_name(channel)} is already embedded with {embedder.model_name}; nothing to do."
             )
             return 0
         with Progress(console=stderr, transient=True) as progress:
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
         stderr.print(
-            f"{one_line(channel)}: {count} thoughts re-embedded with {embedder.model_name}"
+            f"{channel_name(channel)}: {count} thoughts re-embedded with {embedder.model_name}"
             f" ({embedder.dimension} dimensions); they were made by {info.embedding_model}"
             f" ({info.dimension})."
         )

@@ -14,7 +14,7 @@ import argparse
 from awai_engine.settings import Settings
 from bots.terminal.lookup import find_channel
 from bots.terminal.say import stdout
-from bots.terminal.visible import one_line
+from bots.terminal.transcript import channel_name
 from bots.terminal.writing import writing_runtime
 
 
@@ -44,10 +44,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         reports = [runtime.engine.reextract(channel) for channel in channels]
     for report in reports:
         if report.pending == 0:
-            stdout.print(f"{one_line(report.channel)}: no thoughts made offline.")
+            stdout.print(f"{channel_name(report.channel)}: no thoughts made offline.")
         else:
             stdout.print(
-                f"{one_line(report.channel)}: {report.rewritten} of {report.pending} messages rewritten by"
+                f"{channel_name(report.channel)}: {report.rewritten} of {report.pending} messages rewritten by"
                 " the language model"
                 + (
                     f"; {report.pending - report.rewritten} still offline."

@@ -19,6 +19,7 @@ from bots.runtime import open_runtime
 from bots.terminal.commands.common import message_id, speaker_name
 from bots.terminal.lookup import find_channel, find_speaker
 from bots.terminal.say import fail, plain_console, styled
+from bots.terminal.transcript import channel_name
 from bots.terminal.visible import one_line, terminal_json
 from bots.terminal.writing import writer_lock
 
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     console = plain_console()
     where = f"before message {one_line(args.as_of)}" if args.as_of else "now"
     if not found:
-        console.print(f"No thoughts {where} in {one_line(channel)}.")
+        console.print(f"No thoughts {where} in {channel_name(channel)}.")
     for item in found:
         # Whether the scheduled re-clustering stored these groups or they were grouped for
         # this command: the words say it without the engine's "run" and "fixed point".
