@@ -48,8 +48,10 @@ def exchange_of(timeline: Timeline, position: int, window: int) -> Exchange:
     addressed = addressees | (named - {speaker})
     partners = set(addressed)
     talked = bool(addressees)
-    for earlier_position in range(position - 1, max(position - 1 - window, -1), -1):
-        said_to = timeline.addressed_by(earlier_position)
+    first = max(position - window, 0)
+    addressed_before = timeline.addressed_between(first, position)
+    for earlier_position in range(position - 1, first - 1, -1):
+        said_to = addressed_before[earlier_position - first]
         if not said_to:
             continue  # addressing no one: no one to add
         said_by = timeline.speaker_names[earlier_position].casefold()

@@ -174,7 +174,9 @@ class LexicalIndex:
         self._cumulative = np.zeros(257, dtype=np.float64)  # total length of messages < p
         self.size = 0
         # The last query's terms at its end: fixed once the index holds that prefix.
-        self._last_query: tuple[str, int, list[tuple[str, float, _Postings, int]]] | None = None
+        self._last_query: (
+            tuple[str, int, frozenset[str], list[tuple[str, float, _Postings, int]]] | None
+        ) = None
 
     def add(self, position: int, text: str) -> None:
         """Index the message at ``position``, which must be the next one."""
@@ -249,14 +251,17 @@ class LexicalIndex:
             for position, score in zip(found.positions, found.scores, strict=True)
         ]
 
-    def search(self, query: str, end: int, limit: int) -> WordSearch:
+    def search(
+        self, query: str, end: int, limit: int, leave_out: frozenset[str] = frozenset()
+    ) -> WordSearch:
         """The ``limit`` best messages before ``end`` for ``query``, as arrays (see
-        :meth:`matches`), with the query's mean and spread over the prefix."""
+        :meth:`matches`), with the query's mean and spread over the prefix; terms in
+        ``leave_out`` are not searched for."""
         end = min(end, self.size)
         if end <= 0 or limit <= 0:
             return NO_MATCHES
         mean_length = max(self._cumulative[end] / end, 1e-9)
-        chosen = self._query_terms(query, end)
+        chosen = self._query_terms(query, end, leave_out)
         if not chosen:
             return NO_MATCHES
         # Every term's postings as one array, scored in one pass (the sums run in the same
@@ -285,10 +290,18 @@ class LexicalIndex:
         spread = math.sqrt(max(float(scores @ scores) / end - mean * mean, 0.0))
         return WordSearch(*_best(positions, scores, limit), mean, spread)
 
-    def explain(self, query: str, end: int, position: int, score: float) -> WordMatch:
-        """What the message at ``position`` (before ``end``) shares with ``query``: the share of
-        the query's word weight it holds, and the shared terms, rarest first."""
-        query_terms = self._query_terms(query, min(end, self.size))
+    def explain(
+        self,
+        query: str,
+        end: int,
+        position: int,
+        score: float,
+        leave_out: frozenset[str] = frozenset(),
+    ) -> WordMatch:
+        """What the message at ``position`` (before ``end``) shares with ``query`` (its terms in
+        ``leave_out`` aside): the share of the query's word weight it holds, and the shared
+        terms, rarest first."""
+        query_terms = self._query_terms(query, min(end, self.size), leave_out)
         total = sum(idf for _, idf, _, _ in query_terms)
         held = []
         for term, idf, postings, frequency in sorted(query_terms, key=lambda t: (-t[1], t[0])):
@@ -302,15 +315,17 @@ class LexicalIndex:
             terms=tuple(term for term, _ in held[:5]),
         )
 
-    def _query_terms(self, query: str, end: int) -> list[tuple[str, float, _Postings, int]]:
-        """The terms of ``query`` some message before ``end`` holds and that are not too common
-        there, with their IDF at ``end``, postings and document frequency, in a fixed order (the
-        same sums in any process)."""
+    def _query_terms(
+        self, query: str, end: int, leave_out: frozenset[str] = frozenset()
+    ) -> list[tuple[str, float, _Postings, int]]:
+        """The terms of ``query`` not in ``leave_out`` that some message before ``end`` holds
+        and that are not too common there, with their IDF at ``end``, postings and document
+        frequency, in a fixed order (the same sums in any process)."""
         last = self._last_query  # read once: another thread's reading may replace it
-        if last is not None and last[:2] == (query, end):
-            return last[2]  # a reading asks again to explain the items it keeps
+        if last is not None and last[:3] == (query, end, leave_out):
+            return last[3]  # a reading asks again to explain the items it keeps
         chosen = []
-        for term in sorted(set(terms(query))):
+        for term in sorted(set(terms(query)) - leave_out):
             postings = self._postings.get(term)
             frequency = postings.before(end) if postings else 0
             if not frequency or frequency > max(ALWAYS_SCORED, self.max_share * end):
@@ -318,7 +333,7 @@ class LexicalIndex:
             assert postings is not None
             idf = math.log(1.0 + (end - frequency + 0.5) / (frequency + 0.5))
             chosen.append((term, idf, postings, frequency))
-        self._last_query = (query, end, chosen)
+        self._last_query = (query, end, leave_out, chosen)
         return chosen
 
 

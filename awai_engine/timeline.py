@@ -312,6 +312,9 @@ class Timeline:
     _coding: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
     # name → by position, a value computed from that message alone (see derived)
     _derived: dict[str, list[Any]] = field(default_factory=dict, compare=False, repr=False)
+    # name → by position, numbers computed from that message alone (NaN: not yet; see
+    # derived_numbers)
+    _derived_numbers: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # step → rows 0, step, 2·step… copied contiguous (see every_kth_row); rows never change.
     _strided: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
     # Set once by whoever owns the timeline (the read model, or the views of a channel) when it
@@ -324,6 +327,18 @@ class Timeline:
         self.lexicon = LexicalIndex()
         if self._vectors.shape[1:] != (self.dimension,):
             self._vectors = np.empty((0, self.dimension), dtype=np.float32)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The timeline's fields without its lock, which cannot be copied: a copy (the
+        association bench appends questions to a copy of a conversation's timeline) gets a lock
+        of its own (:meth:`__setstate__`)."""
+        state = self.__dict__.copy()
+        del state["_coding"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._coding = threading.Lock()
 
     @property
     def vectors(self) -> np.ndarray:
@@ -416,6 +431,16 @@ class Timeline:
             )
         return found
 
+    def addressed_between(self, start: int, end: int) -> list[frozenset[str]]:
+        """:meth:`addressed_by` of the messages at ``start``..``end`` - 1, as one list: a pass
+        over the lines before a message (its conversation, its exchange, its cues) reads this
+        once instead of calling per line."""
+        folded = self._addressed
+        if len(folded) < end or None in folded[start:end]:
+            for position in range(start, end):
+                self.addressed_by(position)
+        return self._addressed[start:end]  # type: ignore[return-value]  # all filled above
+
     def name_code(self, name: str) -> int:
         """The code of a case-folded name in :meth:`names_between` (-1: no message so far was
         said by or to that name)."""
@@ -450,20 +475,19 @@ class Timeline:
                 grown[: len(addressed)] = addressed
                 addressed = grown
             codes = self._name_codes
-            for position in range(start, end):
-                if said_by[position] < 0:
-                    names = sorted(self.addressed_by(position))
-                    if len(names) > addressed.shape[1]:
-                        wider = np.full((len(addressed), len(names)), -1, dtype=np.int64)
-                        wider[:, : addressed.shape[1]] = addressed
-                        # Published before any row is coded into it: a reader that sees a row
-                        # coded in ``said_by`` (written in place, last) must find its names in
-                        # the array it reads, not in a copy only this thread holds yet.
-                        self._addressed_codes = addressed = wider
-                    for slot, name in enumerate(names):
-                        addressed[position, slot] = codes.setdefault(name, len(codes))
-                    said_name = self.speaker_names[position].casefold()
-                    said_by[position] = codes.setdefault(said_name, len(codes))  # coded: last
+            for position in (np.flatnonzero(said_by[start:end] < 0) + start).tolist():
+                names = sorted(self.addressed_by(position))
+                if len(names) > addressed.shape[1]:
+                    wider = np.full((len(addressed), len(names)), -1, dtype=np.int64)
+                    wider[:, : addressed.shape[1]] = addressed
+                    # Published before any row is coded into it: a reader that sees a row
+                    # coded in ``said_by`` (written in place, last) must find its names in
+                    # the array it reads, not in a copy only this thread holds yet.
+                    self._addressed_codes = addressed = wider
+                for slot, name in enumerate(names):
+                    addressed[position, slot] = codes.setdefault(name, len(codes))
+                said_name = self.speaker_names[position].casefold()
+                said_by[position] = codes.setdefault(said_name, len(codes))  # coded: last
             self._addressed_codes, self._speaker_name_code = addressed, said_by
 
     def speaker_name(self, speaker_id: str) -> str:
@@ -493,6 +517,35 @@ class Timeline:
             if value is _UNSET:
                 value = column[position] = compute(self.messages[position])
             values.append(value)
+        return values
+
+    def derived_numbers(
+        self,
+        name: str,
+        positions: np.ndarray,
+        compute: Callable[[TimelineMessage], tuple[float, ...]],
+        width: int,
+    ) -> np.ndarray:
+        """:meth:`derived` for numbers: ``compute`` (``width`` numbers per message) of the
+        messages at ``positions``, as rows of one array, each computed once per message.
+
+        Why an array: a reading reads these for its fifty to two hundred candidates, and one
+        gather out of an array costs less than collecting and converting as many Python values.
+        Causal for the same reason as :meth:`derived`. Readings run in several threads: a row is
+        written whole under the interpreter lock, and a write lost to an array grown meanwhile
+        is only computed again.
+        """
+        column = self._derived_numbers.get(name)
+        if column is None or len(column) < len(self.messages):
+            kept = 0 if column is None else len(column)
+            grown = np.full((max(len(self.messages), 2 * kept), width), np.nan)
+            if column is not None:
+                grown[:kept] = column
+            self._derived_numbers[name] = column = grown
+        values = column[positions]
+        for k in np.flatnonzero(np.isnan(values[:, -1])).tolist():
+            at = int(positions[k])
+            values[k] = column[at] = compute(self.messages[at])
         return values
 
     def speaker_code(self, speaker_id: str) -> int:

@@ -134,7 +134,9 @@ class Flow(Value):
         return (*ids, self.previous.message.message_id) if self.previous else ids
 
 
-RecallReason = Literal["meaning", "words", "addressed", "addressed-speaker", "own", "reply"]
+RecallReason = Literal[
+    "meaning", "words", "addressed", "addressed-speaker", "own", "reply", "answer"
+]
 
 
 class Association(Value):

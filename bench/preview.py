@@ -62,6 +62,7 @@ SLACK_STYLE = """
 .section { margin: 6px 0; white-space: pre-wrap; }
 .context { color: #616061; font-size: 12px; margin: 4px 0; white-space: pre-wrap; }
 blockquote { border-left: 4px solid #ddd; margin: 2px 0; padding-left: 8px; color: #1d1c1d; }
+code { font-family: monospace; background: #f2f2f2; color: #c01343; white-space: pre-wrap; }
 a { color: #1264a3; text-decoration: none; }
 .button { display: inline-block; border: 1px solid #bbb; border-radius: 4px; padding: 4px 12px;
   margin-right: 8px; font-weight: 700; font-size: 13px; }
@@ -107,6 +108,7 @@ def slack_html(blocks: list[dict]) -> str:
 
 
 def _mrkdwn(text: str) -> str:
+    """Slack's mrkdwn as HTML; a quote ends its own line (see :func:`_markdown`)."""
     lines = []
     for line in text.split("\n"):
         quoted = line.startswith(("&gt;", ">"))
@@ -116,8 +118,9 @@ def _mrkdwn(text: str) -> str:
         line = _USER.sub(r'<a href="#">@\1</a>', line)
         line = _SLACK_BOLD.sub(r"<b>\1</b>", line)
         line = _SLACK_ITALIC.sub(r"<i>\1</i>", line)
-        lines.append(f"<blockquote>{line}</blockquote>" if quoted else line)
-    return "\n".join(lines)
+        line = re.sub(r"`([^`]+)`", r"<code>\1</code>", line)
+        lines.append(f"<blockquote>{line}</blockquote>" if quoted else f"{line}\n")
+    return "".join(lines).removesuffix("\n")
 
 
 def discord_html(embed: Mapping[str, Any]) -> str:
@@ -133,6 +136,8 @@ def discord_html(embed: Mapping[str, Any]) -> str:
 
 
 def _markdown(text: str) -> str:
+    """Discord's Markdown as HTML. A quote is a block that ends its own line, as Discord's
+    blockquote rule takes the line break after it: the break is not shown again as a blank."""
     lines = []
     for line in html.escape(text, quote=False).split("\n"):
         quoted = line.startswith("&gt; ")
@@ -142,8 +147,8 @@ def _markdown(text: str) -> str:
         line = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", line)
         line = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"<i>\1</i>", line)
         line = line.replace("\\", "")
-        lines.append(f"<blockquote>{line}</blockquote>" if quoted else line)
-    return "\n".join(lines)
+        lines.append(f"<blockquote>{line}</blockquote>" if quoted else f"{line}\n")
+    return "".join(lines).removesuffix("\n")
 
 
 def discord_shaped(reading: Reading) -> Reading:

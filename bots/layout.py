@@ -6,8 +6,8 @@ lines made of neutral pieces (plain text, emphasis, a link to an earlier message
 way errbot's ``Card`` is one message every backend renders. Each renderer only formats pieces:
 rich markup, Slack mrkdwn, Discord Markdown. The order is the reading's point: first what the
 message does to what came before it, then the earlier messages it connects to, then the speaker's
-preconceptions, then the flow just before it. Numbers (similarity, thresholds, activation) appear
-only in the details view.
+preconceptions, then the flow just before it. Numbers (closeness in meaning and its bar) appear
+only in the details view, and there in words a person follows.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Literal, Protocol
 
 from awai_engine.text import as_said, shorten
-from awai_engine.values import Connection, MessageRef, Reading, ReadingContext
+from awai_engine.values import Association, Connection, MessageRef, Reading, ReadingContext
 from bots.labels import counted, labels_for
 from bots.language import prevailing_language
 from bots.note_words import note_text
@@ -234,15 +234,17 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
         if headline is not None and connection.message.message_id == headline.message.message_id:
             continue  # the headline already says it, with the same words
         pieces: list[Piece] = []
-        if connection.relation != "relates-to":  # a plain connection needs no verb on each line
+        verbed = connection.relation not in _UNVERBED_IN_THE_LIST
+        if verbed:
             verb = _capitalised(words[f"relation-short:{connection.relation}"])
             pieces += [Strong(verb), Plain(" ")]
-        pieces += [
-            Link(connection.message, connection.message.speaker_name),
-            Quiet(" · "),
-            *_distance(connection, words),
-        ]
-        if connection.origin not in ("meaning", "flow"):  # "just before" already says "flow"
+        who = connection.message.speaker_name
+        if connection.relation == "continues":  # the speaker's own: "Continues Aiko" misreads
+            who = words["own_message"].format(who=who)
+        pieces += [Link(connection.message, who), Quiet(" · "), *_distance(connection, words)]
+        if connection.origin not in _ORIGINS_SAID_ALREADY and not (
+            connection.origin == "own" and connection.relation == "continues"
+        ):
             pieces.append(Quiet(f" · {words[f'reason:{connection.origin}']}"))
         if connection.condition:
             condition = shorten(connection.condition, QUOTED_EARLIER_CHARS)
@@ -252,6 +254,16 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
         if connection.explanation:
             lines.append(Line((Plain(connection.explanation),)))
     return Section("connections", words["associations"], tuple(lines))
+
+
+_UNVERBED_IN_THE_LIST = frozenset({"relates-to", "replies-to", "answers"})
+"""Relations a listed connection shows without their verb: a plain connection needs none on each
+line, and what the message replies to or answers is the headline's to say — a list saying
+"Replies to Suzuki" under a headline naming another message (or none) would contradict it."""
+
+_ORIGINS_SAID_ALREADY = frozenset({"meaning", "flow"})
+"""Origins a listed connection leaves unsaid: "close in meaning" is what every connection is,
+and "just before" already says "flow"."""
 
 
 def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
@@ -335,42 +347,74 @@ def _thoughts(context: ReadingContext, words: dict[str, str]) -> Section:
 
 
 def _details(reading: Reading, words: dict[str, str]) -> Section:
-    """The numbers behind every recalled thought, and what the reading cost."""
+    """The numbers behind every recalled thought, and what read it, each said in words a person
+    follows: how far back, why recalled, how close in meaning against the bar it had, how fresh
+    in mind, how often said."""
     lines = []
     for item in reading.context.associations:
-        numbers = (
-            f" · {item.distance + 1} ← · {words[f'reason:{item.reason}']}"
-            f" · {words['similarity']} {item.similarity:.2f} ({words['threshold']}"
-            f" {item.threshold:.2f}) · {words['activation']} {item.activation:.2f}"
-            f" · {words['occurrences']} ×{item.occurrences}"
-        )
         mark = "★ " if item.important else ""
         lines.append(
             Line(
-                (Plain(mark), Link(item.source, item.source.speaker_name), Quiet(numbers)),
+                (
+                    Plain(mark),
+                    Link(item.source, item.source.speaker_name),
+                    Quiet(" · " + " · ".join(_recall_details(item, words))),
+                ),
                 quote=quoted(item.thought.text, QUOTED_EARLIER_CHARS, words),
             )
         )
     for schema in reading.context.schemas:
-        lines.append(
-            Line(
-                (
-                    Plain(f"{schema.summary}"),
-                    Quiet(
-                        f" · {words['similarity']} {schema.similarity:.2f} · "
-                        + counted(words, "schema_numbers", schema.size).format(
-                            version=schema.version, n=schema.size
-                        )
-                    ),
-                )
-            )
+        closeness = words["detail:schema"].format(similarity=f"{schema.similarity:.2f}")
+        lines.append(Line((Plain(schema.summary), Quiet(f" · {closeness}"))))
+    lines.append(Line((Quiet(_read_by(reading, words)),)))
+    return Section("details", words["details"], tuple(lines))
+
+
+FRESH_ACTIVATION = 0.0
+"""ACT-R activation (ln Σ age^−d) at or above which a thought is fresh in mind: 0 is one said
+once just before, or said again and again a little further back."""
+
+HELD_ACTIVATION = -1.5
+"""Activation at or above which a thought is still in mind: −1.5 is one said once about twenty
+messages back (decay 0.5, ages in messages); below, it is fading."""
+
+
+def _recall_details(item: Association, words: dict[str, str]) -> list[str]:
+    """One recalled thought's numbers as phrases, in the order a reader asks about them."""
+    similarity, threshold = f"{item.similarity:.2f}", f"{item.threshold:.2f}"
+    if item.distance == 0:
+        where = words["just_before"]
+    else:
+        where = words["messages_earlier"].format(n=item.distance + 1)
+    if item.reason == "meaning":
+        why = [words["detail:close"].format(similarity=similarity, threshold=threshold)]
+    else:  # recalled otherwise: its closeness is shown against the bar it did not need
+        closeness = words["detail:closeness"].format(similarity=similarity, threshold=threshold)
+        why = [words[f"reason:{item.reason}"], closeness]
+    if item.activation >= FRESH_ACTIVATION:
+        freshness = words["detail:fresh"]
+    elif item.activation >= HELD_ACTIVATION:
+        freshness = words["detail:held"]
+    else:
+        freshness = words["detail:fading"]
+    said = counted(words, "detail:said", item.occurrences).format(n=item.occurrences)
+    return [where, *why, freshness, said]
+
+
+def _read_by(reading: Reading, words: dict[str, str]) -> str:
+    """What read the message — offline cues or which language model — and what that cost."""
+    if reading.offline:
+        read_by = words["read_by:offline"]
+    else:
+        read_by = words["read_by:model"].format(
+            model=reading.backend.partition(":")[2] or reading.backend
         )
-    cost = f"{words['backend']}: {reading.backend}"
     if reading.usage is not None:
         usage = reading.usage
-        cost += f" · {words['tokens']}: {usage.input_tokens} → {usage.output_tokens}"
-    lines.append(Line((Quiet(cost),)))
-    return Section("details", words["details"], tuple(lines))
+        read_by += " · " + words["tokens"].format(
+            sent=usage.input_tokens, written=usage.output_tokens
+        )
+    return read_by
 
 
 def _notes(reading: Reading, words: dict[str, str]) -> Section:

@@ -4,6 +4,8 @@ and what changed since the previous digest."""
 from __future__ import annotations
 
 import io
+import json
+import re
 
 import matplotlib.image
 import numpy as np
@@ -19,7 +21,9 @@ from awai_engine.schemas.ports import DigestEntry
 from awai_engine.schemas.service import UnknownChannelError
 from awai_engine.schemas.wording import WORDS, words_for
 from awai_engine.visibility import EVERYTHING
+from bots.discord.embeds import digest_message as discord_digest_message
 from bots.runtime import Runtime
+from bots.slack.blocks import digest_message
 from bots.terminal.transcript import read_transcript
 from tests.schema_topics import CHATTER, said, topic_sentences
 
@@ -117,8 +121,26 @@ def test_the_markdown_names_each_speaker_and_each_of_their_preconceptions(runtim
             for example in schema.examples:
                 assert f"({example.message_id})" in digest.markdown
     assert "First digest of this channel." in digest.markdown
-    numbers = [schema.number for section in digest.speakers for schema in section.schemas]
-    assert numbers == list(range(1, len(numbers) + 1))  # the labels on the picture
+
+
+def test_each_speakers_preconceptions_are_numbered_from_one_on_every_surface(
+    runtime: Runtime,
+) -> None:
+    three_speakers(runtime)
+    digest = runtime.schemas.digest(CHANNEL, EVERYTHING)
+    slack = json.dumps(
+        digest_message(digest, lambda message_id, _: f"https://s/{message_id}").blocks
+    )
+    discord_embed, _ = discord_digest_message(digest, "#general", {})
+    surfaces = {
+        "markdown": digest.markdown,
+        "slack": slack.replace("\\n", "\n"),
+        "discord": discord_embed.description or "",
+    }
+
+    for surface, shown in surfaces.items():
+        numbered = [int(number) for number in re.findall(r"^(\d+)\. ", shown, re.MULTILINE)]
+        assert numbered == [1, 2, 1], (surface, shown)  # ann's two, then bob's one
 
 
 @pytest.mark.slow

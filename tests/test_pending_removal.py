@@ -15,6 +15,7 @@ import pytest
 
 from bots.runtime import Runtime
 from bots.terminal.cli import main
+from bots.terminal.transcript import channel_name
 from tests.test_erasure import CHANNEL, PERSISTED, SPEAKER, WORDS, filled, hits
 from tests.test_writer_lock import held_by
 
@@ -36,7 +37,7 @@ def doctor_row(data_dir: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     code = main(["--data-dir", data_dir, "doctor"])
     out = capsys.readouterr().out
     [heading] = [line for line in out.split("\n") if line.startswith("┃ channel ")]
-    [row] = [line for line in out.split("\n") if line.startswith(f"│ {CHANNEL} ")]
+    [row] = [line for line in out.split("\n") if line.startswith(f"│ {channel_name(CHANNEL)} ")]
     cells = [cell.strip() for cell in row.strip("│").split("│")]
     return code, dict(
         zip((cell.strip() for cell in heading.strip("┃").split("┃")), cells, strict=True)

@@ -59,3 +59,9 @@ def test_the_same_sample_id_is_the_same_snowflake_everywhere_in_a_reading(
     earlier = [entry.message for entry in shaped.context.flow.earlier]
     assert root in {message.message_id for message in earlier}
     assert shaped.context.channel == "discord:1:2"
+
+
+def test_a_discord_quote_ends_its_line_in_the_preview_as_in_discord(runtime: Runtime) -> None:
+    page = pages(discord_shaped(_reply(runtime)), details=False)["discord.html"]
+
+    assert "</blockquote>\n" not in page, "the line break a quote takes is not shown again"

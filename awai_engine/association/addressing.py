@@ -69,17 +69,20 @@ def cue_sources(
     addressing: list[int] = []
     own: list[int] = []
     stop = max(position - 1 - settings.cue_window, -1)
+    names, ids = timeline.speaker_names, timeline.speaker_ids  # columns: nothing is built
+    first = stop + 1
+    said_to = timeline.addressed_between(first, position)
     for earlier_position in range(position - 1, stop, -1):
-        earlier = timeline.messages[earlier_position]
-        name = earlier.ref.speaker_name.casefold()
+        name = names[earlier_position].casefold()
         if name in addressed_found and len(addressed_found[name]) < settings.addressed_recent:
             addressed_found[name].append(earlier_position)
-        if earlier.ref.speaker_id == speaker_id:
+        if ids[earlier_position] == speaker_id:
             if len(own) < settings.own_recent:
                 own.append(earlier_position)
-        elif len(addressing) < settings.addressed_speaker_recent and speaker in {
-            addressee.casefold() for addressee in earlier.addressees
-        }:
+        elif (
+            len(addressing) < settings.addressed_speaker_recent
+            and speaker in said_to[earlier_position - first]
+        ):
             addressing.append(earlier_position)
     by_addressee = sorted((p for found in addressed_found.values() for p in found), reverse=True)
     sources: dict[int, RecallReason] = {}

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from awai_engine.timeline import Timeline
 
+_NO_ONE: frozenset[str] = frozenset()
+
 
 def conversation_of(
     timeline: Timeline,
@@ -53,13 +55,14 @@ def conversation_of(
     latest: dict[str, int] = {}  # speaker → their latest line
     addressed_last: dict[str, int] = {}  # speaker → the latest line addressed to them
     said_to: dict[tuple[str, str], int] = {}  # (speaker, addressee) → the speaker's latest to them
-    names = timeline.speaker_names  # a column: most lines need no message built
+    names = timeline.speaker_names  # columns: no line's message is built
+    folded = timeline.addressed_between(start, position + 1)  # case-folded, once per line
     for at in range(start, position + 1):
         speaker = names[at].casefold()
-        addressees = timeline.messages[at].addressees
+        addressees = folded[at - start]
         if at == position and addresses:
-            addressees = (*addressees, *addresses)
-        to = {name.casefold() for name in addressees} - {speaker} if addressees else set()
+            addressees = addressees | {name.casefold() for name in addresses}
+        to = addressees - {speaker} if addressees else _NO_ONE
         if to:
             for name in to:
                 answered = [latest.get(name)]

@@ -10,6 +10,7 @@ at every distance").
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass
 
@@ -17,7 +18,8 @@ import numpy as np
 
 from awai_engine.association.picks import Pick, best_thought
 from awai_engine.association.query import Query, Situation
-from awai_engine.lexical import NO_MATCHES, WordSearch
+from awai_engine.cues import is_question
+from awai_engine.lexical import NO_MATCHES, WordSearch, terms
 from awai_engine.timeline import Timeline
 from awai_engine.values import RecallReason
 
@@ -74,7 +76,7 @@ def _evidence(query: Query, far_end: int) -> _Evidence:
     sources = row_positions[starts]
     meaning = np.maximum.reduceat(dense, starts) if len(rows) else dense
     found = (
-        timeline.lexicon.search(message.text, position, rules.lexical_pool)
+        timeline.lexicon.search(message.text, position, rules.lexical_pool, unsearched_names(query))
         if rules.lexical
         else NO_MATCHES
     )
@@ -105,6 +107,24 @@ def _evidence(query: Query, far_end: int) -> _Evidence:
         codes = np.array([timeline.speaker_code(s) for s in named])
         total = total + rules.named_weight * np.isin(timeline.speaker_codes[sources], codes)
     return _Evidence(sources, total, meaning, bm25, mean, spread)
+
+
+def unsearched_names(query: Query) -> frozenset[str]:
+    """The words the far past's word search leaves out: unless ``rules.words_include_names``,
+    the name words of the earlier speakers the message names.
+
+    Why: a name in a line is mostly the line saying whom it speaks to ("Thanks, Melanie!"), so
+    BM25 on a name ranks every line addressed to that person as sharing the message's rarest
+    word; who said a line already counts through ``rules.named_weight``.
+    """
+    if query.settings.rules.words_include_names:
+        return frozenset()
+    timeline = query.timeline
+    return frozenset(
+        word
+        for speaker_id in timeline.named_speakers(query.position)
+        for word in terms(timeline.speaker_name(speaker_id))
+    )
 
 
 def by_evidence(query: Query, situation: Situation, taken: set[int], room: int) -> list[Pick]:
@@ -155,11 +175,14 @@ def by_evidence(query: Query, situation: Situation, taken: set[int], room: int) 
     # Best first; ties go to the more recent message.
     order = winners[np.lexsort((-sources[winners], -score[winners]))]
     unasked = None if asks_past else rules.far_unasked_similarity
+    asking = rules.far_answers and _asks(timeline, position)
     if in_talk and conversation is not None:  # one vectorised test instead of one per winner
         inside = np.fromiter(conversation, dtype=np.int64, count=len(conversation))
         order = order[np.isin(sources[order], inside)]
     for k in order:
         source, meaning = int(sources[k]), float(evidence.meaning[k])
+        if any(pick.source == source for pick in picks):
+            continue  # taken along as the answer to a question picked before it
         rest = float(score[k]) - meaning  # what words and naming added
         reason: RecallReason = "meaning" if meaning >= rest else "words"
         # The similarity bar its thought cleared: what meaning had to add to the rest.
@@ -173,7 +196,11 @@ def by_evidence(query: Query, situation: Situation, taken: set[int], room: int) 
             continue
         words = (
             timeline.lexicon.explain(
-                timeline.messages[position].text, position, source, float(evidence.bm25[k])
+                timeline.messages[position].text,
+                position,
+                source,
+                float(evidence.bm25[k]),
+                unsearched_names(query),
             )
             if evidence.bm25[k] > 0
             else None
@@ -188,6 +215,38 @@ def by_evidence(query: Query, situation: Situation, taken: set[int], room: int) 
         ):
             continue
         picks.append(pick)
-        if len(picks) == room:
+        answer = _answer(timeline, source, far_end) if asking else None
+        if answer is not None and answer not in taken and len(picks) < room:
+            picks.append(best_thought(timeline, answer, query.cues, "answer", "far"))
+        if len(picks) >= room:
             break
     return picks
+
+
+def _asks(timeline: Timeline, position: int) -> bool:
+    """Whether one of the message's thoughts asks."""
+    return any(is_question(thought.text) for thought in timeline.messages[position].thoughts)
+
+
+def _answer(timeline: Timeline, question: int, end: int) -> int | None:
+    """The line that answers the far line at ``question`` when it asks: the next line of its
+    line (its thread, or the top level), before ``end``, said by someone else; else None.
+
+    Why: a question asked again ("What book did Caroline recommend?") finds the earlier line
+    that asked the same ("Which one has been your favourite?") far better than the line that
+    answered it, whose words are the answer's own; what the asker needs is that answer. On
+    LoCoMo the evidence of a question is the line right after a recalled question in about a
+    fifth of the misses.
+    """
+    if not _asks(timeline, question):
+        return None
+    message = timeline.messages[question]
+    if message.is_reply:
+        line = timeline.threads.get(message.ref.thread_root or "", [])
+    else:
+        line = timeline.top_level
+    at = bisect.bisect_right(line, question)
+    if at == len(line) or line[at] >= end:
+        return None
+    answer = line[at]
+    return answer if timeline.speaker_ids[answer] != timeline.speaker_ids[question] else None

@@ -176,6 +176,23 @@ class RecallRules(BaseModel):
             " usually shares with the message, summed, plus named_weight, must reach this."
         ),
     )
+    far_answers: bool = Field(
+        True,
+        description=(
+            "For a message that asks, a far line recalled because it asks the same takes the"
+            " line that answered it along (the next line of its line, by someone else), within"
+            " the far slots."
+        ),
+    )
+    words_include_names: bool = Field(
+        False,
+        description=(
+            "The far past's word search (BM25) counts the names of the earlier speakers the"
+            " message names; off, a name counts only through named_weight (who said the line),"
+            " not as a word the line shares ('Thanks, Melanie!' shares nothing with 'What did"
+            " Melanie recommend?')."
+        ),
+    )
     named_weight: float = Field(
         2.0,
         ge=0,

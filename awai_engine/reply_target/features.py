@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
@@ -134,34 +133,38 @@ def _features(
     to_speaker, to_another = to_speaker[at - names.oldest], to_another[at - names.oldest]
     own_previous = names.addressed_at(own_latest) if own_latest is not None else _NO_CODES
 
-    line_terms, line_asks, chars, first_rows, thoughts = zip(
-        *timeline.derived("reply-target", positions, _line), strict=True
-    )
-    candidate_asks = np.array(line_asks)
+    line_terms = timeline.derived("reply-target-terms", positions, _line_terms)
+    line = timeline.derived_numbers("reply-target", at, _line, len(_LINE))
+    candidate_asks = line[:, _LINE.index("asks")] > 0
     count = len(positions)
     shared = np.fromiter((len(message_terms & t) for t in line_terms), np.float64, count)
     union = np.fromiter(map(len, line_terms), np.float64, count) + len(message_terms) - shared
     back = position - at
     seconds = np.maximum(0.0, timeline.timestamps[position] - timeline.timestamps[at])
 
-    cosines = _cosines(timeline, position, np.array(first_rows), np.array(thoughts))
+    cosines = _cosines(
+        timeline,
+        position,
+        line[:, _LINE.index("first_row")].astype(np.int64),
+        line[:, _LINE.index("thoughts")].astype(np.int64),
+    )
     near_cosines = cosines[:near] if near else cosines
-    mean = float(near_cosines.mean()) if len(near_cosines) else 0.0
-    order = np.argsort(-cosines, kind="stable")
+    # np.mean's own steps, without its Python wrapper (the same float32 sum and division)
+    mean = float(np.add.reduce(near_cosines) / len(near_cosines)) if len(near_cosines) else 0.0
     cosine_rank = np.empty(count, dtype=np.int64)
-    cosine_rank[order] = np.arange(count)
+    cosine_rank[np.argsort(-cosines, kind="stable")] = np.arange(count)
 
-    def constant(value: float) -> np.ndarray:
-        return np.full(count, float(value))
-
-    columns = [
-        _one_hot(back, _BACK_EDGES),
+    # Each column written in place, in FEATURE_NAMES' order (constants broadcast).
+    table = np.empty((count, len(FEATURE_NAMES)), dtype=np.float32)
+    column = iter(range(len(FEATURE_NAMES)))
+    for value in (
+        *_one_hot(back, _BACK_EDGES),
         np.log1p(back - 1) / math.log(51.0),
-        _one_hot(seconds / 60.0, _MINUTES_EDGES),
+        *_one_hot(seconds / 60.0, _MINUTES_EDGES),
         same,
         in_addressed,
         bool(addressed) & ~in_addressed,
-        constant(not addressed),
+        not addressed,
         to_speaker,
         to_another,
         turns.turns_since == 0,
@@ -172,7 +175,7 @@ def _features(
         np.log1p(turns.speakers_since) / 3.0,
         turns.speaker_since,
         candidate_asks,
-        constant(message_asks),
+        message_asks,
         candidate_asks & (not message_asks) & ~same,
         np.log1p(turns.replies_since) / 3.0,
         _names_speaker(timeline, position, at, line_terms),
@@ -183,17 +186,12 @@ def _features(
         cosines - mean,
         cosine_rank == 0,
         cosine_rank < 3,
-        constant(math.log1p(len(message.text)) / 6.0),
-        np.log1p(np.array(chars)) / 6.0,
-        constant(stance),
-        constant(own_latest is None),
-    ]
-    table = np.empty((count, len(FEATURE_NAMES)), dtype=np.float32)
-    filled = 0
-    for column in columns:
-        width = column.shape[1] if column.ndim == 2 else 1
-        table[:, filled : filled + width] = column.reshape(count, width)
-        filled += width
+        math.log1p(len(message.text)) / 6.0,
+        np.log1p(line[:, _LINE.index("chars")]) / 6.0,
+        stance,
+        own_latest is None,
+    ):
+        table[:, next(column)] = value
     return table
 
 
@@ -309,26 +307,24 @@ def _names_speaker(
     return found
 
 
-class _Line(NamedTuple):
-    """What the features read of a candidate line, computed once per line (see
-    :meth:`Timeline.derived`): its distinct terms, whether it asks, its length, and where its
-    thoughts' vectors are."""
-
-    terms: frozenset[str]
-    asks: bool
-    chars: int
-    first_row: int
-    thoughts: int
+_LINE = ("asks", "chars", "first_row", "thoughts")
+"""What the features read of a candidate line besides its terms, computed once per line (see
+:meth:`Timeline.derived_numbers`): whether it asks, its length, and where its thoughts'
+vectors are."""
 
 
-def _line(message: TimelineMessage) -> _Line:
-    return _Line(
-        _term_set(message.text),
-        asks(message),
-        len(message.text),
-        message.first_row,
-        len(message.thoughts),
+def _line(message: TimelineMessage) -> tuple[float, ...]:
+    return (
+        float(asks(message)),
+        float(len(message.text)),
+        float(message.first_row),
+        float(len(message.thoughts)),
     )
+
+
+def _line_terms(message: TimelineMessage) -> frozenset[str]:
+    """A candidate line's distinct terms, computed once per line (see :meth:`Timeline.derived`)."""
+    return _term_set(message.text)
 
 
 def asks(message: TimelineMessage) -> bool:
@@ -354,10 +350,10 @@ def _stance(text: str) -> bool:
 
 
 def _one_hot(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
-    """One-hot rows: which of ``edges`` (upper ends, ascending) first holds each value; the last
-    slot holds everything above."""
+    """One-hot columns, one row per slot: which of ``edges`` (upper ends, ascending) first holds
+    each value; the last slot holds everything above."""
     slot = np.searchsorted(edges, values, side="left")
-    return slot[:, None] == np.arange(len(edges) + 1)
+    return np.arange(len(edges) + 1)[:, None] == slot
 
 
 def _cosines(

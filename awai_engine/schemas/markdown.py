@@ -43,13 +43,15 @@ def change_text(change: SchemaChange, words: dict[str, str]) -> str:
     return said
 
 
-def schema_lines(schema: DigestSchema, words: dict[str, str]) -> list[str]:
+def schema_lines(schema: DigestSchema, words: dict[str, str], number: int) -> list[str]:
+    """A preconception's lines; ``number`` is its place among its speaker's (numbering starts
+    again under each speaker, as a reader counts a person's preconceptions)."""
     changes = ", ".join(change_text(change, words) for change in schema.changes)
     came_back = words["came_back"].format(
         messages=counted(words, "message", schema.messages),
         thoughts=counted(words, "thought", schema.size),
     )
-    head = f"{schema.number}. **{escape(schema.summary)}** — {came_back}"
+    head = f"{number}. **{escape(schema.summary)}** — {came_back}"
     lines = [f"{head} · _{changes}_" if changes else head]
     lines.extend(
         f"    - “{escape(shorten(example.text, EXAMPLE_WIDTH))}” ({example.message_id})"
@@ -91,8 +93,8 @@ def render_markdown(
         lines += [f"## {head}", ""]
         if not speaker.schemas:
             lines.append(words["no_preconception"])
-        for schema in speaker.schemas:
-            lines.extend(schema_lines(schema, words))
+        for number, schema in enumerate(speaker.schemas, start=1):
+            lines.extend(schema_lines(schema, words, number))
         if speaker.schemas and speaker.unclustered:
             unclustered = counted(words, "message", speaker.unclustered)
             lines += ["", f"_{words['unclustered'].format(messages=unclustered)}_"]

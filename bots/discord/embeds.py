@@ -104,7 +104,9 @@ def reading_embed(
     embed = discord.Embed(
         title=title,
         url=jump_url_of(channel, shown.message),
-        description="\n\n".join(
+        # The headline right under the quote: Discord ends a quote at its line's end, so a
+        # blank line between them would show as a gap.
+        description="\n".join(
             piece for piece in (cut(quote, quote_room), cut(lead, lead_room)) if piece
         ),
         colour=EMBED_COLOUR,

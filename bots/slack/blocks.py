@@ -243,8 +243,8 @@ def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
         lines = [head]
         if not speaker.schemas:
             lines.append(_wrapped(words["no_preconception"], "_"))
-        for schema in speaker.schemas:
-            lines += _schema_lines(schema, words, labels, permalink_of)
+        for number, schema in enumerate(speaker.schemas, start=1):  # counted again per speaker
+            lines += _schema_lines(schema, number, words, labels, permalink_of)
         if speaker.schemas and speaker.unclustered:
             unclustered = counted_words(words, "message", speaker.unclustered)
             lines.append(_wrapped(words["unclustered"].format(messages=unclustered), "_"))
@@ -263,6 +263,7 @@ def digest_message(digest: Digest, permalink_of: PermalinkOf) -> SlackMessage:
 
 def _schema_lines(
     schema: DigestSchema,
+    number: int,
     words: dict[str, str],
     labels: dict[str, str],
     permalink_of: PermalinkOf,
@@ -272,7 +273,7 @@ def _schema_lines(
         messages=counted_words(words, "message", schema.messages),
         thoughts=counted_words(words, "thought", schema.size),
     )
-    head = f"{schema.number}. *{mrkdwn.escape(schema.summary)}* — {mrkdwn.escape(came_back)}"
+    head = f"{number}. *{mrkdwn.escape(schema.summary)}* — {mrkdwn.escape(came_back)}"
     lines = [f"{head} · {_wrapped(changes, '_')}" if changes else head]
     lines += [
         f"    • {mrkdwn.link(permalink_of(example.message_id, None), shorten(example.text, EXAMPLE_CHARS))}"
@@ -297,7 +298,8 @@ class _Citer:
         return mrkdwn.link(self._permalink_of(ref.message_id, ref.thread_root), ref.speaker_name)
 
     def link(self, link: Link) -> str:
-        return self.ref(link.ref)
+        ref = link.ref
+        return mrkdwn.link(self._permalink_of(ref.message_id, ref.thread_root), link.text)
 
     def moment(self, moment: Moment) -> str:
         return _moment(moment)

@@ -15,6 +15,8 @@ _MD_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
 _MD_ITALIC = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _MD_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _MD_BULLET = re.compile(r"^(\s*)[-*+]\s+", re.MULTILINE)
+_FENCE = re.compile(r"^\s*```[\w+#.-]*\s*$")
+"""A line that is only a code fence, with or without a language tag (```kotlin)."""
 _BOLD_MARK = "\x00"  # stands for a bold ``*`` while italics are converted
 
 BOUNDARY = "\u200b"
@@ -37,8 +39,20 @@ def link(url: str, label: str) -> str:
 
 
 def quote(text: str) -> str:
-    """Text as a mrkdwn block quote, every line marked."""
-    return "\n".join(f">{line}" for line in escape(text).split("\n"))
+    """Text as a mrkdwn block quote, every line marked; a fenced code block's lines each as
+    inline code. Why: Slack has no code block inside a quote (a multi-line ``` span over ``>``
+    lines shows its fences, its language tag and the quote marks as text), and an inline code
+    span stays code on its own quoted line, its line breaks and indentation kept."""
+    lines, in_code = [], False
+    for line in escape(text).split("\n"):
+        if _FENCE.match(line):  # a fence, with or without its language tag: code starts or ends
+            in_code = not in_code
+            continue
+        if in_code and line.strip() and "`" not in line:  # a backtick would end the span early
+            lines.append(f">`{line.rstrip()}`")
+        else:
+            lines.append(f">{line}")
+    return "\n".join(lines)
 
 
 def markdown_to_mrkdwn(markdown: str) -> str:

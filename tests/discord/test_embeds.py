@@ -141,3 +141,18 @@ def test_fit_entries_keeps_links_and_shortens_text_first():
     for i in range(5):
         assert f"https://discord.com/channels/1/2/{i})" in fitted
     assert size(fit_entries(entries, 120)) <= 120
+
+
+def test_the_headline_sits_right_under_the_quoted_message(runtime: Runtime):
+    said = "Testing is flaky.\nI agree we should delay the release."
+    runtime.engine.ingest(
+        [
+            utterance("1", "We should delay next week's release.", channel=KEY),
+            utterance("2", said, speaker="bob", channel=KEY),
+        ]
+    )
+    embed = reading_embed(runtime.engine.read(KEY, "2", EVERYTHING))
+
+    lines = embed.description.split("\n")
+    assert lines[:2] == ["> Testing is flaky.", "> I agree we should delay the release."]
+    assert lines[2].startswith("**"), "the headline next, with no blank line showing as a gap"

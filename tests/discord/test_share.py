@@ -113,5 +113,5 @@ async def test_details_answer_privately_with_the_numbers(harness: Harness):
     details = harness.server.calls("POST", "/webhooks/")[-1].body
     assert details["flags"] & EPHEMERAL
     shown = str(details["embeds"])
-    assert "Thoughts" in shown and "backend" in shown
+    assert "Thoughts" in shown and "Read offline" in shown
     assert harness.server.calls("POST", "/messages") == []

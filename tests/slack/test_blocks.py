@@ -184,3 +184,26 @@ def test_a_date_token_falls_back_to_a_readable_utc_time_and_nothing_dangles(runt
     assert "1772440060" not in "".join(fallbacks), "never the message id"
     assert not message.text.rstrip().endswith(("・", ",")), message.text
     assert "2026-03-02" in message.text, "the notification says the day as a date"
+
+
+def test_a_quoted_message_shows_its_code_block_as_code_line_by_line(runtime: Runtime):
+    said = (
+        "Rough idea for the change:\n```kotlin\nval request = Builder<SyncWorker>(1)\n"
+        "    .build()\n```\nHourly instead of every 15 minutes."
+    )
+    runtime.engine.ingest(
+        [
+            utterance("1", "Background sync drains the battery.", channel=CHANNEL),
+            utterance("2", said, speaker="bob", channel=CHANNEL),
+        ]
+    )
+    reading = runtime.engine.read(CHANNEL, "2", EVERYTHING)
+
+    quote = reading_message(reading, _permalink).blocks[2]["text"]["text"]
+
+    assert quote.split("\n") == [
+        ">Rough idea for the change:",
+        ">`val request = Builder&lt;SyncWorker&gt;(1)`",
+        ">`    .build()`",
+        ">Hourly instead of every 15 minutes.",
+    ], "no fences, no language tag shown as text; each code line kept, as code, in the quote"

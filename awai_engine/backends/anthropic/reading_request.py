@@ -124,6 +124,8 @@ def why_recalled(item: Association, speaker: str) -> str:
         return f"addressed to {speaker}, {back}"
     if item.reason == "reply":
         return f"likely what this message replies to, {back}"
+    if item.reason == "answer":
+        return f"the answer given to an earlier question like this one, {back}"
     return f"close in meaning to thought {item.cue_index}, {back}"
 
 

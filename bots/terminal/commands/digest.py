@@ -14,11 +14,11 @@ from pathlib import Path
 from awai_engine.schemas.digest import Digest
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
+from bots.records import refuse_missing_data
 from bots.terminal.lookup import find_channel
 from bots.terminal.outputs import file_stem, write_file
 from bots.terminal.say import fail, stdout
 from bots.terminal.writing import writing_runtime
-from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from awai_engine.reconcile import ChannelReport, ReconcileReport
 from awai_engine.settings import Settings
-from bots.records import Records
+from bots.records import Records, missing_data
 from bots.runtime import open_runtime
 from bots.terminal.model_status import report_model
 from bots.terminal.reply_model_status import report_reply_model
@@ -33,7 +33,6 @@ from bots.terminal.say import plain_console, styled
 from bots.terminal.transcript import channel_key, channel_name
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writer, writer_lock
-from storage.opening import missing_data
 
 # Each count: its column's heading, its field, and how the caption names it in a sentence.
 COLUMNS = (

@@ -17,13 +17,13 @@ from awai_engine.errors import AwaiError
 from awai_engine.reconcile import DamagedVectorsError
 from awai_engine.schemas.service import ForgetReport
 from awai_engine.settings import Settings
+from bots.records import refuse_missing_data
 from bots.runtime import Runtime
 from bots.terminal.lookup import find_channel, find_speaker
 from bots.terminal.say import fail, stderr, stdout, warn
 from bots.terminal.transcript import channel_name
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writing_runtime
-from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

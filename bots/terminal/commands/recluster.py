@@ -15,12 +15,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from awai_engine.settings import Settings
+from bots.records import refuse_missing_data
 from bots.terminal.lookup import find_channel
 from bots.terminal.say import plain_console, stderr, styled
 from bots.terminal.transcript import channel_name
 from bots.terminal.visible import one_line
 from bots.terminal.writing import writing_runtime
-from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -13,10 +13,10 @@ import argparse
 from rich.progress import Progress
 
 from awai_engine.settings import Settings
+from bots.records import refuse_missing_data
 from bots.terminal.say import fail, stderr
 from bots.terminal.transcript import channel_key, channel_name
 from bots.terminal.writing import writing_runtime
-from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

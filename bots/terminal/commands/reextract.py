@@ -12,11 +12,11 @@ from __future__ import annotations
 import argparse
 
 from awai_engine.settings import Settings
+from bots.records import refuse_missing_data
 from bots.terminal.lookup import find_channel
 from bots.terminal.say import stdout
 from bots.terminal.transcript import channel_name
 from bots.terminal.writing import writing_runtime
-from storage.opening import refuse_missing_data
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
