@@ -83,3 +83,14 @@ def one_thought_timeline(
         thought = Thought(index=0, text=text)
         timeline.append(ref, text, text, (thought,), vectors[position : position + 1], to)
     return timeline
+
+
+def message_ref(message_id: str, speaker: str, position: int) -> MessageRef:
+    """A reference to a message said a minute after the one before it (for layout tests)."""
+    return MessageRef(
+        message_id=message_id,
+        speaker_id=speaker.lower(),
+        speaker_name=speaker,
+        ts=1_770_000_000 + 60 * position,
+        position=position,
+    )

@@ -24,18 +24,9 @@ from bots.discord.embeds import reading_embed
 from bots.layout import layout, plain_text
 from bots.slack.blocks import reading_message
 from bots.terminal.render import render_reading
+from tests.factories import message_ref
 
 TEXT = {"en": "Did the restore test ever run?", "ja": "復元テストは結局やりましたか?"}
-
-
-def _ref(message_id: str, speaker: str, position: int) -> MessageRef:
-    return MessageRef(
-        message_id=message_id,
-        speaker_id=speaker.lower(),
-        speaker_name=speaker,
-        ts=1_770_000_000 + 60 * position,
-        position=position,
-    )
 
 
 def _connection(ref: MessageRef, relation: str, origin: str, distance: int) -> Connection:
@@ -50,17 +41,17 @@ def _connection(ref: MessageRef, relation: str, origin: str, distance: int) -> C
 
 
 def _reading(language: str, headline: bool) -> Reading:
-    returned = _connection(_ref("m2", "Suzuki", 2), "returns-to", "meaning", 31)
+    returned = _connection(message_ref("m2", "Suzuki", 2), "returns-to", "meaning", 31)
     connections = (
-        _connection(_ref("m33", "Suzuki", 33), "replies-to", "flow", 0),
-        _connection(_ref("m30", "Ben", 30), "answers", "reply", 3),
-        _connection(_ref("m29", "Aiko", 29), "continues", "own", 4),
-        _connection(_ref("m20", "Dev", 20), "disagrees", "meaning", 13),
+        _connection(message_ref("m33", "Suzuki", 33), "replies-to", "flow", 0),
+        _connection(message_ref("m30", "Ben", 30), "answers", "reply", 3),
+        _connection(message_ref("m29", "Aiko", 29), "continues", "own", 4),
+        _connection(message_ref("m20", "Dev", 20), "disagrees", "meaning", 13),
         returned,
     )
     context = ReadingContext(
         channel="discord:1:2",
-        message=_ref("m34", "Aiko", 34),
+        message=message_ref("m34", "Aiko", 34),
         text=TEXT[language],
         thoughts=(Thought(index=0, text=TEXT[language]),),
         flow=Flow(line="top-level"),

@@ -16,7 +16,6 @@ from rich.console import Console
 from awai_engine.values import (
     Association,
     Flow,
-    MessageRef,
     Reading,
     ReadingContext,
     RecalledSchema,
@@ -27,25 +26,16 @@ from bots.discord.embeds import reading_embed
 from bots.layout import layout, plain_text
 from bots.slack.blocks import reading_message
 from bots.terminal.render import render_reading
+from tests.factories import message_ref
 
 JARGON = ("←", "activation", "×", "version", "backend", "活性", "バックエンド", "類似度", "第")
-
-
-def _ref(message_id: str, speaker: str, position: int) -> MessageRef:
-    return MessageRef(
-        message_id=message_id,
-        speaker_id=speaker.lower(),
-        speaker_name=speaker,
-        ts=1_770_000_000 + 60 * position,
-        position=position,
-    )
 
 
 def _recalled(
     position: int, distance: int, activation: float, occurrences: int, reason: str
 ) -> Association:
     return Association(
-        source=_ref(f"m{position}", "Ben", position),
+        source=message_ref(f"m{position}", "Ben", position),
         thought=Thought(index=0, text=f"The payment tests time out ({position})."),
         cue_index=0,
         distance=distance,
@@ -63,7 +53,7 @@ def _reading(offline: bool, language: str) -> Reading:
     )
     context = ReadingContext(
         channel="discord:1:2",
-        message=_ref("m40", "Ann", 40),
+        message=message_ref("m40", "Ann", 40),
         text=said,
         thoughts=(Thought(index=0, text=said),),
         flow=Flow(line="top-level"),

@@ -19,7 +19,6 @@ from awai_engine.values import (
     Connection,
     Flow,
     FlowUtterance,
-    MessageRef,
     Reading,
     ReadingContext,
     ReadingNote,
@@ -32,16 +31,7 @@ from bots.labels import labels_for
 from bots.layout import layout, plain_text
 from bots.slack.blocks import reading_message
 from bots.terminal.render import render_reading
-
-
-def _ref(message_id: str, speaker: str, position: int) -> MessageRef:
-    return MessageRef(
-        message_id=message_id,
-        speaker_id=speaker.lower(),
-        speaker_name=speaker,
-        ts=1_770_000_000 + 60 * position,
-        position=position,
-    )
+from tests.factories import message_ref
 
 
 def _reading(
@@ -65,13 +55,13 @@ def _reading(
         )
     context = ReadingContext(
         channel="discord:1:2",
-        message=_ref("1100000000000000020", "Dev", 20),
+        message=message_ref("1100000000000000020", "Dev", 20),
         text=" ".join(thoughts),
         thoughts=tuple(Thought(index=i, text=text) for i, text in enumerate(thoughts)),
         flow=Flow(
             line="top-level",
             previous=FlowUtterance(
-                message=_ref("1100000000000000019", "Ben", 19),
+                message=message_ref("1100000000000000019", "Ben", 19),
                 thoughts=tuple(Thought(index=i, text=text) for i, text in enumerate(previous)),
             ),
         ),
