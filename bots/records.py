@@ -26,12 +26,8 @@ from storage.transcript_files import StoredFile
 if TYPE_CHECKING:
     from storage.job_store import DataJobStore
 
-__all__ = [
-    "Records",
-    "StoredFile",
-    "missing_data",
-    "refuse_missing_data",
-]  # the last two: storage.opening, through the door
+# missing_data and refuse_missing_data are storage.opening's, offered to commands through the door.
+__all__ = ["Records", "StoredFile", "missing_data", "refuse_missing_data"]
 
 
 def catch_up_key(line: str) -> str:
