@@ -624,10 +624,16 @@ def _overwrite(path: Path) -> None:
 
 
 def _shred_tree(path: Path) -> None:
+    """Zeros over every file of a generation, then its removal.
+
+    The vectors too: an embedding of a removed message says much of its text, and unlinking
+    alone leaves its bytes on disk for as long as any process keeps the file mapped. They are
+    zeroed in place, never truncated, so a process that still maps them reads zeros (and finds
+    the channel changed at its next check against SQL, and loads it again) rather than dying
+    of a fault on pages that no longer exist."""
     if path.is_dir():
         for child in path.iterdir():
-            if child.name != VECTORS:
-                _overwrite(child)
+            _overwrite(child)
         shutil.rmtree(path)
     elif path.exists():
         _overwrite(path)

@@ -377,6 +377,23 @@ def test_a_removal_shreds_the_file_at_once_and_a_stale_copy_is_never_read(
         started.close()
 
 
+def test_a_removal_zeroes_the_vectors_a_process_still_holds_open(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """Unlinking leaves a file's bytes on disk while a process keeps it open or mapped: the
+    removed message's vector (which says much of its text) is zeroed in place first."""
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest([*lines(1, 20), utterance("m50", "the zyxwvutq password is hunter2")])
+    writer.store.timeline(CHANNEL)
+    with (generation(writer) / "vectors").open("rb") as held:  # as a reading process holds it
+        assert any(held.read())
+        other = persisted_runtime(make_runtime)
+        other.engine.delete(CHANNEL, "m50")
+        held.seek(0)
+        left = held.read()
+    assert left and not any(left)
+
+
 def test_a_thread_made_private_in_another_process_is_private_in_a_loaded_model(
     make_runtime: Callable[..., Runtime],
 ) -> None:
