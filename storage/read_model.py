@@ -275,7 +275,22 @@ class ReadModel:
             if any(self._changed(channel, *state) for state in states):
                 self.discard(channel)
                 dropped.append(channel)
+            elif channel in held:
+                self._drop_appended_if_changed(channel, held[channel].timeline.revision)
         return dropped
+
+    def _drop_appended_if_changed(self, channel: str, revision: int) -> None:
+        """Drop the vectors this process kept of its own appends to a held channel unless they
+        are all that happened since: a row it appended may have been removed elsewhere since,
+        and the timeline's check cannot see it (the timeline holds none of those rows yet).
+        Dropping costs only a read-back at the next catch-up."""
+        with self._cache_guard:
+            own = self._appended.get(channel)
+        if own is None or own.only_these_since(revision, self._revision(channel)):
+            return
+        with self._cache_guard:
+            if self._appended.get(channel) is own:
+                del self._appended[channel]
 
     def _changed(self, channel: str, revision: int, last_id: int, fingerprint: str) -> bool:
         """Whether a row of what was built at ``revision`` (up to ``last_id``) changed since."""

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import gc
 import linecache
+import types
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from awai_engine.text_caches import forget_cached_texts, register_owner
@@ -92,6 +94,23 @@ def held_in_memory(needle: str) -> list[str]:
                     found.append(f"{type(holder).__name__}: {item[:60]}")
                 elif isinstance(item, bytes) and needle.encode() in item:
                     found.append(f"{type(holder).__name__}: bytes")
+    return found
+
+
+def arrays_held_by(root: object, vector: np.ndarray) -> int:
+    """How many arrays equal to ``vector`` are reachable from ``root`` (a runtime). Found by
+    walking references, not by ``gc.get_objects()``: a dict of arrays and strings is not
+    tracked by the collector, so it is in no list of live objects."""
+    seen, found, stack = set(), 0, [root]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or isinstance(item, (type, types.ModuleType, str, bytes)):
+            continue
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            found += item.shape == vector.shape and bool(np.array_equal(item, vector))
+            continue
+        stack.extend(gc.get_referents(item))
     return found
 
 
@@ -182,6 +201,27 @@ def test_what_another_process_deleted_leaves_this_ones_memory_at_its_next_check(
     assert reader.engine.drop_removed_elsewhere() == []
     previous = reader.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous
     assert previous is not None and previous.message.message_id == "m5"
+
+
+@pytest.mark.slow
+def test_what_this_process_appended_and_another_deleted_leaves_its_memory_at_its_next_check(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """A process keeps the vectors of its own appends until its next catch-up; a row it
+    appended and another process deleted meanwhile must not wait for that catch-up."""
+    writer = make_runtime()
+    remover = make_runtime()
+    writer.engine.ingest(conversation())
+    writer.engine.read(CHANNEL, "m7", EVERYTHING)  # held, so its next appends are kept
+    writer.engine.ingest([_said("m8", f"The {WORDS} disk is full again.")])
+    kept = writer.store.read_model._appended[CHANNEL].vectors  # what the check must let go
+    appended = [vector.copy() for key, vector in kept.items() if key.startswith("m8")]
+    assert appended and all(arrays_held_by(writer, vector) for vector in appended)
+
+    remover.engine.delete(CHANNEL, "m8")
+    assert writer.engine.drop_removed_elsewhere() == [], "no row its timeline holds changed"
+
+    assert not any(arrays_held_by(writer, vector) for vector in appended)
 
 
 @pytest.mark.slow
