@@ -200,19 +200,24 @@ class Repair(StorePart):
     def set_aside(self, channel: str, message_ids: Sequence[str]) -> None:
         """Mark messages that lost their thoughts unsynced (readers skip them; they could not be
         read anyway), so that every start finds them again until they are restored; one that
-        got thoughts meanwhile is left alone."""
+        got thoughts meanwhile is left alone. The channel's revision moves when any was: a
+        timeline cached at the old one, in any process, would go on holding them."""
         with self.db.session() as session:
             channel_id = channel_row(self.db, session, channel).id
+            marked = 0
             for batch in batches(list(message_ids)):
-                session.execute(
+                marked += session.execute(
                     update(UtteranceRow)
                     .where(
                         UtteranceRow.channel_id == channel_id,
                         UtteranceRow.message_id.in_(batch),
+                        UtteranceRow.synced.is_(True),
                         ~UtteranceRow.thoughts.any(),
                     )
                     .values(synced=False)
-                )
+                ).rowcount
+            if marked:
+                bump_revision(session, channel_id)
 
     def complete(self, channel: str, message: PendingMessage, vectors: np.ndarray) -> bool:
         """Write a message's vectors and mark it synced, if its thoughts are still ``message``'s.

@@ -190,3 +190,21 @@ def test_doctor_repair_extracts_again_the_thoughts_an_upgrade_deleted(
 
     runtime.store.read_model.forget(CHANNEL)
     assert_same(stored_state(runtime.store, runtime.engine, CHANNEL), before)
+
+
+def test_messages_set_aside_for_lost_thoughts_leave_a_timeline_another_process_holds(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """Setting messages aside moves the channel's revision: a process holding the channel's
+    timeline from before would otherwise go on reading messages whose thoughts are gone."""
+    repairer = make_runtime("data")
+    reader = make_runtime("data")  # another process of the deployment, on the same folder
+    _ingest(repairer)
+    assert EDITED in reader.store.timeline(CHANNEL).position_of  # held in its memory
+    with repairer.store.db.engine.begin() as connection:
+        connection.exec_driver_sql("DELETE FROM thoughts")  # what the cascade did
+    repairer.store.read_model.forget(CHANNEL)
+    report = reconcile(repairer.store, repairer.engine.embedder).channels[0]  # a start
+    assert report.lost_thoughts == 16 and not report.repaired
+
+    assert EDITED not in reader.store.timeline(CHANNEL).position_of
