@@ -14,13 +14,14 @@ from awai_engine.association.far import unsearched_names
 from awai_engine.association.query import Query
 from awai_engine.association.settings import RecallRules
 from awai_engine.values import Association
-from awai_engine.visibility import EVERYTHING
+from awai_engine.visibility import EVERYTHING, Scopes
 from bots.runtime import Runtime
 from tests.factories import utterance
 
 pytestmark = pytest.mark.slow
 
 CHANNEL = "terminal:local:test"
+PRIVATE = "private-thread:books"
 CHAT = [
     "The weather was lovely at the beach this weekend.",
     "We finally repainted the kitchen, a pale green.",
@@ -101,3 +102,42 @@ def test_the_word_search_leaves_out_the_names_the_message_names(
 
     assert unsearched_names(query(RecallRules())) == frozenset({"carolin"})
     assert unsearched_names(query(RecallRules(words_include_names=True))) == frozenset()
+
+
+def test_a_question_its_own_speaker_went_on_from_takes_no_answer_along(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """The next line of the question's line is its answer only when someone else said it."""
+    runtime = make_runtime()
+    lines = conversation("What book would Caroline recommend?")
+    lines[1] = utterance(
+        "m001", "I loved Becoming Nicole by Amy Ellis Nutt, a true story.", "Melanie"
+    )
+    runtime.engine.ingest(lines)
+    found = recalled(runtime)
+    assert "m000" in found and all(item.reason != "answer" for item in found.values()), found
+
+
+def test_an_answer_in_a_private_thread_comes_along_only_for_who_may_see_it(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """A question and its answer in a thread made private: a member is given the answer with
+    the question; anyone else is given neither (the far line is read from the asker's view)."""
+    runtime = make_runtime()
+    question, answer = conversation("")[:2]
+    lines = [
+        utterance("m000", "Books thread, for the reading club.", "Melanie"),
+        question.model_copy(update={"message_id": "t1", "thread_root": "m000", "ts": 0.3}),
+        answer.model_copy(update={"message_id": "t2", "thread_root": "m000", "ts": 0.6}),
+        *conversation("What book would Caroline recommend?")[2:],
+    ]
+    runtime.engine.ingest(lines)
+    runtime.store.rescope_thread(CHANNEL, "m000", PRIVATE)
+
+    def found(scopes: Scopes) -> dict[str, Association]:
+        context = runtime.engine.context(CHANNEL, "m062", scopes)
+        return {item.source.message_id: item for item in context.associations}
+
+    member = found(Scopes.channel(PRIVATE))
+    assert member["t2"].reason == "answer", member
+    assert {"t1", "t2"}.isdisjoint(found(Scopes.channel()))
