@@ -22,6 +22,7 @@ from storage.queries import (
     bump_revision,
     channel_row,
     count_utterances,
+    rowcount,
     thought_texts,
     tombstone_ids,
     tombstoned,
@@ -206,16 +207,18 @@ class Repair(StorePart):
             channel_id = channel_row(self.db, session, channel).id
             marked = 0
             for batch in batches(list(message_ids)):
-                marked += session.execute(
-                    update(UtteranceRow)
-                    .where(
-                        UtteranceRow.channel_id == channel_id,
-                        UtteranceRow.message_id.in_(batch),
-                        UtteranceRow.synced.is_(True),
-                        ~UtteranceRow.thoughts.any(),
+                marked += rowcount(
+                    session.execute(
+                        update(UtteranceRow)
+                        .where(
+                            UtteranceRow.channel_id == channel_id,
+                            UtteranceRow.message_id.in_(batch),
+                            UtteranceRow.synced.is_(True),
+                            ~UtteranceRow.thoughts.any(),
+                        )
+                        .values(synced=False)
                     )
-                    .values(synced=False)
-                ).rowcount
+                )
             if marked:
                 bump_revision(session, channel_id)
 
