@@ -67,6 +67,7 @@ from sqlalchemy.orm import (
     relationship,
     sessionmaker,
 )
+from sqlalchemy.sql.expression import Executable
 
 from awai_engine.errors import AwaiError
 
@@ -311,9 +312,8 @@ class Database:
             if self.is_sqlite
             else {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}
         )
-        self._snapshots = sessionmaker(
-            self.engine.execution_options(**snapshot), expire_on_commit=False
-        )
+        self._snapshot_engine = self.engine.execution_options(**snapshot)
+        self._snapshots = sessionmaker(self._snapshot_engine, expire_on_commit=False)
         self._writer = threading.Lock()
         self._writing = threading.local()
 
@@ -354,6 +354,17 @@ class Database:
         """A read-only snapshot: consistent across its queries, never waiting for writers."""
         with self._snapshots() as session, session.begin():
             yield session
+
+    def scalar(self, query: Executable, **params: Any) -> Any:
+        """The first value of one read-only query, on a connection of its own (as :meth:`read`'s,
+        never waiting for writers), or ``None`` when it finds no row.
+
+        Why not :meth:`read`: an ORM session costs about 0.25 ms a query, a plain connection a
+        fifth of that, and a reading asks its channel's revision every time (to see a change
+        another process made before it answers).
+        """
+        with self._snapshot_engine.connect() as connection:
+            return connection.execute(query, params).scalar()
 
     def channel(self, session: Session, key: str) -> ChannelRow | None:
         return session.scalars(select(ChannelRow).where(ChannelRow.key == key)).one_or_none()
