@@ -99,7 +99,7 @@ class Runs:
         for a reading, which needs the run and not whether it is stored (see :meth:`unmade`)."""
         revision = index.timeline.revision if reading else None
         known, todo = self.unmade(
-            index, basis.channel, basis.speaker_id, basis.count, True, True, revision
+            index, basis.channel, basis.speaker_id, basis.count, this_point=True, revision=revision
         )
         run = known
         memo = ChainMemo()
