@@ -277,16 +277,14 @@ class SqlSchemaStore:
     def summary(
         self, channel: str, speaker_id: str, members_digest: str, *, model_only: bool = False
     ) -> str | None:
-        with self.db.read() as session:
-            channel_row = self.db.channel(session, channel)
-            if channel_row is None:
-                return None
-            query = select(SchemaSummaryRow.summary).where(
-                SchemaSummaryRow.channel_id == channel_row.id,
-                SchemaSummaryRow.members_digest == members_digest,
-            )
-            if model_only:
-                query = query.where(SchemaSummaryRow.fallback.is_(False))
+        query = (
+            select(SchemaSummaryRow.summary)
+            .join(ChannelRow, ChannelRow.id == SchemaSummaryRow.channel_id)
+            .where(ChannelRow.key == channel, SchemaSummaryRow.members_digest == members_digest)
+        )
+        if model_only:
+            query = query.where(SchemaSummaryRow.fallback.is_(False))
+        with self.db.read() as session:  # one query: a reading asks it for each schema it shows
             return session.scalar(query)
 
     def save_summary(
