@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Integer, cast, func, select
+from sqlalchemy import Integer, bindparam, cast, func, select
 from sqlalchemy.orm import Session
 
 from awai_engine.settings import ReadModelSettings, RecallIndexSettings
@@ -432,9 +432,8 @@ class ReadModel:
             listener(channel)
 
     def _revision(self, channel: str) -> int:
-        with self.db.read() as session:
-            revision = session.scalar(select(ChannelRow.revision).where(ChannelRow.key == channel))
-        return -1 if revision is None else revision
+        revision = self.db.scalar(_REVISION, key=channel)
+        return -1 if revision is None else int(revision)
 
     def _catch_up(self, channel: str, cached: _Cached) -> bool:
         """Append the rows added since ``cached`` was current; ``False`` if it must be rebuilt."""
@@ -504,6 +503,9 @@ class ReadModel:
         stored = self.vectors.vectors_of(collection, _vector_ids(rows, thoughts))
         text_bytes = _fill(timeline, rows, thoughts, stored)
         return _Cached(timeline, last_id, fingerprint, text_bytes, source=source)
+
+
+_REVISION = select(ChannelRow.revision).where(ChannelRow.key == bindparam("key"))
 
 
 def _rows(

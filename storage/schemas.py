@@ -23,6 +23,7 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    Select,
     String,
     Text,
     UniqueConstraint,
@@ -39,7 +40,7 @@ from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
 from awai_engine.schemas.ports import DigestEntry, DigestSnapshot, PurgeReport
 from storage.batches import batches
 from storage.queries import rowcount, tombstoned
-from storage.sql import Base, Database, DeletedMessageRow
+from storage.sql import Base, ChannelRow, Database, DeletedMessageRow
 
 
 def _channel_fk() -> ForeignKey:
@@ -164,15 +165,9 @@ class SqlSchemaStore:
         self, channel: str, speaker_id: str, method: str, basis_digest: str
     ) -> SchemaRun | None:
         with self.db.read() as session:
-            channel_row = self.db.channel(session, channel)
-            if channel_row is None:
-                return None
             row = session.scalars(
-                select(SchemaRunRow).where(
-                    SchemaRunRow.channel_id == channel_row.id,
-                    SchemaRunRow.speaker_id == speaker_id,
-                    SchemaRunRow.method == method,
-                    SchemaRunRow.basis_digest == basis_digest,
+                _runs_of(channel, speaker_id).where(
+                    SchemaRunRow.method == method, SchemaRunRow.basis_digest == basis_digest
                 )
             ).one_or_none()
             return _run(session, channel, row) if row else None
@@ -184,20 +179,13 @@ class SqlSchemaStore:
         if not wanted:
             return None
         with self.db.read() as session:
-            channel_row = self.db.channel(session, channel)
-            if channel_row is None:
-                return None
-            rows = session.execute(
-                select(SchemaRunRow.id, SchemaRunRow.method, SchemaRunRow.basis_digest)
-                .where(
-                    SchemaRunRow.channel_id == channel_row.id,
-                    SchemaRunRow.speaker_id == speaker_id,
-                    SchemaRunRow.basis_digest.in_({digest for _, digest in wanted}),
-                )
+            rows = session.scalars(
+                _runs_of(channel, speaker_id)
+                .where(SchemaRunRow.basis_digest.in_({digest for _, digest in wanted}))
                 .order_by(SchemaRunRow.basis_count.desc())
-            ).all()
-            found = next((row.id for row in rows if (row.method, row.basis_digest) in wanted), None)
-            return _run(session, channel, session.get_one(SchemaRunRow, found)) if found else None
+            )
+            found = next((row for row in rows if (row.method, row.basis_digest) in wanted), None)
+            return _run(session, channel, found) if found else None
 
     def run_counts(self, channel: str, speaker_id: str) -> list[tuple[int, int]]:
         with self.db.read() as session:
@@ -289,16 +277,14 @@ class SqlSchemaStore:
     def summary(
         self, channel: str, speaker_id: str, members_digest: str, *, model_only: bool = False
     ) -> str | None:
-        with self.db.read() as session:
-            channel_row = self.db.channel(session, channel)
-            if channel_row is None:
-                return None
-            query = select(SchemaSummaryRow.summary).where(
-                SchemaSummaryRow.channel_id == channel_row.id,
-                SchemaSummaryRow.members_digest == members_digest,
-            )
-            if model_only:
-                query = query.where(SchemaSummaryRow.fallback.is_(False))
+        query = (
+            select(SchemaSummaryRow.summary)
+            .join(ChannelRow, ChannelRow.id == SchemaSummaryRow.channel_id)
+            .where(ChannelRow.key == channel, SchemaSummaryRow.members_digest == members_digest)
+        )
+        if model_only:
+            query = query.where(SchemaSummaryRow.fallback.is_(False))
+        with self.db.read() as session:  # one query: a reading asks it for each schema it shows
             return session.scalar(query)
 
     def save_summary(
@@ -657,6 +643,16 @@ def _state(row: SchemaVersionRow) -> SchemaState:
         as_of_message_id=row.as_of_message_id,
         as_of=row.as_of,
         created_at=row.created_at,
+    )
+
+
+def _runs_of(channel: str, speaker_id: str) -> Select[SchemaRunRow]:
+    """The speaker's stored runs in the channel, named by its key: one query where looking the
+    channel up first made two (a reading asks for runs once or twice)."""
+    return (
+        select(SchemaRunRow)
+        .join(ChannelRow, ChannelRow.id == SchemaRunRow.channel_id)
+        .where(ChannelRow.key == channel, SchemaRunRow.speaker_id == speaker_id)
     )
 
 

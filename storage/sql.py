@@ -48,6 +48,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    Select,
     String,
     Text,
     UniqueConstraint,
@@ -316,6 +317,8 @@ class Database:
         )
         self._writer = threading.Lock()
         self._writing = threading.local()
+        self._statements: dict[Select[Any], tuple[str, tuple[str, ...] | None]] = {}
+        self._compile_guard = threading.Lock()
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -354,6 +357,40 @@ class Database:
         """A read-only snapshot: consistent across its queries, never waiting for writers."""
         with self._snapshots() as session, session.begin():
             yield session
+
+    def scalar(self, query: Select[Any], **params: Any) -> Any:
+        """The first value of a read-only ``query`` (a module's constant, with named bind
+        parameters of plain values), or ``None`` when it finds no row: read on a pooled driver
+        connection, outside any session, as a statement of its own (it sees every write
+        committed before it, and never waits for a writer).
+
+        Why not :meth:`read`: a reading asks its channel's revision every time (to see a change
+        another process made before it answers), and an ORM session cost that about 0.27 ms, a
+        plain SQLAlchemy connection 0.07 ms, the driver's own cursor 0.012 ms.
+        """
+        sql, names = self._compiled(query)
+        values = tuple(params[name] for name in names) if names is not None else params
+        connection = self.engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            try:
+                cursor.execute(sql, values)
+                row = cursor.fetchone()
+            finally:
+                cursor.close()
+        finally:
+            connection.close()  # back to the pool, which ends a transaction the driver began
+        return None if row is None else row[0]
+
+    def _compiled(self, query: Select[Any]) -> tuple[str, tuple[str, ...] | None]:
+        """``query``'s SQL for this database, and its parameters' order (``None``: by name)."""
+        with self._compile_guard:
+            found = self._statements.get(query)
+            if found is None:
+                compiled = query.compile(dialect=self.engine.dialect)
+                order = tuple(compiled.positiontup or ()) if compiled.positional else None
+                found = self._statements[query] = (compiled.string, order)
+            return found
 
     def channel(self, session: Session, key: str) -> ChannelRow | None:
         return session.scalars(select(ChannelRow).where(ChannelRow.key == key)).one_or_none()

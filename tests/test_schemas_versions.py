@@ -266,3 +266,35 @@ def test_a_version_keeps_its_name_and_keyphrases_however_the_speaker_goes_on(
         assert same is not None  # the battery schema did not change, so neither did its version
         assert (same.name, same.keyphrases) == (schema.name, schema.keyphrases)
     assert len(after.schemas) > len(before.schemas)  # and her new concern is a schema of its own
+
+
+def test_a_reading_asks_the_store_for_a_run_once_per_revision_and_reads_alike_after(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = make_runtime()
+    runtime.engine.ingest(
+        said(CHANNEL, "ann", texts("battery", 8) + texts("food", 6), 1)
+        + said(CHANNEL, "ann", texts("battery", 3, seed=1), 40)
+    )
+    store = runtime.schemas.runs.store
+    asked: list[str] = []
+    looked_up = store.highest_run
+
+    def highest_run(channel: str, speaker_id: str, bases: list[tuple[str, str]]) -> object:
+        asked.append(speaker_id)
+        return looked_up(channel, speaker_id, bases)
+
+    monkeypatch.setattr(store, "highest_run", highest_run)
+    # m0040 and m0041 follow 14 and 15 of her thoughts: both read the run at the point 14.
+    first = runtime.engine.read(CHANNEL, "m0040", EVERYTHING).context.schemas
+    assert first and asked == ["ann"]
+    again = runtime.engine.read(CHANNEL, "m0041", EVERYTHING).context.schemas
+    assert asked == ["ann"]  # nothing stored there at this revision, and the run is held
+
+    runtime.schemas.recluster(CHANNEL)  # the job stores the run at 14: the same run
+    asked.clear()
+    assert runtime.schemas.schemas(CHANNEL, "ann", before_message="m0041")[0].stored
+    assert runtime.engine.read(CHANNEL, "m0041", EVERYTHING).context.schemas == again
+    runtime.engine.ingest(said(CHANNEL, "bob", CHATTER[:1], 60))  # the revision moves on
+    assert runtime.engine.read(CHANNEL, "m0041", EVERYTHING).context.schemas == again
+    assert asked.count("ann") == 2  # the view, then the reading at the new revision

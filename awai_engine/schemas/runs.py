@@ -39,6 +39,10 @@ from awai_engine.settings import SchemaSettings
 # "view" (a restricted view's own walk up its points) or "alone" (no predecessor)
 CacheKey = tuple[str, str, str, str, str]
 
+UNSTORED_KEPT = 1024
+"""Points a process remembers the store held no run at (:meth:`Runs.unmade`): a few hundred
+bytes each, and a reading of a speaker needs those of their chain, a handful."""
+
 
 class Runs:
     """Finds or clusters runs; clusterings made for readings are kept in a bounded LRU cache."""
@@ -47,6 +51,8 @@ class Runs:
         self.store = store
         self.settings = settings
         self._cache: OrderedDict[CacheKey, SchemaRun] = OrderedDict()
+        # Points the store was found to hold no run at, and the revision then (see unmade).
+        self._unstored: OrderedDict[CacheKey, int] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
@@ -55,13 +61,20 @@ class Runs:
         return self.settings.rules.min_cluster_size + 1
 
     def in_force(
-        self, index: SpeakerRows, channel: str, speaker_id: str, count: int
+        self,
+        index: SpeakerRows,
+        channel: str,
+        speaker_id: str,
+        count: int,
+        reading: bool = False,
     ) -> tuple[Basis, SchemaRun] | None:
         """The basis and run a reading after ``count`` of the speaker's thoughts uses, or
-        ``None`` while the fixed point below ``count`` is too small to hold a schema."""
+        ``None`` while the fixed point below ``count`` is too small to hold a schema.
+        ``reading``: for a reading, which needs the run and not whether it is stored (see
+        :meth:`chained`)."""
         point = fixed_point(count, self.settings.rules.fixed_point_bits)
         basis = index.head(channel, speaker_id, point) if point >= self.first_point else None
-        return None if basis is None else (basis, self.chained(index, basis))
+        return None if basis is None else (basis, self.chained(index, basis, reading))
 
     def latest(
         self, index: SpeakerRows, channel: str, speaker_id: str
@@ -80,13 +93,14 @@ class Runs:
         below = self.in_force(index, channel, speaker_id, count)
         return basis, self.made(basis, below[1] if below else None)
 
-    def chained(self, index: SpeakerRows, basis: Basis) -> SchemaRun:
+    def chained(self, index: SpeakerRows, basis: Basis, reading: bool = False) -> SchemaRun:
         """The chain's run on a basis at a fixed point: stored on exactly this basis, else
-        clustered now along the chain from the highest run of it known below."""
-        stored = self.stored(basis)
-        if stored is not None:
-            return stored
-        known, todo = self.unmade(index, basis.channel, basis.speaker_id, basis.count)
+        clustered now along the chain from the highest run of it known below. ``reading``:
+        for a reading, which needs the run and not whether it is stored (see :meth:`unmade`)."""
+        revision = index.timeline.revision if reading else None
+        known, todo = self.unmade(
+            index, basis.channel, basis.speaker_id, basis.count, this_point=True, revision=revision
+        )
         run = known
         memo = ChainMemo()
         for count in todo:
@@ -107,32 +121,62 @@ class Runs:
         speaker_id: str,
         point: int,
         in_memory: bool = True,
+        this_point: bool = False,
+        revision: int | None = None,
     ) -> tuple[SchemaRun | None, list[int]]:
         """The highest run of the chain known at a point below or at ``point`` (stored, or also
-        in memory), and the points above it up to ``point``, in order.
+        in memory), and the points above it up to ``point``, in order. ``this_point``: a run
+        stored at ``point`` itself goes before one in memory there (the store is asked in the
+        same query as for the points below: one look at the store, not two).
+
+        ``revision`` (a reading's: the timeline's): the points the store was found to hold no
+        run at, at this revision of the channel, are not asked about again at it. Why: the
+        store's answer cost a reading 0.3–0.4 ms, asked anew for every message of a speaker;
+        and a run the job stores meanwhile is the very run a reading clusters (the module's
+        guarantee), so only ``awai schemas``, which says which runs are stored, must ask.
 
         Points, not their bases: the caller cuts each basis (``index.head``) when its turn comes.
         Every basis holds a copy of its thoughts' vectors, and the bases of all the points of a
         long speaker's chain together are many times the speaker's history (a channel of
         100,000 long messages ran out of 24 GiB holding them for every speaker at once)."""
         points = points_up_to(point, self.settings.rules.fixed_point_bits, start=self.first_point)
-        digests = {count: index.digest(speaker_id, count) for count in points}
+        keys = {
+            count: self._key(channel, speaker_id, count, index.digest(speaker_id, count), "chain")
+            for count in points
+        }
         cached_at, known = 0, None
         with self._lock:
             for count in reversed(points) if in_memory else ():
-                key = self._key(channel, speaker_id, count, digests[count], "chain")
-                if key in self._cache:
-                    cached_at, known = count, self._cache[key]
+                if keys[count] in self._cache:
+                    cached_at, known = count, self._cache[keys[count]]
                     break
-        if cached_at != point:
+            asked = [
+                count
+                for count in points
+                if (count > cached_at or (this_point and count == point))
+                and (revision is None or self._unstored.get(keys[count]) != revision)
+            ]
+        if asked:
             stored = self.store.highest_run(
-                channel,
-                speaker_id,
-                [(self._method(count), digests[count]) for count in points if count > cached_at],
+                channel, speaker_id, [(keys[count][2], keys[count][3]) for count in asked]
             )
             if stored is not None:
                 cached_at, known = stored.basis_count, stored
+            if revision is not None:
+                self._remember_unstored(
+                    [keys[count] for count in asked if count > cached_at or stored is None],
+                    revision,
+                )
         return known, [count for count in points if count > cached_at]
+
+    def _remember_unstored(self, keys: list[CacheKey], revision: int) -> None:
+        """Points the store holds no run at, at ``revision`` (see :meth:`unmade`)."""
+        with self._lock:
+            for key in keys:
+                self._unstored[key] = revision
+                self._unstored.move_to_end(key)
+            while len(self._unstored) > UNSTORED_KEPT:
+                self._unstored.popitem(last=False)
 
     def stored(self, basis: Basis) -> SchemaRun | None:
         """The stored run on exactly this basis, if any."""
@@ -199,6 +243,8 @@ class Runs:
         with self._lock:
             for key in [key for key in self._cache if key[0] == channel]:
                 del self._cache[key]
+            for key in [key for key in self._unstored if key[0] == channel]:
+                del self._unstored[key]
 
     def channels(self) -> list[str]:
         """The channels a clustering is cached for."""

@@ -604,7 +604,7 @@ class SchemaService:
         (:meth:`Runs.walked`), since the stored runs (and so the ids they hand down) were made
         from messages the asker may not see."""
         if not view.restricted:
-            return self.runs.in_force(index, channel, speaker_id, count)
+            return self.runs.in_force(index, channel, speaker_id, count, reading=True)
         point = fixed_point(count, self.settings.schemas.rules.fixed_point_bits)
         basis = index.head(channel, speaker_id, point) if point >= self.runs.first_point else None
         return None if basis is None else (basis, self.runs.walked(index, basis))
