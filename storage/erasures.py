@@ -2,7 +2,7 @@
 
 Why more than ``DELETE``: both databases keep what was deleted for a while.
 - Chroma keeps every write in its log (``embeddings_queue`` in ``chroma.sqlite3``: the vector
-  and its metadata, our speaker id included) until its index is flushed, which for a small
+  and its metadata, the message id) until its index is flushed, which for a small
   collection can be never (``hnsw:sync_threshold``, 1,000 writes by default); deleting a vector
   only appends a delete to that log. Dropping a collection drops its log, so the channel's live
   vectors are copied into a new collection and the old one dropped (:meth:`AwaiStore.

@@ -2,8 +2,8 @@
 
 We never let Chroma embed anything: its default embedding function downloads a model. Collections
 are created with ``embedding_function=None`` and every write passes vectors. Vector ids are
-``<message id>#<thought index>``; metadata keeps the message id so a message's vectors can be
-removed without knowing how many thoughts it had.
+``<message id>#<thought index>``; metadata keeps the message id and the thought's index, so a
+message's vectors (or its thoughts from one on) can be removed without knowing how many it had.
 
 The same class runs on an embedded ``PersistentClient`` (one process owns a folder) or on a
 ``chromadb.HttpClient`` talking to a Chroma server that several bot processes share; nothing else
@@ -92,9 +92,14 @@ def vector_owner(vector: str) -> str:
     return vector.rsplit("#", 1)[0]
 
 
-def vector_metadata(message_id: str, index: int, speaker_id: str) -> dict[str, str | int | float]:
-    """What Chroma keeps beside a thought's vector: enough to delete by message or by speaker."""
-    return {"message_id": message_id, "thought": index, "speaker_id": speaker_id}
+def vector_metadata(message_id: str, index: int) -> dict[str, str | int | float]:
+    """What Chroma keeps beside a thought's vector: what its deletes filter on, nothing more.
+
+    No speaker id: nothing asks Chroma by speaker (a speaker's messages are removed by their
+    ids, which SQL knows), and each key is one more row, and its index entry, that Chroma's
+    SQLite writes per vector (measured by ``bench.scale``'s bytes-written row); a collection
+    written before keeps the key it has until it is rebuilt."""
+    return {"message_id": message_id, "thought": index}
 
 
 class ChromaVectors:
