@@ -42,14 +42,16 @@ _DOTS = re.compile(r"\.{2,}")
 # Below this much free space, a failed embedded Chroma write is taken for a full disk: Chroma
 # reports a failed segment write ("Error in compaction") without saying why.
 LOW_SPACE_BYTES = 1 << 20
-# Chroma's HNSW graph for a new collection: 4 links per vector, a construction beam of 16
-# (Chroma's defaults are 16 and 100). AWAI never searches that index (recall is exact over the
-# read model's prefix, see README "How it reads"); it reads vectors by id and counts them. So the
-# graph is upkeep only: every 1,000 writes Chroma rewrites each vector whose links changed, and
-# with 16 links that is most of the index, growing with the channel. Measured by bench/scale.py
-# at 20k messages: bytes written / folder 3.85× → 2.82×, and less CPU per write.
-# Both are fixed when a collection is made; existing ones keep theirs until rebuilt.
-SMALL_GRAPH: dict[str, str | int | float] = {"hnsw:M": 4, "hnsw:construction_ef": 16}
+# Chroma's HNSW graph for a new collection: 2 links per vector, a construction beam of 16
+# (Chroma's defaults are 16 and 100; 1 is degenerate: hnswlib's level factor is 1 / ln M). AWAI
+# never searches that index (recall is exact over the read model's prefix, see README "How it
+# reads"); it reads vectors by id and counts them. So the graph is upkeep only: every 1,000 writes Chroma rewrites each vector
+# whose links changed (its whole 1.6 KB record), and each new vector changes the links of up to
+# M others. Measured by bench/scale.py's 20k ingest (strace by file): the index's writes
+# 113 MB (4 links) → 68 MB (2 links) for a 38 MB index; 16 links (Chroma's default) wrote more
+# still (docs/performance.md). Both are fixed when a collection is made; existing ones keep
+# theirs until rebuilt (a forget's compaction, a re-embed, a repair).
+SMALL_GRAPH: dict[str, str | int | float] = {"hnsw:M": 2, "hnsw:construction_ef": 16}
 # The space of a new collection: inner product, over the unit vectors AWAI writes (the same
 # ranking as cosine, were the index ever searched). Why not cosine: Chroma normalises each vector
 # of a cosine collection again as it stores it, which changes the last bits of about a quarter of
