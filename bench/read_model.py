@@ -113,7 +113,7 @@ def clone_channel(store: AwaiStore, source: str, target: str, size: int) -> None
             theirs.revision = mine.revision
         source_collection, target_collection = mine.collection, theirs.collection
     wanted = [
-        (vector_id(values["message_id"], idx), values["message_id"], idx, values["speaker_id"])
+        (vector_id(values["message_id"], idx), values["message_id"], idx)
         for values, thoughts in copied
         for idx, _ in thoughts
     ]
@@ -126,7 +126,7 @@ def clone_channel(store: AwaiStore, source: str, target: str, size: int) -> None
             target_collection,
             [vid for vid, *_ in part],
             np.vstack([vectors[vid] for vid, *_ in part]),
-            [vector_metadata(message, idx, speaker) for _, message, idx, speaker in part],
+            [vector_metadata(message, idx) for _, message, idx in part],
         )
 
 

@@ -2,9 +2,9 @@
 
 Why more than ``DELETE``: both databases keep what was deleted for a while.
 - Chroma keeps every write in its log (``embeddings_queue`` in ``chroma.sqlite3``: the vector
-  and its metadata, our speaker id included) until its index is flushed, which for a small
-  collection can be never (``hnsw:sync_threshold``, 1,000 writes by default); deleting a vector
-  only appends a delete to that log. Dropping a collection drops its log, so the channel's live
+  and its metadata, the message id) until its index is flushed, which for a small collection
+  can be never (``hnsw:sync_threshold``: 2,000 writes, ``storage.vectors.PERSIST_EVERY``; 1,000
+  in collections made before); deleting a vector only appends a delete to that log. Dropping a collection drops its log, so the channel's live
   vectors are copied into a new collection and the old one dropped (:meth:`AwaiStore.
   compact_vectors`). Embedded, the dropped collection's index folder is removed and
   ``chroma.sqlite3`` vacuumed (Chroma's own ``chroma vacuum`` cannot run while the folder is

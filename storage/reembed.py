@@ -54,7 +54,6 @@ class Reembedder(StorePart):
                 thoughts = session.execute(
                     select(
                         UtteranceRow.message_id,
-                        UtteranceRow.speaker_id,
                         ThoughtRow.idx,
                         ThoughtRow.text,
                     )
@@ -71,7 +70,7 @@ class Reembedder(StorePart):
                         new,
                         [vector_id(t.message_id, t.idx) for t in part],
                         encode([t.text for t in part]),
-                        [vector_metadata(t.message_id, t.idx, t.speaker_id) for t in part],
+                        [vector_metadata(t.message_id, t.idx) for t in part],
                     )
                     done += len(part)
                     if progress:
@@ -145,7 +144,7 @@ class Reembedder(StorePart):
                     return 0
                 old, revision = row.collection, row.revision
                 thoughts = session.execute(
-                    select(UtteranceRow.message_id, UtteranceRow.speaker_id, ThoughtRow.idx)
+                    select(UtteranceRow.message_id, ThoughtRow.idx)
                     .join(ThoughtRow)
                     .where(UtteranceRow.channel_id == row.id)
                     .order_by(UtteranceRow.id, ThoughtRow.idx)
@@ -161,7 +160,7 @@ class Reembedder(StorePart):
                     new,
                     [vector_id(t.message_id, t.idx) for t in part],
                     np.vstack([stored[vector_id(t.message_id, t.idx)] for t in part]),
-                    [vector_metadata(t.message_id, t.idx, t.speaker_id) for t in part],
+                    [vector_metadata(t.message_id, t.idx) for t in part],
                 )
             with self.db.session() as session:
                 row = channel_row(self.db, session, channel)

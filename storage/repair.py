@@ -235,9 +235,7 @@ class Repair(StorePart):
                 if row is None or thought_texts(row) != message.thoughts:
                     return False
                 ids = [vector_id(message.message_id, t.idx) for t in row.thoughts]
-                metadatas = [
-                    vector_metadata(message.message_id, t.idx, row.speaker_id) for t in row.thoughts
-                ]
+                metadatas = [vector_metadata(message.message_id, t.idx) for t in row.thoughts]
                 collection = row_of_channel.collection
                 first_extra = max((t.idx for t in row.thoughts), default=-1) + 1
             self.vectors.upsert(collection, ids, vectors, metadatas)

@@ -2,8 +2,8 @@
 
 We never let Chroma embed anything: its default embedding function downloads a model. Collections
 are created with ``embedding_function=None`` and every write passes vectors. Vector ids are
-``<message id>#<thought index>``; metadata keeps the message id so a message's vectors can be
-removed without knowing how many thoughts it had.
+``<message id>#<thought index>``; metadata keeps the message id and the thought's index, so a
+message's vectors (or its thoughts from one on) can be removed without knowing how many it had.
 
 The same class runs on an embedded ``PersistentClient`` (one process owns a folder) or on a
 ``chromadb.HttpClient`` talking to a Chroma server that several bot processes share; nothing else
@@ -42,14 +42,24 @@ _DOTS = re.compile(r"\.{2,}")
 # Below this much free space, a failed embedded Chroma write is taken for a full disk: Chroma
 # reports a failed segment write ("Error in compaction") without saying why.
 LOW_SPACE_BYTES = 1 << 20
-# Chroma's HNSW graph for a new collection: 4 links per vector, a construction beam of 16
-# (Chroma's defaults are 16 and 100). AWAI never searches that index (recall is exact over the
-# read model's prefix, see README "How it reads"); it reads vectors by id and counts them. So the
-# graph is upkeep only: every 1,000 writes Chroma rewrites each vector whose links changed, and
-# with 16 links that is most of the index, growing with the channel. Measured by bench/scale.py
-# at 20k messages: bytes written / folder 3.85× → 2.82×, and less CPU per write.
-# Both are fixed when a collection is made; existing ones keep theirs until rebuilt.
-SMALL_GRAPH: dict[str, str | int | float] = {"hnsw:M": 4, "hnsw:construction_ef": 16}
+# Chroma's HNSW graph for a new collection: 2 links per vector, a construction beam of 16
+# (Chroma's defaults are 16 and 100; 1 is degenerate: hnswlib's level factor is 1 / ln M). AWAI
+# never searches that index (recall is exact over the read model's prefix, see README "How it
+# reads"); it reads vectors by id and counts them. So the graph is upkeep only: every 1,000 writes Chroma rewrites each vector
+# whose links changed (its whole 1.6 KB record), and each new vector changes the links of up to
+# M others. Measured by bench/scale.py's 20k ingest (strace by file): the index's writes
+# 113 MB (4 links) → 68 MB (2 links) for a 38 MB index; 16 links (Chroma's default) wrote more
+# still (docs/performance.md). Both are fixed when a collection is made; existing ones keep
+# theirs until rebuilt (a forget's compaction, a re-embed, a repair).
+SMALL_GRAPH: dict[str, str | int | float] = {"hnsw:M": 2, "hnsw:construction_ef": 16}
+# How many writes a new collection's index takes in memory before Chroma persists it (its
+# default is 1,000). Each persist rewrites every index record whose links changed since the last
+# and the whole id map (``index_metadata.pickle``), so fewer persists write fewer bytes: measured
+# by bench/scale.py's 20k ingest, 2.20× → 1.95× bytes written / folder. The price: Chroma purges
+# its log only up to what the index persisted, so up to this many vectors wait in the log (about
+# 1.7 KB each, 3.4 MB at most), and a process that opens the collection replays them into the
+# index first (0.2–0.3 s measured). Fixed when a collection is made.
+PERSIST_EVERY: dict[str, str | int | float] = {"hnsw:sync_threshold": 2000}
 # The space of a new collection: inner product, over the unit vectors AWAI writes (the same
 # ranking as cosine, were the index ever searched). Why not cosine: Chroma normalises each vector
 # of a cosine collection again as it stores it, which changes the last bits of about a quarter of
@@ -92,9 +102,14 @@ def vector_owner(vector: str) -> str:
     return vector.rsplit("#", 1)[0]
 
 
-def vector_metadata(message_id: str, index: int, speaker_id: str) -> dict[str, str | int | float]:
-    """What Chroma keeps beside a thought's vector: enough to delete by message or by speaker."""
-    return {"message_id": message_id, "thought": index, "speaker_id": speaker_id}
+def vector_metadata(message_id: str, index: int) -> dict[str, str | int | float]:
+    """What Chroma keeps beside a thought's vector: what its deletes filter on, nothing more.
+
+    No speaker id: nothing asks Chroma by speaker (a speaker's messages are removed by their
+    ids, which SQL knows), and each key is one more row, and its index entry, that Chroma's
+    SQLite writes per vector (measured by ``bench.scale``'s bytes-written row); a collection
+    written before keeps the key it has until it is rebuilt."""
+    return {"message_id": message_id, "thought": index}
 
 
 class ChromaVectors:
@@ -204,7 +219,7 @@ class ChromaVectors:
         if self._checks is not None and channel_key is None:
             self._checks.collection(name)
         metadata = (
-            {"channel_key": channel_key, "hnsw:space": SPACE, **SMALL_GRAPH}
+            {"channel_key": channel_key, "hnsw:space": SPACE, **SMALL_GRAPH, **PERSIST_EVERY}
             if channel_key
             else None
         )

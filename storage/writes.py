@@ -199,11 +199,11 @@ class Writes(StorePart):
         fails, the new rows of step 1 go too (see :meth:`_drop_unfinished_new`)."""
         ids, vectors, metadatas = [], [], []
         for item in written:
-            message_id, speaker_id = item.utterance.message_id, item.utterance.speaker_id
+            message_id = item.utterance.message_id
             for thought, vector in zip(item.extraction.thoughts, item.vectors, strict=True):
                 ids.append(vector_id(message_id, thought.index))
                 vectors.append(vector)
-                metadatas.append(vector_metadata(message_id, thought.index, speaker_id))
+                metadatas.append(vector_metadata(message_id, thought.index))
         try:
             self.vectors.delete_messages(collection, plan.replaced)
             if ids:

@@ -25,12 +25,14 @@ import pytest
 from bots.terminal.cli import main
 from storage.hnsw_files import UnknownLayout, held_count, index_damage, segment_of
 from storage.index_probe import probe_index
+from storage.vectors import PERSIST_EVERY
 
 SPEAKERS = ("Ann", "Bo", "Cy")
 TOPICS = ("battery", "login", "sync", "charts", "release")
-# Chroma 1.5 keeps a collection's vectors in its log until it holds 1,000; from then on the
-# index files under the data folder are what it reads, so only then can a full disk hurt them.
-MESSAGES = 1000
+# Chroma 1.5 keeps a collection's vectors in its log until it holds PERSIST_EVERY (2,000); from
+# then on the index files under the data folder are what it reads, so only then can a full disk
+# hurt them.
+MESSAGES = int(PERSIST_EVERY["hnsw:sync_threshold"])
 
 
 def transcript_line(number: int) -> dict[str, object]:
@@ -426,16 +428,18 @@ def test_a_vector_chroma_gives_back_not_finite_is_damage_found_and_a_forget_meet
     awai = not_finite_in_log(awai, tmp_path)
     code, row = awai.doctor()
     assert code == 1 and row["vector index"] == "damaged"
+    # Someone other than the damaged vector's speaker, so the forget has to copy that vector.
+    forgotten = SPEAKERS[(MESSAGES + 1) % len(SPEAKERS)]
 
-    code, out, said = awai("forget", "chat", "--speaker", "Cy", "--yes")
+    code, out, said = awai("forget", "chat", "--speaker", forgotten, "--yes")
 
     assert code == 0, said
     assert said.count("rebuilt from the stored messages") == 1, said
-    assert "forgot Cy" in out and "Traceback" not in said
-    bo = f"m{MESSAGES - 3}"  # Cy's messages are gone; the next command has nothing to repair
-    code, _, said = awai("read", str(stored.transcript), "--message", bo)
+    assert f"forgot {forgotten}" in out and "Traceback" not in said
+    kept = f"m{MESSAGES - 3}"  # the damaged one's speaker; the next command has nothing to repair
+    code, _, said = awai("read", str(stored.transcript), "--message", kept)
     assert code == 0 and "rebuilt" not in said, said
     code, row = awai.doctor()
     assert code == 0 and row["vector index"] == "readable" and row["state"] == "ok"
     exported = awai.export(tmp_path / "after.jsonl").decode()
-    assert '"speaker": "Cy"' not in exported and f'"id": "m{MESSAGES}"' in exported
+    assert f'"speaker": "{forgotten}"' not in exported and f'"id": "m{MESSAGES}"' in exported

@@ -15,6 +15,7 @@ import types
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -122,6 +123,23 @@ def filled(runtime: Runtime) -> None:
     assert hits(runtime.settings.data_dir / "read-models", WORDS, SPEAKER)  # persisted
     # The speaker asked for a reading too: the once-a-minute claim names them.
     assert runtime.store.claims.claim(f"slack:reading:{CHANNEL}:m1:{SPEAKER}", 60)
+
+
+def test_chroma_keeps_no_speaker_id_beside_the_vectors_only_what_deletes_filter_on(
+    runtime: Runtime,
+) -> None:
+    """The speaker's id lives in SQL alone: Chroma's log and index hold a vector's message id and
+    thought index (what its deletes filter on), so there is one copy fewer of who said it."""
+    runtime.engine.ingest(conversation())
+    with runtime.store.db.read() as session:
+        channel = runtime.store.db.channel(session, CHANNEL)
+        assert channel is not None
+        name = channel.collection
+    chroma: Any = runtime.store.vectors.client
+    stored = chroma.get_collection(name).get(include=["metadatas"])
+    assert stored["ids"]
+    assert {tuple(sorted(m)) for m in stored["metadatas"]} == {("message_id", "thought")}
+    assert hits(runtime.settings.data_dir / "chroma", SPEAKER) == []
 
 
 @pytest.mark.slow
