@@ -38,6 +38,7 @@ import numpy as np
 
 TILE = 256
 SAMPLE_COLUMNS = 2048  # columns sampled for each row's bar
+GROUP = 8  # sampled columns whose largest product stands for them in the bar (_sampled_bound)
 SAMPLE_ROWS = 1024  # rows whose sampled products are held at once: 1024 × 2048 float32
 MARGIN = 1e-4  # of a dot product: far wider than float32 rounding, so it separates distances
 _COLUMN = np.int64(0xFFFFFFFF)
@@ -123,42 +124,60 @@ def _strip(
     ``max(tile, first)`` on, as (target tile, target rows, keys) pieces: each pair whose product
     reaches its target row's bar, for the row in this tile and, across the diagonal, for the row
     in the other tile (a product is computed once for both of its rows). Pairs of two rows found
-    before (both under ``old``), a row with itself, and padding take no part."""
+    before (both under ``old``), a row with itself, and padding take no part.
+
+    Each tile product is searched while it is in the cache, first against the lowest bar of its
+    rows and columns (one comparison), then the few products that reach it against their own
+    rows' and columns' bars: passes over a whole strip of products cost as much as a third of
+    the multiplications."""
     start = tile * TILE
     column0 = max(tile, first) * TILE
-    dots = _dots(padded, start, column0, count)
-    if column0 == start:
-        # The diagonal tile: each pair's product as computed above the diagonal, for both rows.
-        diagonal = dots[:, :TILE]
-        diagonal[:] = np.triu(diagonal, 1) + np.triu(diagonal, 1).T
-        np.fill_diagonal(diagonal, -np.inf)
-    if old > column0:
-        dots[: max(0, old - start), : old - column0] = -np.inf
-    if start + TILE > count:
-        dots[max(0, count - start) :] = -np.inf
-    # One pass finds the pairs either of whose rows the product may count for.
-    across = TILE if column0 == start else 0  # the diagonal tile's pairs are both rows' already
-    theirs = low[column0:].copy()
-    theirs[:across] = np.inf
-    mask = dots >= low[start : start + TILE, None]
-    mask |= dots >= theirs[None, :]
-    rows, columns = np.nonzero(mask)
-    products = dots[rows, columns]
+    rows = padded[start : start + TILE]
+    lowest = float(low[start : start + TILE].min())
+    dots = np.empty((TILE, TILE), dtype=np.float32)
+    at_rows, at_columns, at_products = [], [], []
+    for column in range(column0, len(padded), TILE):
+        np.matmul(rows, padded[column : column + TILE].T, out=dots)
+        if column == start:
+            # The diagonal tile: each pair's product as computed above the diagonal, for both rows.
+            upper = np.triu(dots, 1)
+            np.add(upper, upper.T, out=dots)
+            np.fill_diagonal(dots, -np.inf)
+            bar = lowest
+        else:
+            bar = min(lowest, float(low[column : column + TILE].min()))
+        if old > column and old > start:
+            dots[: old - start, : old - column] = -np.inf
+        if column + TILE > count:
+            dots[:, count - column :] = -np.inf
+        if start + TILE > count:
+            dots[count - start :] = -np.inf
+        at = np.flatnonzero(dots >= bar)
+        if len(at):
+            at_rows.append(at // TILE)
+            at_columns.append(at % TILE + column)
+            at_products.append(dots.ravel()[at])
+    if not at_rows:
+        return []
+    rows_at = np.concatenate(at_rows)
+    columns = np.concatenate(at_columns)
+    products = np.concatenate(at_products)
     distances = _to_distance(products.copy())
-    mine = products >= low[start + rows]
-    found = [(tile, rows[mine] + start, _keys(columns[mine] + column0, distances[mine]))]
-    other = products >= theirs[columns]
+    mine = products >= low[start + rows_at]
+    found = [(tile, rows_at[mine] + start, _keys(columns[mine], distances[mine]))]
+    across = start + TILE if column0 == start else start  # the diagonal tile's pairs are both rows'
+    other = (products >= low[columns]) & (columns >= across)
     if other.any():
-        targets = columns[other] + column0
-        keys = _keys(rows[other] + start, distances[other])
+        targets = columns[other]
+        keys = _keys(rows_at[other] + start, distances[other])
         tiles = targets // TILE
         order = np.argsort(_small(tiles), kind="stable")  # by target tile only
         tiles, targets, keys = tiles[order], targets[order], keys[order]
-        first = (column0 + across) // TILE
-        bounds = np.searchsorted(tiles, np.arange(first, len(low) // TILE + 1))
-        for at, (begin, end) in enumerate(itertools.pairwise(bounds), first):
+        first_tile = across // TILE
+        bounds = np.searchsorted(tiles, np.arange(first_tile, len(low) // TILE + 1))
+        for at_tile, (begin, end) in enumerate(itertools.pairwise(bounds), first_tile):
             if end > begin:
-                found.append((at, targets[begin:end], keys[begin:end]))
+                found.append((at_tile, targets[begin:end], keys[begin:end]))
     return found
 
 
@@ -202,6 +221,13 @@ def _sampled_bound(
     products = rows @ columns
     own = np.flatnonzero((sampled >= first) & (sampled < first + len(rows)))
     products[sampled[own] - first, own] = np.inf
+    groups = len(sampled) // GROUP
+    if groups >= count:
+        # Each group's largest product stands for the group: ``count`` groups whose largest
+        # reach a value are ``count`` distinct columns that reach it. Groups are strided (a
+        # maximum of GROUP contiguous slices), and partitioning a GROUP-th of the products
+        # took the bar from a fifth of the search to about an eighth.
+        products = products[:, : groups * GROUP].reshape(len(rows), GROUP, groups).max(axis=1)
     bar = np.partition(products, -count, axis=1)[:, -count]
     low = bar - np.float32(MARGIN)
     low[~(_to_distance(low.copy()) > _to_distance(bar.copy()))] = -np.inf
@@ -233,19 +259,6 @@ def _fingerprint(points: np.ndarray) -> bytes:
     digest = hashlib.blake2b(repr(points.shape).encode(), digest_size=16)
     digest.update(np.ascontiguousarray(points, dtype=np.float32).data)
     return digest.digest()
-
-
-def _dots(padded: np.ndarray, start: int, first: int, count: int) -> np.ndarray:
-    """Dot products of padded rows ``start:start + TILE`` with rows ``first:`` (a multiple of
-    ``TILE``), one fixed-shape tile product at a time; padding rows get −∞ (infinitely far)."""
-    rows = padded[start : start + TILE]
-    out = np.empty((TILE, len(padded) - first), dtype=np.float32)
-    tile = np.empty((TILE, TILE), dtype=np.float32)
-    for column in range(first, len(padded), TILE):
-        np.matmul(rows, padded[column : column + TILE].T, out=tile)
-        out[:, column - first : column - first + TILE] = tile
-    out[:, max(0, count - first) :] = -np.inf
-    return out
 
 
 def _to_distance(dots: np.ndarray) -> np.ndarray:
