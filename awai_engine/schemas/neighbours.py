@@ -80,6 +80,7 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
     # Rows and strips are independent, and numpy leaves the GIL while it multiplies: one thread
     # per core (BLAS itself runs single-threaded in AWAI, see engine.limit_blas_threads).
     pool = ThreadPoolExecutor(max(1, os.cpu_count() or 1))
+    fingerprint = pool.submit(_fingerprint, points)  # hashing leaves the GIL: it overlaps
     low = np.full(tiles * TILE, np.inf, dtype=np.float32)
     sampled = np.arange(0, count, max(1, count // SAMPLE_COLUMNS))
     columns = np.ascontiguousarray(points[sampled].T)
@@ -112,9 +113,10 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
     with pool:
         list(pool.map(strip, range(tiles)))
         keys = np.concatenate(list(pool.map(select, range(tiles))))
+        found = fingerprint.result()
     nearest = keys & _COLUMN
     distance = (keys >> 32).astype(np.int32).view(np.float32)
-    return Neighbours(count, _fingerprint(points), nearest, distance)
+    return Neighbours(count, found, nearest, distance)
 
 
 def _strip(
