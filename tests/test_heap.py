@@ -88,3 +88,50 @@ except SystemExit:
 print(WORD not in reused_block())
 """
     assert _in_a_fresh_process(command).splitlines()[-1] == "True"
+
+
+HELD_AFTER_FREEING = """
+import sys
+import numpy as np
+from storage.heap import give_back_freed_memory, overwrite_freed_memory
+
+overwrite_freed_memory()  # as every store's process has it
+if sys.argv[-1] == "give back":
+    assert give_back_freed_memory()
+
+
+def anonymous_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("RssAnon"):
+            return int(line.split()[1])
+
+
+large = np.ones(16 << 20, dtype=np.uint8)
+del large  # a large block freed: glibc raises its thresholds
+before = anonymous_kib()
+blocks = [np.ones(1 << 20, dtype=np.uint8) for _ in range(40)]  # a reading's arrays, 40 MiB
+del blocks
+print(anonymous_kib() - before)
+"""
+
+
+@pytest.mark.parametrize(("switch", "most_kib"), [("", None), ("give back", 2 << 10)])
+def test_a_process_gives_back_the_arrays_it_freed_only_with_the_switch(
+    switch: str, most_kib: int | None
+) -> None:
+    """After a large block was freed, glibc keeps freed arrays at its heap's top (up to twice
+    the largest such block, at most 64 MiB): a bot holding a large channel held them between
+    readings. With the switch no more than a MiB of them stays."""
+    done = subprocess.run(
+        [sys.executable, "-c", HELD_AFTER_FREEING, switch],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    kept = int(done.stdout.strip())
+    if most_kib is None:
+        assert kept > 4 << 10  # the hazard itself: megabytes of them kept
+    else:
+        assert kept < most_kib
