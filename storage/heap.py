@@ -28,37 +28,8 @@ import sys
 log = logging.getLogger(__name__)
 
 M_PERTURB = -6  # glibc's malloc.h
-M_TRIM_THRESHOLD = -1
-TRIM_BYTES = 1 << 20
-"""Free memory at the heap's top beyond this goes back to the system (glibc's default: 128 KiB,
-raised up to 64 MiB as large blocks are freed)."""
 FREED_BYTE = 0xFF
 """Freed memory is set to this byte; memory handed out is set to its complement, zero."""
-
-
-def give_back_freed_memory() -> bool:
-    """Have this process's C heap return the free memory at its top past ``TRIM_BYTES`` to the
-    system; ``False`` where the C library offers no such switch.
-
-    Why: a process holding a large channel frees arrays of a reading's size after every reading,
-    and glibc, once a large block was freed, keeps up to 64 MiB of them at the heap's top (its
-    dynamic threshold). A fixed threshold also keeps blocks of 128 KiB and more in mappings of
-    their own, unmapped when freed. A bot holding a 100k channel kept about 30 MiB less after 400
-    readings (docs/performance.md)."""
-    mallopt = _mallopt()
-    return mallopt is not None and mallopt(M_TRIM_THRESHOLD, TRIM_BYTES) == 1
-
-
-def _mallopt() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except AttributeError:
-        return None
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
-    return mallopt
 
 
 def overwrite_freed_memory() -> bool:
