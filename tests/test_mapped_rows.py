@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from awai_engine.mapped_rows import file_backing, grown
+from awai_engine.mapped_rows import file_backing, grown, let_go
 
 
 def _mapped(path: Path, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -52,3 +52,41 @@ def test_a_file_unlinked_before_its_first_growth_is_copied_and_nothing_is_left_o
     gc.collect()
     # Let go with the last array: the descriptor is closed (or reused for another file).
     assert not link.exists() or not os.readlink(link).startswith(str(tmp_path / "vectors"))
+
+
+def _resident_kib(array: np.ndarray) -> int:
+    """Resident KiB of the mappings holding ``array``'s bytes (from /proc/self/smaps)."""
+    start, stop = array.ctypes.data, array.ctypes.data + array.nbytes
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and not head.endswith(":"):
+            low, high = (int(part, 16) for part in head.split("-"))
+            inside = low < stop and high > start
+        elif head == "Rss:" and inside:
+            total += int(line.split()[1])
+    return total
+
+
+def test_letting_go_of_a_files_rows_unmaps_the_touched_pages_but_keeps_every_row(
+    tmp_path: Path,
+) -> None:
+    """Gathering rows spread over the file maps nearly all of it (the kernel maps the pages
+    around each one touched); letting go unmaps them and the rows still read the same, the
+    ones appended after the file's included."""
+    written, loaded = _mapped(tmp_path / "vectors", 10_001)  # 15 MB, its last page shared
+    held = grown(loaded, 10_001, 10_500)
+    held[10_001:10_200] = 3.0
+    for array in (loaded[:9_000], held[:10_300]):  # as a timeline holds them: its rows so far
+        spread = array[np.arange(0, 9_000, 40)].copy()  # one row in every 60 KiB
+        assert _resident_kib(array) > 10_000  # most of the 15 MB mapped
+        let_go(array)
+        assert _resident_kib(array) <= 2 * 4 + 400 * 384 * 4 // 1024  # a page, and the appended
+        assert array[np.arange(0, 9_000, 40)].tobytes() == spread.tobytes()
+        assert array[:9_000].tobytes() == written[:9_000].tobytes()
+    assert (held[10_001:10_200] == 3.0).all()
+    copied = np.memmap(tmp_path / "vectors", dtype=np.float32, mode="c", shape=written.shape)
+    copied[0] = 5.0  # a private copy's written page would be lost: it is not let go
+    let_go(copied)
+    assert (copied[0] == 5.0).all()
+    let_go(np.zeros((4, 4), dtype=np.float32))  # not mapped from a file: nothing to do

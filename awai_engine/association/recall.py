@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from awai_engine import mapped_rows
 from awai_engine.association.addressing import by_addressing
 from awai_engine.association.admission import admitted
 from awai_engine.association.bars import near_bar
@@ -68,6 +69,10 @@ def recall(
         near = by_meaning(query, situation, taken, room - len(far))
         picks.extend([*near, *far])
     items = as_associations(timeline, position, picks, association, activation)
+    # The cells' rows, far recall's and the picks' are spread over the channel: what they
+    # mapped of a loaded file's vectors is let go, or a held channel's whole file would count
+    # in the process's memory after a few readings (mapped_rows.let_go).
+    mapped_rows.let_go(timeline.vectors)
     rules = association.rules
     if rules.admission_bar is None or (situation.alone and not rules.admission_alone):
         return items

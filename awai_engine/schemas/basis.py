@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from awai_engine import mapped_rows
 from awai_engine.schemas.model import thought_key
 from awai_engine.timeline import Timeline
 
@@ -116,6 +117,10 @@ class SpeakerRows:
             timeline = self.timeline
             positions = timeline.row_positions[rows]
             ids = timeline.messages.message_ids_at(positions)
+            vectors = np.ascontiguousarray(timeline.vectors[rows], dtype=np.float32)
+            # The speaker's rows are spread over the whole channel: gathering them mapped
+            # nearly all of a loaded file's pages into this process (mapped_rows.let_go).
+            mapped_rows.let_go(timeline.vectors)
             return Basis(
                 channel=channel,
                 speaker_id=speaker_id,
@@ -124,7 +129,7 @@ class SpeakerRows:
                 texts=tuple(said.texts[:count]),
                 message_ids=tuple(ids),
                 positions=positions,
-                vectors=np.ascontiguousarray(timeline.vectors[rows], dtype=np.float32),
+                vectors=vectors,
                 digest=said.digest(count),
             )
 

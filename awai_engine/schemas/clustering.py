@@ -130,14 +130,17 @@ def method_for(count: int, settings: SchemaSettings) -> str:
 def eligible(texts: Sequence[str], settings: SchemaSettings) -> np.ndarray:
     """Which thoughts may join a schema: at least ``min_words`` words, of which at least
     ``min_content_words`` could say what the thought is about (:mod:`.substance`)."""
-    return np.array(
-        [
-            len(words(text)) >= settings.rules.min_words
-            and len(content_words(text)) >= settings.rules.min_content_words
-            for text in texts
-        ],
-        dtype=bool,
-    )
+    rules = settings.rules
+    judged = []
+    for text in texts:
+        content = len(content_words(text))
+        # Content words are distinct words of the text: as many of them are as many words, so
+        # the text is split again only when they are too few to tell (5% of a re-clustering).
+        judged.append(
+            content >= rules.min_content_words
+            and (content >= rules.min_words or len(words(text)) >= rules.min_words)
+        )
+    return np.array(judged, dtype=bool)
 
 
 def cluster_labels(

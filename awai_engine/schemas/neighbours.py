@@ -38,6 +38,8 @@ import numpy as np
 
 TILE = 256
 SAMPLE_COLUMNS = 2048  # columns sampled for each row's bar
+BLOCK = 4  # tiles searched at once: 256 × 1,024 products (1 MiB, a core's L2 cache here)
+GROUP = 8  # sampled columns whose largest product stands for them in the bar (_sampled_bound)
 SAMPLE_ROWS = 1024  # rows whose sampled products are held at once: 1024 × 2048 float32
 MARGIN = 1e-4  # of a dot product: far wider than float32 rounding, so it separates distances
 _COLUMN = np.int64(0xFFFFFFFF)
@@ -79,6 +81,7 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
     # Rows and strips are independent, and numpy leaves the GIL while it multiplies: one thread
     # per core (BLAS itself runs single-threaded in AWAI, see engine.limit_blas_threads).
     pool = ThreadPoolExecutor(max(1, os.cpu_count() or 1))
+    fingerprint = pool.submit(_fingerprint, points)  # hashing leaves the GIL: it overlaps
     low = np.full(tiles * TILE, np.inf, dtype=np.float32)
     sampled = np.arange(0, count, max(1, count // SAMPLE_COLUMNS))
     columns = np.ascontiguousarray(points[sampled].T)
@@ -111,9 +114,10 @@ def nearest_neighbours(points: np.ndarray, k: int, known: Neighbours | None = No
     with pool:
         list(pool.map(strip, range(tiles)))
         keys = np.concatenate(list(pool.map(select, range(tiles))))
+        found = fingerprint.result()
     nearest = keys & _COLUMN
     distance = (keys >> 32).astype(np.int32).view(np.float32)
-    return Neighbours(count, _fingerprint(points), nearest, distance)
+    return Neighbours(count, found, nearest, distance)
 
 
 def _strip(
@@ -123,42 +127,69 @@ def _strip(
     ``max(tile, first)`` on, as (target tile, target rows, keys) pieces: each pair whose product
     reaches its target row's bar, for the row in this tile and, across the diagonal, for the row
     in the other tile (a product is computed once for both of its rows). Pairs of two rows found
-    before (both under ``old``), a row with itself, and padding take no part."""
+    before (both under ``old``), a row with itself, and padding take no part.
+
+    Each ``BLOCK`` of tile products is searched while it is in the cache, first against the
+    lowest bar of its rows and columns (one comparison), then the few products that reach it
+    against their own rows' and columns' bars: passes over a whole strip of products cost as
+    much as a third of the multiplications. A block rather than a tile: a quarter of the calls,
+    each taking the GIL the two threads share.
+    """
     start = tile * TILE
     column0 = max(tile, first) * TILE
-    dots = _dots(padded, start, column0, count)
-    if column0 == start:
-        # The diagonal tile: each pair's product as computed above the diagonal, for both rows.
-        diagonal = dots[:, :TILE]
-        diagonal[:] = np.triu(diagonal, 1) + np.triu(diagonal, 1).T
-        np.fill_diagonal(diagonal, -np.inf)
-    if old > column0:
-        dots[: max(0, old - start), : old - column0] = -np.inf
-    if start + TILE > count:
-        dots[max(0, count - start) :] = -np.inf
-    # One pass finds the pairs either of whose rows the product may count for.
-    across = TILE if column0 == start else 0  # the diagonal tile's pairs are both rows' already
-    theirs = low[column0:].copy()
-    theirs[:across] = np.inf
-    mask = dots >= low[start : start + TILE, None]
-    mask |= dots >= theirs[None, :]
-    rows, columns = np.nonzero(mask)
-    products = dots[rows, columns]
+    rows = padded[start : start + TILE]
+    lowest = float(low[start : start + TILE].min())
+    block = np.empty((TILE, BLOCK * TILE), dtype=np.float32)
+    at_rows, at_columns, at_products = [], [], []
+    for column in range(column0, len(padded), BLOCK * TILE):
+        width = min(BLOCK * TILE, len(padded) - column)
+        dots = block[:, :width]
+        for tile_at in range(0, width, TILE):
+            tile_columns = padded[column + tile_at : column + tile_at + TILE]
+            np.matmul(rows, tile_columns.T, out=dots[:, tile_at : tile_at + TILE])
+        if column == start:
+            # The diagonal tile: each pair's product as computed above the diagonal, for both rows.
+            diagonal = dots[:, :TILE]
+            upper = np.triu(diagonal, 1)
+            np.add(upper, upper.T, out=diagonal)
+            np.fill_diagonal(diagonal, -np.inf)
+            theirs = low[column + TILE : column + width]
+        else:
+            theirs = low[column : column + width]
+        bar = min(lowest, float(theirs.min(initial=np.inf)))
+        if old > column and old > start:
+            dots[: old - start, : old - column] = -np.inf
+        if column + width > count:
+            dots[:, count - column :] = -np.inf
+        if start + TILE > count:
+            dots[count - start :] = -np.inf
+        at = np.flatnonzero(dots >= bar)
+        if len(at):
+            found_rows, found_columns = np.divmod(at, width)
+            at_rows.append(found_rows)
+            at_columns.append(found_columns + column)
+            at_products.append(dots[found_rows, found_columns])
+    if not at_rows:
+        return []
+    rows_at = np.concatenate(at_rows)
+    columns = np.concatenate(at_columns)
+    products = np.concatenate(at_products)
     distances = _to_distance(products.copy())
-    mine = products >= low[start + rows]
-    found = [(tile, rows[mine] + start, _keys(columns[mine] + column0, distances[mine]))]
-    other = products >= theirs[columns]
+    mine = products >= low[start + rows_at]
+    found = [(tile, rows_at[mine] + start, _keys(columns[mine], distances[mine]))]
+    across = start + TILE if column0 == start else start  # the diagonal tile's pairs are both rows'
+    other = (products >= low[columns]) & (columns >= across)
     if other.any():
-        targets = columns[other] + column0
-        keys = _keys(rows[other] + start, distances[other])
+        targets = columns[other]
+        keys = _keys(rows_at[other] + start, distances[other])
         tiles = targets // TILE
         order = np.argsort(_small(tiles), kind="stable")  # by target tile only
         tiles, targets, keys = tiles[order], targets[order], keys[order]
-        first = (column0 + across) // TILE
-        bounds = np.searchsorted(tiles, np.arange(first, len(low) // TILE + 1))
-        for at, (begin, end) in enumerate(itertools.pairwise(bounds), first):
+        first_tile = across // TILE
+        bounds = np.searchsorted(tiles, np.arange(first_tile, len(low) // TILE + 1))
+        for at_tile, (begin, end) in enumerate(itertools.pairwise(bounds), first_tile):
             if end > begin:
-                found.append((at, targets[begin:end], keys[begin:end]))
+                found.append((at_tile, targets[begin:end], keys[begin:end]))
     return found
 
 
@@ -202,6 +233,13 @@ def _sampled_bound(
     products = rows @ columns
     own = np.flatnonzero((sampled >= first) & (sampled < first + len(rows)))
     products[sampled[own] - first, own] = np.inf
+    groups = len(sampled) // GROUP
+    if groups >= count:
+        # Each group's largest product stands for the group: ``count`` groups whose largest
+        # reach a value are ``count`` distinct columns that reach it. Groups are strided (a
+        # maximum of GROUP contiguous slices), and partitioning a GROUP-th of the products
+        # took the bar from a fifth of the search to about an eighth.
+        products = products[:, : groups * GROUP].reshape(len(rows), GROUP, groups).max(axis=1)
     bar = np.partition(products, -count, axis=1)[:, -count]
     low = bar - np.float32(MARGIN)
     low[~(_to_distance(low.copy()) > _to_distance(bar.copy()))] = -np.inf
@@ -233,19 +271,6 @@ def _fingerprint(points: np.ndarray) -> bytes:
     digest = hashlib.blake2b(repr(points.shape).encode(), digest_size=16)
     digest.update(np.ascontiguousarray(points, dtype=np.float32).data)
     return digest.digest()
-
-
-def _dots(padded: np.ndarray, start: int, first: int, count: int) -> np.ndarray:
-    """Dot products of padded rows ``start:start + TILE`` with rows ``first:`` (a multiple of
-    ``TILE``), one fixed-shape tile product at a time; padding rows get −∞ (infinitely far)."""
-    rows = padded[start : start + TILE]
-    out = np.empty((TILE, len(padded) - first), dtype=np.float32)
-    tile = np.empty((TILE, TILE), dtype=np.float32)
-    for column in range(first, len(padded), TILE):
-        np.matmul(rows, padded[column : column + TILE].T, out=tile)
-        out[:, column - first : column - first + TILE] = tile
-    out[:, max(0, count - first) :] = -np.inf
-    return out
 
 
 def _to_distance(dots: np.ndarray) -> np.ndarray:
