@@ -1,9 +1,19 @@
-"""Chroma: one collection per channel, holding vectors we computed ourselves.
+"""Chroma: a channel's vectors in a series of collections (segments), holding vectors we computed.
 
 We never let Chroma embed anything: its default embedding function downloads a model. Collections
 are created with ``embedding_function=None`` and every write passes vectors. Vector ids are
 ``<message id>#<thought index>``; metadata keeps the message id and the thought's index, so a
 message's vectors (or its thoughts from one on) can be removed without knowing how many it had.
+
+A channel's vectors are kept in segments of at most :data:`SEGMENT_VECTORS` each: the
+channel's collection (segment 0, the name SQL stores) and ``<name>.s1``, ``<name>.s2``, … made
+as each fills. Writes go to the newest only. Why: Chroma loads a collection's whole HNSW index
+into the process for any call on it (a write, a count, a read by id, a delete of an id it does
+not hold), about 2 KB a vector: +271 MiB to write one vector into a 121k-vector channel
+(docs/performance.md). With segments, an ingest holds the newest segment's index only, whatever
+the channel's size. Reads by id, counts, id lists and deletes go to every segment, so a forget
+still reaches every vector. A channel written before segments is its segment 0 and rolls over at
+its next write.
 
 The same class runs on an embedded ``PersistentClient`` (one process owns a folder) or on a
 ``chromadb.HttpClient`` talking to a Chroma server that several bot processes share; nothing else
@@ -69,6 +79,13 @@ PERSIST_EVERY: dict[str, str | int | float] = {"hnsw:sync_threshold": 2000}
 # Existing cosine collections keep their space until they are made again (a forget's
 # compaction, a re-embed, a repair).
 SPACE = "ip"
+# The most vectors a segment takes before writes go to a new one. Chroma holds about 2 KB of index
+# per vector of the collection written to (measured: writing into a fresh collection beside a
+# 121k one, RSS +40 MiB at 10k vectors, +61 at 20k; the 121k one alone +237 MiB). 10,000 keeps a
+# write's index under about 40 MiB; a channel of 100k is then 10–11 collections, each a
+# get-by-id or delete call more on a rebuild or a forget (docs/performance.md).
+SEGMENT_VECTORS = 10_000
+_SEGMENT = re.compile(r"\.s([1-9][0-9]*)")
 _AS_GIVEN_SPACES = frozenset({"ip", "l2"})
 # What Chroma 1.5 says when its files of a collection's index cannot be read: a truncated
 # ``index_metadata.pickle`` or ``header.bin`` ("Error deserializing pickle file", "Error loading
@@ -91,6 +108,13 @@ def collection_name(channel_key: str) -> str:
     """
     slug = _DOTS.sub(".", _UNSAFE.sub("-", channel_key)).strip("-._")[:60].strip("-._")
     return f"awai-{slug_with_digest(slug, channel_key, 16)}"
+
+
+def segment_name(name: str, number: int) -> str:
+    """The name of a channel's ``number``-th segment (0: its collection's own name). The suffix
+    cannot end a channel's collection name (those end with a hex digest), so no two channels'
+    segments share a name; at most 507 + 5 characters below segment 1,000 (Chroma allows 512)."""
+    return name if number == 0 else f"{name}.s{number}"
 
 
 def vector_id(message_id: str, index: int) -> str:
@@ -118,7 +142,12 @@ class ChromaVectors:
     The embedded client is opened on first use, not with the store: importing chromadb and
     opening its folder cost more than a second, and a reading whose persisted read model is
     current needs no vector from Chroma at all (:mod:`storage.read_model`).
+
+    Every method takes a channel's collection name and works on its segments (module docstring).
     """
+
+    # Vectors per segment (:data:`SEGMENT_VECTORS`); the crash tests set a few to roll over.
+    segment_vectors = SEGMENT_VECTORS
 
     def __init__(
         self,
@@ -261,6 +290,31 @@ class ChromaVectors:
         with self._calling(name, writing=True):
             self._collection(name, channel_key)
 
+    def segments(self, name: str, checked: bool = True) -> list[str]:
+        """The segments of channel collection ``name`` that exist, oldest first.
+
+        Listed from Chroma every time (its metadata only: no index is loaded), not remembered:
+        another process sharing a Chroma server may have rolled over since, and a delete must
+        reach its segment too. Listed rather than probed one by one, so a gap (a drop or a
+        compaction by another process between a writer's steps) hides none after it.
+        ``checked``: false for a drop, which removes a damaged collection without reading it.
+        """
+        if self._checks is not None and checked:
+            # Chroma's own database first (a damaged one is found here, not by Chroma failing),
+            # then segment 0's files, as any first use of the channel's collection checks them.
+            self._checks.collection(name)
+        with self._calling(name):
+            listed = self.client.list_collections()  # type: ignore[attr-defined]
+        numbers: dict[int, str] = {}
+        for collection in listed:
+            if collection.name == name:
+                numbers[0] = name
+            elif collection.name.startswith(name) and (
+                match := _SEGMENT.fullmatch(collection.name, len(name))
+            ):
+                numbers[int(match.group(1))] = collection.name
+        return [numbers[number] for number in sorted(numbers)]
+
     def upsert(
         self,
         name: str,
@@ -268,70 +322,112 @@ class ChromaVectors:
         vectors: np.ndarray,
         metadatas: Sequence[dict[str, str | int | float]],
     ) -> None:
-        collection = self._collection(name)
-        for part_ids, part_vectors, part_metadatas in zip(
-            batches(ids, WRITE_BATCH),
-            batches(vectors, WRITE_BATCH),
-            batches(metadatas, WRITE_BATCH),
-            strict=True,
-        ):
+        """Write to the newest segment, starting a new one as it fills (:data:`SEGMENT_VECTORS`).
+
+        No other segment is touched, so the index this loads is at most one segment's. Ids are
+        those of new thoughts, or of thoughts whose old vectors were deleted first (an edit, a
+        write redone), so none is in an older segment. A segment 0 gone (a compaction dropped
+        it meanwhile) is made again, as a write to a dropped collection did before segments.
+        """
+        existing = self.segments(name)
+        number = max(len(existing) - 1, 0)
+        newest = existing[-1] if existing else name
+        collection = self._collection(newest)
+        with self._calling(name):
+            held = int(collection.count())
+        start = 0
+        while start < len(ids):
+            if held >= self.segment_vectors:
+                number += 1
+                newest, held = segment_name(name, number), 0
+                collection = self._open_segment(name, newest)
+            stop = min(len(ids), start + WRITE_BATCH, start + self.segment_vectors - held)
             with self._calling(name, writing=True):
                 collection.upsert(
-                    ids=list(part_ids), embeddings=part_vectors, metadatas=list(part_metadatas)
+                    ids=list(ids[start:stop]),
+                    embeddings=vectors[start:stop],
+                    metadatas=list(metadatas[start:stop]),
                 )
+            held += stop - start
+            start = stop
+
+    def _open_segment(self, name: str, segment: str) -> Any:  # a chromadb Collection
+        """A new segment of ``name``, made with segment 0's settings (space, graph, cadence), so
+        a channel's vectors come back alike from every segment (:meth:`keeps_as_given`)."""
+        with self._calling(name, writing=True):
+            first = self.client.get_collection(name, embedding_function=None)  # type: ignore[attr-defined]
+            return self.client.get_or_create_collection(  # type: ignore[attr-defined]
+                name=segment, metadata=dict(first.metadata or {}), embedding_function=None
+            )
 
     def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
         ids = list(message_ids)
         if ids:
-            with self._calling(name, writing=True):
-                self._collection(name).delete(where={"message_id": {"$in": ids}})
+            for segment in self.segments(name):
+                with self._calling(name, writing=True):
+                    self._collection(segment).delete(where={"message_id": {"$in": ids}})
 
     def delete_thoughts_from(self, name: str, message_id: str, first_index: int) -> None:
         """Remove a message's vectors for thoughts ``first_index`` and later (an edit shrank it)."""
-        with self._calling(name, writing=True):
-            self._collection(name).delete(
-                where={"$and": [{"message_id": message_id}, {"thought": {"$gte": first_index}}]}
-            )
+        for segment in self.segments(name):
+            with self._calling(name, writing=True):
+                self._collection(segment).delete(
+                    where={"$and": [{"message_id": message_id}, {"thought": {"$gte": first_index}}]}
+                )
 
     def count(self, name: str) -> int:
-        with self._calling(name):
-            return int(self._collection(name).count())
+        total = 0
+        for segment in self.segments(name):
+            with self._calling(name):
+                total += int(self._collection(segment).count())
+        return total
 
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
-        collection = self._collection(name)
-        for part in batches(ids, WRITE_BATCH):
-            with self._calling(name, writing=True):
-                collection.delete(ids=list(part))
+        for segment in self.segments(name):
+            collection = self._collection(segment)
+            for part in batches(ids, WRITE_BATCH):
+                with self._calling(name, writing=True):
+                    collection.delete(ids=list(part))
 
     def vectors_of(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors of ``ids`` that exist, a page of ids at a time: a page by id costs the
-        same anywhere in a collection, where Chroma's pages by offset grow with the offset."""
-        if not ids:
-            return {}
-        collection = self._collection(name)
+        same anywhere in a collection, where Chroma's pages by offset grow with the offset.
+
+        Segments are asked newest first, each for the ids not found yet, so a catch-up on
+        recent writes loads the newest segment's index alone."""
         found: dict[str, np.ndarray] = {}
-        for start in range(0, len(ids), PAGE):
-            with self._calling(name):
-                page = collection.get(ids=list(ids[start : start + PAGE]), include=["embeddings"])
-            embeddings = _finite(name, np.asarray(page["embeddings"], dtype=np.float32))
-            found.update(zip(page["ids"], embeddings, strict=True))
+        wanted = list(ids)
+        for segment in reversed(self.segments(name) if wanted else []):
+            collection = self._collection(segment)
+            for start in range(0, len(wanted), PAGE):
+                with self._calling(name):
+                    page = collection.get(ids=wanted[start : start + PAGE], include=["embeddings"])
+                embeddings = _finite(name, np.asarray(page["embeddings"], dtype=np.float32))
+                found.update(zip(page["ids"], embeddings, strict=True))
+            wanted = [vector for vector in wanted if vector not in found]
+            if not wanted:
+                break
         return found
 
     def all_ids(self, name: str, read_vectors: bool = False) -> list[str]:
-        """Every id of a collection; with ``read_vectors`` each page's vectors are read too (and
-        let go), so that an index file too damaged to give them back shows here, as
-        :class:`DamagedVectorsError`, rather than at the next reading."""
-        collection = self._collection(name)
+        """Every id of the channel's segments, each once; with ``read_vectors`` each page's
+        vectors are read too (and let go), so that an index file too damaged to give them back
+        shows here, as :class:`DamagedVectorsError`, rather than at the next reading."""
         include = ["embeddings"] if read_vectors else []
-        ids: list[str] = []
-        while True:
-            with self._calling(name):
-                got = collection.get(include=include, limit=PAGE, offset=len(ids))
-            if read_vectors and len(got["ids"]):
-                _finite(name, np.asarray(got["embeddings"], dtype=np.float32))
-            if not got["ids"]:
-                return ids
-            ids.extend(got["ids"])
+        ids: dict[str, None] = {}
+        for segment in self.segments(name):
+            collection = self._collection(segment)
+            offset = 0
+            while True:
+                with self._calling(name):
+                    got = collection.get(include=include, limit=PAGE, offset=offset)
+                if not got["ids"]:
+                    break
+                if read_vectors:
+                    _finite(name, np.asarray(got["embeddings"], dtype=np.float32))
+                ids.update(dict.fromkeys(got["ids"]))
+                offset += len(got["ids"])
+        return list(ids)
 
     def scrub(self) -> None:
         """Remove what an embedded Chroma keeps on disk of dropped collections.
@@ -346,16 +442,18 @@ class ChromaVectors:
         scrub_folder(self.path)
 
     def drop(self, name: str) -> None:
-        """Delete a collection; one already gone (a drop redone after a crash) is not an error."""
+        """Delete a channel's collection, every segment of it, newest first; one already gone (a
+        drop redone after a crash) is not an error."""
         from chromadb.errors import NotFoundError
 
-        try:
-            self.client.delete_collection(name)  # type: ignore[attr-defined]
-            self._as_given.pop(name, None)
-        except NotFoundError:
-            log.info("Chroma collection %s was already gone", name)
-        if self._checks is not None:
-            self._checks.forget(name)
+        for segment in reversed(self.segments(name, checked=False) or [name]):
+            try:
+                self.client.delete_collection(segment)  # type: ignore[attr-defined]
+            except NotFoundError:
+                log.info("Chroma collection %s was already gone", segment)
+            if self._checks is not None:
+                self._checks.forget(segment)
+        self._as_given.pop(name, None)
 
 
 def scrub_folder(path: Path) -> list[str]:

@@ -8,10 +8,11 @@ the stores), then the job's operations from the last one a cursor in SQL says wa
 bot resumes after a restart (an operation running when the process died is done again).
 
 ``pause_at`` names the moment a worker stops and waits to be killed, written
-``<operation>:<vector-store method>:<before|after>`` (operation ``start`` is the start-up
-reconciliation) or ``<operation>:done`` (finished, not yet recorded in the cursor). A worker
-prints ``<pid> PAUSED <point>`` there, ``<pid> STARTED clean`` once open (or ``dirty`` and what a
-full audit still finds after the start-up repair), and ``<pid> DONE`` at the end.
+``<operation>:<vector-store method>:<before|after>`` (``_open_segment``: a roll-over; operation
+``start`` is the start-up reconciliation) or ``<operation>:done`` (finished, not yet recorded in
+the cursor). A worker prints ``<pid> PAUSED <point>`` there, ``<pid> STARTED clean`` once open
+(or ``dirty`` and what a full audit still finds after the start-up repair), and ``<pid> DONE`` at
+the end.
 """
 
 from __future__ import annotations
@@ -25,7 +26,16 @@ from typing import Any
 from tests.fork_server import say, serve
 
 CURSOR = "crash-test-job"
-VECTOR_METHODS = ("upsert", "delete_messages", "delete_thoughts_from", "delete_ids")
+VECTOR_METHODS = (
+    "upsert",
+    "_open_segment",
+    "delete_messages",
+    "delete_thoughts_from",
+    "delete_ids",
+)
+# Vectors per Chroma segment in a worker: a few, so the job's writes roll over into new segments
+# again and again and the kills land around a roll-over too (storage.vectors, SEGMENT_VECTORS).
+SEGMENT_VECTORS = 4
 
 
 def main() -> None:
@@ -62,6 +72,7 @@ def _work(job: dict[str, Any]) -> None:
             while True:
                 time.sleep(60)
 
+    ChromaVectors.segment_vectors = SEGMENT_VECTORS
     for name in VECTOR_METHODS:
         setattr(ChromaVectors, name, _paused(getattr(ChromaVectors, name), name, state, pause))
 

@@ -3,7 +3,8 @@
 Each scenario runs a real AWAI process (tests/crash_worker.py) that ingests the shipped sample
 conversation in chunks, edits and deletes messages in between, and is killed: at a named point
 between the SQL and Chroma writes, or at a random moment. A restarted process reconciles the stores
-on start and finishes the job. Then every message must be stored exactly once in SQL, its vectors
+on start and finishes the job. The worker's Chroma segments hold a few vectors each, so every
+job rolls over into new segments many times (tests/crash_worker.py). Then every message must be stored exactly once in SQL, its vectors
 exactly once in Chroma, nothing deleted may remain, and the readings of every message must equal
 those of a run that was never interrupted.
 """
@@ -68,6 +69,13 @@ NAMED_CHAINS = [
         "7:upsert:before",
         "start:upsert:after",
         "11:done",
+    ],
+    [
+        "1:_open_segment:after",  # a new segment made, nothing written to it yet
+        "3:_open_segment:before",  # the newest segment full, the next not made
+        "start:upsert:after",
+        "5:upsert:after",  # vectors written across a roll-over, rows not yet marked synced
+        "6:delete_messages:after",  # an edit of a message in an older segment
     ],
 ]
 RANDOM_CHAINS = 2

@@ -1,0 +1,177 @@
+"""A channel's vectors in bounded Chroma segments: writes touch the newest only, everything else
+reaches every segment (reads by id, counts, edits, deletes, a forget, a drop)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import Runtime
+from storage.vectors import ChromaVectors, collection_name, segment_name, vector_id
+from tests.factories import utterance
+
+CHANNEL = "terminal:local:segments"
+PER_SEGMENT = 3
+
+
+def said(number: int, text: str | None = None, speaker: str = "ann") -> Any:
+    return utterance(
+        f"m{number:03d}",
+        text or f"Line {number} is about the staging disk number {number}.",
+        speaker=speaker,
+        channel=CHANNEL,
+    )
+
+
+def sizes(runtime: Runtime) -> list[int]:
+    """The vectors each segment of the channel holds, oldest first."""
+    vectors = runtime.store.vectors
+    return [
+        vectors.client.get_collection(name, embedding_function=None).count()  # type: ignore[attr-defined]
+        for name in vectors.segments(collection_name(CHANNEL))
+    ]
+
+
+def expected_ids(runtime: Runtime) -> list[str]:
+    """The vector ids SQL's thoughts call for."""
+    timeline = runtime.store.timeline(CHANNEL)
+    return sorted(
+        vector_id(m.ref.message_id, index)
+        for m in timeline.messages
+        for index in range(len(m.thoughts))
+    )
+
+
+@pytest.fixture
+def small_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ChromaVectors, "segment_vectors", PER_SEGMENT)
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_writes_fill_segments_in_turn_and_touch_only_the_newest(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime.engine.ingest([said(n) for n in range(1, 8)])
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    before = vectors.segments(name)
+    assert len(before) >= 3 and all(size <= PER_SEGMENT for size in sizes(runtime))
+    touched: list[str] = []
+    opened = ChromaVectors._collection
+
+    def spy(self: ChromaVectors, segment: str, channel_key: str | None = None) -> Any:
+        touched.append(segment)
+        return opened(self, segment, channel_key)
+
+    monkeypatch.setattr(ChromaVectors, "_collection", spy)
+    runtime.engine.ingest([said(n) for n in range(8, 12)])
+    monkeypatch.undo()
+
+    after = vectors.segments(name)
+    assert len(after) > len(before)  # it rolled over
+    # Only the newest segment was opened: an older one's index would be loaded by any call.
+    assert set(touched) == {before[-1]}
+    assert all(size <= PER_SEGMENT for size in sizes(runtime))
+    assert sorted(vectors.all_ids(name)) == expected_ids(runtime)
+    assert vectors.count(name) == len(expected_ids(runtime))
+    # The vectors read back from every segment are the bits the timeline holds.
+    timeline = runtime.store.timeline(CHANNEL)
+    ids = [
+        vector_id(m.ref.message_id, index)
+        for m in timeline.messages
+        for index in range(len(m.thoughts))
+    ]
+    stored = vectors.vectors_of(name, ids)
+    assert np.vstack([stored[i] for i in ids]).tobytes() == timeline.vectors.tobytes()
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_edits_and_deletes_reach_the_segment_that_holds_the_message(runtime: Runtime) -> None:
+    runtime.engine.ingest([said(n) for n in range(1, 10)])
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    assert len(vectors.segments(name)) >= 3
+    runtime.engine.edit(said(1, "Never mind. The disk is fine now. Closing it."))
+    runtime.engine.delete(CHANNEL, "m005")
+    ids = vectors.all_ids(name)
+    assert sorted(ids) == expected_ids(runtime) and len(ids) == len(set(ids))
+    assert not any(i.startswith("m005#") for i in ids)
+    first = vectors.client.get_collection(name, embedding_function=None)  # type: ignore[attr-defined]
+    assert not any(i.startswith("m001#") for i in first.get(include=[])["ids"])
+    assert runtime.engine.read(CHANNEL, "m009", EVERYTHING).context is not None
+
+
+def test_a_collection_made_before_segments_is_segment_0_and_the_next_write_rolls_over(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime.engine.ingest([said(n) for n in range(1, 6)])  # one collection, as before segments
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    assert vectors.segments(name) == [name]
+    held = sizes(runtime)[0]
+    monkeypatch.setattr(ChromaVectors, "segment_vectors", PER_SEGMENT)  # already over it
+    runtime.engine.ingest([said(6)])
+    assert vectors.segments(name) == [name, segment_name(name, 1)]
+    assert sizes(runtime)[0] == held  # nothing more went into the full one
+    assert sorted(vectors.all_ids(name)) == expected_ids(runtime)
+
+
+def _vector_bytes(runtime: Runtime, message_ids: list[str]) -> list[bytes]:
+    timeline = runtime.store.timeline(CHANNEL)
+    return [
+        timeline.vectors[row].tobytes()
+        for m in timeline.messages
+        if m.ref.message_id in message_ids
+        for row in range(m.first_row, m.first_row + len(m.thoughts))
+    ]
+
+
+def _files_holding(runtime: Runtime, needles: list[bytes]) -> list[str]:
+    folder = runtime.settings.data_dir / "chroma"
+    return sorted(
+        str(path.relative_to(folder))
+        for path in folder.rglob("*")
+        if path.is_file() and any(needle in path.read_bytes() for needle in needles)
+    )
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_forget_leaves_none_of_the_speakers_vectors_in_any_segment_or_file(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime()
+    lines = [said(n, speaker="zed" if n % 3 == 0 else "ann") for n in range(1, 13)]
+    runtime.engine.ingest(lines)
+    runtime.close()  # Chroma's index files written (its log alone holds them before)
+    runtime = make_runtime()
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    assert len(vectors.segments(name)) >= 3
+    zed = [u.message_id for u in lines if u.speaker_id == "zed"]
+    needles = _vector_bytes(runtime, zed)
+    assert _files_holding(runtime, needles)  # the scan finds them while they are stored
+
+    runtime.schemas.forget_speaker(CHANNEL, "zed")
+    runtime.store.finish_erasures()
+
+    assert _files_holding(runtime, needles) == []
+    assert not any(i.split("#")[0] in zed for i in vectors.all_ids(name))
+    assert sorted(vectors.all_ids(collection_name_now(runtime))) == expected_ids(runtime)
+
+
+def collection_name_now(runtime: Runtime) -> str:
+    """The channel's collection as SQL names it now (a compaction renames it)."""
+    with runtime.store.db.read() as session:
+        row = runtime.store.db.channel(session, CHANNEL)
+        assert row is not None
+        return row.collection
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_dropping_a_channel_drops_every_segment(runtime: Runtime) -> None:
+    runtime.engine.ingest([said(n) for n in range(1, 8)])
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    assert len(vectors.segments(name)) >= 3
+    runtime.store.drop_channel(CHANNEL)
+    runtime.store.finish_erasures()
+    assert vectors.segments(name) == []
