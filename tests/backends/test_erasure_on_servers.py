@@ -25,14 +25,21 @@ from sqlalchemy import LargeBinary, MetaData, Text, cast, select
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.terminal.cli import main as awai
+from storage.vectors import ChromaVectors
 from tests.backends.servers import ChromaServer
 from tests.test_erasure import CHANNEL, SPEAKER, WORDS, conversation, hits
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("per_segment", [None, 3], ids=["one segment", "segments of 3"])
 def test_a_forgotten_speaker_is_in_no_row_and_no_collection_of_the_servers(
-    make_runtime: Callable[..., Runtime], chroma_server: ChromaServer
+    make_runtime: Callable[..., Runtime],
+    chroma_server: ChromaServer,
+    monkeypatch: pytest.MonkeyPatch,
+    per_segment: int | None,
 ) -> None:
+    if per_segment is not None:  # the channel's vectors in several of the server's collections
+        monkeypatch.setattr(ChromaVectors, "segment_vectors", per_segment)
     runtime = make_runtime()
     runtime.engine.ingest(conversation())
     runtime.schemas.recluster(CHANNEL, force=True)

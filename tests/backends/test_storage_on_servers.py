@@ -17,6 +17,7 @@ from tests import test_doctor as doctor
 from tests import test_flow_and_association as reading
 from tests import test_ingest as ingest
 from tests import test_invariant as invariant
+from tests import test_vector_segments as segments
 
 # Each test stores on a Chroma server, most several seconds: `make test-fast` leaves them out.
 pytestmark = pytest.mark.slow
@@ -45,6 +46,17 @@ test_messages_arriving_out_of_order_are_read_in_time_order = (
     ingest.test_messages_arriving_out_of_order_are_read_in_time_order
 )
 test_the_read_model_survives_a_restart = ingest.test_the_read_model_survives_a_restart
+
+# A channel's vectors in several segments of the server's Chroma (the file scan of a forget is the
+# embedded folder's: a server's files are its operator's, docs/privacy.md).
+small_segments = segments.small_segments
+test_writes_fill_segments_in_turn_and_touch_only_the_newest = (
+    segments.test_writes_fill_segments_in_turn_and_touch_only_the_newest
+)
+test_edits_and_deletes_reach_the_segment_that_holds_the_message = (
+    segments.test_edits_and_deletes_reach_the_segment_that_holds_the_message
+)
+test_dropping_a_channel_drops_every_segment = segments.test_dropping_a_channel_drops_every_segment
 
 two_stores = invariant.two_stores
 test_later_messages_edits_and_deletes_never_change_an_earlier_context = settings(
