@@ -78,14 +78,20 @@ class EmbeddedChecks:
             )
             shutil.rmtree(aside, ignore_errors=True)
 
+    def database(self, name: str) -> None:
+        """Raise :class:`DamagedVectorsError` (for collection ``name``) if Chroma's own database
+        was found damaged and could not be set aside: what any call on the folder checks first,
+        such as listing a channel's segments, which reads no index."""
+        self.folder()
+        if self._lost is not None and not self._set_aside:
+            raise DamagedVectorsError(name, self._lost)
+
     def collection(self, name: str) -> None:
         """Raise :class:`DamagedVectorsError` if the collection's files are damaged; the first
         use in this process checks them, later ones cost nothing."""
         if name in self._checked:
             return
-        self.folder()
-        if self._lost is not None and not self._set_aside:
-            raise DamagedVectorsError(name, self._lost)
+        self.database(name)
         reason = self._damage(name)
         if reason is not None:
             time.sleep(SECOND_LOOK_SECONDS)  # a writer of another process may be mid-rewrite

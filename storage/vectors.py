@@ -281,10 +281,25 @@ class ChromaVectors:
         collection's space never changes."""
         known = self._as_given.get(name)
         if known is None:
+            # Segment 0's metadata (every segment is made with it), asked without opening its
+            # index or checking its files: a writer uses the newest segment's alone.
+            if self._checks is not None:
+                self._checks.database(name)
             with self._calling(name):
-                metadata = self._collection(name).metadata or {}
+                metadata = self._metadata(name)
             known = self._as_given[name] = metadata.get("hnsw:space") in _AS_GIVEN_SPACES
         return known
+
+    def _metadata(self, name: str) -> dict[str, Any]:
+        """A collection's metadata, made if missing as ``_collection`` makes it; no index is
+        loaded (Chroma loads one for a call on its vectors, a count or a write)."""
+        from chromadb.errors import NotFoundError
+
+        try:
+            found = self.client.get_collection(name, embedding_function=None)  # type: ignore[attr-defined]
+        except NotFoundError:
+            found = self._collection(name)
+        return dict(found.metadata or {})
 
     def create(self, name: str, channel_key: str) -> None:
         with self._calling(name, writing=True):
@@ -300,9 +315,10 @@ class ChromaVectors:
         ``checked``: false for a drop, which removes a damaged collection without reading it.
         """
         if self._checks is not None and checked:
-            # Chroma's own database first (a damaged one is found here, not by Chroma failing),
-            # then segment 0's files, as any first use of the channel's collection checks them.
-            self._checks.collection(name)
+            # Chroma's own database (a damaged one is found here, not by Chroma failing); each
+            # segment's index files are checked when it is first used (``_collection``), so an
+            # ingest checks, as it loads, the newest segment's alone.
+            self._checks.database(name)
         with self._calling(name):
             listed = self.client.list_collections()  # type: ignore[attr-defined]
         numbers: dict[int, str] = {}
@@ -313,6 +329,10 @@ class ChromaVectors:
                 match := _SEGMENT.fullmatch(collection.name, len(name))
             ):
                 numbers[int(match.group(1))] = collection.name
+        if self._checks is not None and checked and 0 not in numbers:
+            # Missing: a new channel's, or lost with a damaged folder set aside (then damaged,
+            # and rebuilt from SQL); the check reads no index of a collection that is not there.
+            self._checks.collection(name)
         return [numbers[number] for number in sorted(numbers)]
 
     def upsert(
@@ -355,9 +375,8 @@ class ChromaVectors:
         """A new segment of ``name``, made with segment 0's settings (space, graph, cadence), so
         a channel's vectors come back alike from every segment (:meth:`keeps_as_given`)."""
         with self._calling(name, writing=True):
-            first = self.client.get_collection(name, embedding_function=None)  # type: ignore[attr-defined]
             return self.client.get_or_create_collection(  # type: ignore[attr-defined]
-                name=segment, metadata=dict(first.metadata or {}), embedding_function=None
+                name=segment, metadata=self._metadata(name), embedding_function=None
             )
 
     def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
