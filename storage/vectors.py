@@ -346,12 +346,15 @@ class ChromaVectors:
 
         No other segment is touched, so the index this loads is at most one segment's. Ids are
         those of new thoughts, or of thoughts whose old vectors were deleted first (an edit, a
-        write redone), so none is in an older segment. A segment 0 gone (a compaction dropped
+        write redone), so none is in an older segment. (One way one can be: a save that wrote
+        vectors and then failed drops its new rows and leaves the vectors as orphans; if the
+        same message is saved again before a repair removes them, and a roll-over came between,
+        both copies stay. Reads take the newest, deletes reach both.) A segment 0 gone (a compaction dropped
         it meanwhile) is made again, as a write to a dropped collection did before segments.
         """
         existing = self.segments(name)
-        number = max(len(existing) - 1, 0)
         newest = existing[-1] if existing else name
+        number = 0 if newest == name else int(newest[len(name) + 2 :])
         collection = self._collection(newest)
         with self._calling(name):
             held = int(collection.count())

@@ -175,3 +175,25 @@ def test_dropping_a_channel_drops_every_segment(runtime: Runtime) -> None:
     runtime.store.drop_channel(CHANNEL)
     runtime.store.finish_erasures()
     assert vectors.segments(name) == []
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_gap_in_the_segments_hides_none_after_it_and_is_never_filled(runtime: Runtime) -> None:
+    """A segment gone from the middle (dropped by another process mid-compaction, say): the
+    ones after it are still read and deleted, and writes go on after the newest."""
+    runtime.engine.ingest([said(n) for n in range(1, 10)])
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    before = vectors.segments(name)
+    assert len(before) >= 3
+    vectors.client.delete_collection(segment_name(name, 1))  # type: ignore[attr-defined]
+    runtime.engine.ingest([said(n) for n in range(10, 16)])
+    after = vectors.segments(name)
+    assert segment_name(name, 1) not in after and after[: len(before) - 1] == [
+        before[0],
+        *before[2:],
+    ]
+    assert all(size <= PER_SEGMENT for size in sizes(runtime))
+    ids = vectors.all_ids(name)
+    assert {vector_id("m015", 0), vector_id("m009", 0)} <= set(ids)
+    runtime.engine.delete(CHANNEL, "m009")
+    assert vector_id("m009", 0) not in vectors.all_ids(name)
