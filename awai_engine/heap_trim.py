@@ -3,8 +3,8 @@
 Why: clustering a speaker on demand (the neighbour search's tiles, HDBSCAN's trees, the
 cohesion passes) allocates and frees tens of megabytes. Once a large block is freed, glibc
 raises its trim threshold (up to 64 MiB) and keeps what is freed at its heaps' tops and in
-their middles, so a bot holding a channel whose readings cluster its speakers kept about a
-hundred MiB it no longer used. ``malloc_trim`` returns the free pages of every arena (the
+their middles, so a bot holding a channel whose readings cluster its speakers kept memory it
+no longer used (27 MiB of its 404 after 401 readings of a 100k channel). ``malloc_trim`` returns the free pages of every arena (the
 pool threads' too) once, after such work, without the cost a fixed low threshold has on every
 allocation (a mapping of its own for each block of 128 KiB or more: readings 1.22× slower).
 
