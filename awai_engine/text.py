@@ -279,6 +279,12 @@ _WORD = re.compile(
 )
 
 
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """:func:`words` with where each is said (start, end in ``text``): what lies between two words
+    tells whether they are said as one phrase."""
+    return [(match.group(0).lower(), match.start(), match.end()) for match in _WORD.finditer(text)]
+
+
 def words(text: str) -> list[str]:
     """The words of English or Japanese text, lower-cased, without Japanese function words.
 
