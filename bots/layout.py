@@ -261,6 +261,10 @@ _UNVERBED_IN_THE_LIST = frozenset({"relates-to", "replies-to", "answers"})
 line, and what the message replies to or answers is the headline's to say — a list saying
 "Replies to Suzuki" under a headline naming another message (or none) would contradict it."""
 
+_BEARS = frozenset({"supports", "opposes"})
+"""Stances by which a language model says a preconception bears on the message: one the message
+does not come back to is shown only then."""
+
 _ORIGINS_SAID_ALREADY = frozenset({"meaning", "flow"})
 """Origins a listed connection leaves unsaid: "close in meaning" is what every connection is,
 and "just before" already says "flow"."""
@@ -273,10 +277,13 @@ def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
         bearings = {b.schema_id: b for b in reading.interpretation.schema_bearings}
     important = any(item.important for item in context.associations)
     lines = []
+    quoted_thoughts: set[int] = set()
     for schema in context.schemas:
+        bearing = bearings.get(schema.schema_id)
+        if not schema.returned_by and (bearing is None or bearing.stance not in _BEARS):
+            continue  # recalled, but the message neither comes back to it nor bears on it
         stance = words.get(schema.stance, schema.stance)
         why = schema.stance_reason
-        bearing = bearings.get(schema.schema_id)
         if bearing is not None:
             stance, why = words.get(bearing.stance, bearing.stance), bearing.explanation
         pieces: list[Piece] = [
@@ -287,7 +294,9 @@ def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
         if why:
             pieces.append(Plain(f" — {why}"))
         if schema.returned_by:
-            pieces.append(Quiet(" · " + _returns_to_it(schema.returned_by, context, words)))
+            said = _returns_to_it(schema.returned_by, context, words, quoted_thoughts)
+            pieces.append(Quiet(" · " + said))
+            quoted_thoughts.update(schema.returned_by)
         lines.append(Line(tuple(pieces)))
     if lines and important:
         lines.append(Line((Quiet(f"★ {words['important']}"),)))
@@ -295,14 +304,21 @@ def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
 
 
 def _returns_to_it(
-    returned_by: tuple[int, ...], context: ReadingContext, words: dict[str, str]
+    returned_by: tuple[int, ...],
+    context: ReadingContext,
+    words: dict[str, str],
+    quoted_already: set[int],
 ) -> str:
     """Where the message comes back to a preconception, in its own words: the whole message
     when every thought of it does, else the first thought that does, quoted (a person never
-    saw the message numbered into thoughts)."""
+    saw the message numbered into thoughts). A thought another preconception's line quoted
+    already is not quoted again: the same words twice read as a glitch."""
     if len(returned_by) >= len(context.thoughts):
         return words["returns_to_it"]
-    thought = next((t for t in context.thoughts if t.index == returned_by[0]), None)
+    fresh = [index for index in returned_by if index not in quoted_already]
+    if not fresh:
+        return words["returns_to_it_too"]
+    thought = next((t for t in context.thoughts if t.index == fresh[0]), None)
     if thought is None:
         return words["returns_to_it"]
     return words["returns_to_it_in"].format(what=quoted(thought.text, QUOTED_THOUGHT_CHARS, words))
