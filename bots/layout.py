@@ -229,10 +229,14 @@ def _meaning(reading: Reading, words: dict[str, str]) -> Section:
 
 def _connections(reading: Reading, words: dict[str, str]) -> Section:
     headline = reading.headline.connection
+    listed = [
+        connection
+        for connection in reading.connections
+        # the headline already says it, with the same words
+        if headline is None or connection.message.message_id != headline.message.message_id
+    ]
     lines = []
-    for connection in reading.connections:
-        if headline is not None and connection.message.message_id == headline.message.message_id:
-            continue  # the headline already says it, with the same words
+    for connection in listed[:LISTED_MOST]:
         pieces: list[Piece] = []
         verbed = connection.relation not in _UNVERBED_IN_THE_LIST
         if verbed:
@@ -253,7 +257,14 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
         lines.append(Line(tuple(pieces), quote=quote))
         if connection.explanation:
             lines.append(Line((Plain(connection.explanation),)))
+    if len(listed) > LISTED_MOST:
+        lines.append(Line((Quiet(words["more_connections"].format(n=len(listed) - LISTED_MOST)),)))
     return Section("connections", words["associations"], tuple(lines))
+
+
+LISTED_MOST = 4
+"""Connections listed under the headline, best first (the scorer's order): with their quotes,
+four fill a Discord field's 1,024 characters and a phone screen; more read as a transcript."""
 
 
 _UNVERBED_IN_THE_LIST = frozenset({"relates-to", "replies-to", "answers"})
