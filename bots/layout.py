@@ -124,6 +124,9 @@ class ReadingLayout:
     plain_summary: str
     """One sentence without markup: notifications, screen readers, Slack's ``text``."""
     words: dict[str, str] = field(repr=False, default_factory=dict)
+    written_by: str = ""
+    """Which language model wrote the reading, in words ("Read by the language model …"); empty
+    offline, where the headline's note already says how it was read."""
 
     def section(self, kind: SectionKind) -> Section | None:
         return next((section for section in self.sections if section.kind == kind), None)
@@ -156,6 +159,7 @@ def layout(reading: Reading, language: str | None = None, details: bool = False)
         line=words[context.flow.line],
         sections=tuple(section for section in sections if section.lines),
         footer=words["limits"],
+        written_by="" if reading.offline else _model_words(reading, words),
         language=language,
         plain_summary=_plain_summary(reading, words),
         words=words,
@@ -337,7 +341,8 @@ def _returns_to_it(
 
 def _flow(context: ReadingContext, words: dict[str, str]) -> Section:
     flow = context.flow
-    title = f"{words['flow']} · {words[flow.line]}"
+    # "Just before" is the channel's flow unless said otherwise: only a thread is named.
+    title = words["flow"] if flow.line == "top-level" else f"{words['flow']} · {words[flow.line]}"
     lines = [
         Line(
             (
@@ -430,18 +435,19 @@ def _recall_details(item: Association, words: dict[str, str]) -> list[str]:
 
 def _read_by(reading: Reading, words: dict[str, str]) -> str:
     """What read the message — offline cues or which language model — and what that cost."""
-    if reading.offline:
-        read_by = words["read_by:offline"]
-    else:
-        read_by = words["read_by:model"].format(
-            model=reading.backend.partition(":")[2] or reading.backend
-        )
+    read_by = words["read_by:offline"] if reading.offline else _model_words(reading, words)
     if reading.usage is not None:
         usage = reading.usage
         read_by += " · " + words["tokens"].format(
             sent=usage.input_tokens, written=usage.output_tokens
         )
     return read_by
+
+
+def _model_words(reading: Reading, words: dict[str, str]) -> str:
+    """The model that wrote a reading, in words: its name without the backend's bookkeeping
+    ("anthropic:claude-…" reads "Read by the language model claude-…")."""
+    return words["read_by:model"].format(model=reading.backend.partition(":")[2] or reading.backend)
 
 
 def _notes(reading: Reading, words: dict[str, str]) -> Section:

@@ -29,6 +29,7 @@ from bots.layout import (
     moment_in_utc,
 )
 from bots.terminal.line_breaking import WrappedText
+from bots.terminal.transcript import channel_name
 from bots.terminal.visible import one_line, terminal_json, visible
 
 MAX_SHOWN_CHARS = 2000
@@ -54,7 +55,12 @@ def render_reading(reading: Reading, console: Console, details: bool = False) ->
     for section in shown.sections:
         parts.append(_section(section, reference))
     parts.append(WrappedText(one_line(shown.footer), style="dim"))
-    header = Text(one_line(f"{shown.title} · {reference.full(shown.message)} · {shown.line}"))
+    # Where: the channel as it was typed, and "thread" only for a thread (a channel's own flow
+    # is no news; the word "channel" alone read as a missing name).
+    where = channel_name(shown.channel)
+    if reading.context.flow.line == "thread":
+        where = f"{where} · {shown.line}"
+    header = Text(one_line(f"{shown.title} · {reference.full(shown.message)} · {where}"))
     console.print(Panel(Group(*parts), title=header, title_align="left"))
 
 
@@ -101,8 +107,8 @@ class _Clock:
 
     def full(self, ref: MessageRef) -> str:
         when = moment_in_utc(ref.ts)
-        if when is None:
-            return f"#{ref.position}"
+        if when is None:  # a message without a time: named by its id, as links are
+            return f"[{ref.message_id}]"
         return self._date(when.astimezone(), year=True, hour=True)
 
     def moment(self, ts: float) -> str:
