@@ -225,7 +225,8 @@ def shorten(text: str, width: int) -> str:
     boundary = max(cut.rfind(" "), cut.rfind("、") + 1, cut.rfind("。") + 1, cut.rfind("，") + 1)
     if boundary >= len(cut) - reach and boundary > 0:
         cut = cut[:boundary]
-    return cut.rstrip(" ,、。，・(（「『[") + "…"
+    # A full stop before the ellipsis reads as a glitch (".…"): the ellipsis ends the sentence.
+    return cut.rstrip(" ,、。，・(（「『[.") + "…"
 
 
 def shorten_keeping_lines(text: str, width: int, max_lines: int) -> str:

@@ -88,6 +88,10 @@ def moment_in_utc(ts: float) -> datetime | None:
 
 Piece = Plain | Strong | Quiet | Link | Moment
 
+FENCE = re.compile(r"^\s*```[\w+#.-]*\s*$")
+"""A line that is only a code fence, with or without a language tag (```kotlin): each surface
+shows the lines between two as code, not the fences."""
+
 
 @dataclass(frozen=True)
 class Line:

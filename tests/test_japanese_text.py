@@ -107,6 +107,11 @@ def test_shortening_counts_wide_characters_as_two_columns() -> None:
     assert english == "The restore test on the new DC has to…"
 
 
+def test_an_english_cut_after_a_full_stop_ends_in_the_ellipsis_alone() -> None:
+    short = shorten("We shipped the build today. Then more words follow here for sure", 33)
+    assert short == "We shipped the build today…"
+
+
 def test_shortening_japanese_without_a_nearby_boundary_cuts_on_width() -> None:
     short = shorten("新DCでのバックアップ復元テストを水曜の夜に入れます", 20)
     assert display_width(short) <= 20

@@ -18,6 +18,7 @@ from rich.text import Text
 from awai_engine.text import shorten_keeping_lines
 from awai_engine.values import MessageRef, Reading
 from bots.layout import (
+    FENCE,
     Line,
     Link,
     Moment,
@@ -47,10 +48,7 @@ def render_reading(reading: Reading, console: Console, details: bool = False) ->
     shown = layout(reading, details=details)
     reference = _Clock(shown.message.ts, shown.language)
     parts: list[RenderableType] = [
-        WrappedText(
-            visible(shorten_keeping_lines(shown.text, MAX_SHOWN_CHARS, MAX_SHOWN_LINES)),
-            overflow="fold",
-        )
+        _as_written(shorten_keeping_lines(shown.text, MAX_SHOWN_CHARS, MAX_SHOWN_LINES))
     ]
     for section in shown.sections:
         parts.append(_section(section, reference))
@@ -62,6 +60,27 @@ def render_reading(reading: Reading, console: Console, details: bool = False) ->
         where = f"{where} · {shown.line}"
     header = Text(one_line(f"{shown.title} · {reference.full(shown.message)} · {where}"))
     console.print(Panel(Group(*parts), title=header, title_align="left"))
+
+
+def _as_written(text: str) -> WrappedText:
+    """The message as its writer meant it to look: a fenced code block's lines shown as code
+    (indented, in the code colour), without the fences and their language tag, which a chat
+    client never shows either."""
+    shown = WrappedText(overflow="fold")
+    in_code = False
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        if FENCE.match(line):
+            in_code = not in_code
+            continue
+        if in_code:
+            shown.append("  " + visible(line), style="cyan")
+        else:
+            shown.append(visible(line))
+        if n < len(lines) - 1:
+            shown.append("\n")
+    shown.rstrip()
+    return shown
 
 
 def _section(section: Section, reference: _Clock) -> RenderableType:
