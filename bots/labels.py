@@ -66,7 +66,6 @@ LABELS: dict[str, dict[str, str]] = {
             " message: no tone, faces, outside experience or shared assumptions."
         ),
         "thread": "thread",
-        "top-level": "channel",
         "supports": "supports it",
         "opposes": "pushes against it",
         "unrelated": "unrelated",
@@ -242,7 +241,6 @@ LABELS: dict[str, dict[str, str]] = {
             "会話の外の経験や暗黙の前提は読めません。"
         ),
         "thread": "スレッド",
-        "top-level": "チャンネル",
         "supports": "後押ししている",
         "opposes": "反している",
         "unrelated": "無関係",

@@ -121,7 +121,8 @@ class ReadingLayout:
     channel: str
     text: str
     line: str
-    """"thread" or "channel", in the reader's language."""
+    """"thread" in the reader's language for a message of a thread; empty in the channel's own
+    flow, which needs no saying (a bare "channel" read as a missing channel name)."""
     sections: tuple[Section, ...]
     footer: str
     language: str
@@ -160,7 +161,7 @@ def layout(reading: Reading, language: str | None = None, details: bool = False)
         message=context.message,
         channel=context.channel,
         text=context.text,
-        line=words[context.flow.line],
+        line=words["thread"] if context.flow.line == "thread" else "",
         sections=tuple(section for section in sections if section.lines),
         footer=words["limits"],
         written_by="" if reading.offline else _model_words(reading, words),
@@ -346,7 +347,7 @@ def _returns_to_it(
 def _flow(context: ReadingContext, words: dict[str, str]) -> Section:
     flow = context.flow
     # "Just before" is the channel's flow unless said otherwise: only a thread is named.
-    title = words["flow"] if flow.line == "top-level" else f"{words['flow']} · {words[flow.line]}"
+    title = f"{words['flow']} · {words['thread']}" if flow.line == "thread" else words["flow"]
     lines = [
         Line(
             (

@@ -3,6 +3,7 @@ bare "channel" where the channel's name belongs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from rich.console import Console
 
 from awai_engine.values import Flow, Headline, MessageRef, Reading, ReadingContext, Thought
 from bots.discord.embeds import reading_embed
+from bots.slack.blocks import reading_message
 from bots.terminal.cli import main
 from bots.terminal.render import render_reading
 from tests.factories import message_ref
@@ -76,3 +78,13 @@ def test_the_demo_says_a_missing_message_as_read_does(
     assert "terminal:local" not in said and "asker" not in said
     assert main(["--data-dir", str(tmp_path), "demo"]) == 0
     assert "read with" not in capsys.readouterr().out
+
+
+def test_slacks_header_line_says_thread_only_for_a_thread() -> None:
+    def context_line(line: str) -> str:
+        reading = _reading(ts=1_770_000_000, line=line, channel="slack:T1:C1")
+        blocks = reading_message(reading, lambda message_id, _: f"https://s.test/{message_id}")
+        return json.dumps(blocks.blocks[1], ensure_ascii=False)
+
+    assert "channel" not in context_line("top-level")
+    assert "thread" in context_line("thread")

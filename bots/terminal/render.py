@@ -56,7 +56,7 @@ def render_reading(reading: Reading, console: Console, details: bool = False) ->
     # Where: the channel as it was typed, and "thread" only for a thread (a channel's own flow
     # is no news; the word "channel" alone read as a missing name).
     where = channel_name(shown.channel)
-    if reading.context.flow.line == "thread":
+    if shown.line:
         where = f"{where} · {shown.line}"
     header = Text(one_line(f"{shown.title} · {reference.full(shown.message)} · {where}"))
     console.print(Panel(Group(*parts), title=header, title_align="left"))
