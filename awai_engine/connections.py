@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from awai_engine.cues import Stance, is_question, opening_stance, says_returns
 from awai_engine.reply_target.scorer import QUOTED_FROM
-from awai_engine.schemas.substance import content_words
+from awai_engine.schemas.naming import says_something
 from awai_engine.text import as_said
 from awai_engine.values import (
     Connection,
@@ -65,7 +65,7 @@ def connect(
 def _worth_listing(connections: list[Connection]) -> tuple[Connection, ...]:
     """The connections that say something the reader needs: an earlier line that is only an
     acknowledgement, thanks or greeting ("On it.", "thanks!", 了解です) with no word that could
-    say what it is about (:func:`~awai_engine.schemas.substance.content_words`) is left out,
+    say what it is about (:func:`~awai_engine.schemas.naming.says_something`) is left out,
     unless a relation was decided for it (it is what the message answers, agrees with...) or
     the model drew it."""
     return tuple(
@@ -73,7 +73,7 @@ def _worth_listing(connections: list[Connection]) -> tuple[Connection, ...]:
         for item in connections
         if item.decided_by == "model"
         or item.relation != "relates-to"
-        or content_words(item.earlier_text)
+        or says_something(item.earlier_text)
     )
 
 
