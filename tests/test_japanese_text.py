@@ -151,3 +151,25 @@ def test_an_honorific_is_removed_only_when_a_name_remains() -> None:
     assert without_honorific("佐藤様") == "佐藤"
     assert without_honorific("さん") == "さん"
     assert without_honorific("Sam") == "Sam"
+
+
+def test_a_cut_that_would_split_a_link_keeps_the_link_whole_and_shortens_the_words_before() -> None:
+    text = "Here is the design review doc for all of us: https://figma.example/file/abc123 thanks"
+    short = shorten(text, 60)
+    assert display_width(short) <= 60
+    assert "https://figma.example/file/abc123" in short
+    assert short.startswith("Here is the") and short.endswith("…")
+    assert shorten("Docs: https://x.example/a", 40) == "Docs: https://x.example/a"
+
+
+@given(
+    st.text(alphabet="あ漢a 、。.", max_size=40),
+    st.text(alphabet="abc/.-", min_size=1, max_size=30),
+    st.text(alphabet="あa ", max_size=20),
+    st.integers(1, 80),
+)
+def test_a_shortened_text_with_a_link_never_exceeds_its_width(
+    before: str, path: str, after: str, width: int
+) -> None:
+    short = shorten(f"{before} https://x.example/{path} {after}", width)
+    assert display_width(short) <= width
