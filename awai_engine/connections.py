@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from awai_engine.cues import Stance, is_question, opening_stance, says_returns
 from awai_engine.reply_target.scorer import QUOTED_FROM
+from awai_engine.schemas.naming import says_something
 from awai_engine.text import as_said
 from awai_engine.values import (
     Connection,
@@ -57,8 +58,23 @@ def connect(
         connections = _with_model_links(context, connections, interpretation)
         drawn = [item for item in connections if item.decided_by == "model"]
         if drawn:
-            return Headline(connection=drawn[0], decided_by="model"), tuple(connections)
-    return Headline(connection=named), tuple(connections)
+            return Headline(connection=drawn[0], decided_by="model"), _worth_listing(connections)
+    return Headline(connection=named), _worth_listing(connections)
+
+
+def _worth_listing(connections: list[Connection]) -> tuple[Connection, ...]:
+    """The connections that say something the reader needs: an earlier line that is only an
+    acknowledgement, thanks or greeting ("On it.", "thanks!", 了解です) with no word that could
+    say what it is about (:func:`~awai_engine.schemas.naming.says_something`) is left out,
+    unless a relation was decided for it (it is what the message answers, agrees with...) or
+    the model drew it."""
+    return tuple(
+        item
+        for item in connections
+        if item.decided_by == "model"
+        or item.relation != "relates-to"
+        or says_something(item.earlier_text)
+    )
 
 
 def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Connection | None]:

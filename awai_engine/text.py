@@ -221,11 +221,29 @@ def shorten(text: str, width: int) -> str:
             break
         kept.append(char)
     cut = "".join(kept)
+    link = next((m for m in _LINK.finditer(text) if m.start() < len(cut) < m.end()), None)
+    if link is not None and display_width(link.group(0)) <= width * 2 // 3:
+        return _keeping_link(text, link, width)
     reach = max(1, int(len(cut) * _BOUNDARY_REACH))
     boundary = max(cut.rfind(" "), cut.rfind("、") + 1, cut.rfind("。") + 1, cut.rfind("，") + 1)
     if boundary >= len(cut) - reach and boundary > 0:
         cut = cut[:boundary]
-    return cut.rstrip(" ,、。，・(（「『[") + "…"
+    # A full stop before the ellipsis reads as a glitch (".…"): the ellipsis ends the sentence.
+    return cut.rstrip(" ,、。，・(（「『[.") + "…"
+
+
+_LINK = re.compile(r"https?://\S+")
+
+
+def _keeping_link(text: str, link: re.Match[str], width: int) -> str:
+    """``text`` cut where it would cut ``link`` in two: the words before it shortened, the link
+    whole (a cut link leads nowhere, and one dropped leaves "see…"), then "…" if more followed."""
+    url = link.group(0)
+    after = "…" if text[link.end() :].strip() else ""
+    head = text[: link.start()].rstrip()
+    room = width - display_width(url) - display_width(after) - 1  # the space before the link
+    kept = shorten(head, room) if head else ""
+    return f"{kept} {url}{after}" if kept else f"{url}{after}"
 
 
 def shorten_keeping_lines(text: str, width: int, max_lines: int) -> str:
@@ -277,6 +295,12 @@ _WORD = re.compile(
     r"|[\u3400-\u4dbf\u4e00-\u9fff々]+"
     r"|[\u30a0-\u30ffー]+"
 )
+
+
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """:func:`words` with where each is said (start, end in ``text``): what lies between two words
+    tells whether they are said as one phrase."""
+    return [(match.group(0).lower(), match.start(), match.end()) for match in _WORD.finditer(text)]
 
 
 def words(text: str) -> list[str]:

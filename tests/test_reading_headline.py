@@ -231,7 +231,9 @@ def test_asking_how_a_far_strong_recall_turned_out_returns_to_it(text: str) -> N
 
 
 def test_a_weak_match_is_not_made_a_headline() -> None:
-    context = _context("How many users?", recalled=(("dev", "I'm in.", 10, 0.32),))
+    context = _context(
+        "How many users?", recalled=(("dev", "Staging deploys are slow.", 10, 0.32),)
+    )
     headline, connections = connect(context)
     assert headline.connection is None
     assert [c.relation for c in connections] == ["relates-to"], "still listed, with its reason"

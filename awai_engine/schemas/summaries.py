@@ -29,7 +29,7 @@ from awai_engine.ports import LanguageBackend
 from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.build import central_rows
 from awai_engine.schemas.model import SchemaState
-from awai_engine.schemas.naming import offline_name, version_keyphrases
+from awai_engine.schemas.naming import basis_keyphrases, offline_name
 from awai_engine.schemas.ports import SchemaStore
 from awai_engine.settings import SchemaSettings
 
@@ -99,9 +99,7 @@ class Summaries:
 
 def _offline_name(basis: Basis, state: SchemaState, central: str) -> str:
     """The keyphrase name, made only when the backend wrote none (offline, failed or empty)."""
-    return offline_name(
-        version_keyphrases(basis.texts, basis.keys, state.members, state.version), central
-    )
+    return offline_name(basis_keyphrases(basis, state.members, state.version), central)
 
 
 def members_digest(basis: Basis, rows: Sequence[int]) -> str:

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             try:
                 reading = engine.read(transcript.channel, args.message, Scopes.everything())
             except UnknownMessageError:
-                fail(no_such_message(runtime, done, args.file, args.message))
+                fail(no_such_message(runtime, done, f"was stored from {args.file}", args.message))
                 return 2
             if args.json:
                 print(reading_json(reading))
