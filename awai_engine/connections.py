@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from awai_engine.acknowledgement import says_something
 from awai_engine.cues import Stance, is_question, opening_stance, says_returns
 from awai_engine.reply_target.scorer import QUOTED_FROM
-from awai_engine.schemas.naming import says_something
 from awai_engine.text import as_said
 from awai_engine.values import (
+    Association,
     Connection,
     ConnectionOrigin,
     Headline,
@@ -63,11 +64,14 @@ def connect(
 
 
 def _worth_listing(connections: list[Connection]) -> tuple[Connection, ...]:
-    """The connections that say something the reader needs: an earlier line that is only an
-    acknowledgement, thanks or greeting ("On it.", "thanks!", 了解です) with no word that could
-    say what it is about (:func:`~awai_engine.schemas.naming.says_something`) is left out,
-    unless a relation was decided for it (it is what the message answers, agrees with...) or
-    the model drew it."""
+    """The connections that say something the reader needs: an earlier line that is wholly an
+    acknowledgement, thanks or greeting ("On it.", "thanks!", 了解です; see
+    :mod:`awai_engine.acknowledgement`) is left out, unless a relation was decided for it (it is
+    what the message answers, agrees with...) or the model drew it.
+
+    Recall may still have recalled it: it is part of the context a model reads and the details
+    view shows every recalled line with its numbers. So every recalled line is a connection
+    except an acknowledgement no relation was decided for."""
     return tuple(
         item
         for item in connections
@@ -215,7 +219,8 @@ def _returned_to(
 
 def _candidates(context: ReadingContext) -> list[Connection]:
     """One connection per earlier message of the context: the message just before, the flow's
-    earlier ones (newest first), then every recalled one (first recall of a message wins), all
+    earlier ones (newest first), then every recalled one (its first recall gives the origin; it
+    is quoted by the first of its recalled thoughts that says more than an acknowledgement), all
     ``relates-to`` until decided."""
     seen: set[str] = set()
     candidates: list[Connection] = []
@@ -233,12 +238,20 @@ def _candidates(context: ReadingContext) -> list[Connection]:
     for summary in reversed(context.flow.earlier):
         seen.add(summary.message.message_id)
         candidates.append(_connection(context, summary.message, summary.summary, "flow"))
+    first: dict[str, Association] = {}
+    quoted: dict[str, str] = {}
     for item in context.associations:
         message_id = item.source.message_id
         if message_id in seen:
             continue
-        seen.add(message_id)
-        candidates.append(_connection(context, item.source, item.thought.text, item.reason))
+        if message_id not in first:
+            first[message_id], quoted[message_id] = item, item.thought.text
+        elif not says_something(quoted[message_id]) and says_something(item.thought.text):
+            quoted[message_id] = item.thought.text  # a line that says something over "thanks!"
+    candidates += [
+        _connection(context, item.source, quoted[message_id], item.reason)
+        for message_id, item in first.items()
+    ]
     return candidates
 
 

@@ -109,3 +109,25 @@ def test_the_layout_lists_the_best_few_connections_and_counts_the_rest(
         LISTED_MOST
     )
     assert more in shown[-1]
+
+
+def test_a_message_recalled_by_its_thanks_and_its_claim_is_listed_with_the_claim() -> None:
+    context = _context()
+    source = message_ref("r9", "Omar", 30)
+    recalled = tuple(
+        Association(
+            source=source,
+            thought=Thought(index=index, text=said),
+            cue_index=0,
+            distance=20,
+            similarity=0.6,
+            threshold=0.3,
+            activation=0.0,
+            occurrences=1,
+        )
+        for index, said in enumerate(("Thanks Maya!", "Redis memory is capped at 2 GB."))
+    )
+    _, connections = connect(context.model_copy(update={"associations": recalled}))
+    assert [(c.message.message_id, c.earlier_text) for c in connections] == [
+        ("r9", "Redis memory is capped at 2 GB.")
+    ]

@@ -14,9 +14,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from awai_engine.acknowledgement import says_something
 from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.model import SchemaState, message_of
-from awai_engine.schemas.naming import known_names, says_something
+from awai_engine.schemas.naming import known_names
 from awai_engine.schemas.ports import DigestEntry, DigestSnapshot
 from awai_engine.values import Value
 

@@ -114,13 +114,6 @@ def _thought_terms(thought: str) -> tuple[str, ...]:
     return (*kept, *pairs)
 
 
-def says_something(text: str, names: frozenset[str] = frozenset()) -> bool:
-    """Whether ``text`` has a word that could say what it is about (a term, see
-    :func:`_thought_terms`) that is no word of ``names``: "Nice work Maya.", "On it.", 了解です
-    have none."""
-    return any(not set(term.split()) & names for term in _thought_terms(text))
-
-
 def _is_content(word: str) -> bool:
     """Whether ``word`` could name what a thought is about: not a stop word, a filler or a
     reaction ("thanks", 了解, 賛成), not a number, version or duration on its own ("4.2s",
