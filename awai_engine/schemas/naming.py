@@ -38,6 +38,12 @@ from awai_engine.stop_words import ENGLISH_STOP_WORDS
 from awai_engine.text import shorten, word_spans, words
 from awai_engine.text_caches import register, text_cache
 
+RULES = 2
+"""The version of the naming rules: raise it with any change that can change a name made without
+the model (the lists, the term rules, the ranking). Names memoised under another version are made
+again when next shown (:mod:`awai_engine.schemas.summaries`). 1: the rules until session 16; 2:
+no names, amounts, plain verbs or fixed-phrase pieces, Japanese phrases written joined."""
+
 KEYPHRASES = 5
 NAME_PHRASES = 3
 NAME_WIDTH = 60
