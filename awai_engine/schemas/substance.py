@@ -18,6 +18,7 @@ cluster is kept only when two of its members share such a word (``clustering._wo
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from awai_engine.stop_words import ENGLISH_STOP_WORDS
 from awai_engine.text import words
@@ -213,11 +214,13 @@ def addressed_names(text: str) -> frozenset[str]:
     Japanese honorific, or a name said on its own between punctuation ("Totally agree, Mel.").
     A name said again in the sentence ("Stripe! The Stripe webhook failed") is what the line is
     about, not whom it addresses, and is not one of them."""
-    said = words(text)
-    return frozenset(
-        word
+    named = [
+        (pattern, word)
         for pattern in (_VOCATIVE, _MENTION, _HONORIFIC_NAME)
         for match in pattern.finditer(text)
         for word in words(match.group(0))
-        if pattern is not _VOCATIVE or said.count(word) == 1
-    )
+    ]
+    if not named:  # most lines address nobody: no need to count their words
+        return frozenset()
+    said = Counter(words(text)) if any(p is _VOCATIVE for p, _ in named) else Counter()
+    return frozenset(word for pattern, word in named if pattern is not _VOCATIVE or said[word] == 1)
