@@ -78,7 +78,8 @@ def as_said(parts: Sequence[str]) -> str:
 
     A part that ends a sentence (or opens a list with a colon) is followed by the space the
     script wants: none after a Japanese full stop, one otherwise. A part without an ending stop
-    (a list item, a fragment) is followed by "; " (Japanese "、"), as a list is written inline.
+    (a list item, a fragment) is followed by "; " (Japanese "、"), as a list is written inline;
+    one that ends a code block, by a line break (a fence closes on its own line).
     """
     passage = ""
     for part in (part.strip() for part in parts):
@@ -93,6 +94,8 @@ def as_said(parts: Sequence[str]) -> str:
 def _gap_after(said: str) -> str:
     """What follows ``said`` before the next part (see :func:`as_said`); a closing bracket or
     quote after the stop does not hide it."""
+    if said.endswith("```"):  # a code block ends on its own line, and so the passage goes on
+        return "\n"
     last = said.rstrip(_CLOSING)[-1:] or said[-1]
     if last in _FULL_WIDTH_STOPS or last == "：":
         return ""
@@ -209,9 +212,11 @@ def shorten(text: str, width: int) -> str:
 
     Width is counted in terminal columns, so a Japanese summary keeps about half as many
     characters as an English one. The cut moves back to the last space (English) or clause mark
-    (、。) when one lies near the end, so words are not split where that is cheap.
+    (、。) when one lies near the end, so words are not split where that is cheap. A code
+    fence's language tag is dropped: on one line it would read as the code's first word
+    ("```kotlin val request"), where it was the fence's own line.
     """
-    text = " ".join(text.split())
+    text = " ".join(_FENCE_TAG.sub("```\n", text).split())
     if display_width(text) <= width:
         return text
     kept, used = [], 0
@@ -233,6 +238,7 @@ def shorten(text: str, width: int) -> str:
 
 
 _LINK = re.compile(r"https?://\S+")
+_FENCE_TAG = re.compile(r"```[\w+#.-]+[ \t]*\n")
 
 
 def _keeping_link(text: str, link: re.Match[str], width: int) -> str:

@@ -97,6 +97,10 @@ def _rendered(reading: Reading) -> tuple[str, str]:
         ),
         (["買い物リスト", "牛乳", "パン"], "買い物リスト、牛乳、パン"),
         (["ok"], "ok"),
+        (
+            ["Try this:\n```\nmake clean\n```", "Then build again."],
+            "Try this:\n```\nmake clean\n```\nThen build again.",
+        ),
     ],
 )
 def test_thoughts_join_back_into_sentences_or_an_inline_list(
