@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from awai_engine.schemas.naming import (
     KEYPHRASES,
     _overlaps,
+    _said_in_phrases,
     as_written,
     keyphrases,
     offline_name,
@@ -185,6 +188,9 @@ def _straightforward(
             chosen[held[0]] = (term, tokens, said)
             for n in reversed(held[1:]):
                 del chosen[n]
+    counted = Counter(term for member in members for term in terms(member))
+    thoughts_with = Counter(term for member in members for term in set(terms(member)))
+    chosen = _said_in_phrases(chosen, counted, thoughts_with)
     return tuple(as_written(term, members) for term, _, _ in chosen)
 
 
@@ -320,3 +326,28 @@ def test_the_names_left_out_are_those_of_speakers_who_had_spoken_when_the_versio
     )
     assert known_names(basis, 1) == {"lena", "park", "omar"}  # Sam came later: causal
     assert known_names(basis, 2) == {"lena", "park", "omar", "sam"}
+
+
+def test_a_word_said_only_inside_phrases_gives_way_to_the_phrase_said_most() -> None:
+    members = [
+        "The Fast Checkout flow times out on mobile.",
+        "Fast Checkout drops the basket after a timeout.",
+        "Users want fast shipping and Fast Checkout both.",
+        "Checkout timeout again on mobile.",
+    ]
+    found = keyphrases(members, ["Lunch at noon?", "The standup moved to ten."])
+    assert "Fast Checkout" in found  # spelled as the phrase is said, "fast" alone names nothing
+    assert "fast" not in found and "Fast" not in found
+
+
+def test_a_phrase_takes_the_place_of_an_earlier_word_it_holds() -> None:
+    members = [
+        "復元テストを金曜に実施します。",
+        "復元テストの結果、復元は成功。",
+        "復元テストで手順を確認。",
+        "復元は夜間に。",
+    ]
+    found = keyphrases(members, ["ランチ行きましょう", "会議は十時からです"])
+    assert "復元テスト" in found
+    assert "テスト" not in found
+    assert [phrase for phrase in found if "復元" in phrase] == ["復元テスト"]

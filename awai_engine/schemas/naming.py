@@ -38,11 +38,12 @@ from awai_engine.stop_words import ENGLISH_STOP_WORDS
 from awai_engine.text import shorten, word_spans, words
 from awai_engine.text_caches import register, text_cache
 
-RULES = 2
+RULES = 3
 """The version of the naming rules: raise it with any change that can change a name made without
 the model (the lists, the term rules, the ranking). Names memoised under another version are made
 again when next shown (:mod:`awai_engine.schemas.summaries`). 1: the rules until session 16; 2:
-no names, amounts, plain verbs or fixed-phrase pieces, Japanese phrases written joined."""
+no names, amounts, plain verbs or fixed-phrase pieces, Japanese phrases written joined; 3: a word
+said only inside phrases gives way to its phrase, a phrase spelled as said."""
 
 KEYPHRASES = 5
 NAME_PHRASES = 3
@@ -114,8 +115,8 @@ def _thought_terms(thought: str) -> tuple[str, ...]:
     each version they belong to, and as the prefix of each new sequence (a pure function of the
     text, so the names are unchanged).
 
-    A term is a content word, or two content words said as one phrase (only spaces between
-    them; nothing between them in Japanese, so 接続プール is one and プールの変更 is not).
+    A term is a content word, or two different content words said as one phrase (only spaces
+    between them; nothing between them in Japanese, so 接続プール is one and プールの変更 is not).
     What cannot carry a recurring thought is left out (see :func:`_is_content`).
     """
     text = _SET_PHRASES.sub(_BREAK, _URL.sub(_BREAK, _CODE.sub(_BREAK, thought)))
@@ -129,7 +130,7 @@ def _thought_terms(thought: str) -> tuple[str, ...]:
             before = None
             continue
         kept.append(word)
-        if before is not None and _one_phrase(text[ended:start]):
+        if before not in (None, word) and _one_phrase(text[ended:start]):
             pairs.append(f"{before} {word}")
         before, ended = word, end
     return (*kept, *pairs)
@@ -218,7 +219,42 @@ def _ranked(
             chosen[held[0]] = (term, tokens, times)
             for n in reversed(held[1:]):
                 del chosen[n]
+    chosen = _said_in_phrases(chosen, counted, thoughts_with)
     return tuple(as_written(term, members) for term, _, _ in chosen)
+
+
+def _said_in_phrases(
+    chosen: list[tuple[str, set[str], float]],
+    counted: Counter[str],
+    thoughts_with: Counter[str],
+) -> list[tuple[str, set[str], float]]:
+    """``chosen`` with each word that the members say only inside two-word phrases replaced by
+    the phrase they say it in most (when that phrase recurs): "smart" of "Smart Reminders" and
+    "smart scheduling" names nothing, "Smart Reminders" does. The phrase takes the place of an
+    earlier term it holds ("restore", then "test": "restore test"); a later term it holds is
+    dropped ("freeze" after "feature freeze")."""
+    phrases: dict[str, list[str]] = {}
+    for term in counted:
+        if " " in term:
+            for word in term.split():
+                phrases.setdefault(word, []).append(term)
+    kept: list[tuple[str, set[str], float]] = []
+    for term, tokens, times in chosen:
+        around = phrases.get(term, [])
+        replaced = False
+        if " " not in term and around and sum(counted[p] for p in around) >= counted[term]:
+            best = min(around, key=lambda p: (-counted[p], p))
+            if thoughts_with[best] >= 2:
+                term, tokens, times = best, set(best.split()), float(counted[best])
+                replaced = True
+        held = [n for n, (_, other, _) in enumerate(kept) if tokens & other]
+        if not held:
+            kept.append((term, tokens, times))
+        elif replaced and all(kept[n][1] <= tokens for n in held):
+            kept[held[0]] = (term, tokens, times)  # "restore" and "test": "restore test"
+            for n in reversed(held[1:]):
+                del kept[n]
+    return kept
 
 
 def as_written(term: str, texts: Sequence[str]) -> str:
@@ -226,8 +262,12 @@ def as_written(term: str, texts: Sequence[str]) -> str:
 
     A capital at the start of a sentence says nothing about the word, so those are not counted,
     except an all-capital spelling ("PR"). Words never written mid-sentence stay lower-case.
-    Two Japanese words of a phrase are written together, as they were said (接続プール).
+    Two Japanese words of a phrase are written together, as they were said (接続プール); two
+    Latin words are spelled as the phrase is ("Smart Reminders", not "smart Reminders" because
+    "smart" is lower-case more often elsewhere).
     """
+    if " " in term and not _CJK.search(term):
+        return _spelled(term, texts)
     spelled = [_spelled(word, texts) for word in term.split()]
     written = spelled[0]
     for before, word in itertools.pairwise(spelled):
@@ -244,7 +284,7 @@ def _spelled(word: str, texts: Sequence[str]) -> str:
     capitals: Counter[str] = Counter()
     for text in texts:
         for match in pattern.finditer(text):
-            form = match.group(0)
+            form = " ".join(match.group(0).split())
             if _SENTENCE_START.search(text[: match.start()]):
                 if len(form) > 1 and form.isupper():
                     capitals[form] += 1
@@ -261,7 +301,8 @@ def _said_as(word: str) -> re.Pattern[str]:
     """Where ``word`` is said, in any case. Compiled once per word: a re-clustering spells each
     name's words again for every version, past the 512 patterns ``re`` keeps compiled."""
     # Latin letters and digits bound a word: Japanese around it ("DCの移行") is no part of it.
-    return re.compile(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", re.IGNORECASE)
+    said = r"\s+".join(map(re.escape, word.split()))  # a phrase: its words with any spacing
+    return re.compile(rf"(?<![a-z0-9']){said}(?![a-z0-9'])", re.IGNORECASE)
 
 
 def _overlaps(term: str, tokens: set[str], other: str, other_tokens: set[str]) -> bool:
