@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from awai_engine.acknowledgement import says_something
 from awai_engine.cues import Stance, is_question, opening_stance, says_returns
 from awai_engine.reply_target.scorer import QUOTED_FROM
-from awai_engine.text import as_said
+from awai_engine.text import as_said, words
 from awai_engine.values import (
     Association,
     Connection,
@@ -59,25 +59,36 @@ def connect(
         connections = _with_model_links(context, connections, interpretation)
         drawn = [item for item in connections if item.decided_by == "model"]
         if drawn:
-            return Headline(connection=drawn[0], decided_by="model"), _worth_listing(connections)
-    return Headline(connection=named), _worth_listing(connections)
+            return Headline(connection=drawn[0], decided_by="model"), _worth_listing(
+                context, connections
+            )
+    return Headline(connection=named), _worth_listing(context, connections)
 
 
-def _worth_listing(connections: list[Connection]) -> tuple[Connection, ...]:
+def _worth_listing(
+    context: ReadingContext, connections: list[Connection]
+) -> tuple[Connection, ...]:
     """The connections that say something the reader needs: an earlier line that is wholly an
     acknowledgement, thanks or greeting ("On it.", "thanks!", 了解です; see
     :mod:`awai_engine.acknowledgement`) is left out, unless a relation was decided for it (it is
-    what the message answers, agrees with...) or the model drew it.
+    what the message answers, agrees with...) or the model drew it. The names of the context's
+    speakers are no words of their own ("Agree with Aiko.").
 
     Recall may still have recalled it: it is part of the context a model reads and the details
     view shows every recalled line with its numbers. So every recalled line is a connection
     except an acknowledgement no relation was decided for."""
+    said_before = [
+        *([context.flow.previous.message] if context.flow.previous is not None else []),
+        *(item.message for item in context.flow.earlier),
+        *(item.source for item in context.associations),
+    ]
+    names = frozenset(word for ref in said_before for word in words(ref.speaker_name))
     return tuple(
         item
         for item in connections
         if item.decided_by == "model"
         or item.relation != "relates-to"
-        or says_something(item.earlier_text)
+        or says_something(item.earlier_text, names)
     )
 
 

@@ -27,6 +27,7 @@ from awai_engine.acknowledgement import is_acknowledgement, says_something
         "Morning all!",
         "Hi there <@U024BE7LH>",
         "Sam, thanks!",
+        "Fair.",
         "no worries",
         "haha nice one",
         "ありがとうございます！",
@@ -76,3 +77,5 @@ def test_a_line_with_a_request_question_claim_or_content_word_says_something(
 def test_a_known_name_the_line_thanks_is_no_content_word() -> None:
     assert says_something("well done priya and tomas")
     assert is_acknowledgement("well done priya and tomas", frozenset({"priya", "tomas"}))
+    assert is_acknowledgement("Agree with Tomas.", frozenset({"tomas"}))
+    assert says_something("Agree with Tomas on the retry limit.", frozenset({"tomas"}))

@@ -29,6 +29,7 @@ RECALLED = (
     ("Kenji", "了解です！"),
     ("Kenji", "賛成です"),
     ("Maya", "The Redis cache evicts session keys when memory hits 80%."),
+    ("Lena", "Agree with Maya."),  # a speaker's name is no word of its own
 )
 
 

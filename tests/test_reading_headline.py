@@ -16,6 +16,7 @@ from awai_engine.acknowledgement import is_acknowledgement
 from awai_engine.connections import connect
 from awai_engine.cues import is_question, opening_stance, says_returns
 from awai_engine.samples import SAMPLES
+from awai_engine.text import words
 from awai_engine.values import (
     Association,
     Flow,
@@ -293,9 +294,16 @@ def test_the_sample_reads_answers_returns_and_conditional_agreement(
         assert reading["offline_reason"] == "not-configured"
         assert all(c["decided_by"] == "cues" for c in reading["connections"])
         listed = {c["message"]["message_id"] for c in reading["connections"]}
+        flow = reading["context"]["flow"]
+        said_before = [
+            *([flow["previous"]["message"]] if flow["previous"] else []),
+            *(item["message"] for item in flow["earlier"]),
+            *(item["source"] for item in reading["context"]["associations"]),
+        ]
+        names = frozenset(word for ref in said_before for word in words(ref["speaker_name"]))
         for item in reading["context"]["associations"]:  # but acknowledgements ("On it.")
             assert item["source"]["message_id"] in listed or is_acknowledgement(
-                item["thought"]["text"]
+                item["thought"]["text"], names
             )
 
 
