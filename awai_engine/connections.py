@@ -121,7 +121,9 @@ def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Conn
     if target is not None and target.message.message_id not in decided:
         decided[target.message.message_id] = _relation_to(context, target, stance)
         named = named or target.message.message_id
-        if target.quote:  # the sentence the message is about, not the earlier one's first
+        # The sentence the message is about, not the earlier one's first; but never only its
+        # greeting or thanks ("おはようございます。"): then the earlier message as said.
+        if target.quote and says_something(target.quote):
             quoted[target.message.message_id] = target.quote
 
     connections = []

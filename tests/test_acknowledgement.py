@@ -36,6 +36,7 @@ from awai_engine.acknowledgement import is_acknowledgement, says_something
         "了解しました",
         "なるほどね",
         "はい、承知しました。",
+        "お願いします。",
     ],
 )
 def test_a_line_wholly_of_thanks_greeting_or_assent_is_an_acknowledgement(line: str) -> None:

@@ -132,3 +132,29 @@ def test_a_message_recalled_by_its_thanks_and_its_claim_is_listed_with_the_claim
     assert [(c.message.message_id, c.earlier_text) for c in connections] == [
         ("r9", "Redis memory is capped at 2 GB.")
     ]
+
+
+def test_a_headline_never_quotes_only_the_greeting_of_the_message_it_names() -> None:
+    context = _context("r4")
+    said = "Morning all. The Redis cache evicts session keys when memory hits 80%."
+    (target,) = context.replies
+    associations = tuple(
+        item.model_copy(update={"thought": Thought(index=0, text=said)})
+        if item.source.message_id == "r4"
+        else item
+        for item in context.associations
+    )
+    for quote, shown in (
+        ("Morning all.", said),
+        ("The Redis cache evicts", "The Redis cache evicts"),
+    ):
+        headline, _ = connect(
+            context.model_copy(
+                update={
+                    "associations": associations,
+                    "replies": (target.model_copy(update={"quote": quote}),),
+                }
+            )
+        )
+        assert headline.connection is not None
+        assert headline.connection.earlier_text == shown
