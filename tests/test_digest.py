@@ -303,8 +303,9 @@ def test_both_languages_word_every_part_of_the_digest() -> None:
     ("name", "shown"),
     [
         ("battery, Android, drain", "battery, Android, drain"),
-        ("design review, basic reminders, bigger tap", "design review, basic…"),
-        ("データ移行、バックアップ、復元テスト", "データ移行、バックアッ…"),  # two columns a kanji
+        ("design review, basic reminders, bigger tap", "design review…"),  # whole phrases
+        ("データ移行、バックアップ、復元テスト", "データ移行…"),  # two columns a kanji
+        ("a very long single phrase that does not fit at all", "a very long single…"),
     ],
 )
 def test_a_long_preconception_name_stops_short_of_the_count_beside_its_bar(
