@@ -299,8 +299,12 @@ _RETURNS_OPENING = (
     "back to",
     "getting back to",
     "to get back to",
+    "going back to",
+    "coming back to",
+    "circling back to",
     "returning to",
     "return to",
+    "話を戻",
     "さっきの件",
     "先ほどの件",
     "元の話",
@@ -481,9 +485,15 @@ def says_returns(text: str) -> bool:
     """The message says it goes back to something ("again", "is back", "coming back to"; "back
     to …" where it opens), or asks how something raised earlier turned out ("any update on",
     "どうなりましたか")."""
-    lowered = text.lower()
-    if _phrases(_RETURNS, _NOT_AFTER_A_LETTER).search(lowered) is not None:
+    if _phrases(_RETURNS, _NOT_AFTER_A_LETTER).search(text.lower()) is not None:
         return True
+    return opens_returning(text)
+
+
+def opens_returning(text: str) -> bool:
+    """The message opens by going back to a topic ("Back to the replica disk — …", "So, going
+    back to refunds", 「話を戻すと」), after any address: it names a topic left earlier, not
+    something that happened again."""
     opening = _strip_address(text).lower()
     lead_in = _LEAD_IN.match(opening)  # matches the empty string at least
     start = lead_in.end() if lead_in else 0

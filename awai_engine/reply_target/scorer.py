@@ -20,6 +20,7 @@ from awai_engine.reply_target.features import FEATURE_NAMES
 from awai_engine.reply_target.model import ReplyModel
 from awai_engine.reply_target.quote import quoted_sentence
 from awai_engine.reply_target.regime import model_features
+from awai_engine.reply_target.returns import returned_first
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, ReplyScore
 
@@ -116,7 +117,8 @@ def reply_scores(
 ) -> ReplyScores:
     """Every candidate of the message at ``position`` with its probability, best first (ties:
     the nearer first; a question put to the speaker since may go before their own message, see
-    :func:`question_put_first`). Only the first may be ``confident``. Recalled lines of another line of the
+    :func:`question_put_first`, and the line a message opening with "back to …" goes back to
+    before the line it follows, see :func:`returned_first`). Only the first may be ``confident``. Recalled lines of another line of the
     channel (a thread's reply, the top level) are not candidates: the features count lines and
     turns as one line holds them, the model was fitted on lines alone, and a reply in a thread
     named as answering a top-level aside misleads (a review found exactly that)."""
@@ -139,6 +141,7 @@ def reply_scores(
     order = question_put_first(
         timeline, position, positions, probabilities, candidates.features, order, *bars
     )
+    order = returned_first(timeline, position, positions, candidates.features, order)
     return ReplyScores(
         timeline,
         position,
