@@ -5,10 +5,11 @@ someone else's, yet what it responds to is the earlier line about the replica di
 fitted on #ubuntu where such openings are rare, ranks by turn-taking and names the line just
 before or the speaker's own latest, and the headline reads "Continues what <speaker> said": a
 person sees at once that it is wrong. When the message opens with a return cue
-(:func:`awai_engine.cues.opens_returning`), what it leaves — the line just before and the
-speaker's own latest — is not what it goes back to: the candidate closest to it in meaning and
-words among the others goes first, if it is closer than what it leaves (else the words point at
-what the message follows, and the model's order stands). Reads the candidates' features only, so
+(:func:`awai_engine.cues.opens_returning`), the line just before is what it leaves, not what it
+goes back to: the candidate closest to it in meaning and words among the others (the speaker's
+own earlier lines included: one goes back to one's own topic too) goes first, if it is closer
+than the line just before (else the words point at what the message follows, and the model's
+order stands). Reads the candidates' features only, so
 it is as causal as they are.
 """
 
@@ -22,7 +23,6 @@ from awai_engine.timeline import Timeline
 
 _COSINE = FEATURE_NAMES.index("cosine")
 _OVERLAP = FEATURE_NAMES.index("word_overlap")
-_OWN_LATEST = FEATURE_NAMES.index("own_latest")
 
 
 def returned_first(
@@ -39,9 +39,7 @@ def returned_first(
     if len(positions) < 2 or not opens_returning(timeline.messages[position].text):
         return order
     closeness = features[:, _COSINE] + features[:, _OVERLAP]
-    left = (positions == positions.max()) | (features[:, _OWN_LATEST] > 0)
-    if left.all():
-        return order
+    left = positions == positions.max()
     candidates = np.flatnonzero(~left)
     best = candidates[np.argmax(closeness[candidates])]
     if closeness[best] <= closeness[left].max():
