@@ -375,8 +375,9 @@ def opening_stance(text: str) -> Stance | None:
         if _phrases(_BUT, r"[\s\W]*").match(rest):
             return Stance("concedes", plain=plain)
         return Stance("agrees", plain=plain)
-    if _opens_with(text, _DISAGREES):
-        return Stance("disagrees")
+    disagreement = _opens_with(text, _DISAGREES)
+    if disagreement:  # 「いいえ、まだです」 to a question answers it, like a plain "no"
+        return Stance("disagrees", plain=disagreement.group(0) in _YES_OR_NO)
     plain_no = _set_off_word(lowered, _PLAIN_DISAGREES)
     if plain_no and not _asks_after(body, plain_no.end()):
         return Stance("disagrees", plain=True)
@@ -396,6 +397,89 @@ def _asks_after(body: str, end: int) -> bool:
 
 _SENTENCES = re.compile(r"[^。！？!?.\n]+[。！？!?.]*")
 """A message's sentences, each with its closing marks (enough to see which of them ask)."""
+
+
+# The words that answer a yes/no question by themselves.
+_YES_OR_NO = (
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "yea",
+    "no",
+    "nope",
+    "nah",
+    "はい",
+    "いいえ",
+    "いや",
+    "うん",
+    "ううん",
+    "ええ",
+)
+# What sets a yes or a no off from the statement after it (besides the message's end): a mark,
+# or a space after a word that begins nothing else ("yes it does", but "no one knows").
+_YES_OR_NO_SET_OFF = re.compile(r"[\s]*(?:[,.!;:…—–、。，！]|$)")
+_SPACE_SETS_OFF = frozenset(("yes", "yeah", "yep", "yup", "nope", "nah"))
+
+
+def opens_with_yes_or_no(text: str) -> bool:
+    """Whether the message opens with a yes or a no set off by itself and goes on with a
+    statement: "Yes, twice. It still fails.", 「いいえ、まだ途中です。」, after any address. Why:
+    said after a yes/no question, such a message answers it, whoever spoke in between; "No
+    sound, cannot find card!" and 「はいります」 open with no such word, "Yes, but which branch?"
+    asks back, and a bare "yeah" may as well agree with the line just before."""
+    body = _strip_address(text)
+    lowered = body.lower()
+    word = _phrases(_YES_OR_NO).match(lowered)
+    if word is None:
+        return False
+    end = word.end()
+    set_off = _YES_OR_NO_SET_OFF.match(lowered, end)
+    if set_off is None and not (
+        word.group(0) in _SPACE_SETS_OFF and lowered[end : end + 1].isspace()
+    ):
+        return False
+    rest = body[end:]
+    return any(c.isalnum() for c in rest) and not _asks_after(body, end)
+
+
+# Words that ask for something other than a yes or a no: which one, who, when, how.
+_ASKS_WHICH = re.compile(
+    r"(?<![a-z])(?:what|which|who|whom|whose|when|where|why|how)(?![a-z])|\bor\b(?!\s+not\b)"
+    r"|何|なに|なん[でのだ]|いつ|どこ|どちら|どっち|どれ|どの|どう|どんな|なぜ|誰|だれ|いくつ|いくら|それとも"
+)
+# How an English yes/no question opens (after a "Name," and "so", "and", "ok"…): with a verb that asks ("Can
+# we…", "Did you…", "Isn't it…") or with whom it asks about ("Anyone tried…", "You need…?").
+_YES_OR_NO_OPENING = re.compile(
+    r"(?:[\w.'-]{1,24},\s+)?(?:(?:so|and|but|ok|okay|also|then|hey|btw|oh|well|um|hm+)\b[\s,.!-]*)*"
+    r"(?:(?:is|are|was|were|am|do|does|did|can|could|will|would|should|shall|may|might|must"
+    r"|have|has|had)(?:n't|nt)?|anyone|anybody|someone|somebody|everyone|you|u|it|that|this"
+    r"|there)(?![a-z'])"
+)
+_TAG = re.compile(r"(?:\bright|\bok|\bokay|\bno|n't it|nt it)\s*[?？]+\W*$")
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_SENTENCE_BREAK = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s)|\n")
+"""Where a sentence ends: after a question or exclamation mark or 。, or a full stop before a
+space (so "ubuntu 8.10?" stays one sentence)."""
+
+
+def asks_yes_or_no(text: str) -> bool:
+    """Whether the message asks a question one answers with a yes or a no: its last question
+    names no "what", "which", "when", "how" (何, いつ, どう…) and offers no choice ("rollback or
+    hotfix?"; "or not" is still a yes or a no); in English it also opens as such a question
+    does ("Can we…", "Anyone tried…", "You need…") or ends in a tag ("…, right?"), so
+    "hosting?" or "licensing and sale of?", which ask what was meant, do not. "Can we release
+    on Friday?" and 「デプロイは終わりましたか？」 do; "How many users?" does not."""
+    sentences = _SENTENCE_BREAK.split(_strip_address(text))
+    asked = [sentence for sentence in sentences if is_question(sentence)]
+    if not asked:
+        return False
+    question = _OPENING.sub("", asked[-1]).lower()
+    if _ASKS_WHICH.search(question):
+        return False
+    return bool(
+        _JAPANESE.search(question) or _YES_OR_NO_OPENING.match(question) or _TAG.search(question)
+    )
 
 
 # Openings that answer a question rather than go on with one's own line: a yes or no, one of

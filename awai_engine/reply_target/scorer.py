@@ -21,6 +21,7 @@ from awai_engine.reply_target.model import ReplyModel
 from awai_engine.reply_target.quote import quoted_sentence
 from awai_engine.reply_target.regime import model_features
 from awai_engine.reply_target.returns import returned_first
+from awai_engine.reply_target.yes_no import NEAR, answered_question
 from awai_engine.timeline import Timeline
 from awai_engine.values import Association, Flow, ReplyScore
 
@@ -113,17 +114,23 @@ NO_SCORES = ReplyScores(None, -1, _EMPTY, _EMPTY, False, _EMPTY, _EMPTY)
 
 
 def reply_scores(
-    timeline: Timeline, position: int, model: ReplyModel, recalled: Sequence[int] = ()
+    timeline: Timeline,
+    position: int,
+    model: ReplyModel,
+    recalled: Sequence[int] = (),
+    yes_no_near: int = NEAR,
 ) -> ReplyScores:
     """Every candidate of the message at ``position`` with its probability, best first (ties:
     the nearer first; another's line goes before an own line the model is unsure of, see
     :func:`past_unsure_own_line`; a question put to the speaker since may go before their own
-    message, see :func:`question_put_first`; and the line a message opening with "back to …"
-    goes back to before the line it follows, see :func:`returned_first`). Only the first may be
-    ``confident``. Recalled lines of another line of the channel (a thread's reply, the top
+    message, see :func:`question_put_first`; the yes/no question a message opening with a yes or
+    a no answers, see :func:`~awai_engine.reply_target.yes_no.answered_question`; and the line a
+    message opening with "back to …" goes back to before the line it follows, see
+    :func:`returned_first`). Only the first may be ``confident``. Recalled lines of another line of the channel (a thread's reply, the top
     level) are not candidates: the features count lines and turns as one line holds them, the
     model was fitted on lines alone, and a reply in a thread named as answering a top-level
-    aside misleads (a review found exactly that)."""
+    aside misleads (a review found exactly that). ``yes_no_near``: how far back a yes or a no
+    looks for its question (0: not at all; the benches try others)."""
     recalled = [q for q in recalled if _same_line(timeline, position, q)]
     candidates = model_features(timeline, position, recalled)
     if not candidates.positions:
@@ -143,6 +150,10 @@ def reply_scores(
     )
     if asked[0] != order[0]:  # the question put since clears the near bar on its own
         confident = confident or bool(probabilities[asked[0]] >= model.confident)
+    answered = answered_question(timeline, position, positions, candidates.features, yes_no_near)
+    if answered is not None:  # a yes or a no to the question still open: the words settle it
+        asked = np.concatenate(([answered], asked[asked != answered]))
+        confident = True
     order = returned_first(timeline, position, positions, candidates.features, asked)
     return ReplyScores(
         timeline,
