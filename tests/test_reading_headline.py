@@ -380,6 +380,50 @@ def test_common_forms_of_agreement_agree_and_keep_their_condition(
     assert (stance.condition or "").startswith(condition or "")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ok. Rollback or hotfix?",
+        "Yes. Which build are they on?",
+        "No. Did you restart it after the update?",
+        "了解です。最初に確認させてください。復元テストは最後にいつやりましたか？",
+    ],
+)
+def test_a_short_word_that_opens_a_question_takes_no_stance(text: str) -> None:
+    assert opening_stance(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "relation"),
+    [
+        ("ok, numbers by tomorrow morning.", "agrees"),
+        ("No, that breaks the Android build.", "disagrees"),
+        ("了解です。手順書を直します。", "agrees"),
+        ("Sounds good. Who writes the announcement?", "agrees"),
+    ],
+)
+def test_a_short_word_before_a_statement_or_a_real_agreement_keeps_its_stance(
+    text: str, relation: str
+) -> None:
+    stance = opening_stance(text)
+    assert stance is not None and stance.relation == relation
+
+
+@pytest.mark.parametrize(
+    ("text", "returns"),
+    [
+        ("Back to the replica disk — is it still filling up?", True),
+        ("So, back to the refund question: who owns it?", True),
+        ("@maya getting back to your point about the cache", True),
+        ("話を戻すと、レプリカのディスクはまだ増えていますか？", True),
+        ("I'm back to square one with this build.", False),
+        ("Sent the feedback to the team.", False),
+    ],
+)
+def test_back_to_returns_only_where_a_message_opens_with_it(text: str, returns: bool) -> None:
+    assert says_returns(text) is returns
+
+
 def test_again_in_passing_returns_to_nothing() -> None:
     assert not says_returns("I'm going to the beach again!")
     assert not says_returns("また明日")
