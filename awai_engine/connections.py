@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from awai_engine.acknowledgement import says_something
 from awai_engine.cues import Stance, is_question, opening_stance, says_returns
 from awai_engine.reply_target.scorer import QUOTED_FROM
-from awai_engine.text import as_said
+from awai_engine.text import as_said, words
 from awai_engine.values import (
+    Association,
     Connection,
     ConnectionOrigin,
     Headline,
@@ -57,8 +59,37 @@ def connect(
         connections = _with_model_links(context, connections, interpretation)
         drawn = [item for item in connections if item.decided_by == "model"]
         if drawn:
-            return Headline(connection=drawn[0], decided_by="model"), tuple(connections)
-    return Headline(connection=named), tuple(connections)
+            return Headline(connection=drawn[0], decided_by="model"), _worth_listing(
+                context, connections
+            )
+    return Headline(connection=named), _worth_listing(context, connections)
+
+
+def _worth_listing(
+    context: ReadingContext, connections: list[Connection]
+) -> tuple[Connection, ...]:
+    """The connections that say something the reader needs: an earlier line that is wholly an
+    acknowledgement, thanks or greeting ("On it.", "thanks!", 了解です; see
+    :mod:`awai_engine.acknowledgement`) is left out, unless a relation was decided for it (it is
+    what the message answers, agrees with...) or the model drew it. The names of the context's
+    speakers are no words of their own ("Agree with Aiko.").
+
+    Recall may still have recalled it: it is part of the context a model reads and the details
+    view shows every recalled line with its numbers. So every recalled line is a connection
+    except an acknowledgement no relation was decided for."""
+    said_before = [
+        *([context.flow.previous.message] if context.flow.previous is not None else []),
+        *(item.message for item in context.flow.earlier),
+        *(item.source for item in context.associations),
+    ]
+    names = frozenset(word for ref in said_before for word in words(ref.speaker_name))
+    return tuple(
+        item
+        for item in connections
+        if item.decided_by == "model"
+        or item.relation != "relates-to"
+        or says_something(item.earlier_text, names)
+    )
 
 
 def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Connection | None]:
@@ -90,7 +121,9 @@ def _by_scorer_and_cues(context: ReadingContext) -> tuple[list[Connection], Conn
     if target is not None and target.message.message_id not in decided:
         decided[target.message.message_id] = _relation_to(context, target, stance)
         named = named or target.message.message_id
-        if target.quote:  # the sentence the message is about, not the earlier one's first
+        # The sentence the message is about, not the earlier one's first; but never only its
+        # greeting or thanks ("おはようございます。"): then the earlier message as said.
+        if target.quote and says_something(target.quote):
             quoted[target.message.message_id] = target.quote
 
     connections = []
@@ -199,7 +232,8 @@ def _returned_to(
 
 def _candidates(context: ReadingContext) -> list[Connection]:
     """One connection per earlier message of the context: the message just before, the flow's
-    earlier ones (newest first), then every recalled one (first recall of a message wins), all
+    earlier ones (newest first), then every recalled one (its first recall gives the origin; it
+    is quoted by the first of its recalled thoughts that says more than an acknowledgement), all
     ``relates-to`` until decided."""
     seen: set[str] = set()
     candidates: list[Connection] = []
@@ -217,12 +251,20 @@ def _candidates(context: ReadingContext) -> list[Connection]:
     for summary in reversed(context.flow.earlier):
         seen.add(summary.message.message_id)
         candidates.append(_connection(context, summary.message, summary.summary, "flow"))
+    first: dict[str, Association] = {}
+    quoted: dict[str, str] = {}
     for item in context.associations:
         message_id = item.source.message_id
         if message_id in seen:
             continue
-        seen.add(message_id)
-        candidates.append(_connection(context, item.source, item.thought.text, item.reason))
+        if message_id not in first:
+            first[message_id], quoted[message_id] = item, item.thought.text
+        elif not says_something(quoted[message_id]) and says_something(item.thought.text):
+            quoted[message_id] = item.thought.text  # a line that says something over "thanks!"
+    candidates += [
+        _connection(context, item.source, quoted[message_id], item.reason)
+        for message_id, item in first.items()
+    ]
     return candidates
 
 

@@ -173,6 +173,9 @@ _PLAIN_AGREES = (
     "fine",
 )
 _PLAIN_DISAGREES = ("no",)
+# Agreements that only take note ("了解です" is "noted", like "ok"): followed by a question, they
+# agree with nothing (「了解です。最初に確認させてください。…いつやりましたか？」 asks).
+_ACKNOWLEDGES = ("了解", "承知", "わかりました", "分かりました")
 # What follows a set-off short word when it only moves the talk on ("ok, so…", "right, now…").
 _MOVING_ON = (
     "so",
@@ -290,6 +293,24 @@ _RETURNS = (
     "蒸し返",
 )
 
+# Words that go back to a topic only where a message opens with them (after "so", "anyway" or
+# "ok"): "Back to the replica disk — …" returns, "I'm back to square one" does not.
+_RETURNS_OPENING = (
+    "back to",
+    "getting back to",
+    "to get back to",
+    "going back to",
+    "coming back to",
+    "circling back to",
+    "returning to",
+    "return to",
+    "話を戻",
+    "さっきの件",
+    "先ほどの件",
+    "元の話",
+)
+_LEAD_IN = re.compile(r"(?:(?:so|anyway|anyways|ok|okay|right|now|but)\b[\s,.!—–-]*)*")
+
 _OPENING = re.compile(r"^(?:(?!\+1|👍)[\s\W_])*", re.UNICODE)  # "+1" and 👍 are words here
 _WORD_END = r"(?![a-z0-9'])"
 _NOT_AFTER_A_LETTER = r"(?<![a-z])"
@@ -330,19 +351,23 @@ def opening_stance(text: str) -> Stance | None:
     revises), then agreement (with its condition or concession), then disagreement, so "ok but
     …" concedes rather than disagrees. A short word ("ok", "no") counts only set off by itself
     and not moving the talk on ("ok, so where are we" is no agreement, "No sound" no
-    disagreement), and a message that only asks takes no stance.
+    disagreement), and a message that opens by asking, or whose short word only takes note
+    before asking ("Ok. Rollback or hotfix?"), takes no stance.
     """
     body = _strip_address(text)
     first = _SENTENCE_END.split(body.strip(), maxsplit=1)[0].rstrip(" 、")
     if _phrases(_REVISES, _NOT_AFTER_A_LETTER).search(first.lower()):
         return Stance("revises")
-    if is_question(body) and not _SENTENCE_END.search(body.strip().rstrip("?？ ")):
-        return None  # one sentence, asked: "ok?", "sounds good?"
+    sentences = _SENTENCES.findall(body)
+    if sentences and is_question(sentences[0]):
+        return None  # it opens by asking: "ok?", "sounds good? I can take it"
     lowered = body.lower()
     agreement = _opens_with(text, _AGREES)
     plain = agreement is None and (agreement := _set_off_word(lowered, _PLAIN_AGREES)) is not None
     if agreement:
         rest = lowered[agreement.end() :]
+        if (plain or agreement.group(0) in _ACKNOWLEDGES) and _asks_after(body, agreement.end()):
+            return None  # "Ok. Rollback or hotfix?": takes note, then asks; sides with nothing
         condition = _phrases(_CONDITION, _NOT_AFTER_A_LETTER).search(rest)
         if condition:
             clause = body[agreement.end() + condition.start() :]
@@ -350,15 +375,111 @@ def opening_stance(text: str) -> Stance | None:
         if _phrases(_BUT, r"[\s\W]*").match(rest):
             return Stance("concedes", plain=plain)
         return Stance("agrees", plain=plain)
-    if _opens_with(text, _DISAGREES):
-        return Stance("disagrees")
-    if _set_off_word(lowered, _PLAIN_DISAGREES):
+    disagreement = _opens_with(text, _DISAGREES)
+    if disagreement:  # 「いいえ、まだです」 to a question answers it, like a plain "no"
+        return Stance("disagrees", plain=disagreement.group(0) in _YES_OR_NO)
+    plain_no = _set_off_word(lowered, _PLAIN_DISAGREES)
+    if plain_no and not _asks_after(body, plain_no.end()):
         return Stance("disagrees", plain=True)
     if first.endswith(_DISAGREES_AT_END):
         return Stance("disagrees")
     if first.endswith(_AGREES_AT_END):
         return Stance("agrees")
     return None
+
+
+def _asks_after(body: str, end: int) -> bool:
+    """Whether what follows the opening word ending at ``end`` of ``body`` (the message, its
+    address stripped) asks: one of its sentences is a question."""
+    rest = body[end:]
+    return any(is_question(sentence) for sentence in _SENTENCES.findall(rest))
+
+
+_SENTENCES = re.compile(r"[^。！？!?.\n]+[。！？!?.]*")
+"""A message's sentences, each with its closing marks (enough to see which of them ask)."""
+
+
+# The words that answer a yes/no question by themselves.
+_YES_OR_NO = (
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "yea",
+    "no",
+    "nope",
+    "nah",
+    "はい",
+    "いいえ",
+    "いや",
+    "うん",
+    "ううん",
+    "ええ",
+)
+# What sets a yes or a no off from the statement after it (besides the message's end): a mark,
+# or a space after a word that begins nothing else ("yes it does", but "no one knows").
+_YES_OR_NO_SET_OFF = re.compile(r"[\s]*(?:[,.!;:…—–、。，！]|$)")
+_SPACE_SETS_OFF = frozenset(("yes", "yeah", "yep", "yup", "nope", "nah"))
+
+
+def opens_with_yes_or_no(text: str) -> bool:
+    """Whether the message opens with a yes or a no set off by itself and goes on with a
+    statement: "Yes, twice. It still fails.", 「いいえ、まだ途中です。」, after any address. Why:
+    said after a yes/no question, such a message answers it, whoever spoke in between; "No
+    sound, cannot find card!" and 「はいります」 open with no such word, "Yes, but which branch?"
+    asks back, and a bare "yeah" may as well agree with the line just before."""
+    body = _strip_address(text)
+    lowered = body.lower()
+    word = _phrases(_YES_OR_NO).match(lowered)
+    if word is None:
+        return False
+    end = word.end()
+    set_off = _YES_OR_NO_SET_OFF.match(lowered, end)
+    if set_off is None and not (
+        word.group(0) in _SPACE_SETS_OFF and lowered[end : end + 1].isspace()
+    ):
+        return False
+    rest = body[end:]
+    return any(c.isalnum() for c in rest) and not _asks_after(body, end)
+
+
+# Words that ask for something other than a yes or a no: which one, who, when, how.
+_ASKS_WHICH = re.compile(
+    r"(?<![a-z])(?:what|which|who|whom|whose|when|where|why|how)(?![a-z])|\bor\b(?!\s+not\b)"
+    r"|何|なに|なん[でのだ]|いつ|どこ|どちら|どっち|どれ|どの|どう|どんな|なぜ|誰|だれ|いくつ|いくら|それとも"
+)
+# How an English yes/no question opens (after a "Name," and "so", "and", "ok"…): with a verb that asks ("Can
+# we…", "Did you…", "Isn't it…") or with whom it asks about ("Anyone tried…", "You need…?").
+_YES_OR_NO_OPENING = re.compile(
+    r"(?:[\w.'-]{1,24},\s+)?(?:(?:so|and|but|ok|okay|also|then|hey|btw|oh|well|um|hm+)\b[\s,.!-]*)*"
+    r"(?:(?:is|are|was|were|am|do|does|did|can|could|will|would|should|shall|may|might|must"
+    r"|have|has|had)(?:n't|nt)?|anyone|anybody|someone|somebody|everyone|you|u|it|that|this"
+    r"|there)(?![a-z'])"
+)
+_TAG = re.compile(r"(?:\bright|\bok|\bokay|\bno|n't it|nt it)\s*[?？]+\W*$")
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_SENTENCE_BREAK = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s)|\n")
+"""Where a sentence ends: after a question or exclamation mark or 。, or a full stop before a
+space (so "ubuntu 8.10?" stays one sentence)."""
+
+
+def asks_yes_or_no(text: str) -> bool:
+    """Whether the message asks a question one answers with a yes or a no: its last question
+    names no "what", "which", "when", "how" (何, いつ, どう…) and offers no choice ("rollback or
+    hotfix?"; "or not" is still a yes or a no); in English it also opens as such a question
+    does ("Can we…", "Anyone tried…", "You need…") or ends in a tag ("…, right?"), so
+    "hosting?" or "licensing and sale of?", which ask what was meant, do not. "Can we release
+    on Friday?" and 「デプロイは終わりましたか？」 do; "How many users?" does not."""
+    sentences = _SENTENCE_BREAK.split(_strip_address(text))
+    asked = [sentence for sentence in sentences if is_question(sentence)]
+    if not asked:
+        return False
+    question = _OPENING.sub("", asked[-1]).lower()
+    if _ASKS_WHICH.search(question):
+        return False
+    return bool(
+        _JAPANESE.search(question) or _YES_OR_NO_OPENING.match(question) or _TAG.search(question)
+    )
 
 
 # Openings that answer a question rather than go on with one's own line: a yes or no, one of
@@ -445,6 +566,19 @@ def _first_clause(text: str) -> str:
 
 
 def says_returns(text: str) -> bool:
-    """The message says it goes back to something ("again", "is back", "coming back to"), or
-    asks how something raised earlier turned out ("any update on", "どうなりましたか")."""
-    return _phrases(_RETURNS, _NOT_AFTER_A_LETTER).search(text.lower()) is not None
+    """The message says it goes back to something ("again", "is back", "coming back to"; "back
+    to …" where it opens), or asks how something raised earlier turned out ("any update on",
+    "どうなりましたか")."""
+    if _phrases(_RETURNS, _NOT_AFTER_A_LETTER).search(text.lower()) is not None:
+        return True
+    return opens_returning(text)
+
+
+def opens_returning(text: str) -> bool:
+    """The message opens by going back to a topic ("Back to the replica disk — …", "So, going
+    back to refunds", 「話を戻すと」), after any address: it names a topic left earlier, not
+    something that happened again."""
+    opening = _strip_address(text).lower()
+    lead_in = _LEAD_IN.match(opening)  # matches the empty string at least
+    start = lead_in.end() if lead_in else 0
+    return _phrases(_RETURNS_OPENING).match(opening, start) is not None

@@ -78,7 +78,8 @@ def as_said(parts: Sequence[str]) -> str:
 
     A part that ends a sentence (or opens a list with a colon) is followed by the space the
     script wants: none after a Japanese full stop, one otherwise. A part without an ending stop
-    (a list item, a fragment) is followed by "; " (Japanese "、"), as a list is written inline.
+    (a list item, a fragment) is followed by "; " (Japanese "、"), as a list is written inline;
+    one that ends a code block, by a line break (a fence closes on its own line).
     """
     passage = ""
     for part in (part.strip() for part in parts):
@@ -93,6 +94,8 @@ def as_said(parts: Sequence[str]) -> str:
 def _gap_after(said: str) -> str:
     """What follows ``said`` before the next part (see :func:`as_said`); a closing bracket or
     quote after the stop does not hide it."""
+    if said.endswith("```"):  # a code block ends on its own line, and so the passage goes on
+        return "\n"
     last = said.rstrip(_CLOSING)[-1:] or said[-1]
     if last in _FULL_WIDTH_STOPS or last == "：":
         return ""
@@ -209,9 +212,11 @@ def shorten(text: str, width: int) -> str:
 
     Width is counted in terminal columns, so a Japanese summary keeps about half as many
     characters as an English one. The cut moves back to the last space (English) or clause mark
-    (、。) when one lies near the end, so words are not split where that is cheap.
+    (、。) when one lies near the end, so words are not split where that is cheap. A code
+    fence's language tag is dropped: on one line it would read as the code's first word
+    ("```kotlin val request"), where it was the fence's own line.
     """
-    text = " ".join(text.split())
+    text = " ".join(_FENCE_TAG.sub("```\n", text).split())
     if display_width(text) <= width:
         return text
     kept, used = [], 0
@@ -221,11 +226,30 @@ def shorten(text: str, width: int) -> str:
             break
         kept.append(char)
     cut = "".join(kept)
+    link = next((m for m in _LINK.finditer(text) if m.start() < len(cut) < m.end()), None)
+    if link is not None and display_width(link.group(0)) <= width * 2 // 3:
+        return _keeping_link(text, link, width)
     reach = max(1, int(len(cut) * _BOUNDARY_REACH))
     boundary = max(cut.rfind(" "), cut.rfind("、") + 1, cut.rfind("。") + 1, cut.rfind("，") + 1)
     if boundary >= len(cut) - reach and boundary > 0:
         cut = cut[:boundary]
-    return cut.rstrip(" ,、。，・(（「『[") + "…"
+    # A full stop before the ellipsis reads as a glitch (".…"): the ellipsis ends the sentence.
+    return cut.rstrip(" ,、。，・(（「『[.") + "…"
+
+
+_LINK = re.compile(r"https?://\S+")
+_FENCE_TAG = re.compile(r"```[\w+#.-]+[ \t]*\n")
+
+
+def _keeping_link(text: str, link: re.Match[str], width: int) -> str:
+    """``text`` cut where it would cut ``link`` in two: the words before it shortened, the link
+    whole (a cut link leads nowhere, and one dropped leaves "see…"), then "…" if more followed."""
+    url = link.group(0)
+    after = "…" if text[link.end() :].strip() else ""
+    head = text[: link.start()].rstrip()
+    room = width - display_width(url) - display_width(after) - 1  # the space before the link
+    kept = shorten(head, room) if head else ""
+    return f"{kept} {url}{after}" if kept else f"{url}{after}"
 
 
 def shorten_keeping_lines(text: str, width: int, max_lines: int) -> str:
@@ -277,6 +301,12 @@ _WORD = re.compile(
     r"|[\u3400-\u4dbf\u4e00-\u9fff々]+"
     r"|[\u30a0-\u30ffー]+"
 )
+
+
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """:func:`words` with where each is said (start, end in ``text``): what lies between two words
+    tells whether they are said as one phrase."""
+    return [(match.group(0).lower(), match.start(), match.end()) for match in _WORD.finditer(text)]
 
 
 def words(text: str) -> list[str]:

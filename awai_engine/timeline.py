@@ -494,6 +494,12 @@ class Timeline:
         """The display name a speaker had at their first message."""
         return self._speakers[speaker_id][1]
 
+    def speakers_seen(self) -> tuple[tuple[str, int], ...]:
+        """Every speaker so far: the name they had at their first message, and its position."""
+        return tuple(
+            (name, self._first_said[speaker_id]) for speaker_id, (_, name) in self._speakers.items()
+        )
+
     def first_said(self, speaker_id: str) -> int:
         """The position of the speaker's first message."""
         return self._first_said[speaker_id]

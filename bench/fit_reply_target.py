@@ -7,7 +7,7 @@ reads it; nothing is fitted or downloaded when AWAI runs). This script is how th
     .venv/bin/python -m bench.fit_reply_target       # fit, choose, write model.json
 
 Data: ../shared/data/irc-disentangle (Kummerfeld et al., ACL 2019, CC BY 4.0). Fitting reads only
-``ubuntu-train.jsonl.gz``; the hidden size, the regularisation and the two confidence bars are
+``ubuntu-train.jsonl.gz``; the hidden size, the regularisation and the three confidence bars (near, far, own line) are
 chosen on ``ubuntu-dev.jsonl`` and ``channel-two-dev.jsonl``, and nothing else is read. Meant to
 rebuild bit for bit: the candidates are built in a fixed order (files, then logs by name, then
 lines), one BLAS thread is used, scikit-learn's MLP has ``random_state=0``, the kept negatives
@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from awai_engine.embedding import Embedder
+from awai_engine.reply_target.features import FEATURE_NAMES
 from awai_engine.reply_target.model import FORMAT, MODEL_FILE, fitted_model
 from awai_engine.reply_target.regime import MODEL_FEATURES
 from awai_engine.settings import Settings
@@ -56,6 +57,7 @@ FAR_BAR_LEAST = 0.53  # ... and no lower than this: the engine's far headlines (
 # 0.53 and 0.647 at 0.56, against 0.627 for the model before; 0.53 is the lowest keeping it and
 # headline accuracy on both dev files (channel-two far precision 0.560, was 0.520)
 ACCURACY_SLACK = 0.005  # the near bar: the highest keeping dev accuracy within this of its best
+# (and the own bar: the highest keeping each dev file's accuracy within this of none)
 NEGATIVES_KEPT = 0.25  # of the non-parent candidates, fitted on (all parents are): a quarter of
 # the time, and only the output's offset moves, which the bars chosen on the dev logs absorb
 TRAIN_EVERY = 1  # every training log (153 by name, 59,298 annotated messages)
@@ -91,6 +93,65 @@ def best_candidates(data: Table, probability: np.ndarray) -> Best:
     best.back[data.group[top]] = data.back[top]
     best.right[data.group[top]] = data.y[top]
     return best
+
+
+_SAME = FEATURE_NAMES.index("same_speaker")
+
+
+def _top(data: Table, score: np.ndarray) -> np.ndarray:
+    """The row of each message's highest-scoring candidate (ties: the nearer), -1 for none."""
+    order = np.lexsort((data.back, -score, data.group))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = data.group[order][1:] != data.group[order][:-1]
+    top = np.full(data.messages, -1, dtype=np.int64)
+    top[data.group[order[first]]] = order[first]
+    return top
+
+
+def named_candidates(
+    data: Table, probability: np.ndarray, near_bar: float, far_bar: float, own_bar: float
+) -> Best:
+    """Each message's candidate as the engine names it (``past_unsure_own_line`` of the scorer):
+    the best, unless it is the speaker's own line clearing its bar but not ``own_bar``; then the
+    best line of another clearing its bar, or none (probability 0: not named)."""
+    own = data.x[:, _SAME] > 0
+    bar = np.where(data.back > FAR_BACK, far_bar, near_bar)
+    clears = probability >= np.where(own, np.maximum(bar, own_bar), bar)
+    top = _top(data, probability)
+    other = _top(data, np.where(~own & clears, probability, -1.0))
+    exists = top >= 0
+    t, o = np.maximum(top, 0), np.maximum(other, 0)
+    unsure = exists & own[t] & ~clears[t] & (probability[t] >= bar[t])
+    chosen = np.where(unsure, o, t)
+    named = exists & (~unsure | (~own[o] & clears[o]))
+    return Best(
+        probability=np.where(named, probability[chosen], 0.0),
+        back=np.where(exists, data.back[chosen], 0),
+        right=exists & data.y[chosen],
+        has_parent=data.has_parent,
+    )
+
+
+def choose_own_bar(
+    files: Sequence[tuple[Table, np.ndarray]], near_bar: float, far_bar: float
+) -> float:
+    """The highest bar for naming the speaker's own line (not under the near bar) that keeps
+    headline accuracy within ``ACCURACY_SLACK`` of none in each dev file (its table and the
+    probabilities of its candidates)."""
+
+    def accuracy(data: Table, probability: np.ndarray, own_bar: float) -> float:
+        best = named_candidates(data, probability, near_bar, far_bar, own_bar)
+        return headline_counts(best, near_bar, far_bar)["accuracy"]
+
+    floor = [accuracy(data, p, 0.0) - ACCURACY_SLACK for data, p in files]
+    grid = np.round(np.arange(0.0, 1.0, 0.01), 2)
+    kept = [
+        bar
+        for bar in grid
+        if bar >= near_bar
+        and all(accuracy(d, p, bar) >= f for (d, p), f in zip(files, floor, strict=True))
+    ]
+    return float(max(kept, default=near_bar))
 
 
 def headline_counts(best: Best, near_bar: float, far_bar: float) -> dict[str, float]:
@@ -235,15 +296,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             chosen = (score, hidden, alpha, layers, mean, scale)
     assert chosen is not None
     _, hidden, alpha, layers, mean, scale = chosen
-    pooled = [
-        best_candidates(dev, probabilities(layers, mean, scale, dev.x)) for dev in devs.values()
-    ]
+    scored = [(dev, probabilities(layers, mean, scale, dev.x)) for dev in devs.values()]
+    pooled = [best_candidates(dev, p) for dev, p in scored]
     best = Best(
         *(np.concatenate([getattr(b, f) for b in pooled]) for f in Best.__dataclass_fields__)
     )
     near, far = choose_bars(best, pooled)
-    for name, b in zip(devs, pooled, strict=True):
-        counts = headline_counts(b, near, far)
+    own = choose_own_bar(scored, near, far)
+    for name, (dev, p) in zip(devs, scored, strict=True):
+        counts = headline_counts(named_candidates(dev, p, near, far, own), near, far)
         print(f"{name}: " + ", ".join(f"{key} {value:.3f}" for key, value in counts.items()))
     if args.without:
         return 0
@@ -260,9 +321,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "confident": near,
         "far_confident": far,
         "far_back": FAR_BACK,
+        "own_confident": own,
     }
     args.out.write_text(json.dumps(model, indent=None, separators=(",", ":")) + "\n")
-    print(f"hidden={hidden} alpha={alpha} bars {near} / {far} → {args.out}")
+    print(f"hidden={hidden} alpha={alpha} bars {near} / {far} / own {own} → {args.out}")
     return 0
 
 

@@ -10,7 +10,9 @@ life of the process, so the RSS after one reading says little. A fresh process o
 on a copy of ``FOLDER`` (a kept data folder of one channel, see ``bench.kept_channel``; the
 copy because a reading may bring the read-model file up to date) as a bot does, reads the
 channel's latest message, then ``--readings`` random messages (seed 5, the same in every run),
-and reports its RSS, anonymous and file-backed, after 1, 41, 101 and 401 readings.
+and reports its RSS, anonymous and file-backed, after 1, 41, 101 and 401 readings, and the
+readings' wall-clock and CPU seconds (the process's, all threads: on a shared machine the CPU
+time is the one to compare).
 
 ``--tree`` runs the same process with another checkout's engine (``git archive COMMIT | tar -x
 -C DIR``) first, on its own copy, for a before/after in one run. ``--trace N`` also lists the N
@@ -54,7 +56,7 @@ runtime = open_runtime(load_settings())
 if not channel:
     (channel,) = runtime.store.channels()  # a kept folder holds one
 ids = runtime.message_ids(channel)
-began = time.perf_counter()
+began, cpu = time.perf_counter(), time.process_time()
 order = [ids[-1], *random.Random(5).sample(ids, min(count, len(ids)))]
 found = {}
 for done, message_id in enumerate(order, 1):
@@ -72,6 +74,7 @@ print(json.dumps({
     "engine": awai_engine.__file__,
     "channel": channel,
     "seconds": time.perf_counter() - began,
+    "cpu": time.process_time() - cpu,
     "rss": found,
     "built": runtime.store.timeline(channel).messages.built,
     "top": top,
@@ -125,7 +128,7 @@ def main() -> None:
         "tree",
         *(f"after {mark}: RSS (anon + file) MiB" for mark in MARKS),
         "built",
-        "seconds",
+        "seconds (CPU)",
         title=f"A process holding a channel ({args.readings} random readings after the latest)",
     )
     console = Console(width=160)
@@ -142,7 +145,7 @@ def main() -> None:
                     for mark in MARKS
                 ),
                 str(found["built"]),
-                f"{found['seconds']:.1f}",
+                f"{found['seconds']:.1f} ({found['cpu']:.1f})",
             )
             for where, kib in found["top"]:  # type: ignore[attr-defined]
                 console.print(f"{tree.name}: {kib / 1024:8.1f} MiB  {where}", highlight=False)

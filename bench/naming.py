@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from awai_engine.schemas import naming
+from awai_engine.text_caches import forget_cached_texts
 from bench.corpus import chat_lines
 
 Version = tuple[int, list[str]]
@@ -50,7 +51,7 @@ def timed(
     keys: tuple[str, ...],
     versions: list[Version],
 ) -> tuple[float, list]:
-    naming._thought_terms.cache_clear()  # each method starts cold
+    forget_cached_texts()  # each method starts cold: no word or term counted before
     naming._PREFIXES = naming._PrefixCache()
     start = time.process_time()
     named = method(texts, keys, versions)

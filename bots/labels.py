@@ -17,6 +17,8 @@ LABELS: dict[str, dict[str, str]] = {
         "schemas": "The speaker's preconceptions",
         "returns_to_it": "comes back to it here",
         "returns_to_it_in": "comes back to it in “{what}”",
+        "returns_to_it_too": "comes back to it in the same words",
+        "more_connections": "and {n} more, less close",
         "interpretation": "What it meant at that moment",
         "details": "Details",
         "nothing_before": "Nothing was said before this message in its line.",
@@ -64,7 +66,6 @@ LABELS: dict[str, dict[str, str]] = {
             " message: no tone, faces, outside experience or shared assumptions."
         ),
         "thread": "thread",
-        "top-level": "channel",
         "supports": "supports it",
         "opposes": "pushes against it",
         "unrelated": "unrelated",
@@ -190,6 +191,8 @@ LABELS: dict[str, dict[str, str]] = {
         "schemas": "話者の思い込み",
         "returns_to_it": "ここでまたこの話に戻っている",
         "returns_to_it_in": "「{what}」でまたこの話に戻っている",
+        "returns_to_it_too": "同じ発言でこの話にも戻っている",
+        "more_connections": "ほか{n}件（関連はより弱い）",
         "interpretation": "その時点での意味",
         "details": "詳細",
         "nothing_before": "この流れでは、この発言より前の発言はありません。",
@@ -238,7 +241,6 @@ LABELS: dict[str, dict[str, str]] = {
             "会話の外の経験や暗黙の前提は読めません。"
         ),
         "thread": "スレッド",
-        "top-level": "チャンネル",
         "supports": "後押ししている",
         "opposes": "反している",
         "unrelated": "無関係",

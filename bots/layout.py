@@ -88,6 +88,10 @@ def moment_in_utc(ts: float) -> datetime | None:
 
 Piece = Plain | Strong | Quiet | Link | Moment
 
+FENCE = re.compile(r"^\s*```[\w+#.-]*\s*$")
+"""A line that is only a code fence, with or without a language tag (```kotlin): each surface
+shows the lines between two as code, not the fences."""
+
 
 @dataclass(frozen=True)
 class Line:
@@ -117,13 +121,17 @@ class ReadingLayout:
     channel: str
     text: str
     line: str
-    """"thread" or "channel", in the reader's language."""
+    """"thread" in the reader's language for a message of a thread; empty in the channel's own
+    flow, which needs no saying (a bare "channel" read as a missing channel name)."""
     sections: tuple[Section, ...]
     footer: str
     language: str
     plain_summary: str
     """One sentence without markup: notifications, screen readers, Slack's ``text``."""
     words: dict[str, str] = field(repr=False, default_factory=dict)
+    written_by: str = ""
+    """Which language model wrote the reading, in words ("Read by the language model …"); empty
+    offline, where the headline's note already says how it was read."""
 
     def section(self, kind: SectionKind) -> Section | None:
         return next((section for section in self.sections if section.kind == kind), None)
@@ -153,9 +161,10 @@ def layout(reading: Reading, language: str | None = None, details: bool = False)
         message=context.message,
         channel=context.channel,
         text=context.text,
-        line=words[context.flow.line],
+        line=words["thread"] if context.flow.line == "thread" else "",
         sections=tuple(section for section in sections if section.lines),
         footer=words["limits"],
+        written_by="" if reading.offline else _model_words(reading, words),
         language=language,
         plain_summary=_plain_summary(reading, words),
         words=words,
@@ -229,10 +238,14 @@ def _meaning(reading: Reading, words: dict[str, str]) -> Section:
 
 def _connections(reading: Reading, words: dict[str, str]) -> Section:
     headline = reading.headline.connection
+    listed = [
+        connection
+        for connection in reading.connections
+        # the headline already says it, with the same words
+        if headline is None or connection.message.message_id != headline.message.message_id
+    ]
     lines = []
-    for connection in reading.connections:
-        if headline is not None and connection.message.message_id == headline.message.message_id:
-            continue  # the headline already says it, with the same words
+    for connection in listed[:LISTED_MOST]:
         pieces: list[Piece] = []
         verbed = connection.relation not in _UNVERBED_IN_THE_LIST
         if verbed:
@@ -253,13 +266,24 @@ def _connections(reading: Reading, words: dict[str, str]) -> Section:
         lines.append(Line(tuple(pieces), quote=quote))
         if connection.explanation:
             lines.append(Line((Plain(connection.explanation),)))
+    if len(listed) > LISTED_MOST:
+        lines.append(Line((Quiet(words["more_connections"].format(n=len(listed) - LISTED_MOST)),)))
     return Section("connections", words["associations"], tuple(lines))
+
+
+LISTED_MOST = 4
+"""Connections listed under the headline, best first (the scorer's order): with their quotes,
+four fill a Discord field's 1,024 characters and a phone screen; more read as a transcript."""
 
 
 _UNVERBED_IN_THE_LIST = frozenset({"relates-to", "replies-to", "answers"})
 """Relations a listed connection shows without their verb: a plain connection needs none on each
 line, and what the message replies to or answers is the headline's to say — a list saying
 "Replies to Suzuki" under a headline naming another message (or none) would contradict it."""
+
+_BEARS = frozenset({"supports", "opposes"})
+"""Stances by which a language model says a preconception bears on the message: one the message
+does not come back to is shown only then."""
 
 _ORIGINS_SAID_ALREADY = frozenset({"meaning", "flow"})
 """Origins a listed connection leaves unsaid: "close in meaning" is what every connection is,
@@ -273,10 +297,13 @@ def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
         bearings = {b.schema_id: b for b in reading.interpretation.schema_bearings}
     important = any(item.important for item in context.associations)
     lines = []
+    quoted_thoughts: set[int] = set()
     for schema in context.schemas:
+        bearing = bearings.get(schema.schema_id)
+        if not schema.returned_by and (bearing is None or bearing.stance not in _BEARS):
+            continue  # recalled, but the message neither comes back to it nor bears on it
         stance = words.get(schema.stance, schema.stance)
         why = schema.stance_reason
-        bearing = bearings.get(schema.schema_id)
         if bearing is not None:
             stance, why = words.get(bearing.stance, bearing.stance), bearing.explanation
         pieces: list[Piece] = [
@@ -287,7 +314,9 @@ def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
         if why:
             pieces.append(Plain(f" — {why}"))
         if schema.returned_by:
-            pieces.append(Quiet(" · " + _returns_to_it(schema.returned_by, context, words)))
+            said = _returns_to_it(schema.returned_by, context, words, quoted_thoughts)
+            pieces.append(Quiet(" · " + said))
+            quoted_thoughts.update(schema.returned_by)
         lines.append(Line(tuple(pieces)))
     if lines and important:
         lines.append(Line((Quiet(f"★ {words['important']}"),)))
@@ -295,14 +324,21 @@ def _preconceptions(reading: Reading, words: dict[str, str]) -> Section:
 
 
 def _returns_to_it(
-    returned_by: tuple[int, ...], context: ReadingContext, words: dict[str, str]
+    returned_by: tuple[int, ...],
+    context: ReadingContext,
+    words: dict[str, str],
+    quoted_already: set[int],
 ) -> str:
     """Where the message comes back to a preconception, in its own words: the whole message
     when every thought of it does, else the first thought that does, quoted (a person never
-    saw the message numbered into thoughts)."""
+    saw the message numbered into thoughts). A thought another preconception's line quoted
+    already is not quoted again: the same words twice read as a glitch."""
     if len(returned_by) >= len(context.thoughts):
         return words["returns_to_it"]
-    thought = next((t for t in context.thoughts if t.index == returned_by[0]), None)
+    fresh = [index for index in returned_by if index not in quoted_already]
+    if not fresh:
+        return words["returns_to_it_too"]
+    thought = next((t for t in context.thoughts if t.index == fresh[0]), None)
     if thought is None:
         return words["returns_to_it"]
     return words["returns_to_it_in"].format(what=quoted(thought.text, QUOTED_THOUGHT_CHARS, words))
@@ -310,7 +346,8 @@ def _returns_to_it(
 
 def _flow(context: ReadingContext, words: dict[str, str]) -> Section:
     flow = context.flow
-    title = f"{words['flow']} · {words[flow.line]}"
+    # "Just before" is the channel's flow unless said otherwise: only a thread is named.
+    title = f"{words['flow']} · {words['thread']}" if flow.line == "thread" else words["flow"]
     lines = [
         Line(
             (
@@ -403,18 +440,19 @@ def _recall_details(item: Association, words: dict[str, str]) -> list[str]:
 
 def _read_by(reading: Reading, words: dict[str, str]) -> str:
     """What read the message — offline cues or which language model — and what that cost."""
-    if reading.offline:
-        read_by = words["read_by:offline"]
-    else:
-        read_by = words["read_by:model"].format(
-            model=reading.backend.partition(":")[2] or reading.backend
-        )
+    read_by = words["read_by:offline"] if reading.offline else _model_words(reading, words)
     if reading.usage is not None:
         usage = reading.usage
         read_by += " · " + words["tokens"].format(
             sent=usage.input_tokens, written=usage.output_tokens
         )
     return read_by
+
+
+def _model_words(reading: Reading, words: dict[str, str]) -> str:
+    """The model that wrote a reading, in words: its name without the backend's bookkeeping
+    ("anthropic:claude-…" reads "Read by the language model claude-…")."""
+    return words["read_by:model"].format(model=reading.backend.partition(":")[2] or reading.backend)
 
 
 def _notes(reading: Reading, words: dict[str, str]) -> Section:

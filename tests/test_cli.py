@@ -89,6 +89,26 @@ def test_read_all_prints_one_json_reading_per_message(
     assert [r["context"]["message"]["position"] for r in lines] == list(range(expected))
 
 
+@pytest.mark.slow
+def test_read_all_without_json_shows_every_reading_in_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "chat.jsonl"
+    said = ["Is the nightly build green?", "No, the importer test fails.", "I'll look at it."]
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"m{n}", "speaker": who, "text": text}) + "\n"
+            for n, (who, text) in enumerate(zip(["Ann", "Bo", "Ann"], said, strict=True))
+        ),
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path / "d"), "read", str(path), "--all")
+    assert code == 0
+    titles = [line for line in out.splitlines() if "Reading:" in line]
+    assert [title.split("Reading: ")[1].split(" ·")[0] for title in titles] == ["Ann", "Bo", "Ann"]
+    assert [out.index(text) for text in said] == sorted(out.index(text) for text in said)
+
+
 def test_ingest_reports_malformed_lines_and_exits_non_zero(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,7 +13,13 @@ import pytest
 
 from awai_engine.samples import SAMPLES
 from awai_engine.schemas.basis import Basis, SpeakerRows
-from awai_engine.schemas.digest import Trend, changes_of, members_hash, speaker_panel
+from awai_engine.schemas.digest import (
+    Trend,
+    changes_of,
+    members_hash,
+    speaker_digest,
+    speaker_panel,
+)
 from awai_engine.schemas.markdown import change_text
 from awai_engine.schemas.model import SchemaState
 from awai_engine.schemas.picture import font_families, picture_size, row_label, trend_text
@@ -297,8 +303,9 @@ def test_both_languages_word_every_part_of_the_digest() -> None:
     ("name", "shown"),
     [
         ("battery, Android, drain", "battery, Android, drain"),
-        ("design review, basic reminders, bigger tap", "design review, basic…"),
-        ("データ移行、バックアップ、復元テスト", "データ移行、バックアッ…"),  # two columns a kanji
+        ("design review, basic reminders, bigger tap", "design review…"),  # whole phrases
+        ("データ移行、バックアップ、復元テスト", "データ移行…"),  # two columns a kanji
+        ("a very long single phrase that does not fit at all", "a very long single…"),
     ],
 )
 def test_a_long_preconception_name_stops_short_of_the_count_beside_its_bar(
@@ -306,3 +313,32 @@ def test_a_long_preconception_name_stops_short_of_the_count_beside_its_bar(
 ) -> None:
     # A half-width column (two panels side by side) leaves a bar of 346 pixels.
     assert row_label(name, columns=64, track=346.0) == shown
+
+
+def test_a_digest_quotes_worded_thoughts_before_pleasantries_of_a_preconception() -> None:
+    texts = (
+        "The cache evicts session keys.",
+        "Cache eviction again on checkout.",
+        "Nice work Maya.",
+        "Thanks!",
+        "Cache eviction metrics are on the dashboard.",
+    )
+    keys = tuple(f"m{n}#0" for n in range(1, 6))
+    basis = Basis(
+        channel="c",
+        speaker_id="ann",
+        speaker_name="Ann",
+        keys=keys,
+        texts=texts,
+        message_ids=tuple(key.split("#")[0] for key in keys),
+        positions=np.arange(5),
+        vectors=np.zeros((5, 4), dtype=np.float32),
+        digest="d",
+        speakers=(("Ann", 0), ("Maya", 0)),
+    )
+    state = _state(keys)
+    section = speaker_digest(basis, [state], 1, None, {}, examples=3)
+    quoted = [example.text for example in section.schemas[0].examples]
+    assert quoted == [texts[4], texts[1], texts[0]]  # newest first, the pleasantries left out
+    (few,) = speaker_digest(basis, [_state(keys[1:4])], 1, None, {}, examples=3).schemas
+    assert [example.message_id for example in few.examples] == ["m4", "m3", "m2"]  # all it has

@@ -43,6 +43,9 @@ SENTENCES = [
     # A name as the first or last words addresses too: the cue and the conversation follow it.
     "bo - the retry is in now",
     "thanks for the fix, ann",
+    # A yes or a no answers the yes/no question still open to its speaker, from earlier lines.
+    "Yes, the cap is still 420.",
+    "いいえ、まだ失敗しています。",
 ]
 
 

@@ -107,6 +107,11 @@ def test_shortening_counts_wide_characters_as_two_columns() -> None:
     assert english == "The restore test on the new DC has to…"
 
 
+def test_an_english_cut_after_a_full_stop_ends_in_the_ellipsis_alone() -> None:
+    short = shorten("We shipped the build today. Then more words follow here for sure", 33)
+    assert short == "We shipped the build today…"
+
+
 def test_shortening_japanese_without_a_nearby_boundary_cuts_on_width() -> None:
     short = shorten("新DCでのバックアップ復元テストを水曜の夜に入れます", 20)
     assert display_width(short) <= 20
@@ -146,3 +151,25 @@ def test_an_honorific_is_removed_only_when_a_name_remains() -> None:
     assert without_honorific("佐藤様") == "佐藤"
     assert without_honorific("さん") == "さん"
     assert without_honorific("Sam") == "Sam"
+
+
+def test_a_cut_that_would_split_a_link_keeps_the_link_whole_and_shortens_the_words_before() -> None:
+    text = "Here is the design review doc for all of us: https://figma.example/file/abc123 thanks"
+    short = shorten(text, 60)
+    assert display_width(short) <= 60
+    assert "https://figma.example/file/abc123" in short
+    assert short.startswith("Here is the") and short.endswith("…")
+    assert shorten("Docs: https://x.example/a", 40) == "Docs: https://x.example/a"
+
+
+@given(
+    st.text(alphabet="あ漢a 、。.", max_size=40),
+    st.text(alphabet="abc/.-", min_size=1, max_size=30),
+    st.text(alphabet="あa ", max_size=20),
+    st.integers(1, 80),
+)
+def test_a_shortened_text_with_a_link_never_exceeds_its_width(
+    before: str, path: str, after: str, width: int
+) -> None:
+    short = shorten(f"{before} https://x.example/{path} {after}", width)
+    assert display_width(short) <= width

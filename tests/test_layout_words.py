@@ -97,6 +97,10 @@ def _rendered(reading: Reading) -> tuple[str, str]:
         ),
         (["買い物リスト", "牛乳", "パン"], "買い物リスト、牛乳、パン"),
         (["ok"], "ok"),
+        (
+            ["Try this:\n```\nmake clean\n```", "Then build again."],
+            "Try this:\n```\nmake clean\n```\nThen build again.",
+        ),
     ],
 )
 def test_thoughts_join_back_into_sentences_or_an_inline_list(
@@ -262,7 +266,9 @@ def test_the_message_read_keeps_its_lines_and_a_code_thought_reads_as_code_on_ev
     terminal = console.export_text()
 
     assert re.search(r"│ Here's the failing bit: +│", terminal)  # its own line, not run on
-    assert re.search(r"│     return card\.brand +│", terminal)  # the code's indentation kept
+    # the code's own indentation kept, under the code's two-space indent; no fence shown
+    assert re.search(r"│       return card\.brand +│", terminal)
+    assert "```" not in terminal.split("Connections")[0]
     assert ">`def serialize_card(card):`\\n>`    return card.brand`" in slack  # code, as code
     assert "2. (code) def serialize_card(card): …" in terminal
     assert "\\n" not in terminal  # no escaped line break anywhere

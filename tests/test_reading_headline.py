@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from awai_engine.acknowledgement import is_acknowledgement
 from awai_engine.connections import connect
 from awai_engine.cues import is_question, opening_stance, says_returns
 from awai_engine.samples import SAMPLES
+from awai_engine.text import words
 from awai_engine.values import (
     Association,
     Flow,
@@ -291,8 +293,18 @@ def test_the_sample_reads_answers_returns_and_conditional_agreement(
     for reading in readings.values():
         assert reading["offline_reason"] == "not-configured"
         assert all(c["decided_by"] == "cues" for c in reading["connections"])
-        recalled = {a["source"]["message_id"] for a in reading["context"]["associations"]}
-        assert recalled <= {c["message"]["message_id"] for c in reading["connections"]}
+        listed = {c["message"]["message_id"] for c in reading["connections"]}
+        flow = reading["context"]["flow"]
+        said_before = [
+            *([flow["previous"]["message"]] if flow["previous"] else []),
+            *(item["message"] for item in flow["earlier"]),
+            *(item["source"] for item in reading["context"]["associations"]),
+        ]
+        names = frozenset(word for ref in said_before for word in words(ref["speaker_name"]))
+        for item in reading["context"]["associations"]:  # but acknowledgements ("On it.")
+            assert item["source"]["message_id"] in listed or is_acknowledgement(
+                item["thought"]["text"], names
+            )
 
 
 def test_a_message_two_back_the_scorer_is_sure_of_is_named_plainly() -> None:
@@ -366,6 +378,50 @@ def test_common_forms_of_agreement_agree_and_keep_their_condition(
     stance = opening_stance(text)
     assert stance is not None and stance.relation == "agrees"
     assert (stance.condition or "").startswith(condition or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ok. Rollback or hotfix?",
+        "Yes. Which build are they on?",
+        "No. Did you restart it after the update?",
+        "了解です。最初に確認させてください。復元テストは最後にいつやりましたか？",
+    ],
+)
+def test_a_short_word_that_opens_a_question_takes_no_stance(text: str) -> None:
+    assert opening_stance(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "relation"),
+    [
+        ("ok, numbers by tomorrow morning.", "agrees"),
+        ("No, that breaks the Android build.", "disagrees"),
+        ("了解です。手順書を直します。", "agrees"),
+        ("Sounds good. Who writes the announcement?", "agrees"),
+    ],
+)
+def test_a_short_word_before_a_statement_or_a_real_agreement_keeps_its_stance(
+    text: str, relation: str
+) -> None:
+    stance = opening_stance(text)
+    assert stance is not None and stance.relation == relation
+
+
+@pytest.mark.parametrize(
+    ("text", "returns"),
+    [
+        ("Back to the replica disk — is it still filling up?", True),
+        ("So, back to the refund question: who owns it?", True),
+        ("@maya getting back to your point about the cache", True),
+        ("話を戻すと、レプリカのディスクはまだ増えていますか？", True),
+        ("I'm back to square one with this build.", False),
+        ("Sent the feedback to the team.", False),
+    ],
+)
+def test_back_to_returns_only_where_a_message_opens_with_it(text: str, returns: bool) -> None:
+    assert says_returns(text) is returns
 
 
 def test_again_in_passing_returns_to_nothing() -> None:

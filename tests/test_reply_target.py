@@ -372,3 +372,52 @@ def test_the_headline_quotes_the_sentence_the_reply_is_about_not_the_first(
     assert headline is not None
     assert (headline.relation, headline.message.message_id) == (relation, "m000")
     assert headline.earlier_text == quote
+
+
+@pytest.mark.parametrize(
+    ("spec", "read", "relation", "named"),
+    [
+        (  # a question right after another's report asks about the report
+            [
+                ("ann", "I'm at a customer visit tomorrow afternoon, I'll comment async."),
+                (
+                    "bo",
+                    "Heads up: login is broken on iOS 17.4 for people using Sign in with Apple.",
+                ),
+                ("ann", "How many users?"),
+            ],
+            "m002",
+            "replies-to",
+            "m001",
+        ),
+        (  # "back to" leaves the line just before for the earlier topic it names
+            [
+                ("ann", "The replica disk on db-2 is at 88% and growing about 2% an hour."),
+                ("bo", "Separate thing: checkout returns 502s since the 9:40 deploy."),
+                ("cy", "Rolling the deploy back now, ETA 10 minutes."),
+                ("ann", "Back to the replica disk: it's at 92% now, two hours left at most."),
+            ],
+            "m003",
+            None,
+            "m000",
+        ),
+    ],
+    ids=["question-after-report", "back-to"],
+)
+def test_the_headline_names_what_a_message_takes_up_not_its_speakers_own_line_by_default(
+    make_runtime: Callable[..., Runtime],
+    spec: list[tuple[str, str]],
+    read: str,
+    relation: str | None,
+    named: str,
+) -> None:
+    """The reviewer's first finding, in its general shapes, read by the shipped model: a question
+    asked right after someone else's report is about the report, and a message opening with
+    "back to …" names the earlier line it goes back to, not the line it follows."""
+    runtime = make_runtime("takes-up")
+    channel = "terminal:local:takes-up"
+    runtime.engine.ingest(_utterances(spec, channel, gap=60))
+    headline = runtime.engine.read(channel, read, EVERYTHING).headline.connection
+    assert headline is not None
+    assert headline.message.message_id == named
+    assert relation is None or headline.relation == relation

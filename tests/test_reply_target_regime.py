@@ -122,3 +122,31 @@ def test_time_is_read_relative_to_the_channels_pace() -> None:
             assert _column(slow, 4, back, name) == pytest.approx(_column(fast, 4, back, name))
     # The own line two back was said longer before than the line just before it.
     assert _column(fast, 4, 2, "own_x_gap_over_previous") > 0
+
+
+def test_a_line_said_since_the_speakers_own_and_not_yet_taken_up_is_open() -> None:
+    """Dev's report after Ben's own line is open to Ben's question; Carla's line put to Aiko,
+    a line Ben already spoke after, or one whose speaker was answered by name, is not."""
+    lines = [
+        ("Carla", "Aiko: can you check the figma link?", ("Aiko",)),
+        ("Ben", "I'm at a customer visit until three.", ()),
+        ("Aiko", "Carla: done, fixed the link.", ("Carla",)),
+        ("Dev", "Heads up: login is broken on iOS 17.4 since this morning.", ()),
+        ("Ben", "How many users?", ()),
+    ]
+    timeline = _timeline(lines, [0.0, 30.0, 60.0, 90.0, 120.0])
+    assert _column(timeline, 4, 1, "open_since_own") == 1.0  # Dev's report
+    assert _column(timeline, 4, 1, "open_x_message_asks") == 1.0
+    assert _column(timeline, 4, 2, "open_since_own") == 0.0  # put to Carla
+    assert _column(timeline, 4, 4, "open_since_own") == 0.0  # before Ben's own line
+    assert _column(timeline, 4, 3, "own_x_message_asks") == 1.0  # Ben's own line, Ben asks
+    assert _column(timeline, 4, 3, "own_x_open_since") > 0.0
+    assert _column(timeline, 4, 1, "own_x_open_since") == 0.0  # not Ben's own
+    answered = [
+        *lines[:3],
+        ("Dev", "Heads up: login is broken.", ()),
+        ("Aiko", "Dev: ouch", ("Dev",)),
+    ]
+    timeline = _timeline([*answered, ("Ben", "How many users?", ())], [float(t) for t in range(6)])
+    assert _column(timeline, 5, 2, "open_since_own") == 0.0  # Aiko answered Dev by name
+    assert _column(timeline, 5, 4, "own_x_open_since") == 0.0

@@ -55,3 +55,6 @@ def test_recluster_schemas_digest_and_forget_from_the_terminal(
     assert "nobody called 'Carla'" in capsys.readouterr().err
     assert awai("digest", "nowhere", "--out", str(out)) == 2
     assert 'No channel "nowhere"' in capsys.readouterr().err
+    # A mistyped channel leaves no folder behind.
+    assert awai("digest", "nowhere", "--out", str(tmp_path / "never")) == 2
+    assert not (tmp_path / "never").exists()

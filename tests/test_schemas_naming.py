@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from awai_engine.schemas.naming import (
     KEYPHRASES,
     _overlaps,
+    _said_in_phrases,
     as_written,
     keyphrases,
     offline_name,
@@ -166,7 +169,10 @@ def _straightforward(
     counter = CountVectorizer(analyzer=terms, vocabulary=vocabulary, binary=True)
     recurring = np.asarray(counter.transform(members).sum(axis=0)).ravel() >= 2
     chosen: list[tuple[str, set[str], float]] = []
-    for index in np.lexsort((vocabulary, -score, ~recurring)):
+    order = np.lexsort((vocabulary, -score, ~recurring))
+    if recurring[counts[0] > 0].any():  # only what recurs, when anything does
+        order = order[recurring[order]]
+    for index in order:
         term, tokens, said = (
             str(vocabulary[index]),
             set(str(vocabulary[index]).split()),
@@ -178,8 +184,13 @@ def _straightforward(
         if not held:
             if len(chosen) < count:
                 chosen.append((term, tokens, said))
-        elif len(held) == 1 and tokens > chosen[held[0]][1] and said >= chosen[held[0]][2]:
+        elif all(tokens > chosen[n][1] and said >= chosen[n][2] for n in held):
             chosen[held[0]] = (term, tokens, said)
+            for n in reversed(held[1:]):
+                del chosen[n]
+    counted = Counter(term for member in members for term in terms(member))
+    thoughts_with = Counter(term for member in members for term in set(terms(member)))
+    chosen = _said_in_phrases(chosen, counted, thoughts_with)
     return tuple(as_written(term, members) for term, _, _ in chosen)
 
 
@@ -244,3 +255,99 @@ def test_a_version_is_named_as_counting_its_first_thoughts_from_scratch_names_it
         assert version_keyphrases(texts, keys, members, version) == _by_prefix(
             texts, keys, members, version
         )
+
+
+def test_a_label_leaves_out_names_addressed_and_amounts_on_their_own() -> None:
+    members = [
+        "Maya, the checkout cache evicts session keys at 4.2s p99.",
+        "thanks Omar. checkout cache eviction again, payments-api 2.13 and v2.14 too.",
+        "@sam checkout cache is at 900ms now, 02d since the fix.",
+    ]
+    found = keyphrases(members, ["Lunch at noon?", "Standup moved."])
+    said = {word for phrase in found for word in phrase.lower().split()}
+    assert {"checkout", "cache"} <= said
+    assert not said & {"maya", "omar", "sam", "4.2s", "2.13", "v2.14", "900ms", "02d"}
+
+
+def test_a_label_leaves_out_the_channel_speakers_names_even_unaddressed() -> None:
+    members = ["ask lena about the gateway retries", "lena says the gateway retries too often"]
+    found = version_keyphrases(members, ("a", "b"), ("a", "b"), 2, frozenset({"lena"}))
+    assert found and all("lena" not in phrase.lower() for phrase in found)
+    assert "gateway" in {word for phrase in found for word in phrase.split()}
+
+
+def test_fixed_phrases_plain_verbs_and_urls_name_nothing() -> None:
+    members = [
+        "So far the gateway holds. Can you open a small PR to add jitter? https://x.example/pr/4",
+        "So far so good on the gateway; open a small PR to add jitter tomorrow.",
+    ]
+    said = {word for phrase in keyphrases(members, []) for word in phrase.lower().split()}
+    assert {"gateway", "jitter"} <= said
+    assert not said & {"far", "open", "small", "add", "tomorrow", "https", "x.example"}
+
+
+def test_only_words_said_in_more_than_one_thought_name_a_preconception_that_has_them() -> None:
+    members = [
+        "Eviction of session keys pushes checkout up.",
+        "Session keys have no priority, so eviction picks them.",
+    ]
+    # the phrase replaces both its words; "pushes", "checkout", "picks" are said once
+    assert set(keyphrases(members, [])) == {"session keys", "eviction"}
+
+
+def test_japanese_words_are_a_phrase_only_when_said_together_and_are_written_together() -> None:
+    members = ["接続プールの変更を明日入れます。", "接続プールの設定を固定します。"]
+    found = keyphrases(members, [])
+    assert found[0] == "接続プール"
+    assert not any("プール 変更" in phrase or "明日" in phrase for phrase in found)
+
+
+def test_a_plural_and_its_singular_are_one_word_of_a_label() -> None:
+    members = ["The retry storm hit the gateway.", "Retries hit the gateway again; retry less."]
+    found = keyphrases(members, [])
+    assert not {"retry", "retries"} <= {p.lower() for p in found}
+
+
+def test_the_names_left_out_are_those_of_speakers_who_had_spoken_when_the_version_formed() -> None:
+    from awai_engine.schemas.basis import Basis
+    from awai_engine.schemas.naming import known_names
+
+    basis = Basis(
+        channel="c",
+        speaker_id="u1",
+        speaker_name="Omar",
+        keys=("m1#0", "m5#0"),
+        texts=("ask Lena", "ask Sam"),
+        message_ids=("m1", "m5"),
+        positions=np.array([1, 5]),
+        vectors=np.zeros((2, 3), dtype=np.float32),
+        digest="d",
+        speakers=(("Lena Park", 0), ("Omar", 1), ("Sam", 3)),
+    )
+    assert known_names(basis, 1) == {"lena", "park", "omar"}  # Sam came later: causal
+    assert known_names(basis, 2) == {"lena", "park", "omar", "sam"}
+
+
+def test_a_word_said_only_inside_phrases_gives_way_to_the_phrase_said_most() -> None:
+    members = [
+        "The Fast Checkout flow times out on mobile.",
+        "Fast Checkout drops the basket after a timeout.",
+        "Users want fast shipping and Fast Checkout both.",
+        "Checkout timeout again on mobile.",
+    ]
+    found = keyphrases(members, ["Lunch at noon?", "The standup moved to ten."])
+    assert "Fast Checkout" in found  # spelled as the phrase is said, "fast" alone names nothing
+    assert "fast" not in found and "Fast" not in found
+
+
+def test_a_phrase_takes_the_place_of_an_earlier_word_it_holds() -> None:
+    members = [
+        "復元テストを金曜に実施します。",
+        "復元テストの結果、復元は成功。",
+        "復元テストで手順を確認。",
+        "復元は夜間に。",
+    ]
+    found = keyphrases(members, ["ランチ行きましょう", "会議は十時からです"])
+    assert "復元テスト" in found
+    assert "テスト" not in found
+    assert [phrase for phrase in found if "復元" in phrase] == ["復元テスト"]

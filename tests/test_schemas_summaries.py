@@ -18,6 +18,7 @@ from sqlalchemy import text as sql
 from awai_engine.backends.offline import OfflineBackend
 from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
+from awai_engine.schemas import naming
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.schema_topics import CHATTER, said, topic_sentences
@@ -144,10 +145,42 @@ def test_a_version_an_offline_process_showed_first_is_worded_by_the_model_once_i
     reading = online.engine.read(CHANNEL, "m0030", EVERYTHING)
     assert model.asked
     assert all("keeps coming back" in s.summary for s in reading.context.schemas)
-    assert all("keeps coming back" in row["summary"] for row in _memo_rows(online))
-    # The offline names were stored marked as not the model's; the model's replaced them.
+    # The offline names were stored marked as not the model's; the model's stand beside them,
+    # and are what every process shows from now on.
     assert all(row.get("fallback") for row in offline_rows)
-    assert not any(row["fallback"] for row in _memo_rows(online, "*"))
+    worded = [row for row in _memo_rows(online, "*") if not row["fallback"]]
+    assert worded and all("keeps coming back" in row["summary"] for row in worded)
+    again = offline.engine.read(CHANNEL, "m0030", EVERYTHING)
+    assert [s.summary for s in again.context.schemas] == [
+        s.summary for s in reading.context.schemas
+    ]
+
+
+@pytest.mark.slow
+def test_a_change_of_naming_rules_renames_the_stored_offline_names_as_from_scratch(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def shown(runtime: Runtime) -> list[str]:
+        return [
+            s.summary for s in runtime.engine.read(CHANNEL, "m0030", EVERYTHING).context.schemas
+        ]
+
+    old = make_runtime("old", schemas={"recall_threshold": -1.0})
+    old.engine.ingest(conversation())
+    old.schemas.recluster(CHANNEL, force=True)
+    before = shown(old)
+    assert before
+
+    # New rules: every name reads differently. Memoised, the old names would stand for good...
+    renamed = naming.offline_name
+    monkeypatch.setattr(naming, "offline_name", lambda *args: f"new rules: {renamed(*args)}")
+    assert shown(old) == before
+    # ...until the rules' version says they changed: then they are named as a new store names them.
+    monkeypatch.setattr(naming, "RULES", naming.RULES + 1)
+    fresh = make_runtime("fresh", schemas={"recall_threshold": -1.0})
+    fresh.engine.ingest(conversation())
+    fresh.schemas.recluster(CHANNEL, force=True)
+    assert shown(old) == shown(fresh) == [f"new rules: {name}" for name in before]
 
 
 @pytest.mark.slow

@@ -10,8 +10,10 @@ from rich._wrap import divide_line
 from rich.cells import cell_len
 from rich.console import Console
 from rich.panel import Panel
+from rich.text import Text
 
 from bots.terminal.line_breaking import NO_LINE_END, NO_LINE_START, WrappedText, break_offsets
+from bots.terminal.say import tell
 
 JAPANESE = (
     "「一時的にご利用いただけません」の後ろに、再開予定時刻を入れたほうが親切だと思います。"
@@ -106,3 +108,21 @@ def test_a_joined_emoji_is_never_torn_across_lines() -> None:
     for width in range(8, 30):
         lines = _lines(line, break_offsets(line, width))
         assert all(not part.endswith("\u200d") for part in lines), (width, lines)
+
+
+def test_a_message_on_a_terminal_breaks_between_words_and_leaves_a_command_whole() -> None:
+    console = Console(record=True, width=40, force_terminal=True, color_system=None)
+    command = "    jq -c '.messages[] | {id, speaker}' day.json > day-lines.jsonl"
+    said = "line 3 of the transcript was refused because its speaker is empty. Convert it with:"
+    tell(console, Text(f"{said}\n{command}"))
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= 40 for line in lines[:-1])
+    assert " ".join(lines[:-1]).split() == said.split()  # no word split across lines
+    assert lines[-1] == command
+
+
+def test_a_message_piped_keeps_each_line_whole() -> None:
+    console = Console(record=True, width=40, force_terminal=False, color_system=None)
+    said = "line 3 of the transcript was refused because its speaker is empty."
+    tell(console, Text(said))
+    assert console.export_text().splitlines() == [said]

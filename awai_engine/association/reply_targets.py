@@ -37,12 +37,16 @@ def with_reply_targets(
 ) -> tuple[Association, ...]:
     """The recalled items, then the scorer's ``REPLY_ITEMS`` best candidates for what the message
     responds to that neither the flow nor recall holds and that clear :data:`REPLY_FLOOR`
-    (reason ``reply``)."""
+    (reason ``reply``). The confident first always comes, whatever its own probability: it is
+    what the headline names (a line the scorer put first by a return cue or as the question
+    asked since, see :mod:`awai_engine.reply_target.scorer`), and a headline names only what the
+    reader is shown."""
     held = {*flow.message_ids(), *(item.source.message_id for item in associations)}
     missing = [
         score
         for score in replies[:REPLY_ITEMS]
-        if score.message.message_id not in held and score.probability >= REPLY_FLOOR
+        if score.message.message_id not in held
+        and (score.probability >= REPLY_FLOOR or score.confident)
     ]
     if not missing:
         return associations

@@ -35,13 +35,15 @@ class ReplyModel:
     of the features is folded into the first layer (one matrix product less per reading).
 
     ``confident`` is the probability from which the headline names a candidate (``far_confident``
-    for one more than ``far_back`` lines back), both chosen on the dev logs by the fitting script.
+    for one more than ``far_back`` lines back, ``own_confident`` for the speaker's own line), all
+    chosen on the dev logs by the fitting script.
     """
 
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
     confident: float
     far_confident: float
     far_back: int
+    own_confident: float = 0.0
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         """P(this candidate is what the message responds to), one per row of ``features``."""
@@ -101,7 +103,8 @@ def fitted_model(raw: dict[str, Any], width: int = len(MODEL_FEATURES)) -> Reply
     if not all(np.all(np.isfinite(a)) for a in values):
         raise ValueError("it holds a value that is not a finite number")
     confident, far_confident = float(raw["confident"]), float(raw["far_confident"])
-    if not (0.0 <= confident <= 1.0 and 0.0 <= far_confident <= 1.0):
+    own_confident = float(raw.get("own_confident", 0.0))
+    if not all(0.0 <= bar <= 1.0 for bar in (confident, far_confident, own_confident)):
         raise ValueError("a confidence bar is outside [0, 1]")
     (first, first_bias), *rest = layers
     folded = (first / scale[:, None], first_bias - (mean / scale) @ first)
@@ -110,4 +113,5 @@ def fitted_model(raw: dict[str, Any], width: int = len(MODEL_FEATURES)) -> Reply
         confident=confident,
         far_confident=far_confident,
         far_back=int(raw["far_back"]),
+        own_confident=own_confident,
     )

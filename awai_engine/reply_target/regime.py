@@ -8,7 +8,10 @@ Dev, not the asker's own line three back. What tells the two apart carries acros
 many people spoke in the last lines, whether the message reads as a new complete turn or as a
 fragment going on ("and also …"), whether the other person's line between was put to nobody
 else, and how long ago the own line was *relative* to the line just before and to the channel's
-pace (IRC and Slack paces differ a hundredfold, so seconds alone do not carry). A network fitted
+pace (IRC and Slack paces differ a hundredfold, so seconds alone do not carry), and whether
+others said something since the speaker's own line that nobody has taken up yet (an open line:
+a report, a question put to the room), and whether the message asks (a question right after an
+open line asks about it; after the speaker's own, it may go on with it). A network fitted
 on rows can learn such interactions only from the few own-line rows of quiet stretches, so the
 interactions with the candidate being the speaker's own line are given as columns.
 
@@ -48,12 +51,19 @@ REGIME_NAMES: tuple[str, ...] = (
     "own_x_previous_other_asks",
     "log_gap_over_pace",
     "own_x_gap_over_previous",
+    "own_x_message_asks",
+    "open_since_own",
+    "open_x_message_asks",
+    "own_x_open_since",
 )
 MODEL_FEATURES: tuple[str, ...] = (*FEATURE_NAMES, *REGIME_NAMES)
 """The columns the fitted model reads: the base features, then these."""
 
 _SAME = FEATURE_NAMES.index("same_speaker")
 _ADDRESSES_ANOTHER = FEATURE_NAMES.index("candidate_addresses_another")
+_REPLIES_SINCE = FEATURE_NAMES.index("log_replies_to_candidate_since")
+_SPEAKER_SINCE = FEATURE_NAMES.index("speaker_spoke_since")
+_MESSAGE_ASKS = FEATURE_NAMES.index("message_asks")
 
 _ADDRESS = re.compile(r"^\s*(?:<@[^>]+>|@\S+|[\w.'-]{1,24}:)\s*")
 _OPENING_MARKS = re.compile(r"^[\s\"'“‘(\[*_~>-]+")
@@ -133,6 +143,18 @@ def regime_columns(timeline: Timeline, position: int, base: Candidates) -> np.nd
     gaps = np.maximum(0.0, ts[position] - ts[at])
     previous_gap = max(0.0, float(ts[position] - ts[previous])) if previous >= 0 else 0.0
     over_previous = np.log((gaps + pace) / (previous_gap + pace))
+    # Another person's line said since the speaker last spoke, put to nobody else, whose
+    # speaker nobody has answered by name since: what is open for the speaker to take up.
+    # "How many users?" after Dev's report asks about the report, not the asker's own line.
+    features = base.features
+    open_since = (
+        ~own
+        & (features[:, _ADDRESSES_ANOTHER] == 0)
+        & (features[:, _REPLIES_SINCE] == 0)
+        & (features[:, _SPEAKER_SINCE] == 0)
+    )
+    message_asks = float(features[0, _MESSAGE_ASKS] > 0)
+    opened = math.log1p(int(open_since.sum())) / math.log(RECENT + 1)
     columns = (
         np.full(count, recent_speakers),
         own * recent_speakers,
@@ -144,6 +166,10 @@ def regime_columns(timeline: Timeline, position: int, base: Candidates) -> np.nd
         own * other_asks,
         np.log1p(gaps / pace) / 3.0,
         own * over_previous / 3.0,
+        own * message_asks,
+        open_since,
+        open_since * message_asks,
+        own * opened,
     )
     return np.stack(columns, axis=1).astype(np.float32)
 

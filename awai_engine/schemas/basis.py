@@ -35,6 +35,9 @@ class Basis:
     positions: np.ndarray = field(repr=False)
     vectors: np.ndarray = field(repr=False)
     digest: str
+    # Every speaker of the channel, as (name at their first message, that message's position):
+    # naming a preconception leaves out the people known by then (``naming.known_names``).
+    speakers: tuple[tuple[str, int], ...] = ()
 
     @property
     def count(self) -> int:
@@ -131,6 +134,7 @@ class SpeakerRows:
                 positions=positions,
                 vectors=vectors,
                 digest=said.digest(count),
+                speakers=timeline.speakers_seen(),
             )
 
     def name_at(self, speaker_id: str, count: int) -> str:

@@ -14,8 +14,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from awai_engine.acknowledgement import says_something
 from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.model import SchemaState, message_of
+from awai_engine.schemas.naming import known_names
 from awai_engine.schemas.ports import DigestEntry, DigestSnapshot
 from awai_engine.values import Value
 
@@ -221,13 +223,18 @@ def speaker_digest(
 def _latest_per_message(rows: Sequence[int], basis: Basis, examples: int) -> list[int]:
     """Of a schema's member ``rows`` (oldest first), the latest thought of each of its latest
     ``examples`` messages, newest first: examples from distinct messages, never one message
-    (or one thought) shown twice."""
+    (or one thought) shown twice. A thought with a word that could say what it is about comes
+    before one without ("Nice work Maya." shows what the preconception is only when nothing
+    else of it can)."""
     latest: dict[str, int] = {}
-    for row in reversed(rows):
-        if len(latest) == examples:
-            break
-        latest.setdefault(basis.message_ids[row], row)
-    return list(latest.values())
+    names = known_names(basis, basis.count)
+    for worded in (True, False):
+        for row in reversed(rows):
+            if len(latest) == examples:
+                break
+            if says_something(basis.texts[row], names) == worded:
+                latest.setdefault(basis.message_ids[row], row)
+    return sorted(latest.values(), reverse=True)
 
 
 def speaker_panel(

@@ -23,6 +23,7 @@ seconds instead of minutes.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import threading
 from array import array
@@ -31,9 +32,18 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from awai_engine.schemas.basis import Basis
+from awai_engine.schemas.substance import REACTIONS, addressed_names
 from awai_engine.stop_words import ENGLISH_STOP_WORDS
-from awai_engine.text import shorten, words
+from awai_engine.text import shorten, word_spans, words
 from awai_engine.text_caches import register, text_cache
+
+RULES = 3
+"""The version of the naming rules: raise it with any change that can change a name made without
+the model (the lists, the term rules, the ranking). Names memoised under another version are made
+again when next shown (:mod:`awai_engine.schemas.summaries`). 1: the rules until session 16; 2:
+no names, amounts, plain verbs or fixed-phrase pieces, Japanese phrases written joined; 3: a word
+said only inside phrases gives way to its phrase, a phrase spelled as said."""
 
 KEYPHRASES = 5
 NAME_PHRASES = 3
@@ -41,42 +51,54 @@ NAME_WIDTH = 60
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _SEPARATOR = "\x1e"  # between thoughts in a class document: no phrase spans two thoughts
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|[。！？]\s*)\W*$")
-# Words of talk itself, not of any topic, that scikit-learn's (written English) stop list keeps:
-# a name such as "launch weekend, like, rota" reads better without them.
-SPOKEN_FILLERS = frozenset(
-    [
-        "like",
-        "just",
-        "think",
-        "know",
-        "really",
-        "ask",
-        "want",
-        "need",
-        "instead",
-        "maybe",
-        "actually",
-        "okay",
-        "ok",
-        "yeah",
-        "yes",
-        "thing",
-        "things",
-        "lot",
-        "sure",
-        "guess",
-        "mean",
-        "going",
-        "got",
-        "let",
-        "say",
-        "said",
-        "sounds",
-        "good",
-        "great",
-        "right",
-    ]
+_BREAK = " \x1f "  # put for what is no term: the words either side of it are no phrase
+# A number, version, duration, size, time or share on its own: "15", "4.2s", "2.13", "v2.14",
+# "900ms", "02d", "10:00", "80%". It says how much, not what the thought is about.
+_AMOUNT = re.compile(r"v?\d[\d.,:/x]*(?:[a-z]{1,3}|%)?")
+_URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+_CODE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)  # a code block: names of code, not of a thought
+# Fixed phrases of talk whose words mean nothing on their own ("far" of "so far").
+_FIXED_PHRASES = (
+    *("so far", "as far as", "at least", "at most", "at all", "by the way", "in fact"),
+    *("of course", "for now", "right now", "kind of", "sort of", "a bit", "a lot", "as well"),
+    *("no longer", "in case", "for sure", "make sure", "on it", "each other", "more or less"),
+    *("all good", "next time", "last time", "this time"),
 )
+# Matched in lower case or with a capital first letter, as literal alternatives: re's IGNORECASE
+# (or a class of both cases) made this a sixth of all naming.
+_SET_PHRASES = re.compile(
+    r"\b(?:"
+    + "|".join(
+        re.escape(said)
+        for phrase in _FIXED_PHRASES
+        for said in (phrase, phrase[0].upper() + phrase[1:])
+    )
+    + r")\b"
+)
+# Words of any topic at all, which a name made of them says nothing with: verbs of doing anything
+# ("add", "open", "check"), size and sameness ("small", "same"), days and times ("tomorrow",
+# "Monday", 明日, 週明け) and units. A closed list, as stop lists are; a word that could be what
+# someone is about (a "deploy", a "cache") stays out of it.
+_PLAIN = """
+    add added adding adds open opened opening opens check checked checking checks look looked
+    looking make makes making made take takes taking took give gives giving gave put puts
+    putting try tries trying tried start starts starting started keep keeps keeping kept help
+    helps helped helping come comes coming came go goes going went gone see sees seeing saw
+    seen find finds finding found show shows showing showed shown tell tells telling told talk
+    talks talking talked work works working worked wait waits waiting waited watch watching
+    watched happen happens happened happening feel feels feeling felt leave leaves leaving left
+    bring brings brought turn turns turned use uses using used finish finished finishing
+    handle handled handling stay stays stayed staying pushing pulling doing
+    small smaller big bigger biggest large larger new newer old older same different better
+    best worse worst far little whole real able lots plenty bunch
+    today tomorrow yesterday tonight morning afternoon evening later soon earlier early late
+    monday tuesday wednesday thursday friday saturday sunday
+    second seconds minute minutes hour hours day days week weeks month months year years
+    times percent time way stuff point
+    今日 明日 昨日 今朝 今夜 週明 今週 来週 先週 今回 前回 次回 予定 確認 対応 必要 場合 感じ
+    件 方 私 自分 皆
+"""
+PLAIN_WORDS = frozenset(_PLAIN.split())
 
 
 def terms(document: str) -> list[str]:
@@ -91,21 +113,48 @@ def terms(document: str) -> list[str]:
 def _thought_terms(thought: str) -> tuple[str, ...]:
     """The terms of one thought. Cached because the same thoughts are counted again as members of
     each version they belong to, and as the prefix of each new sequence (a pure function of the
-    text, so the names are unchanged)."""
-    said = words(thought)
-    content = [
-        w not in ENGLISH_STOP_WORDS
-        and w not in SPOKEN_FILLERS
-        and len(w) > 1
-        and not w.isdigit()
-        and "'" not in w
-        for w in said
-    ]
-    kept = [w for w, keep in zip(said, content, strict=True) if keep]
-    pairs = [
-        f"{said[i]} {said[i + 1]}" for i in range(len(said) - 1) if content[i] and content[i + 1]
-    ]
+    text, so the names are unchanged).
+
+    A term is a content word, or two different content words said as one phrase (only spaces
+    between them; nothing between them in Japanese, so 接続プール is one and プールの変更 is not).
+    What cannot carry a recurring thought is left out (see :func:`_is_content`).
+    """
+    text = _SET_PHRASES.sub(_BREAK, _URL.sub(_BREAK, _CODE.sub(_BREAK, thought)))
+    addressed = addressed_names(thought)
+    kept: list[str] = []
+    pairs: list[str] = []
+    before: str | None = None  # the content word just before, if the word before was one
+    ended = 0
+    for word, start, end in word_spans(text):
+        if not _is_content(word) or word in addressed:
+            before = None
+            continue
+        kept.append(word)
+        if before not in (None, word) and _one_phrase(text[ended:start]):
+            pairs.append(f"{before} {word}")
+        before, ended = word, end
     return (*kept, *pairs)
+
+
+@text_cache(maxsize=65_536)
+def _is_content(word: str) -> bool:
+    """Whether ``word`` could name what a thought is about: not a stop word, a filler or a
+    reaction ("thanks", 了解, 賛成), not a number, version or duration on its own ("4.2s",
+    "2.13", "v2.14", "02d"), and not a word of any topic at all ("add", "small", "tomorrow")."""
+    return (
+        len(word) > 1
+        and word not in ENGLISH_STOP_WORDS
+        and word not in REACTIONS
+        and word not in PLAIN_WORDS
+        and "'" not in word
+        and "’" not in word
+        and _AMOUNT.fullmatch(word) is None
+    )
+
+
+def _one_phrase(between: str) -> bool:
+    """Whether two words with ``between`` between them are said as one phrase."""
+    return between == "" or (between.isspace() and "\n" not in between)
 
 
 def keyphrases(
@@ -117,14 +166,19 @@ def keyphrases(
 
 
 def _ranked(
-    members: Sequence[str], said: Callable[[str], int], total: int, count: int = KEYPHRASES
+    members: Sequence[str],
+    said: Callable[[str], int],
+    total: int,
+    count: int = KEYPHRASES,
+    names: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """The best terms of ``members`` against a contrast class that holds them.
 
     ``said(term)`` is the term's count in both classes and ``total`` the number of terms in
     both: all a term's score needs of the contrast class, so a caller can count it once for
     every version (:class:`_Prefixes`) instead of once per version. Terms the members never say
-    score nothing and are never named, so only the members' own terms are ranked.
+    score nothing and are never named, so only the members' own terms are ranked. A term with a
+    word of ``names`` (the channel's speakers, lower-cased) is never named.
     """
     if not members:
         return ()
@@ -145,6 +199,8 @@ def _ranked(
     thoughts_with = Counter(term for member in per_member for term in member)
     recurring = np.array([thoughts_with[term] >= 2 for term in vocabulary.tolist()], dtype=bool)
     order = np.lexsort((vocabulary, -score, ~recurring))
+    if recurring.any():  # a word said in one thought only is no part of what comes back
+        order = order[recurring[order]]
     chosen: list[tuple[str, set[str], float]] = []
     for index in order:
         term, tokens, times = (
@@ -152,13 +208,53 @@ def _ranked(
             set(str(vocabulary[index]).split()),
             inside[index],
         )
+        if tokens & names:
+            continue  # a person of the channel: who is talked to or about, not the thought
         held = [n for n, kept in enumerate(chosen) if _overlaps(term, tokens, kept[0], kept[1])]
         if not held:
             if len(chosen) < count:
                 chosen.append((term, tokens, times))
-        elif len(held) == 1 and tokens > chosen[held[0]][1] and times >= chosen[held[0]][2]:
-            chosen[held[0]] = (term, tokens, times)  # "idempotency key" wherever "idempotency"
+        elif all(tokens > chosen[n][1] and times >= chosen[n][2] for n in held):
+            # "idempotency key" wherever "idempotency"; "session keys" for "keys" and "session"
+            chosen[held[0]] = (term, tokens, times)
+            for n in reversed(held[1:]):
+                del chosen[n]
+    chosen = _said_in_phrases(chosen, counted, thoughts_with)
     return tuple(as_written(term, members) for term, _, _ in chosen)
+
+
+def _said_in_phrases(
+    chosen: list[tuple[str, set[str], float]],
+    counted: Counter[str],
+    thoughts_with: Counter[str],
+) -> list[tuple[str, set[str], float]]:
+    """``chosen`` with each word that the members say only inside two-word phrases replaced by
+    the phrase they say it in most (when that phrase recurs): "smart" of "Smart Reminders" and
+    "smart scheduling" names nothing, "Smart Reminders" does. The phrase takes the place of an
+    earlier term it holds ("restore", then "test": "restore test"); a later term it holds is
+    dropped ("freeze" after "feature freeze")."""
+    phrases: dict[str, list[str]] = {}
+    for term in counted:
+        if " " in term:
+            for word in term.split():
+                phrases.setdefault(word, []).append(term)
+    kept: list[tuple[str, set[str], float]] = []
+    for term, tokens, times in chosen:
+        around = phrases.get(term, [])
+        replaced = False
+        if " " not in term and around and sum(counted[p] for p in around) >= counted[term]:
+            best = min(around, key=lambda p: (-counted[p], p))
+            if thoughts_with[best] >= 2:
+                term, tokens, times = best, set(best.split()), float(counted[best])
+                replaced = True
+        held = [n for n, (_, other, _) in enumerate(kept) if tokens & other]
+        if not held:
+            kept.append((term, tokens, times))
+        elif replaced and all(kept[n][1] <= tokens for n in held):
+            kept[held[0]] = (term, tokens, times)  # "restore" and "test": "restore test"
+            for n in reversed(held[1:]):
+                del kept[n]
+    return kept
 
 
 def as_written(term: str, texts: Sequence[str]) -> str:
@@ -166,8 +262,18 @@ def as_written(term: str, texts: Sequence[str]) -> str:
 
     A capital at the start of a sentence says nothing about the word, so those are not counted,
     except an all-capital spelling ("PR"). Words never written mid-sentence stay lower-case.
+    Two Japanese words of a phrase are written together, as they were said (接続プール); two
+    Latin words are spelled as the phrase is ("Smart Reminders", not "smart Reminders" because
+    "smart" is lower-case more often elsewhere).
     """
-    return " ".join(_spelled(word, texts) for word in term.split())
+    if " " in term and not _CJK.search(term):
+        return _spelled(term, texts)
+    spelled = [_spelled(word, texts) for word in term.split()]
+    written = spelled[0]
+    for before, word in itertools.pairwise(spelled):
+        joined = _CJK.search(before[-1]) and _CJK.match(word)
+        written += word if joined else f" {word}"
+    return written
 
 
 def _spelled(word: str, texts: Sequence[str]) -> str:
@@ -178,7 +284,7 @@ def _spelled(word: str, texts: Sequence[str]) -> str:
     capitals: Counter[str] = Counter()
     for text in texts:
         for match in pattern.finditer(text):
-            form = match.group(0)
+            form = " ".join(match.group(0).split())
             if _SENTENCE_START.search(text[: match.start()]):
                 if len(form) > 1 and form.isupper():
                     capitals[form] += 1
@@ -195,21 +301,42 @@ def _said_as(word: str) -> re.Pattern[str]:
     """Where ``word`` is said, in any case. Compiled once per word: a re-clustering spells each
     name's words again for every version, past the 512 patterns ``re`` keeps compiled."""
     # Latin letters and digits bound a word: Japanese around it ("DCの移行") is no part of it.
-    return re.compile(rf"(?<![a-z0-9']){re.escape(word)}(?![a-z0-9'])", re.IGNORECASE)
+    said = r"\s+".join(map(re.escape, word.split()))  # a phrase: its words with any spacing
+    return re.compile(rf"(?<![a-z0-9']){said}(?![a-z0-9'])", re.IGNORECASE)
 
 
 def _overlaps(term: str, tokens: set[str], other: str, other_tokens: set[str]) -> bool:
-    """One phrase holds the other: by words, or by characters for Japanese (同期 in 同期処理)."""
-    if tokens <= other_tokens or other_tokens <= tokens:
+    """Two terms share a word, or one holds the other by characters for Japanese (同期 in
+    同期処理), or a plural of the other's ("retries", "retry"): a name saying "プール" three
+    times over says it once."""
+    if tokens & other_tokens or {_singular(t) for t in tokens} & {
+        _singular(t) for t in other_tokens
+    }:
         return True
     return bool(_CJK.match(term) and _CJK.match(other) and (term in other or other in term))
 
 
+def _singular(word: str) -> str:
+    """An English plural's singular, roughly ("retries" → "retry", "keys" → "key")."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
 def version_keyphrases(
-    texts: Sequence[str], keys: Sequence[str], state_members: Sequence[str], version: int
+    texts: Sequence[str],
+    keys: Sequence[str],
+    state_members: Sequence[str],
+    version: int,
+    names: frozenset[str] = frozenset(),
 ) -> tuple[str, ...]:
     """Keyphrases of a version against the speaker's first ``version`` thoughts (``texts`` and
-    ``keys`` of the speaker in channel order, at least that many).
+    ``keys`` of the speaker in channel order, at least that many), leaving out the words of
+    ``names`` (see :func:`known_names`).
 
     The same as :func:`keyphrases` of the version's members against the rest of those thoughts,
     at the cost of the members alone: the contrast class is a prefix of the speaker's thoughts,
@@ -224,7 +351,32 @@ def version_keyphrases(
             if row is not None and row < formed
         )
         inside = [texts[row] for row in rows]
-        return _ranked(inside, lambda term: prefixes.said(term, formed), prefixes.totals[formed])
+        return _ranked(
+            inside,
+            lambda term: prefixes.said(term, formed),
+            prefixes.totals[formed],
+            names=names,
+        )
+
+
+def basis_keyphrases(basis: Basis, members: Sequence[str], version: int) -> tuple[str, ...]:
+    """:func:`version_keyphrases` of a version of ``basis``'s speaker, leaving out the names of
+    the channel's speakers known when the version formed."""
+    return version_keyphrases(
+        basis.texts, basis.keys, members, version, known_names(basis, version)
+    )
+
+
+def known_names(basis: Basis, version: int) -> frozenset[str]:
+    """The words (lower-cased) of the names of the channel's speakers who had spoken by the
+    speaker's ``version``-th thought: people, who are talked to or about, known causally (a
+    speaker who comes later cannot change an earlier version's name)."""
+    if not basis.speakers or not version:
+        return frozenset()
+    formed = int(basis.positions[min(version, basis.count) - 1])
+    return frozenset(
+        word for name, first in basis.speakers if first <= formed for word in words(name)
+    )
 
 
 class _Prefixes:
@@ -340,7 +492,11 @@ def offline_name(phrases: Sequence[str], central: str) -> str:
     """A name from the top keyphrases, listed as the speaker's language lists words ("復元、
     テスト、DC"; "retry, charged twice"); the most central thought when there are none."""
     if phrases:
-        chosen = phrases[:NAME_PHRASES]
-        comma = "、" if any(_CJK.search(phrase) for phrase in chosen) else ", "
-        return shorten(comma.join(chosen), NAME_WIDTH)
+        return shorten(listed(phrases[:NAME_PHRASES]), NAME_WIDTH)
     return shorten(central, NAME_WIDTH)
+
+
+def listed(phrases: Sequence[str]) -> str:
+    """Phrases listed as their language lists words: 、 between Japanese ones, ", " else."""
+    comma = "、" if any(_CJK.search(phrase) for phrase in phrases) else ", "
+    return comma.join(phrases)

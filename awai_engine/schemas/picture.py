@@ -28,7 +28,7 @@ from typing import Any
 from awai_engine.schemas.digest import PanelRow, SpeakerPanel, Trend
 from awai_engine.schemas.wording import counted, words_for
 from awai_engine.settings import DigestSettings
-from awai_engine.text import shorten
+from awai_engine.text import display_width, shorten
 
 DPI = 100
 BASE_WIDTH = 1200  # the sizes below are pixels at this width; other widths scale them
@@ -201,8 +201,19 @@ def render_png(
 def row_label(name: str, columns: int, track: float) -> str:
     """A preconception's name over a bar ``track`` pixels long: cut to ``columns`` and short of
     the count's column right of the bar (``CHAR_PX`` overestimates a letter, so half of the
-    count's room is granted)."""
-    return shorten(name, min(columns, int((track + COUNT_RIGHT / 2) / CHAR_PX)))
+    count's room is granted). A name that lists phrases keeps the whole phrases that fit
+    ("background sync…", not "background sync, batter…"): half a word reads as a typo."""
+    width = min(columns, int((track + COUNT_RIGHT / 2) / CHAR_PX))
+    if display_width(name) <= width:
+        return name
+    comma = "、" if "、" in name else ", "
+    kept = ""
+    for phrase in name.split(comma):
+        joined = f"{kept}{comma}{phrase}" if kept else phrase
+        if display_width(joined) + 1 > width:  # a column for the ellipsis
+            break
+        kept = joined
+    return f"{kept}…" if kept else shorten(name, width)
 
 
 def _row(

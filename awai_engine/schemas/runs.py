@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
+from awai_engine import heap_trim
 from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import ChainMemo, method_for
@@ -54,6 +56,7 @@ class Runs:
         # Points the store was found to hold no run at, and the revision then (see unmade).
         self._unstored: OrderedDict[CacheKey, int] = OrderedDict()
         self._lock = threading.Lock()
+        self._made = 0  # clusterings made so far (see _giving_back)
 
     @property
     def first_point(self) -> int:
@@ -91,7 +94,8 @@ class Runs:
         if stored is not None:
             return basis, stored
         below = self.in_force(index, channel, speaker_id, count)
-        return basis, self.made(basis, below[1] if below else None)
+        with self._giving_back():
+            return basis, self.made(basis, below[1] if below else None)
 
     def chained(self, index: SpeakerRows, basis: Basis, reading: bool = False) -> SchemaRun:
         """The chain's run on a basis at a fixed point: stored on exactly this basis, else
@@ -103,14 +107,15 @@ class Runs:
         )
         run = known
         memo = ChainMemo()
-        for count in todo:
-            each = (
-                basis
-                if count == basis.count
-                else index.head(basis.channel, basis.speaker_id, count)
-            )
-            assert each is not None
-            run = self.made(each, run, memo)
+        with self._giving_back():
+            for count in todo:
+                each = (
+                    basis
+                    if count == basis.count
+                    else index.head(basis.channel, basis.speaker_id, count)
+                )
+                assert each is not None
+                run = self.made(each, run, memo)
         assert run is not None  # todo ends with the basis itself
         return run
 
@@ -210,7 +215,8 @@ class Runs:
         run is then a pure function of the visible thoughts.
         """
         key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, "alone")
-        return self._cached(key, lambda: cluster_run(basis, None, self.settings))
+        with self._giving_back():
+            return self._cached(key, lambda: cluster_run(basis, None, self.settings))
 
     def walked(self, index: SpeakerRows, basis: Basis) -> SchemaRun:
         """The run a store that only ever held the thoughts of ``index`` would use for ``basis``,
@@ -226,12 +232,13 @@ class Runs:
         bits = self.settings.rules.fixed_point_bits
         run: SchemaRun | None = None
         memo = ChainMemo()
-        for count in points_up_to(basis.count, bits, start=self.first_point):
-            point = index.head(basis.channel, basis.speaker_id, count)
-            assert point is not None
-            run = self._viewed(point, run, memo)
-        if run is None or not is_fixed_point(basis.count, bits):
-            run = self._viewed(basis, run, memo)
+        with self._giving_back():
+            for count in points_up_to(basis.count, bits, start=self.first_point):
+                point = index.head(basis.channel, basis.speaker_id, count)
+                assert point is not None
+                run = self._viewed(point, run, memo)
+            if run is None or not is_fixed_point(basis.count, bits):
+                run = self._viewed(basis, run, memo)
         return run
 
     def _viewed(self, basis: Basis, predecessor: SchemaRun | None, memo: ChainMemo) -> SchemaRun:
@@ -251,6 +258,18 @@ class Runs:
         with self._lock:
             return list(dict.fromkeys(key[0] for key in self._cache))
 
+    @contextmanager
+    def _giving_back(self) -> Iterator[None]:
+        """Return the C heap's free pages once the work inside made a clustering: it freed
+        tens of megabytes that glibc would keep (:mod:`awai_engine.heap_trim`). Once per walk up a
+        chain, not per run: each trim's pages are faulted in again by the next clustering."""
+        made = self._made
+        try:
+            yield
+        finally:
+            if self._made != made:
+                heap_trim.give_back()
+
     def _cached(self, key: CacheKey, make: Callable[[], SchemaRun]) -> SchemaRun:
         with self._lock:
             cached = self._cache.get(key)
@@ -259,6 +278,7 @@ class Runs:
                 return cached
         run = make()
         with self._lock:
+            self._made += 1
             self._cache[key] = run
             while len(self._cache) > self.settings.on_demand_cache:
                 self._cache.popitem(last=False)

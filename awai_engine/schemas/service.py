@@ -31,7 +31,7 @@ from awai_engine.schemas.digest import (
 from awai_engine.schemas.fixed_points import fixed_point, is_fixed_point
 from awai_engine.schemas.markdown import channel_title, render_markdown
 from awai_engine.schemas.model import SchemaRun, SchemaState, message_of
-from awai_engine.schemas.naming import version_keyphrases
+from awai_engine.schemas.naming import basis_keyphrases
 from awai_engine.schemas.picture import picture_size, render_png
 from awai_engine.schemas.ports import MessageStore, PurgeReport, SchemaStore
 from awai_engine.schemas.recall import mark_important, related, returning
@@ -200,9 +200,7 @@ class SchemaService:
                 similarity=similarity,
                 as_of=timeline.position_of.get(state.as_of_message_id, state.as_of),
                 members=tuple(dict.fromkeys(message_of(key) for key in state.members)),
-                keyphrases=version_keyphrases(
-                    basis.texts, basis.keys, state.members, state.version
-                ),
+                keyphrases=basis_keyphrases(basis, state.members, state.version),
                 returned_by=returning(basis, state, cues, message.thoughts, self.settings.schemas),
                 # The speaker's own words, from before the message, so a reader (and the model)
                 # sees what the preconception is made of, not only its one-line name.
@@ -718,7 +716,7 @@ def _view(state: SchemaState, basis: Basis, timeline: Timeline) -> SchemaView:
         version=state.version,
         name=summary,
         summary=summary,
-        keyphrases=version_keyphrases(basis.texts, basis.keys, state.members, state.version),
+        keyphrases=basis_keyphrases(basis, state.members, state.version),
         size=state.size,
         as_of=timeline.position_of.get(state.as_of_message_id, state.as_of),
         as_of_message_id=state.as_of_message_id,

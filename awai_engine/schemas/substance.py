@@ -18,11 +18,48 @@ cluster is kept only when two of its members share such a word (``clustering._wo
 from __future__ import annotations
 
 import re
+from collections import Counter
 
-from awai_engine.schemas.naming import SPOKEN_FILLERS
 from awai_engine.stop_words import ENGLISH_STOP_WORDS
 from awai_engine.text import words
 from awai_engine.text_caches import text_cache
+
+# Words of talk itself, not of any topic, that scikit-learn's (written English) stop list keeps:
+# a name such as "launch weekend, like, rota" reads better without them.
+SPOKEN_FILLERS = frozenset(
+    [
+        "like",
+        "just",
+        "think",
+        "know",
+        "really",
+        "ask",
+        "want",
+        "need",
+        "instead",
+        "maybe",
+        "actually",
+        "okay",
+        "ok",
+        "yeah",
+        "yes",
+        "thing",
+        "things",
+        "lot",
+        "sure",
+        "guess",
+        "mean",
+        "going",
+        "got",
+        "let",
+        "say",
+        "said",
+        "sounds",
+        "good",
+        "great",
+        "right",
+    ]
+)
 
 # Reactions and acknowledgements, the talk around a topic rather than a topic. Closed-class words
 # of evaluation and politeness only; a word that could be what someone is about stays out.
@@ -157,16 +194,7 @@ _HONORIFIC_NAME = re.compile(
 def content_words(text: str) -> frozenset[str]:
     """The words of ``text`` that could say what it is about (see the module)."""
     said = words(text)
-    # A name said on its own between punctuation ("Totally agree, Mel.") is the person addressed;
-    # one said again in the sentence ("Stripe! The Stripe webhook failed") is what the line is
-    # about, and stays.
-    addressed = {
-        word
-        for pattern in (_VOCATIVE, _MENTION, _HONORIFIC_NAME)
-        for match in pattern.finditer(text)
-        for word in words(match.group(0))
-        if pattern is not _VOCATIVE or said.count(word) == 1
-    }
+    addressed = addressed_names(text)
     return frozenset(
         word
         for word in said
@@ -178,3 +206,21 @@ def content_words(text: str) -> frozenset[str]:
         and word not in REACTIONS
         and word not in addressed
     )
+
+
+@text_cache(maxsize=65_536)
+def addressed_names(text: str) -> frozenset[str]:
+    """The words (lower-cased) of the names ``text`` addresses: an @mention, a name with a
+    Japanese honorific, or a name said on its own between punctuation ("Totally agree, Mel.").
+    A name said again in the sentence ("Stripe! The Stripe webhook failed") is what the line is
+    about, not whom it addresses, and is not one of them."""
+    named = [
+        (pattern, word)
+        for pattern in (_VOCATIVE, _MENTION, _HONORIFIC_NAME)
+        for match in pattern.finditer(text)
+        for word in words(match.group(0))
+    ]
+    if not named:  # most lines address nobody: no need to count their words
+        return frozenset()
+    said = Counter(words(text)) if any(p is _VOCATIVE for p, _ in named) else Counter()
+    return frozenset(word for pattern, word in named if pattern is not _VOCATIVE or said[word] == 1)

@@ -15,7 +15,9 @@ fixed point, whenever it is written, so writing it later sees nothing later.
 Why a name made without the model is memoised marked: a process with no model (an operator's
 ``awai read`` without an API key) shares the store with the bot. Memoised as final, its keyphrase
 name would stand for good if it showed a version first; marked, the bot's model still words it.
-A memo is never stored for a member set one of whose messages is deleted by then (the store
+Such a name is keyed by the naming rules too (:data:`~awai_engine.schemas.naming.RULES`), so
+a change of the rules re-names stored versions when next shown instead of leaving a channel with
+the old rules' names for good. A memo is never stored for a member set one of whose messages is deleted by then (the store
 checks in its write transaction), so a summary written during a deletion cannot outlive its purge.
 """
 
@@ -26,10 +28,10 @@ import logging
 from collections.abc import Sequence
 
 from awai_engine.ports import LanguageBackend
+from awai_engine.schemas import naming
 from awai_engine.schemas.basis import Basis
 from awai_engine.schemas.build import central_rows
 from awai_engine.schemas.model import SchemaState
-from awai_engine.schemas.naming import offline_name, version_keyphrases
 from awai_engine.schemas.ports import SchemaStore
 from awai_engine.settings import SchemaSettings
 
@@ -62,9 +64,9 @@ class Summaries:
                 continue
             rows = central_rows(basis, state, rows_of)
             digest = members_digest(basis, rows)
-            memo = self.store.summary(
-                basis.channel, basis.speaker_id, digest, model_only=not self.backend.offline
-            )
+            memo = self.store.summary(basis.channel, basis.speaker_id, digest, model_only=True)
+            if memo is None and self.backend.offline:
+                memo = self.store.summary(basis.channel, basis.speaker_id, _named_now(digest))
             if memo is None:
                 texts = [basis.texts[row] for row in rows[: self.settings.summary_thoughts]]
                 written = ""
@@ -78,7 +80,7 @@ class Summaries:
                 memo = self.store.save_summary(
                     basis.channel,
                     basis.speaker_id,
-                    digest,
+                    digest if written else _named_now(digest),
                     state.members,
                     written or _offline_name(basis, state, texts[0]),
                     fallback=not written,
@@ -94,14 +96,29 @@ class Summaries:
         if state.summary is not None or any(key not in rows_of for key in state.members):
             return state.summary
         rows = [rows_of[key] for key in state.members]
-        return self.store.summary(basis.channel, basis.speaker_id, members_digest(basis, rows))
+        digest = members_digest(basis, rows)
+        channel, speaker = basis.channel, basis.speaker_id
+        return (
+            self.store.summary(channel, speaker, digest, model_only=True)
+            or self.store.summary(channel, speaker, _named_now(digest))
+            or self.store.summary(channel, speaker, digest)  # named under earlier rules
+        )
 
 
 def _offline_name(basis: Basis, state: SchemaState, central: str) -> str:
     """The keyphrase name, made only when the backend wrote none (offline, failed or empty)."""
-    return offline_name(
-        version_keyphrases(basis.texts, basis.keys, state.members, state.version), central
+    return naming.offline_name(
+        naming.basis_keyphrases(basis, state.members, state.version), central
     )
+
+
+def _named_now(digest: str) -> str:
+    """The key of a member set's name made without the model under today's naming rules
+    (:data:`~awai_engine.schemas.naming.RULES`): a change of the rules re-names every version the
+    next time it is shown, as the version's own prefix names it (so still causal), where a name
+    memoised under the member set alone would stand for good. The model's words are keyed by the
+    member set alone: no change of these rules makes them stale."""
+    return hashlib.sha256(f"{digest}\x1f{naming.RULES}".encode()).hexdigest()
 
 
 def members_digest(basis: Basis, rows: Sequence[int]) -> str:

@@ -76,9 +76,8 @@ def reading_embed(
     title = cut(shown.title, TITLE_LIMIT)
     notes = shown.section("notes")
     said = [plain_text(line) for line in notes.lines] if notes else []
-    # Which model wrote it, when one did; an offline reading already says so in words.
-    written_by = "" if reading.offline else f" · {reading.backend}"
-    footer = cut("\n".join([*said, f"{shown.footer}{written_by}"]), FOOTER_LIMIT)
+    # Which model wrote it, when one did, in words; an offline reading already says so.
+    footer = cut("\n".join([*said, shown.footer, shown.written_by]).strip(), FOOTER_LIMIT)
     lead = "\n\n".join(
         "\n".join(
             _markdown(line, channel, bold=section.kind == "headline" and i == 0)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 
+from bots.layout import FENCE
+
 _MD_TOKEN = re.compile(r"```.*?(?:```|$)|`[^`\n]+`|\[([^\]\n]+)\]\(([^)\s]+)\)", re.DOTALL)
 _MD_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _MD_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
 _MD_ITALIC = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _MD_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _MD_BULLET = re.compile(r"^(\s*)[-*+]\s+", re.MULTILINE)
-_FENCE = re.compile(r"^\s*```[\w+#.-]*\s*$")
-"""A line that is only a code fence, with or without a language tag (```kotlin)."""
 _BOLD_MARK = "\x00"  # stands for a bold ``*`` while italics are converted
 
 BOUNDARY = "\u200b"
@@ -45,7 +45,7 @@ def quote(text: str) -> str:
     span stays code on its own quoted line, its line breaks and indentation kept."""
     lines, in_code = [], False
     for line in escape(text).split("\n"):
-        if _FENCE.match(line):  # a fence, with or without its language tag: code starts or ends
+        if FENCE.match(line):  # a fence, with or without its language tag: code starts or ends
             in_code = not in_code
             continue
         if in_code and line.strip() and "`" not in line:  # a backtick would end the span early

@@ -62,7 +62,7 @@ def document_advice(path: Path) -> str:
     command = f"jq -c {shlex.quote(program)} {shlex.quote(path.name)} > {shlex.quote(out)}"
     return (
         f"{path} is {kind}; AWAI reads JSON Lines, one message object per line with id,"
-        f" speaker, text and ts (convert it with: {command})."
+        f" speaker, text and ts. Convert it with:\n    {command}"
     )
 
 
@@ -78,7 +78,7 @@ def line_advice(record: object, path: Path) -> str | None:
     command = f"jq -c {shlex.quote(_SLACK_MESSAGE)} {shlex.quote(path.name)} > {shlex.quote(out)}"
     return (
         "this is a Slack export's message (user, ts, text), not a transcript line (id, speaker,"
-        f" text, ts); convert the file with: {command}"
+        f" text, ts). Convert the file with:\n    {command}"
     )
 
 

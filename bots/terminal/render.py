@@ -18,6 +18,7 @@ from rich.text import Text
 from awai_engine.text import shorten_keeping_lines
 from awai_engine.values import MessageRef, Reading
 from bots.layout import (
+    FENCE,
     Line,
     Link,
     Moment,
@@ -29,6 +30,7 @@ from bots.layout import (
     moment_in_utc,
 )
 from bots.terminal.line_breaking import WrappedText
+from bots.terminal.transcript import channel_name
 from bots.terminal.visible import one_line, terminal_json, visible
 
 MAX_SHOWN_CHARS = 2000
@@ -46,16 +48,39 @@ def render_reading(reading: Reading, console: Console, details: bool = False) ->
     shown = layout(reading, details=details)
     reference = _Clock(shown.message.ts, shown.language)
     parts: list[RenderableType] = [
-        WrappedText(
-            visible(shorten_keeping_lines(shown.text, MAX_SHOWN_CHARS, MAX_SHOWN_LINES)),
-            overflow="fold",
-        )
+        _as_written(shorten_keeping_lines(shown.text, MAX_SHOWN_CHARS, MAX_SHOWN_LINES))
     ]
     for section in shown.sections:
         parts.append(_section(section, reference))
     parts.append(WrappedText(one_line(shown.footer), style="dim"))
-    header = Text(one_line(f"{shown.title} · {reference.full(shown.message)} · {shown.line}"))
+    # Where: the channel as it was typed, and "thread" only for a thread (a channel's own flow
+    # is no news; the word "channel" alone read as a missing name).
+    where = channel_name(shown.channel)
+    if shown.line:
+        where = f"{where} · {shown.line}"
+    header = Text(one_line(f"{shown.title} · {reference.full(shown.message)} · {where}"))
     console.print(Panel(Group(*parts), title=header, title_align="left"))
+
+
+def _as_written(text: str) -> WrappedText:
+    """The message as its writer meant it to look: a fenced code block's lines shown as code
+    (indented, in the code colour), without the fences and their language tag, which a chat
+    client never shows either."""
+    shown = WrappedText(overflow="fold")
+    in_code = False
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        if FENCE.match(line):
+            in_code = not in_code
+            continue
+        if in_code:
+            shown.append("  " + visible(line), style="cyan")
+        else:
+            shown.append(visible(line))
+        if n < len(lines) - 1:
+            shown.append("\n")
+    shown.rstrip()
+    return shown
 
 
 def _section(section: Section, reference: _Clock) -> RenderableType:
@@ -101,8 +126,8 @@ class _Clock:
 
     def full(self, ref: MessageRef) -> str:
         when = moment_in_utc(ref.ts)
-        if when is None:
-            return f"#{ref.position}"
+        if when is None:  # a message without a time: named by its id, as links are
+            return f"[{ref.message_id}]"
         return self._date(when.astimezone(), year=True, hour=True)
 
     def moment(self, ts: float) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from bots.terminal.line_breaking import WrappedText
 from bots.terminal.visible import one_line, visible
 
 
@@ -68,12 +69,28 @@ stderr = plain_console(stderr=True)
 
 def warn(message: str) -> None:
     """Something was skipped or refused; the rest went on."""
-    stderr.print(styled(message, "yellow"))
+    tell(stderr, styled(message, "yellow"))
 
 
 def fail(message: str) -> None:
     """The command could not do what was asked (it exits non-zero)."""
-    stderr.print(Text.assemble(("awai: ", "bold red"), styled(message, "")))
+    tell(stderr, Text.assemble(("awai: ", "bold red"), styled(message, "")))
+
+
+def tell(console: Console, said: Text) -> None:
+    """A message to a person: on a terminal, its sentences broken between words at the width
+    (the terminal's own wrapping would split "refu|sed"); a line indented by a space or more is
+    a command to copy and is left whole. Piped or logged, each line stays one line."""
+    if not console.is_terminal:
+        console.print(said, soft_wrap=True)
+        return
+    for line in said.split("\n", allow_blank=True):
+        if line.plain.startswith(" "):
+            console.print(line, soft_wrap=True)
+        else:
+            wrapped = WrappedText(overflow="fold")
+            wrapped.append_text(line)
+            console.print(wrapped, soft_wrap=False)
 
 
 def styled(message: str, style: str) -> Text:

@@ -90,12 +90,13 @@ def message_id(value: str) -> str:
     return value
 
 
-def no_such_message(runtime: Runtime, done: Ingested, path: Path, message_id: str) -> str:
+def no_such_message(runtime: Runtime, done: Ingested, source: str, message_id: str) -> str:
     """Why ``--message`` names nothing to read, in the terminal's words: the ids the file gave
     (their range and count, and the closest to a mistyped one) and the lines refused, since a
-    refused line is the usual reason an id written in the file was never stored."""
+    refused line is the usual reason an id written in the file was never stored. ``source``
+    says where the ids came from ("was stored from FILE", "is in the English sample")."""
     ids = runtime.message_ids(done.transcript.channel)
-    said = f"No message {message_id!r} was stored from {path}"
+    said = f"No message {message_id!r} {source}"
     if not ids:
         said += ": none of its messages was."
     elif len(ids) == 1:

@@ -6,13 +6,14 @@ import argparse
 
 from rich.console import Group
 
+from awai_engine.engine import UnknownMessageError
 from awai_engine.samples import SAMPLES, Sample
 from awai_engine.settings import Settings
 from awai_engine.visibility import Scopes
-from bots.terminal.commands.common import load_and_ingest, message_id
+from bots.terminal.commands.common import load_and_ingest, message_id, no_such_message
 from bots.terminal.line_breaking import WrappedText
 from bots.terminal.render import reading_json, render_reading
-from bots.terminal.say import stdout
+from bots.terminal.say import fail, stdout
 from bots.terminal.writing import writing_runtime
 
 
@@ -32,17 +33,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     sample = SAMPLES[args.lang]
     with writing_runtime(settings_for(sample, settings), "demo") as runtime:
-        transcript = load_and_ingest(
-            runtime, sample.path, sample.channel, quiet=args.json
-        ).transcript
-        reading = runtime.engine.read(
-            transcript.channel, args.message or sample.featured_message, Scopes.everything()
-        )
+        done = load_and_ingest(runtime, sample.path, sample.channel, quiet=args.json)
+        message = args.message or sample.featured_message
+        try:
+            reading = runtime.engine.read(done.transcript.channel, message, Scopes.everything())
+        except UnknownMessageError:
+            fail(no_such_message(runtime, done, "is in the sample", message))
+            return 2
         if args.json:
             print(reading_json(reading))
         else:
-            model = runtime.engine.embedder.model_name
-            description = WrappedText(f"{sample.description} (read with {model})", style="dim")
+            # The sample in words: which embedding model read it is the operator's to know
+            # (``awai doctor``, the log), not a reader's.
+            description = WrappedText(sample.description, style="dim")
             # In a group: rich's print merges a bare Text into its own, losing the Japanese rules.
             stdout.print(Group(description))
             render_reading(reading, stdout, details=args.details)

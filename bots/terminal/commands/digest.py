@@ -38,18 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     refuse_missing_data(settings)  # a mistyped --data-dir is said so, not created
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        fail(f"cannot write to {args.out}: it is a file; give a folder to write the digest into.")
-        return 2
-    except OSError as error:
-        fail(f"cannot write to {args.out}: {error.strerror or error}")
-        return 2
     with writing_runtime(settings, "digest") as runtime:
         channel = find_channel(runtime, args.channel)
         if channel is None:
-            return 2
+            return 2  # before the folder is made: a mistyped channel leaves nothing behind
+        if not _made(args.out):
+            return 2  # before the digest is made: one never written is never recorded
         stem = file_stem(channel)
         markdown, picture = args.out / f"{stem}-digest.md", args.out / f"{stem}-digest.png"
 
@@ -63,3 +57,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     width, height = digest.png_size
     stdout.print(f"{markdown}\n{picture} ({width}×{height})")
     return 0
+
+
+def _made(out: Path) -> bool:
+    """Make the folder to write into, or say why it cannot be."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        fail(f"cannot write to {out}: it is a file; give a folder to write the digest into.")
+        return False
+    except OSError as error:
+        fail(f"cannot write to {out}: {error.strerror or error}")
+        return False
+    return True

@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("file", type=Path, help="The transcript (ingested first; idempotent).")
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--message", type=message_id, help="The id of the message to read.")
-    which.add_argument("--all", action="store_true", help="Read every message (with --json).")
+    which.add_argument("--all", action="store_true", help="Read every message, in order.")
     parser.add_argument(
         "--channel", help="Channel name (default: the file name without extension)."
     )
@@ -39,9 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    if args.all and not args.json:
-        fail("--all prints JSON lines; add --json.")
-        return 2
     with writing_runtime(settings, "read") as runtime:
         done = load_and_ingest(runtime, args.file, args.channel or args.file.stem, quiet=args.json)
         transcript = done.transcript
@@ -50,7 +47,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             try:
                 reading = engine.read(transcript.channel, args.message, Scopes.everything())
             except UnknownMessageError:
-                fail(no_such_message(runtime, done, args.file, args.message))
+                fail(no_such_message(runtime, done, f"was stored from {args.file}", args.message))
                 return 2
             if args.json:
                 print(reading_json(reading))
@@ -58,6 +55,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 render_reading(reading, stdout, details=args.details)
             return 0
         ids = runtime.message_ids(transcript.channel)
+        if not args.json:  # every reading in turn, for a person: no progress bar over them
+            for message_id in ids:
+                reading = engine.read(transcript.channel, message_id, Scopes.everything())
+                render_reading(reading, stdout, details=args.details)
+            return 0
         for message_id in track(ids, description="Reading", console=stderr, transient=True):
             sys.stdout.write(
                 reading_json(engine.read(transcript.channel, message_id, Scopes.everything()))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import functools
 
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
+from awai_engine.schemas.naming import listed
 from awai_engine.settings import Settings
 from awai_engine.text import shorten
 from bots.runtime import open_runtime
@@ -91,7 +92,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         table = Table(
             "preconception",
             "thoughts",
-            "examples (most central)",
+            # Folded, not cut: an example is already shortened, with its closing quote, and
+            # Japanese has no spaces to wrap at.
+            Column("examples (most central)", overflow="fold"),
             "last in",
             title=f"{one_line(item.speaker_name)}: {item.thoughts} thoughts{when}{held}, {origin}",
             title_justify="left",
@@ -101,7 +104,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             more = [phrase for phrase in schema.keyphrases if phrase not in schema.name]
             name = Text.assemble(styled(one_line(schema.name), "bold"))
             if more:
-                also = ", ".join(one_line(phrase) for phrase in more)
+                also = listed([one_line(phrase) for phrase in more])
                 name.append_text(styled(f"\nalso: {also}", "dim"))
             table.add_row(
                 name,
