@@ -28,28 +28,26 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from awai_engine.engine import Engine
-from awai_engine.settings import Settings
 from awai_engine.timeline import Timeline
 from awai_engine.visibility import EVERYTHING
 from bench.eval_reply_links import (
-    DEFAULT_FILES,
     HEADER,
     Bench,
     ChannelLog,
+    annotated_messages,
     engine_reader,
+    ingested,
     load,
+    log_arguments,
     row,
     score_files,
 )
@@ -160,21 +158,16 @@ def top_bm25(log: ChannelLog, timeline: Timeline, position: int) -> tuple[int | 
     return next(near, None), "bm25"
 
 
-def tally(logs: Sequence[ChannelLog], bench: Bench, namers: dict[str, Namer]) -> dict:
+def tally(
+    logs: Sequence[ChannelLog], bench: Bench, namers: dict[str, Namer]
+) -> dict[str, dict[str, Tally]]:
     """Per file and overall, a tally per way of naming."""
     tallies: dict[str, dict[str, Tally]] = {}
-    for log in logs:
-        timeline = bench.timeline(log)
-        gold = {link.position: link for link in log.gold}
-        for position in log.annotated:
-            link = gold.get(position)
-            parents = (
-                frozenset(timeline.position_of[m] for m in link.parents) if link else frozenset()
-            )
-            for way, namer in namers.items():
-                named, relation = namer(log, timeline, position)
-                per_file = tallies.setdefault(log.file, {}).setdefault(way, Tally())
-                per_file.count(named, parents, position, relation)
+    for log, timeline, position, parents in annotated_messages(bench, logs):
+        for way, namer in namers.items():
+            named, relation = namer(log, timeline, position)
+            found = tallies.setdefault(log.file, {}).setdefault(way, Tally())
+            found.count(named, parents, position, relation)
     overall: dict[str, Tally] = {}
     for per_file in tallies.values():
         for way, found in per_file.items():
@@ -184,32 +177,24 @@ def tally(logs: Sequence[ChannelLog], bench: Bench, namers: dict[str, Namer]) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", type=Path, default=list(DEFAULT_FILES))
-    parser.add_argument("--data-dir", type=Path, help="keep the store here and reuse it")
-    args = parser.parse_args(argv)
+    args = log_arguments(__doc__.split("\n\n")[0]).parse_args(argv)
     logs = load(args.files)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="awai-headline-") as scratch:
-        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))  # type: ignore[call-arg]
-        try:
-            bench.ingest(logs)
-            ingested = time.perf_counter()
-            engine = bench.engine(bench.settings)
-            namers: dict[str, Namer] = {
-                "AWAI headline": headline_namer(engine),
-                "previous": previous,
-                "addressee else previous": addressee_else_previous,
-                "top-1 cosine (last 50)": top_cosine,
-                "top-1 BM25 (last 50)": top_bm25,
-            }
-            tallies = tally(logs, bench, namers)
-            read = time.perf_counter()
-            settings = bench.settings
-            size = settings.flow.capacity + settings.association.max_items
-            association = score_files(engine_reader(engine), logs, size)
-        finally:
-            bench.close()
+    with ingested(logs, args.data_dir, "awai-headline-") as bench:
+        ingested_at = time.perf_counter()
+        engine = bench.engine(bench.settings)
+        namers: dict[str, Namer] = {
+            "AWAI headline": headline_namer(engine),
+            "previous": previous,
+            "addressee else previous": addressee_else_previous,
+            "top-1 cosine (last 50)": top_cosine,
+            "top-1 BM25 (last 50)": top_bm25,
+        }
+        tallies = tally(logs, bench, namers)
+        read = time.perf_counter()
+        settings = bench.settings
+        size = settings.flow.capacity + settings.association.max_items
+        association = score_files(engine_reader(engine), logs, size)
     for file, per_way in tallies.items():
         print(f"\n### {file}\n")
         print("| way | accuracy | precision | coverage | far precision (named) |")
@@ -229,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, score in association.items():
         print(row(name, score))
     print(
-        f"\ningest {ingested - started:.0f} s, headlines {read - ingested:.0f} s, "
+        f"\ningest {ingested_at - started:.0f} s, headlines {read - ingested_at:.0f} s, "
         f"{sum(len(log.annotated) for log in logs)} annotated messages"
     )
     return 0

@@ -34,7 +34,8 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -425,18 +426,58 @@ def load(files: Sequence[Path]) -> list[ChannelLog]:
     return logs
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+# -- what every dev-log bench shares --------------------------------------------------------------
+
+
+def log_arguments(description: str) -> argparse.ArgumentParser:
+    """The dev-log benches' parser: the files to read (both dev files unless named) and
+    ``--data-dir``, so every bench reuses a store another one kept; each adds its own options."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("files", nargs="*", type=Path, default=list(DEFAULT_FILES))
+    parser.add_argument(
+        "--data-dir", type=Path, help="keep the store here and reuse it (default: a temp folder)"
+    )
+    return parser
+
+
+@contextmanager
+def ingested(logs: Sequence[ChannelLog], data_dir: Path | None, prefix: str) -> Iterator[Bench]:
+    """A :class:`Bench` holding ``logs``, on ``data_dir`` or a temporary folder (``prefix``) that
+    is removed after; the runtime is closed on the way out, whatever happened inside."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as scratch:
+        bench = Bench(data_dir or Path(scratch), Settings(_env_file=None))
+        try:
+            bench.ingest(logs)
+            yield bench
+        finally:
+            bench.close()
+
+
+def annotated_messages(
+    bench: Bench, logs: Sequence[ChannelLog]
+) -> Iterator[tuple[ChannelLog, Timeline, int, frozenset[int]]]:
+    """Each annotated message of ``logs`` in order: its log, the log's stored timeline, its
+    position, and its gold parents' positions (empty for a message starting anew), so a bench
+    scores positions on the timeline it reads rather than message ids."""
+    for log in logs:
+        timeline = bench.timeline(log)
+        gold = {link.position: link for link in log.gold}
+        for position in log.annotated:
+            link = gold.get(position)
+            parents = (
+                frozenset(timeline.position_of[m] for m in link.parents) if link else frozenset()
+            )
+            yield log, timeline, position, parents
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = log_arguments(__doc__.split("\n\n")[0])
     parser.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="SECTION.FIELD=VALUE",
         help="override a setting, e.g. association.theta_0=0.4 (repeatable)",
-    )
-    parser.add_argument(
-        "--data-dir", type=Path, help="keep the store here and reuse it (default: a temp folder)"
     )
     parser.add_argument(
         "--check-invariant",
@@ -449,7 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs = load(args.files)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="awai-reply-links-") as scratch:
-        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))  # type: ignore[call-arg]
+        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))
         try:
             # Overrides apply on the runtime's settings, as written (the embedding model's scale).
             try:

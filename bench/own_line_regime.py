@@ -25,16 +25,12 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
-from awai_engine.settings import Settings
 from bench.eval_headline import headline_namer
-from bench.eval_reply_links import DEFAULT_FILES, Bench, load
+from bench.eval_reply_links import annotated_messages, ingested, load, log_arguments
 
 RECENT = 10
 REGIMES = ((1, 2, "1–2"), (3, 3, "3"), (4, 5, "4–5"), (6, 11, "6+"))
@@ -47,45 +43,32 @@ def regime(count: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", type=Path, default=list(DEFAULT_FILES))
-    parser.add_argument("--data-dir", type=Path, help="keep the store here and reuse it")
-    args = parser.parse_args(argv)
+    args = log_arguments(__doc__.split("\n\n")[0]).parse_args(argv)
     logs = load(args.files)
-    counts: dict[str, Counter[tuple[str, str]]] = {}
-    with tempfile.TemporaryDirectory(prefix="awai-own-line-") as scratch:
-        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))
-        try:
-            bench.ingest(logs)
-            name = headline_namer(bench.engine(bench.settings))
-            for log in logs:
-                timeline = bench.timeline(log)
-                gold = {link.position: link for link in log.gold}
-                tally = counts.setdefault(log.file, Counter())
-                for position in log.annotated:
-                    speaker = timeline.speaker_ids[position]
-                    _, recent = timeline.line_before(position, RECENT)
-                    label = regime(len({timeline.speaker_ids[q] for q in recent} | {speaker}))
-                    link = gold.get(position)
-                    parents = {timeline.position_of[m] for m in link.parents} if link else set()
-                    named, _ = name(log, timeline, position)
-                    own_named = named is not None and timeline.speaker_ids[named] == speaker
-                    gold_own = any(timeline.speaker_ids[q] == speaker for q in parents)
-                    tally[label, "messages"] += 1
-                    if not parents:
-                        continue
-                    tally[label, "with parent"] += 1
-                    tally[label, "right"] += named in parents
-                    if gold_own:
-                        tally[label, "gold own"] += 1
-                        tally[label, "other named, wrong"] += (
-                            named is not None and not own_named and named not in parents
-                        )
-                    else:
-                        tally[label, "gold other"] += 1
-                        tally[label, "own named"] += own_named
-        finally:
-            bench.close()
+    counts: dict[str, Counter[tuple[str, str]]] = {log.file: Counter() for log in logs}
+    with ingested(logs, args.data_dir, "awai-own-line-") as bench:
+        name = headline_namer(bench.engine(bench.settings))
+        for log, timeline, position, parents in annotated_messages(bench, logs):
+            tally = counts[log.file]
+            speaker = timeline.speaker_ids[position]
+            _, recent = timeline.line_before(position, RECENT)
+            label = regime(len({timeline.speaker_ids[q] for q in recent} | {speaker}))
+            named, _ = name(log, timeline, position)
+            own_named = named is not None and timeline.speaker_ids[named] == speaker
+            gold_own = any(timeline.speaker_ids[q] == speaker for q in parents)
+            tally[label, "messages"] += 1
+            if not parents:
+                continue
+            tally[label, "with parent"] += 1
+            tally[label, "right"] += named in parents
+            if gold_own:
+                tally[label, "gold own"] += 1
+                tally[label, "other named, wrong"] += (
+                    named is not None and not own_named and named not in parents
+                )
+            else:
+                tally[label, "gold other"] += 1
+                tally[label, "own named"] += own_named
     for file, tally in counts.items():
         print(f"\n### {file}\n")
         print(

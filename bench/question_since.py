@@ -16,12 +16,9 @@ bar is measured by :mod:`bench.eval_headline`.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -35,9 +32,8 @@ from awai_engine.reply_target.scorer import (
     QUESTION_PUT_BAR,
     question_put_first,
 )
-from awai_engine.settings import Settings
 from bench.eval_headline import FAR_BACK, Tally
-from bench.eval_reply_links import DEFAULT_FILES, Bench, load
+from bench.eval_reply_links import annotated_messages, ingested, load, log_arguments
 
 BARS = (None, 0.0, 0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6)
 BETWEEN_BARS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
@@ -48,110 +44,85 @@ ANSWER_BARS = (0.0, 0.05, 0.1, 0.2, 0.35, 0.5)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", type=Path, default=list(DEFAULT_FILES))
-    parser.add_argument("--data-dir", type=Path, help="keep the store here and reuse it")
-    args = parser.parse_args(argv)
+    args = log_arguments(__doc__.split("\n\n")[0]).parse_args(argv)
     logs = load(args.files)
     model = reply_model()
     tallies: dict[tuple[str, str, float | None], Tally] = {}
     shape: dict[tuple[str, str], Counter[str]] = {}
-    with tempfile.TemporaryDirectory(prefix="awai-question-since-") as scratch:
-        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))
-        try:
-            bench.ingest(logs)
-            for log in logs:
-                timeline = bench.timeline(log)
-                gold = {link.position: link for link in log.gold}
-                for position in log.annotated:
-                    link = gold.get(position)
-                    parents = (
-                        frozenset(timeline.position_of[m] for m in link.parents)
-                        if link
-                        else frozenset()
-                    )
-                    candidates = model_features(timeline, position, ())
-                    if not candidates.positions:
-                        for variant in VARIANTS:
-                            for bar in _bars(variant):
-                                tallies.setdefault((log.file, variant, bar), Tally()).count(
-                                    None, parents, position, ""
-                                )
+    with ingested(logs, args.data_dir, "awai-question-since-") as bench:
+        for log, timeline, position, parents in annotated_messages(bench, logs):
+            candidates = model_features(timeline, position, ())
+            if not candidates.positions:
+                for variant in VARIANTS:
+                    for bar in _bars(variant):
+                        tallies.setdefault((log.file, variant, bar), Tally()).count(
+                            None, parents, position, ""
+                        )
+                continue
+            positions = np.asarray(candidates.positions)
+            probabilities = through_agreements(
+                timeline,
+                position,
+                model,
+                candidates.positions,
+                model.probabilities(candidates.features),
+            )
+            asks = candidates.features[:, _ASKS]
+            order = np.lexsort((-positions, -probabilities))
+            best = order[0]
+            far = position - positions[best] > model.far_back
+            confident = probabilities[best] >= (model.far_confident if far else model.confident)
+            speaker = timeline.speaker_ids[position]
+            own = np.array([timeline.speaker_ids[q] == speaker for q in positions])
+            if own.any():
+                since = (positions > positions[own].max()) & ~own & (asks > 0)
+                to_speaker = since & (candidates.features[:, _ADDRESSES_ANOTHER] == 0)
+                between = to_speaker & (positions == position - 1)
+                if positions[own].max() != position - 2:
+                    between[:] = False
+                shapes = (("any", since), ("to speaker", to_speaker), ("between", between))
+                for shape_name, held in shapes:
+                    if not held.any():
                         continue
-                    positions = np.asarray(candidates.positions)
-                    probabilities = through_agreements(
-                        timeline,
-                        position,
-                        model,
-                        candidates.positions,
-                        model.probabilities(candidates.features),
+                    questions = set(positions[held].tolist())
+                    counts = shape.setdefault((log.file, shape_name), Counter())
+                    picked = _kind({int(positions[best])}, questions, positions[own])
+                    counts["messages"] += 1
+                    counts["gold " + _kind(parents, questions, positions[own])] += 1
+                    counts["best " + picked] += 1
+                    if picked == "own":
+                        counts["best own, gold " + _kind(parents, questions, positions[own])] += 1
+            for variant in VARIANTS:
+                table = candidates.features.copy()
+                if variant == "any question":
+                    table[:, _ADDRESSES_ANOTHER] = 0
+                for bar in _bars(variant):
+                    bars: tuple[float, float] | None = None
+                    if bar is None:
+                        pass
+                    elif variant == "answer opening":
+                        # The shipped bars, and ``bar`` for a message opening as an answer.
+                        answering = opens_as_answer(timeline.messages[position].text)
+                        bars = (bar, bar) if answering else (QUESTION_PUT_BAR, QUESTION_BETWEEN_BAR)
+                    else:
+                        bars = (0.5, bar) if variant == "between" else (bar, bar)
+                    ranked = (
+                        order
+                        if bars is None
+                        else question_put_first(
+                            timeline,
+                            position,
+                            positions,
+                            probabilities,
+                            table,
+                            order,
+                            *bars,
+                        )
                     )
-                    asks = candidates.features[:, _ASKS]
-                    order = np.lexsort((-positions, -probabilities))
-                    best = order[0]
-                    far = position - positions[best] > model.far_back
-                    confident = probabilities[best] >= (
-                        model.far_confident if far else model.confident
+                    named = int(positions[ranked[0]]) if confident else None
+                    tallies.setdefault((log.file, variant, bar), Tally()).count(
+                        named, parents, position, ""
                     )
-                    speaker = timeline.speaker_ids[position]
-                    own = np.array([timeline.speaker_ids[q] == speaker for q in positions])
-                    if own.any():
-                        since = (positions > positions[own].max()) & ~own & (asks > 0)
-                        to_speaker = since & (candidates.features[:, _ADDRESSES_ANOTHER] == 0)
-                        between = to_speaker & (positions == position - 1)
-                        if positions[own].max() != position - 2:
-                            between[:] = False
-                        shapes = (("any", since), ("to speaker", to_speaker), ("between", between))
-                        for shape_name, held in shapes:
-                            if not held.any():
-                                continue
-                            questions = set(positions[held].tolist())
-                            counts = shape.setdefault((log.file, shape_name), Counter())
-                            picked = _kind({int(positions[best])}, questions, positions[own])
-                            counts["messages"] += 1
-                            counts["gold " + _kind(parents, questions, positions[own])] += 1
-                            counts["best " + picked] += 1
-                            if picked == "own":
-                                counts[
-                                    "best own, gold " + _kind(parents, questions, positions[own])
-                                ] += 1
-                    for variant in VARIANTS:
-                        table = candidates.features.copy()
-                        if variant == "any question":
-                            table[:, _ADDRESSES_ANOTHER] = 0
-                        for bar in _bars(variant):
-                            bars: tuple[float, float] | None = None
-                            if bar is None:
-                                pass
-                            elif variant == "answer opening":
-                                # The shipped bars, and ``bar`` for a message opening as an answer.
-                                answering = opens_as_answer(timeline.messages[position].text)
-                                bars = (
-                                    (bar, bar)
-                                    if answering
-                                    else (QUESTION_PUT_BAR, QUESTION_BETWEEN_BAR)
-                                )
-                            else:
-                                bars = (0.5, bar) if variant == "between" else (bar, bar)
-                            ranked = (
-                                order
-                                if bars is None
-                                else question_put_first(
-                                    timeline,
-                                    position,
-                                    positions,
-                                    probabilities,
-                                    table,
-                                    order,
-                                    *bars,
-                                )
-                            )
-                            named = int(positions[ranked[0]]) if confident else None
-                            tallies.setdefault((log.file, variant, bar), Tally()).count(
-                                named, parents, position, ""
-                            )
-        finally:
-            bench.close()
     for (file, shape_name), counts in shape.items():
         print(f"\n### {file}, question {shape_name}: {counts['messages']} messages of the shape")
         for key in sorted(k for k in counts if k != "messages"):

@@ -25,12 +25,9 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # see eval_reply_links: before numpy loads
 
-import argparse
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -218,64 +215,54 @@ def _ranks(values: np.ndarray) -> np.ndarray:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", type=Path, default=list(bench_eval.DEFAULT_FILES))
-    parser.add_argument("--data-dir", type=Path, help="keep/reuse the store here")
-    args = parser.parse_args(argv)
+    args = bench_eval.log_arguments(__doc__.split("\n\n")[0]).parse_args(argv)
     logs = bench_eval.load(args.files)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="awai-tune-") as scratch:
-        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))  # type: ignore[call-arg]
-        try:
-            bench.ingest(logs)
-            sweep = Sweep(bench, logs)
-            print_table("Before: the foundation's settings", sweep.score(BEFORE))
-            meaning = coordinate_descent(sweep, BEFORE, "Meaning only")
-            print_table("Meaning tuned, no cue", sweep.score(meaning))
+    with bench_eval.ingested(logs, args.data_dir, "awai-tune-") as bench:
+        sweep = Sweep(bench, logs)
+        print_table("Before: the foundation's settings", sweep.score(BEFORE))
+        meaning = coordinate_descent(sweep, BEFORE, "Meaning only")
+        print_table("Meaning tuned, no cue", sweep.score(meaning))
 
-            print("\n### Addressing cues on the tuned meaning settings\n")
-            print("| cues | ubuntu in ctx | channel-two in ctx | mean far |")
-            print("|---|---:|---:|---:|")
-            with_cues = tuple(item for item in meaning if item not in NO_CUES) + CUES_ON
-            for label, change in CUE_TRIALS:
-                trial = combine(with_cues, change)
-                print(f"| {label} | {_cells(sweep.score(trial))}")
+        print("\n### Addressing cues on the tuned meaning settings\n")
+        print("| cues | ubuntu in ctx | channel-two in ctx | mean far |")
+        print("|---|---:|---:|---:|")
+        with_cues = tuple(item for item in meaning if item not in NO_CUES) + CUES_ON
+        for label, change in CUE_TRIALS:
+            trial = combine(with_cues, change)
+            print(f"| {label} | {_cells(sweep.score(trial))}")
 
-            best = coordinate_descent(sweep, with_cues, "Meaning again, cues on")
-            print_table("The sweep's best", sweep.score(best))
+        best = coordinate_descent(sweep, with_cues, "Meaning again, cues on")
+        print_table("The sweep's best", sweep.score(best))
 
-            print("\n### Around it: one change at a time, and the defaults\n")
-            print("| settings | ubuntu in ctx | channel-two in ctx | mean far | items used |")
-            print("|---|---:|---:|---:|---:|")
-            for label, trial in neighbours(best):
-                print(f"| {label} | {_cells(sweep.score(trial))} {_items(sweep.score(trial))} |")
-            print(f"| **defaults** | {_cells(sweep.score(()))} {_items(sweep.score(()))} |")
+        print("\n### Around it: one change at a time, and the defaults\n")
+        print("| settings | ubuntu in ctx | channel-two in ctx | mean far | items used |")
+        print("|---|---:|---:|---:|---:|")
+        for label, trial in neighbours(best):
+            print(f"| {label} | {_cells(sweep.score(trial))} {_items(sweep.score(trial))} |")
+        print(f"| **defaults** | {_cells(sweep.score(()))} {_items(sweep.score(()))} |")
 
-            print("\n### Each cue at the defaults (all other settings as they are)\n")
-            print("| cues | ubuntu in ctx | channel-two in ctx | mean far | items used |")
-            print("|---|---:|---:|---:|---:|")
-            for label, change in DEFAULT_CUE_TRIALS:
-                scores = sweep.score(change)
-                print(f"| {label} | {_cells(scores)} {_items(scores)} |")
+        print("\n### Each cue at the defaults (all other settings as they are)\n")
+        print("| cues | ubuntu in ctx | channel-two in ctx | mean far | items used |")
+        print("|---|---:|---:|---:|---:|")
+        for label, change in DEFAULT_CUE_TRIALS:
+            scores = sweep.score(change)
+            print(f"| {label} | {_cells(scores)} {_items(scores)} |")
 
-            print("\n### τ_rep on the defaults: does activation rank the gold parent first?\n")
-            print("| τ_rep | activation ROC AUC |")
-            print("|---:|---:|")
-            for value in REPEAT_SIMILARITIES:
-                trial = (f"activation.repeat_similarity={value}",)
-                print(f"| {value} | {activation_auc(sweep, trial):.3f} |")
+        print("\n### τ_rep on the defaults: does activation rank the gold parent first?\n")
+        print("| τ_rep | activation ROC AUC |")
+        print("|---:|---:|")
+        for value in REPEAT_SIMILARITIES:
+            trial = (f"activation.repeat_similarity={value}",)
+            print(f"| {value} | {activation_auc(sweep, trial):.3f} |")
 
-            defaults = sweep.settings(())
-            size = defaults.flow.capacity + defaults.association.max_items
-            engine_scores = bench_eval.score_files(
-                engine_reader(bench.engine(defaults)), logs, size
-            )
-            print_table("After: the defaults, read through Engine.context", engine_scores)
-            agree = all(
-                vars(engine_scores[name]) == vars(score) for name, score in sweep.score(()).items()
-            )
-        finally:
-            bench.close()
+        defaults = sweep.settings(())
+        size = defaults.flow.capacity + defaults.association.max_items
+        engine_scores = bench_eval.score_files(engine_reader(bench.engine(defaults)), logs, size)
+        print_table("After: the defaults, read through Engine.context", engine_scores)
+        agree = all(
+            vars(engine_scores[name]) == vars(score) for name, score in sweep.score(()).items()
+        )
     print(f"\nDefaults: {bench_eval.describe(defaults)}")
     print(f"Engine.context agrees with the sweep on the defaults: {agree}")
     print(f"{len(sweep.seen)} settings scored in {time.perf_counter() - started:.0f} s")

@@ -15,67 +15,38 @@ the chosen value is measured by :mod:`bench.eval_headline`.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from awai_engine.reply_target.model import reply_model
 from awai_engine.reply_target.scorer import reply_scores
-from awai_engine.settings import Settings
 from bench.eval_headline import Tally
-from bench.eval_reply_links import DEFAULT_FILES, Bench, load
+from bench.eval_reply_links import annotated_messages, ingested, load, log_arguments
 
 NEARS = (0, 1, 2, 3, 5, 8, 12)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*", type=Path, default=list(DEFAULT_FILES))
-    parser.add_argument("--data-dir", type=Path, help="keep the store here and reuse it")
-    args = parser.parse_args(argv)
+    args = log_arguments(__doc__.split("\n\n")[0]).parse_args(argv)
     logs = load(args.files)
     model = reply_model()
     tallies: dict[tuple[str, int], Tally] = {}
     fired: dict[tuple[str, int], Counter[str]] = {}
-    with tempfile.TemporaryDirectory(prefix="awai-yes-no-") as scratch:
-        bench = Bench(args.data_dir or Path(scratch), Settings(_env_file=None))
-        try:
-            bench.ingest(logs)
-            for log in logs:
-                timeline = bench.timeline(log)
-                gold = {link.position: link for link in log.gold}
-                for position in log.annotated:
-                    link = gold.get(position)
-                    parents = (
-                        frozenset(timeline.position_of[m] for m in link.parents)
-                        if link
-                        else frozenset()
-                    )
-                    off = reply_scores(timeline, position, model, yes_no_near=0)
-                    off_best = int(off.positions[0]) if len(off) else None
-                    for near in NEARS:
-                        scores = (
-                            off if near == 0 else reply_scores(timeline, position, model, (), near)
-                        )
-                        confident = bool(len(scores)) and scores[0].confident
-                        named = int(scores.positions[0]) if confident else None
-                        tallies.setdefault((log.file, near), Tally()).count(
-                            named, parents, position, ""
-                        )
-                        if (
-                            near
-                            and named is not None
-                            and (named != off_best or not off[0].confident)
-                        ):
-                            counts = fired.setdefault((log.file, near), Counter())
-                            counts["changed"] += 1
-                            counts["now right"] += named in parents
-                            counts["was right"] += bool(off[0].confident) and off_best in parents
-        finally:
-            bench.close()
+    with ingested(logs, args.data_dir, "awai-yes-no-") as bench:
+        for log, timeline, position, parents in annotated_messages(bench, logs):
+            off = reply_scores(timeline, position, model, yes_no_near=0)
+            off_best = int(off.positions[0]) if len(off) else None
+            for near in NEARS:
+                scores = off if near == 0 else reply_scores(timeline, position, model, (), near)
+                confident = bool(len(scores)) and scores[0].confident
+                named = int(scores.positions[0]) if confident else None
+                tallies.setdefault((log.file, near), Tally()).count(named, parents, position, "")
+                if near and named is not None and (named != off_best or not off[0].confident):
+                    counts = fired.setdefault((log.file, near), Counter())
+                    counts["changed"] += 1
+                    counts["now right"] += named in parents
+                    counts["was right"] += bool(off[0].confident) and off_best in parents
     print("| file | lines back | accuracy | precision | coverage | far precision (named, >10) |")
     print("|---|---|---:|---:|---:|---:|")
     for (file, near), found in tallies.items():
