@@ -19,6 +19,7 @@ from typing import Protocol
 
 from threadpoolctl import threadpool_limits
 
+from awai_engine import heap_trim
 from awai_engine.admission import text_problem, ts_problem
 from awai_engine.association.admission import admission_model
 from awai_engine.association.recall import recall
@@ -211,6 +212,11 @@ class Engine:
                     totals[key] += value
                 notes.extend(chunk_notes)
                 problems.extend(failed)
+            # A chunk's encoding and writes allocate and free tens of MiB (token batches, the
+            # encoder's outputs, Chroma's write batches); glibc keeps what is freed, so without
+            # this an ingest's peak grew chunk by chunk (`awai ingest` of 10k messages, peak RSS:
+            # 492–541 MiB without, 473–495 with, seven runs in turns, the same wall time).
+            heap_trim.give_back()
             if progress:
                 progress(len(chunk))
         return IngestReport(**totals, problems=tuple(problems), notes=tuple(notes))

@@ -7,6 +7,8 @@ their middles, so a bot holding a channel whose readings cluster its speakers ke
 no longer used (27 MiB of its 404 after 401 readings of a 100k channel). ``malloc_trim`` returns the free pages of every arena (the
 pool threads' too) once, after such work, without the cost a fixed low threshold has on every
 allocation (a mapping of its own for each block of 128 KiB or more: readings 1.22× slower).
+An ingest's chunks do the same (token batches, the encoder's outputs, the store's write
+batches): it gives the heap back after each chunk, so its peak does not grow chunk by chunk.
 
 A no-op where the C library has no ``malloc_trim`` (not glibc).
 """

@@ -1,8 +1,10 @@
-"""Freed C heap memory goes back to the system after clustering (awai_engine/heap_trim.py).
+"""Freed C heap memory goes back to the system after clustering and after each chunk of an
+ingest (awai_engine/heap_trim.py).
 
 A bot whose readings cluster speakers on demand kept about a hundred MiB that glibc held on to
 after each clustering; giving it back once per walk up a speaker's chain keeps a held 100k
-channel under its bar without a low fixed trim threshold's cost on every allocation.
+channel under its bar without a low fixed trim threshold's cost on every allocation. An ingest
+kept its chunks' freed buffers the same way, so its peak grew with the messages it stored.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
+from awai_engine import engine as engine_module
 from awai_engine import heap_trim
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -61,3 +64,17 @@ def test_a_reading_that_clusters_on_demand_gives_the_heap_back_and_a_cached_one_
     again = runtime.engine.read(CHANNEL, "m0014", EVERYTHING)
     assert not given_back  # the runs were kept: nothing clustered, nothing freed
     assert again.context.schemas == first.context.schemas
+
+
+def test_an_ingest_gives_the_heap_back_after_each_chunk(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = make_runtime()
+    given_back: list[int] = []
+    monkeypatch.setattr(heap_trim, "give_back", lambda: given_back.append(1))
+    monkeypatch.setattr(engine_module, "INGEST_CHUNK", 3)
+    report = runtime.engine.ingest(said(CHANNEL, "ann", CHATTER, 1))
+    # Eight messages in chunks of three: each chunk's freed encoding and write buffers go back
+    # before the next, so an ingest's peak does not grow with the number of chunks.
+    assert report.added == len(CHATTER) == 8
+    assert len(given_back) == 3
