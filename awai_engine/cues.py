@@ -358,8 +358,8 @@ def opening_stance(text: str) -> Stance | None:
     first = _SENTENCE_END.split(body.strip(), maxsplit=1)[0].rstrip(" 、")
     if _phrases(_REVISES, _NOT_AFTER_A_LETTER).search(first.lower()):
         return Stance("revises")
-    sentences = _SENTENCES.findall(body)
-    if sentences and is_question(sentences[0]):
+    opening = _SENTENCES.search(body)
+    if opening and is_question(opening.group(0)):
         return None  # it opens by asking: "ok?", "sounds good? I can take it"
     lowered = body.lower()
     agreement = _opens_with(text, _AGREES)
@@ -443,10 +443,14 @@ def opens_with_yes_or_no(text: str) -> bool:
     return any(c.isalnum() for c in rest) and not _asks_after(body, end)
 
 
-# Words that ask for something other than a yes or a no: which one, who, when, how.
+# Words that ask for something other than a yes or a no: which one, who, when, how. A Japanese
+# question word with か or も after it names no one in particular (誰か "someone", 何か
+# "something", いつも "always", どれか "any"), so 「誰か知っていますか？」 still asks a yes or a
+# no, unless the か ends the sentence (「誰かな？」 wonders who).
 _ASKS_WHICH = re.compile(
     r"(?<![a-z])(?:what|which|who|whom|whose|when|where|why|how)(?![a-z])|\bor\b(?!\s+not\b)"
-    r"|何|なに|なん[でのだ]|いつ|どこ|どちら|どっち|どれ|どの|どう|どんな|なぜ|誰|だれ|いくつ|いくら|それとも"
+    r"|(?:何|なに|いつ|どこ|どちら|どっち|どれ|どう|誰|だれ|いくつ)(?![かも](?![なね]?[?？。\s]|$))"
+    r"|なん[でのだ]|どの|どんな|なぜ|いくら|それとも"
 )
 # How an English yes/no question opens (after a "Name," and "so", "and", "ok"…): with a verb that asks ("Can
 # we…", "Did you…", "Isn't it…") or with whom it asks about ("Anyone tried…", "You need…?").

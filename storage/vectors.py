@@ -382,31 +382,52 @@ class ChromaVectors:
                 name=segment, metadata=self._metadata(name), embedding_function=None
             )
 
+    def _listed(self, name: str, newest_first: bool = False) -> Iterator[Any]:
+        """Each segment of ``name`` that still exists, opened without being made again.
+
+        Why not ``_collection``: a segment dropped between the listing and its turn (a drop or a
+        compaction by another process) would come back empty from ``get_or_create``, a collection
+        nobody writes to again. A read or a delete has nothing to do in a segment that is gone,
+        so it is passed over.
+        """
+        from chromadb.errors import NotFoundError
+
+        segments = self.segments(name)
+        for segment in reversed(segments) if newest_first else segments:
+            if self._checks is not None:
+                self._checks.collection(segment)
+            try:
+                with self._calling(name):
+                    collection = self.client.get_collection(segment, embedding_function=None)  # type: ignore[attr-defined]
+            except NotFoundError:
+                log.info("Chroma collection %s was dropped after it was listed", segment)
+                continue
+            yield collection
+
     def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
         ids = list(message_ids)
         if ids:
-            for segment in self.segments(name):
+            for collection in self._listed(name):
                 with self._calling(name, writing=True):
-                    self._collection(segment).delete(where={"message_id": {"$in": ids}})
+                    collection.delete(where={"message_id": {"$in": ids}})
 
     def delete_thoughts_from(self, name: str, message_id: str, first_index: int) -> None:
         """Remove a message's vectors for thoughts ``first_index`` and later (an edit shrank it)."""
-        for segment in self.segments(name):
+        for collection in self._listed(name):
             with self._calling(name, writing=True):
-                self._collection(segment).delete(
+                collection.delete(
                     where={"$and": [{"message_id": message_id}, {"thought": {"$gte": first_index}}]}
                 )
 
     def count(self, name: str) -> int:
         total = 0
-        for segment in self.segments(name):
+        for collection in self._listed(name):
             with self._calling(name):
-                total += int(self._collection(segment).count())
+                total += int(collection.count())
         return total
 
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
-        for segment in self.segments(name):
-            collection = self._collection(segment)
+        for collection in self._listed(name):
             for part in batches(ids, WRITE_BATCH):
                 with self._calling(name, writing=True):
                     collection.delete(ids=list(part))
@@ -419,8 +440,7 @@ class ChromaVectors:
         recent writes loads the newest segment's index alone."""
         found: dict[str, np.ndarray] = {}
         wanted = list(ids)
-        for segment in reversed(self.segments(name) if wanted else []):
-            collection = self._collection(segment)
+        for collection in self._listed(name, newest_first=True) if wanted else ():
             for start in range(0, len(wanted), PAGE):
                 with self._calling(name):
                     page = collection.get(ids=wanted[start : start + PAGE], include=["embeddings"])
@@ -437,8 +457,7 @@ class ChromaVectors:
         shows here, as :class:`DamagedVectorsError`, rather than at the next reading."""
         include = ["embeddings"] if read_vectors else []
         ids: dict[str, None] = {}
-        for segment in self.segments(name):
-            collection = self._collection(segment)
+        for collection in self._listed(name):
             offset = 0
             while True:
                 with self._calling(name):

@@ -197,3 +197,29 @@ def test_a_gap_in_the_segments_hides_none_after_it_and_is_never_filled(runtime: 
     assert {vector_id("m015", 0), vector_id("m009", 0)} <= set(ids)
     runtime.engine.delete(CHANNEL, "m009")
     assert vector_id("m009", 0) not in vectors.all_ids(name)
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_segment_dropped_after_it_was_listed_is_passed_over_not_made_again(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process drops a segment between a reader's listing and its turn: reads, counts
+    and deletes go on with the rest, and no empty segment of that name comes back."""
+    runtime.engine.ingest([said(n) for n in range(1, 10)])
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    listed = vectors.segments(name)
+    dropped = segment_name(name, 1)
+    assert dropped in listed
+    vectors.client.delete_collection(dropped)  # type: ignore[attr-defined]
+    monkeypatch.setattr(ChromaVectors, "segments", lambda self, _name, checked=True: listed)
+
+    kept = [vector for vector in expected_ids(runtime) if vector in set(vectors.all_ids(name))]
+    assert vectors.count(name) == len(kept) > 0
+    assert set(vectors.vectors_of(name, expected_ids(runtime))) == set(kept)
+    vectors.delete_messages(name, ["m009"])
+    vectors.delete_thoughts_from(name, "m008", 0)
+    vectors.delete_ids(name, [vector_id("m007", 0)])
+    monkeypatch.undo()
+
+    assert dropped not in vectors.segments(name)
+    assert not {vector_id(m, 0) for m in ("m007", "m008", "m009")} & set(vectors.all_ids(name))

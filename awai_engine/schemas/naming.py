@@ -98,7 +98,7 @@ _PLAIN = """
     今日 明日 昨日 今朝 今夜 週明 今週 来週 先週 今回 前回 次回 予定 確認 対応 必要 場合 感じ
     件 方 私 自分 皆
 """
-PLAIN_WORDS = frozenset(_PLAIN.split())
+_PLAIN_WORDS = frozenset(_PLAIN.split())
 
 
 def terms(document: str) -> list[str]:
@@ -145,7 +145,7 @@ def _is_content(word: str) -> bool:
         len(word) > 1
         and word not in ENGLISH_STOP_WORDS
         and word not in REACTIONS
-        and word not in PLAIN_WORDS
+        and word not in _PLAIN_WORDS
         and "'" not in word
         and "’" not in word
         and _AMOUNT.fullmatch(word) is None
