@@ -309,7 +309,39 @@ _RETURNS_OPENING = (
     "先ほどの件",
     "元の話",
 )
-_LEAD_IN = re.compile(r"(?:(?:so|anyway|anyways|ok|okay|right|now|but)\b[\s,.!—–-]*)*")
+_LEAD_IN = re.compile(
+    r"(?:(?:(?:so|anyway|anyways|ok|okay|right|now|but)\b|ところで|さて|それで|じゃあ|では|で(?=[、,]))"
+    r"[\s,.!—–、-]*)*"
+)
+# What "back to" / "returning to" goes back to when it is a place, a routine or a state rather
+# than a topic of the talk: "Back to square one", "returning to the office", "back to normal".
+_NOT_A_TOPIC = (
+    "square one",
+    "normal",
+    "work",
+    "school",
+    "home",
+    "bed",
+    "sleep",
+    "the office",
+    "office",
+    "the drawing board",
+    "basics",
+    "the basics",
+    "reality",
+    "life",
+    "the grind",
+    "my desk",
+    "the desk",
+    "town",
+    "the city",
+    "the team",
+)
+# A time after the words makes them a trip or a plan ("Returning to Berlin tomorrow").
+_WHEN = re.compile(
+    r"\b(?:tomorrow|today|tonight|next (?:week|month|year)|on (?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|this (?:week|weekend|evening|afternoon)|soon|later)\b"
+)
 
 _OPENING = re.compile(r"^(?:(?!\+1|👍)[\s\W_])*", re.UNICODE)  # "+1" and 👍 are words here
 _WORD_END = r"(?![a-z0-9'])"
@@ -580,9 +612,17 @@ def says_returns(text: str) -> bool:
 
 def opens_returning(text: str) -> bool:
     """The message opens by going back to a topic ("Back to the replica disk — …", "So, going
-    back to refunds", 「話を戻すと」), after any address: it names a topic left earlier, not
-    something that happened again."""
+    back to refunds", 「ところで、話を戻すと」), after any address: it names a topic left
+    earlier, not something that happened again. Going back to a place, a routine or a state
+    ("Back to square one, sadly", "Returning to the office tomorrow") returns to no topic."""
     opening = _strip_address(text).lower()
     lead_in = _LEAD_IN.match(opening)  # matches the empty string at least
     start = lead_in.end() if lead_in else 0
-    return _phrases(_RETURNS_OPENING).match(opening, start) is not None
+    words = _phrases(_RETURNS_OPENING).match(opening, start)
+    if words is None:
+        return False
+    rest = opening[words.end() :].lstrip()
+    if _phrases(_NOT_A_TOPIC).match(rest):
+        return False
+    clause = re.split(r"[.!?;—–]|\s-\s", rest, maxsplit=1)[0]
+    return _WHEN.search(clause) is None

@@ -424,6 +424,28 @@ def test_back_to_returns_only_where_a_message_opens_with_it(text: str, returns: 
     assert says_returns(text) is returns
 
 
+@pytest.mark.parametrize(
+    ("text", "returns"),
+    [
+        ("Returning to the office tomorrow, so I'll test it there.", False),
+        ("Back to square one, sadly.", False),
+        ("back to work now, ping me if it breaks", False),
+        ("Anyway, back to normal: the build is green.", False),
+        ("Returning to Berlin next week.", False),
+        ("Returning to the migration plan: who signs off?", True),
+        ("Back to what Ben said about the cache.", True),
+        ("ところで、話を戻すと、キャッシュはどうなりましたか？", True),
+        ("さて、さっきの件ですが、まだ直っていません。", True),
+        ("で、元の話に戻ると…", True),
+        ("ところで、明日は休みです。", False),
+    ],
+)
+def test_going_back_to_a_place_or_a_state_returns_to_no_topic_and_japanese_lead_ins_count(
+    text: str, returns: bool
+) -> None:
+    assert says_returns(text) is returns
+
+
 def test_again_in_passing_returns_to_nothing() -> None:
     assert not says_returns("I'm going to the beach again!")
     assert not says_returns("また明日")
