@@ -405,11 +405,15 @@ class ChromaVectors:
             yield collection
 
     def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
+        """Remove every vector of ``message_ids`` from every segment: the segments listed and
+        opened once for the whole list (a forget of a speaker's 10,000 messages, say), the
+        ids sent a slice at a time."""
         ids = list(message_ids)
         if ids:
             for collection in self._listed(name):
-                with self._calling(name, writing=True):
-                    collection.delete(where={"message_id": {"$in": ids}})
+                for part in batches(ids):
+                    with self._calling(name, writing=True):
+                        collection.delete(where={"message_id": {"$in": part}})
 
     def delete_thoughts_from(self, name: str, message_id: str, first_index: int) -> None:
         """Remove a message's vectors for thoughts ``first_index`` and later (an edit shrank it)."""

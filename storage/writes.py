@@ -429,7 +429,6 @@ class Writes(StorePart):
                 if ids or withdrawn:
                     count_removal(session, channel_id)
                 collection = row_of_channel.collection
-            for batch in batches(ids):
-                self.vectors.delete_messages(collection, batch)
+            self.vectors.delete_messages(collection, ids)
             self.read_model.discard(channel)
         return ids

@@ -223,3 +223,32 @@ def test_a_segment_dropped_after_it_was_listed_is_passed_over_not_made_again(
 
     assert dropped not in vectors.segments(name)
     assert not {vector_id(m, 0) for m in ("m007", "m008", "m009")} & set(vectors.all_ids(name))
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_forget_lists_the_segments_once_however_many_messages_it_removes(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing and opening every segment per slice of ids made a forget of a large speaker pay
+    the channel's segment count once per 500 messages; the ids are sliced inside one pass."""
+
+    def by_two(items: Any, size: int = 2) -> Any:
+        return (items[start : start + 2] for start in range(0, len(items), 2))
+
+    for module in ("storage.vectors", "storage.writes"):  # slices of 2, not 500
+        monkeypatch.setattr(f"{module}.batches", by_two)
+    runtime.engine.ingest([said(n, speaker="zed") for n in range(1, 8)])
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    listings: list[str] = []
+    listed = ChromaVectors.segments
+
+    def spy(self: ChromaVectors, segment: str, checked: bool = True) -> list[str]:
+        listings.append(segment)
+        return listed(self, segment, checked)
+
+    monkeypatch.setattr(ChromaVectors, "segments", spy)
+    removed = runtime.store.delete_speaker(CHANNEL, "zed")
+    monkeypatch.undo()
+
+    assert len(removed) == 7 and listings.count(name) == 1
+    assert vectors.all_ids(name) == []
