@@ -605,8 +605,10 @@ def says_returns(text: str) -> bool:
     """The message says it goes back to something ("again", "is back", "coming back to"; "back
     to …" where it opens), or asks how something raised earlier turned out ("any update on",
     "どうなりましたか")."""
-    if _phrases(_RETURNS, _NOT_AFTER_A_LETTER).search(text.lower()) is not None:
-        return True
+    lowered = text.lower()
+    for said in _phrases(_RETURNS, _NOT_AFTER_A_LETTER).finditer(lowered):
+        if not said.group(0).endswith(" to") or _names_a_topic(lowered[said.end() :]):
+            return True  # "going back to work tomorrow" goes back to no topic
     return opens_returning(text)
 
 
@@ -619,9 +621,13 @@ def opens_returning(text: str) -> bool:
     lead_in = _LEAD_IN.match(opening)  # matches the empty string at least
     start = lead_in.end() if lead_in else 0
     words = _phrases(_RETURNS_OPENING).match(opening, start)
-    if words is None:
-        return False
-    rest = opening[words.end() :].lstrip()
+    return words is not None and _names_a_topic(opening[words.end() :])
+
+
+def _names_a_topic(rest: str) -> bool:
+    """Whether what follows "back to" / "returning to" (lowered) is a topic of the talk rather
+    than a place, a routine or a state, or a trip with its time ("the office tomorrow")."""
+    rest = rest.lstrip()
     if _phrases(_NOT_A_TOPIC).match(rest):
         return False
     clause = re.split(r"[.!?;—–]|\s-\s", rest, maxsplit=1)[0]

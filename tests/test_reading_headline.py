@@ -438,6 +438,8 @@ def test_back_to_returns_only_where_a_message_opens_with_it(text: str, returns: 
         ("さて、さっきの件ですが、まだ直っていません。", True),
         ("で、元の話に戻ると…", True),
         ("ところで、明日は休みです。", False),
+        ("I'm going back to work tomorrow, so ping me there.", False),
+        ("ok, so coming back to the cache question, who owns it?", True),
     ],
 )
 def test_going_back_to_a_place_or_a_state_returns_to_no_topic_and_japanese_lead_ins_count(
