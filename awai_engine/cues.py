@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from awai_engine.text import has_japanese
+
 CueRelation = Literal["agrees", "concedes", "disagrees", "revises"]
 
 _QUESTION_END = re.compile(r"[?？]\s*[)）」』\"'”]*\s*$")
@@ -309,10 +311,12 @@ _RETURNS_OPENING = (
     "先ほどの件",
     "元の話",
 )
-_LEAD_IN = re.compile(
-    r"(?:(?:(?:so|anyway|anyways|ok|okay|right|now|but)\b|ところで|さて|それで|じゃあ|では|で(?=[、,]))"
-    r"[\s,.!—–、-]*)*"
+# Words a message may open with before what it does ("so", "anyway", "ok", ところで, さて…).
+_LEAD_WORDS = (
+    r"(?:so|and|but|ok|okay|also|then|hey|btw|oh|well|um|hm+|anyway|anyways|right|now)\b"
+    r"|ところで|さて|それで|じゃあ|では|で(?=[、,])"
 )
+_LEAD_IN = re.compile(rf"(?:(?:{_LEAD_WORDS})[\s,.!—–、-]*)*")
 # What "back to" / "returning to" goes back to when it is a place, a routine or a state rather
 # than a topic of the talk: "Back to square one", "returning to the office", "back to normal".
 _NOT_A_TOPIC = (
@@ -487,13 +491,12 @@ _ASKS_WHICH = re.compile(
 # How an English yes/no question opens (after a "Name," and "so", "and", "ok"…): with a verb that asks ("Can
 # we…", "Did you…", "Isn't it…") or with whom it asks about ("Anyone tried…", "You need…?").
 _YES_OR_NO_OPENING = re.compile(
-    r"(?:[\w.'-]{1,24},\s+)?(?:(?:so|and|but|ok|okay|also|then|hey|btw|oh|well|um|hm+)\b[\s,.!-]*)*"
+    rf"(?:[\w.'-]{{1,24}},\s+)?{_LEAD_IN.pattern}"
     r"(?:(?:is|are|was|were|am|do|does|did|can|could|will|would|should|shall|may|might|must"
     r"|have|has|had)(?:n't|nt)?|anyone|anybody|someone|somebody|everyone|you|u|it|that|this"
     r"|there)(?![a-z'])"
 )
 _TAG = re.compile(r"(?:\bright|\bok|\bokay|\bno|n't it|nt it)\s*[?？]+\W*$")
-_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _SENTENCE_BREAK = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s)|\n")
 """Where a sentence ends: after a question or exclamation mark or 。, or a full stop before a
 space (so "ubuntu 8.10?" stays one sentence)."""
@@ -514,20 +517,14 @@ def asks_yes_or_no(text: str) -> bool:
     if _ASKS_WHICH.search(question):
         return False
     return bool(
-        _JAPANESE.search(question) or _YES_OR_NO_OPENING.match(question) or _TAG.search(question)
+        has_japanese(question) or _YES_OR_NO_OPENING.match(question) or _TAG.search(question)
     )
 
 
 # Openings that answer a question rather than go on with one's own line: a yes or no, one of
 # the options asked about ("Both", "Neither"), or not knowing ("Not that I know of").
 _ANSWER_OPENINGS = (
-    "yes",
-    "yep",
-    "yeah",
-    "yup",
-    "no",
-    "nope",
-    "nah",
+    *_YES_OR_NO,
     "both",
     "neither",
     "either",
@@ -549,11 +546,6 @@ _ANSWER_OPENINGS = (
     "of course",
     "correct",
     "exactly",
-    "はい",
-    "いいえ",
-    "いや",
-    "うん",
-    "ええ",
     "両方",
     "まだ",
     "たぶん",

@@ -52,6 +52,11 @@ def is_japanese_char(char: str) -> bool:
     return bool(_JAPANESE.match(char))
 
 
+def has_japanese(text: str) -> bool:
+    """Whether ``text`` holds any kana or kanji: a Japanese sentence (or a part of one)."""
+    return _JAPANESE.search(text) is not None
+
+
 def detect_language(text: str) -> str:
     """``ja`` when Japanese script makes up a fair share of the letters, else ``en``."""
     letters = _LETTER.findall(text)

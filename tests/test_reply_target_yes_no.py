@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from awai_engine.cues import asks_yes_or_no, opening_stance, opens_with_yes_or_no
+from awai_engine.cues import asks_yes_or_no, opening_stance, opens_as_answer, opens_with_yes_or_no
 from awai_engine.reply_target.model import reply_model
 from awai_engine.reply_target.regime import model_features
 from awai_engine.reply_target.scorer import reply_scores
@@ -166,6 +166,8 @@ def test_an_opening_yes_or_no_is_a_word_set_off_before_a_statement(text: str, op
         ("何を入れましたか？", False),
         ("いつ終わりますか？", False),
         ("誰かな？", False),
+        ("Right, can we ship on Friday?", True),
+        ("Anyway, did the backup finish?", True),
         ("The build is green.", False),
     ],
 )
@@ -179,3 +181,22 @@ def test_an_opening_no_in_japanese_is_a_plain_answer_to_a_question_like_english_
     for text in ("いいえ、まだ途中です。", "No, it is still running."):
         stance = opening_stance(text)
         assert stance is not None and stance.relation == "disagrees" and stance.plain
+
+
+@pytest.mark.parametrize(
+    ("text", "answers"),
+    [
+        ("yea, it works now", True),
+        ("ううん、まだです。", True),
+        ("Both, honestly.", True),
+        ("Not that I know of.", True),
+        ("Omar: no. The template is broken.", True),
+        ("Nobody has tried it.", False),
+        ("The build is green.", False),
+        ("Bother, it failed again.", False),
+    ],
+)
+def test_an_answer_opens_with_a_yes_or_a_no_one_of_the_options_or_not_knowing(
+    text: str, answers: bool
+) -> None:
+    assert opens_as_answer(text) is answers
