@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from awai_engine.acknowledgement import says_something
-from awai_engine.cues import Stance, is_question, opening_stance, says_returns
+from awai_engine.cues.questions import is_question
+from awai_engine.cues.returns import says_returns
+from awai_engine.cues.stance import Stance, opening_stance
 from awai_engine.reply_target.scorer import QUOTED_FROM
 from awai_engine.text import as_said, words
 from awai_engine.values import (

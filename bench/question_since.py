@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from awai_engine.cues import opens_as_answer
+from awai_engine.cues.answers import opens_as_answer
 from awai_engine.reply_target.agreement import through_agreements
 from awai_engine.reply_target.features import FEATURE_NAMES
 from awai_engine.reply_target.model import reply_model

@@ -14,7 +14,9 @@ import pytest
 
 from awai_engine.acknowledgement import is_acknowledgement
 from awai_engine.connections import connect
-from awai_engine.cues import is_question, opening_stance, says_returns
+from awai_engine.cues.questions import is_question
+from awai_engine.cues.returns import says_returns
+from awai_engine.cues.stance import opening_stance
 from awai_engine.samples import SAMPLES
 from awai_engine.text import words
 from awai_engine.values import (

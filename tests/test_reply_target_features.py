@@ -16,7 +16,7 @@ import random
 import numpy as np
 
 from awai_engine.association.reaching import named_at_the_edge
-from awai_engine.cues import opening_stance
+from awai_engine.cues.stance import opening_stance
 from awai_engine.lexical import terms
 from awai_engine.reply_target.features import (
     FEATURE_NAMES,

@@ -14,7 +14,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from awai_engine.cues import asks_yes_or_no, opening_stance, opens_as_answer, opens_with_yes_or_no
+from awai_engine.cues.answers import opens_as_answer, opens_with_yes_or_no
+from awai_engine.cues.questions import asks_yes_or_no
+from awai_engine.cues.stance import opening_stance
 from awai_engine.reply_target.model import reply_model
 from awai_engine.reply_target.regime import model_features
 from awai_engine.reply_target.scorer import reply_scores

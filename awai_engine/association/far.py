@@ -18,7 +18,7 @@ import numpy as np
 
 from awai_engine.association.picks import Pick, best_thought
 from awai_engine.association.query import Query, Situation
-from awai_engine.cues import is_question
+from awai_engine.cues.questions import is_question
 from awai_engine.lexical import NO_MATCHES, WordSearch, terms
 from awai_engine.timeline import Timeline
 from awai_engine.values import RecallReason

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from awai_engine.cues import opening_stance
+from awai_engine.cues.stance import opening_stance
 from awai_engine.reply_target.model import ReplyModel
 from awai_engine.reply_target.regime import model_features
 from awai_engine.text_caches import text_cache

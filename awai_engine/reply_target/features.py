@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from awai_engine.association.reaching import named_at_the_edge
-from awai_engine.cues import is_question, opening_stance
+from awai_engine.cues.questions import is_question
+from awai_engine.cues.stance import opening_stance
 from awai_engine.lexical import terms
 from awai_engine.text_caches import text_cache
 from awai_engine.timeline import Timeline, TimelineMessage

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from awai_engine.cues import is_question, opens_as_answer
+from awai_engine.cues.answers import opens_as_answer
+from awai_engine.cues.questions import is_question
 from awai_engine.lexical import terms
 from awai_engine.timeline import Timeline
 

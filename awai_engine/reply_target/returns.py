@@ -5,7 +5,7 @@ someone else's, yet what it responds to is the earlier line about the replica di
 fitted on #ubuntu where such openings are rare, ranks by turn-taking and names the line just
 before or the speaker's own latest, and the headline reads "Continues what <speaker> said": a
 person sees at once that it is wrong. When the message opens with a return cue
-(:func:`awai_engine.cues.opens_returning`), the line just before is what it leaves, not what it
+(:func:`awai_engine.cues.returns.opens_returning`), the line just before is what it leaves, not what it
 goes back to: the candidate closest to it in meaning and words among the others (the speaker's
 own earlier lines included: one goes back to one's own topic too) goes first, if it is closer
 than the line just before (else the words point at what the message follows, and the model's
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from awai_engine.cues import opens_returning
+from awai_engine.cues.returns import opens_returning
 from awai_engine.reply_target.features import FEATURE_NAMES
 from awai_engine.timeline import Timeline
 

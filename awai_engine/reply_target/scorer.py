@@ -14,7 +14,7 @@ from typing import overload
 
 import numpy as np
 
-from awai_engine.cues import opens_as_answer
+from awai_engine.cues.answers import opens_as_answer
 from awai_engine.reply_target.agreement import through_agreements
 from awai_engine.reply_target.features import FEATURE_NAMES
 from awai_engine.reply_target.model import ReplyModel

@@ -6,8 +6,8 @@ after "Is the replica disk still filling up?". The model, fitted on #ubuntu's te
 an answer that repeats the question's words (as Japanese answers do, character bigram for
 bigram) like a line said again, and its order and confidence follow the line just before: the
 headline read "agrees with" Bob's note, or named nothing. The words settle it: a message that
-opens with a yes or a no and goes on with a statement (:func:`awai_engine.cues.opens_with_yes_or_no`)
-answers a question one answers with a yes or a no (:func:`awai_engine.cues.asks_yes_or_no`),
+opens with a yes or a no and goes on with a statement (:func:`awai_engine.cues.answers.opens_with_yes_or_no`)
+answers a question one answers with a yes or a no (:func:`awai_engine.cues.questions.asks_yes_or_no`),
 and the one it answers is the latest such question of another speaker that is still open: said
 after the speaker's own latest line, put to nobody else, by the person the message addresses if
 it addresses someone, and no more than :data:`NEAR` lines back — one put to the speaker by name
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from awai_engine.cues import asks_yes_or_no, opens_with_yes_or_no
+from awai_engine.cues.answers import opens_with_yes_or_no
+from awai_engine.cues.questions import asks_yes_or_no
 from awai_engine.reply_target.features import FEATURE_NAMES
 from awai_engine.text_caches import text_cache
 from awai_engine.timeline import Timeline
