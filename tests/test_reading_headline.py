@@ -15,8 +15,6 @@ import pytest
 from awai_engine.acknowledgement import is_acknowledgement
 from awai_engine.connections import connect
 from awai_engine.cues.questions import is_question
-from awai_engine.cues.returns import says_returns
-from awai_engine.cues.stance import opening_stance
 from awai_engine.samples import SAMPLES
 from awai_engine.text import words
 from awai_engine.values import (
@@ -105,60 +103,6 @@ def _context(
         associations=associations,
         replies=replies,
     )
-
-
-@pytest.mark.parametrize(
-    ("text", "relation", "condition"),
-    [
-        (
-            "Fine by me, as long as the refresh button gets a label.",
-            "agrees",
-            "as long as the refresh button gets a label",
-        ),
-        ("Works for me if we ship Friday.", "agrees", "if we ship Friday"),
-        (  # the condition, not the reason given for it: a headline quotes it beside the message
-            "Fine by me, as long as the refresh button gets a label, since people rely on it.",
-            "agrees",
-            "as long as the refresh button gets a label",
-        ),
-        ("Agreed 👍", "agrees", None),
-        ("Fair, but the retries still double-charge people.", "concedes", None),
-        ("I was wrong about the 500 threshold: it is 420 requests per second.", "revises", None),
-        ("Actually, scratch that — the cache is fine.", "revises", None),
-        ("No, that breaks the Android build.", "disagrees", None),
-        ("@ben I don't think so, the numbers say otherwise.", "disagrees", None),
-        ("テストが不安定なので賛成です。", "agrees", None),
-        ("賛成です。来週にしましょう。", "agrees", None),
-        ("その案には反対です。", "disagrees", None),
-    ],
-)
-def test_opening_words_say_agreement_concession_revision_or_disagreement(
-    text: str, relation: str, condition: str | None
-) -> None:
-    stance = opening_stance(text)
-    assert stance is not None and stance.relation == relation
-    assert stance.condition == condition
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Nothing to add from my side.",
-        "Okapis are related to giraffes.",
-        "The release notes are in the doc.",
-        "Notably, the crash only happens on Samsung.",
-    ],
-)
-def test_words_that_merely_start_like_a_cue_are_not_one(text: str) -> None:
-    assert opening_stance(text) is None
-
-
-def test_questions_are_recognised_in_english_japanese_and_spanish() -> None:
-    assert is_question("How many users?")
-    assert is_question("バックアップの復元テストは最後にいつやりましたか")
-    assert is_question("¿Cuántos usuarios")
-    assert not is_question("Filed as MOB-412.")
-    assert not is_question("確か。")
 
 
 def test_a_reply_to_another_speakers_question_answers_it() -> None:
@@ -346,115 +290,6 @@ def test_a_no_answering_a_question_answers_it_rather_than_disagrees() -> None:
     )
     headline, _ = connect(context)
     assert headline.connection is not None and headline.connection.relation == "answers"
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "No sound, cannot find card!",
-        "ok, so where are we with the release?",
-        "okay so what do I type next",
-        "right?",
-        "Fine-tuning the model takes a day.",
-    ],
-)
-def test_ordinary_chat_that_opens_like_a_cue_takes_no_stance(text: str) -> None:
-    assert opening_stance(text) is None
-
-
-@pytest.mark.parametrize(
-    ("text", "condition"),
-    [
-        ("Fine, date and time only", None),
-        ("sgtm", None),
-        ("+1", None),
-        ("sounds good, as long as we keep the flag", "as long as we keep the flag"),
-        ("I think that works, as long as Tuesday's test covers refunds too", "as long as"),
-        ("それでいいと思います", None),
-        ("問題ないです、テストが通るなら", None),
-    ],
-)
-def test_common_forms_of_agreement_agree_and_keep_their_condition(
-    text: str, condition: str | None
-) -> None:
-    stance = opening_stance(text)
-    assert stance is not None and stance.relation == "agrees"
-    assert (stance.condition or "").startswith(condition or "")
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Ok. Rollback or hotfix?",
-        "Yes. Which build are they on?",
-        "No. Did you restart it after the update?",
-        "了解です。最初に確認させてください。復元テストは最後にいつやりましたか？",
-    ],
-)
-def test_a_short_word_that_opens_a_question_takes_no_stance(text: str) -> None:
-    assert opening_stance(text) is None
-
-
-@pytest.mark.parametrize(
-    ("text", "relation"),
-    [
-        ("ok, numbers by tomorrow morning.", "agrees"),
-        ("No, that breaks the Android build.", "disagrees"),
-        ("了解です。手順書を直します。", "agrees"),
-        ("Sounds good. Who writes the announcement?", "agrees"),
-    ],
-)
-def test_a_short_word_before_a_statement_or_a_real_agreement_keeps_its_stance(
-    text: str, relation: str
-) -> None:
-    stance = opening_stance(text)
-    assert stance is not None and stance.relation == relation
-
-
-@pytest.mark.parametrize(
-    ("text", "returns"),
-    [
-        ("Back to the replica disk — is it still filling up?", True),
-        ("So, back to the refund question: who owns it?", True),
-        ("@maya getting back to your point about the cache", True),
-        ("話を戻すと、レプリカのディスクはまだ増えていますか？", True),
-        ("I'm back to square one with this build.", False),
-        ("Sent the feedback to the team.", False),
-    ],
-)
-def test_back_to_returns_only_where_a_message_opens_with_it(text: str, returns: bool) -> None:
-    assert says_returns(text) is returns
-
-
-@pytest.mark.parametrize(
-    ("text", "returns"),
-    [
-        ("Returning to the office tomorrow, so I'll test it there.", False),
-        ("Back to square one, sadly.", False),
-        ("back to work now, ping me if it breaks", False),
-        ("Anyway, back to normal: the build is green.", False),
-        ("Returning to Berlin next week.", False),
-        ("Returning to the migration plan: who signs off?", True),
-        ("Back to what Ben said about the cache.", True),
-        ("ところで、話を戻すと、キャッシュはどうなりましたか？", True),
-        ("さて、さっきの件ですが、まだ直っていません。", True),
-        ("で、元の話に戻ると…", True),
-        ("ところで、明日は休みです。", False),
-        ("I'm going back to work tomorrow, so ping me there.", False),
-        ("ok, so coming back to the cache question, who owns it?", True),
-    ],
-)
-def test_going_back_to_a_place_or_a_state_returns_to_no_topic_and_japanese_lead_ins_count(
-    text: str, returns: bool
-) -> None:
-    assert says_returns(text) is returns
-
-
-def test_again_in_passing_returns_to_nothing() -> None:
-    assert not says_returns("I'm going to the beach again!")
-    assert not says_returns("また明日")
-    assert says_returns("The crash happened again last night.")
-    assert says_returns("Coming back to the refund question")
 
 
 def test_the_speakers_own_message_is_continued_not_replied_to() -> None:

@@ -14,9 +14,6 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from awai_engine.cues.answers import opens_as_answer, opens_with_yes_or_no
-from awai_engine.cues.questions import asks_yes_or_no
-from awai_engine.cues.stance import opening_stance
 from awai_engine.reply_target.model import reply_model
 from awai_engine.reply_target.regime import model_features
 from awai_engine.reply_target.scorer import reply_scores
@@ -124,81 +121,3 @@ def test_a_yes_or_no_names_no_question_that_is_not_open_or_not_yes_or_no(
     lines: list[Line],
 ) -> None:
     assert _answered(lines) is None
-
-
-@pytest.mark.parametrize(
-    ("text", "opens"),
-    [
-        ("Yes, it ended at 3am.", True),
-        ("yes it works on the laptop", True),
-        ("Omar: no. The template is broken.", True),
-        ("はい、終わりました。", True),
-        ("いや、まだです。", True),
-        ("No sound, cannot find card!", False),
-        ("no one knows yet", False),
-        ("はいります。", False),
-        ("yeah", False),
-        ("Yes? What happened?", False),
-    ],
-)
-def test_an_opening_yes_or_no_is_a_word_set_off_before_a_statement(text: str, opens: bool) -> None:
-    assert opens_with_yes_or_no(text) is opens
-
-
-@pytest.mark.parametrize(
-    ("text", "yes_or_no"),
-    [
-        ("Can we ship on Friday?", True),
-        ("Kai, you need a custom kernel for that?", True),
-        ("Anyone tried the 8.10 kernel?", True),
-        ("That fixed it, right?", True),
-        ("Works now. Did you change the config?", True),
-        ("リリースできますか？", True),
-        ("Which branch should I use?", False),
-        ("Why does it fail on ubuntu 8.10?", False),
-        ("Rollback or hotfix?", False),
-        ("hosting?", False),
-        ("どこで失敗しましたか？", False),
-        ("誰か知っていますか？", True),
-        ("何か問題ありますか？", True),
-        ("いつもこうなりますか？", True),
-        ("どれか動きますか？", True),
-        ("何もしていないですか？", True),
-        ("誰が直しましたか？", False),
-        ("何を入れましたか？", False),
-        ("いつ終わりますか？", False),
-        ("誰かな？", False),
-        ("Right, can we ship on Friday?", True),
-        ("Anyway, did the backup finish?", True),
-        ("The build is green.", False),
-    ],
-)
-def test_a_yes_no_question_asks_no_which_when_or_how_and_offers_no_choice(
-    text: str, yes_or_no: bool
-) -> None:
-    assert asks_yes_or_no(text) is yes_or_no
-
-
-def test_an_opening_no_in_japanese_is_a_plain_answer_to_a_question_like_english_no() -> None:
-    for text in ("いいえ、まだ途中です。", "No, it is still running."):
-        stance = opening_stance(text)
-        assert stance is not None and stance.relation == "disagrees" and stance.plain
-
-
-@pytest.mark.parametrize(
-    ("text", "answers"),
-    [
-        ("yea, it works now", True),
-        ("ううん、まだです。", True),
-        ("Both, honestly.", True),
-        ("Not that I know of.", True),
-        ("Omar: no. The template is broken.", True),
-        ("Nobody has tried it.", False),
-        ("The build is green.", False),
-        ("Bother, it failed again.", False),
-    ],
-)
-def test_an_answer_opens_with_a_yes_or_a_no_one_of_the_options_or_not_knowing(
-    text: str, answers: bool
-) -> None:
-    assert opens_as_answer(text) is answers
