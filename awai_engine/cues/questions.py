@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from awai_engine.cues.sentences import SENTENCE_BREAK, SENTENCES
+from awai_engine.cues.sentences import sentences, stop_pieces
 from awai_engine.cues.words import LEAD_IN, OPENING, strip_address
 from awai_engine.text import has_japanese
 
@@ -33,7 +33,7 @@ def is_question(text: str) -> bool:
 
 def has_question(text: str) -> bool:
     """Whether one of the sentences of ``text`` asks (what follows an opening word, say)."""
-    return any(is_question(sentence) for sentence in SENTENCES.findall(text))
+    return any(is_question(sentence) for sentence in stop_pieces(text))
 
 
 # Words that ask for something other than a yes or a no: which one, who, when, how. A Japanese
@@ -63,8 +63,7 @@ def asks_yes_or_no(text: str) -> bool:
     does ("Can we…", "Anyone tried…", "You need…") or ends in a tag ("…, right?"), so
     "hosting?" or "licensing and sale of?", which ask what was meant, do not. "Can we release
     on Friday?" and 「デプロイは終わりましたか？」 do; "How many users?" does not."""
-    sentences = SENTENCE_BREAK.split(strip_address(text))
-    asked = [sentence for sentence in sentences if is_question(sentence)]
+    asked = [sentence for sentence in sentences(strip_address(text)) if is_question(sentence)]
     if not asked:
         return False
     question = OPENING.sub("", asked[-1]).lower()

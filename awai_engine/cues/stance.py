@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from awai_engine.cues.questions import has_question, is_question
-from awai_engine.cues.sentences import SENTENCE_END, SENTENCES
+from awai_engine.cues.sentences import first_sentence, sentences, stop_pieces
 from awai_engine.cues.words import NOT_AFTER_A_LETTER, YES_OR_NO, opens_with, phrases, strip_address
 
 CueRelation = Literal["agrees", "concedes", "disagrees", "revises"]
@@ -245,11 +245,11 @@ def opening_stance(text: str) -> Stance | None:
     before asking ("Ok. Rollback or hotfix?"), takes no stance.
     """
     body = strip_address(text)
-    first = SENTENCE_END.split(body.strip(), maxsplit=1)[0].rstrip(" 、")
+    first = first_sentence(body).rstrip(" 、")
     if phrases(_REVISES, NOT_AFTER_A_LETTER).search(first.lower()):
         return Stance("revises")
-    opening = SENTENCES.search(body)
-    if opening and is_question(opening.group(0)):
+    pieces = stop_pieces(body)
+    if pieces and is_question(pieces[0]):
         return None  # it opens by asking: "ok?", "sounds good? I can take it"
     lowered = body.lower()
     agreement = opens_with(text, _AGREES)
@@ -304,6 +304,6 @@ _CLAUSE_END = re.compile(
 def _first_clause(text: str) -> str:
     """The condition itself: its sentence up to a reason or consequence added to it, so a
     headline quoting it does not repeat the rest of the message."""
-    sentence = re.split(r"(?<=[.!?。！？])\s", text.strip(), maxsplit=1)[0]
+    sentence = sentences(text.strip())[0]
     clause = _CLAUSE_END.split(sentence, maxsplit=1)[0]
     return clause.rstrip(".。, ")
