@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-WORD_END = r"(?![a-z0-9'])"
+_WORD_END = r"(?![a-z0-9'])"
 """After a Latin cue word: no letter, digit or apostrophe goes on with it ("no" is not "now")."""
 NOT_AFTER_A_LETTER = r"(?<![a-z])"
 """Before a cue word found anywhere in a message: it starts a word ("if" is not in "gif")."""
@@ -19,7 +19,7 @@ NOT_AFTER_A_LETTER = r"(?<![a-z])"
 OPENING = re.compile(r"^(?:(?!\+1|👍)[\s\W_])*", re.UNICODE)
 """Punctuation and spaces a message opens with; "+1" and 👍 are words here."""
 
-ADDRESS = re.compile(r"^\s*(?:@\S+|[\w.'-]{1,24}(?: [\w.'-]{1,24})?:)\s+")
+_ADDRESS = re.compile(r"^\s*(?:@\S+|[\w.'-]{1,24}(?: [\w.'-]{1,24})?:)\s+")
 """``@name`` or ``Name:`` / ``First Last:`` opening a message (as the adapters mark addressing)."""
 
 _LEAD_WORDS = (
@@ -54,12 +54,12 @@ def phrases(words: tuple[str, ...], before: str = "") -> re.Pattern[str]:
     """Any of ``words`` as a whole word (longest first), after ``before``: compiled once per
     list, as every reading asks these of several messages."""
     alternation = "|".join(re.escape(phrase) for phrase in sorted(words, key=len, reverse=True))
-    return re.compile(rf"{before}(?:{alternation}){WORD_END}")
+    return re.compile(rf"{before}(?:{alternation}){_WORD_END}")
 
 
 def strip_address(text: str) -> str:
     """The message without a leading ``@name`` or ``Name:`` and its opening punctuation."""
-    return OPENING.sub("", ADDRESS.sub("", text, count=1))
+    return OPENING.sub("", _ADDRESS.sub("", text, count=1))
 
 
 def opens_with(text: str, words: tuple[str, ...]) -> re.Match[str] | None:
