@@ -70,14 +70,24 @@ class SpeakerRows:
             count = len(self.timeline.messages)
             if count == self._seen:
                 return
-            # From the timeline's columns: a pass over the channel builds no message.
-            timeline = self.timeline
-            starts = timeline.row_positions.searchsorted(np.arange(self._seen, count + 1))
-            for offset, speaker in enumerate(timeline.speaker_ids[self._seen : count]):
-                self._names[speaker] = timeline.speaker_names[self._seen + offset]
-                self._rows.setdefault(speaker, array("q")).extend(
-                    range(int(starts[offset]), int(starts[offset + 1]))
-                )
+            # From the timeline's columns, speaker by speaker: a pass message by message was a
+            # tenth of a second at 100,000 messages, paid by every process opening the channel.
+            timeline, seen = self.timeline, self._seen
+            codes = timeline.speaker_codes[seen:count]
+            # each speaker's name as of their last message here (one may rename)
+            _, from_end = np.unique(codes[::-1], return_index=True)
+            for position in (count - 1 - from_end).tolist():
+                speaker = timeline.speaker_ids[position]
+                self._names[speaker] = timeline.speaker_names[position]
+                self._rows.setdefault(speaker, array("q"))
+            first_row, end_row = timeline.row_positions.searchsorted([seen, count])
+            row_codes = codes[timeline.row_positions[first_row:end_row] - seen]
+            by_speaker = np.argsort(row_codes, kind="stable")
+            breaks = np.flatnonzero(np.diff(row_codes[by_speaker])) + 1
+            for rows in np.split(by_speaker.astype(np.int64) + first_row, breaks):
+                if len(rows):
+                    speaker = timeline.speaker_ids[int(timeline.row_positions[rows[0]])]
+                    self._rows[speaker].frombytes(rows.tobytes())
             self._seen = count
             for speaker, said in self._said_by.items():
                 said.extend(self.timeline, self._rows[speaker])
