@@ -636,9 +636,10 @@ class Timeline:
         rooted = np.fromiter(map(operator.is_not, roots, repeat(None)), dtype=bool, count=count)
         reply = np.zeros(count, dtype=bool)
         for position in np.flatnonzero(rooted).tolist():
-            if roots[position] != columns.message_ids[position]:
+            root = roots[position]
+            if root is not None and root != columns.message_ids[position]:
                 reply[position] = True
-                timeline.threads.setdefault(roots[position], []).append(position)
+                timeline.threads.setdefault(root, []).append(position)
         timeline.top_level = np.flatnonzero(~reply).tolist()
         timeline._vectors = vectors
         timeline._row_positions = row_positions
