@@ -268,7 +268,7 @@ def test_a_version_keeps_its_name_and_keyphrases_however_the_speaker_goes_on(
     assert len(after.schemas) > len(before.schemas)  # and her new concern is a schema of its own
 
 
-def test_a_reading_asks_the_store_for_a_run_once_per_revision_and_reads_alike_after(
+def test_a_reading_asks_the_store_for_a_run_once_then_holds_it_and_reads_alike_after(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runtime = make_runtime()
@@ -297,4 +297,34 @@ def test_a_reading_asks_the_store_for_a_run_once_per_revision_and_reads_alike_af
     assert runtime.engine.read(CHANNEL, "m0041", EVERYTHING).context.schemas == again
     runtime.engine.ingest(said(CHANNEL, "bob", CHATTER[:1], 60))  # the revision moves on
     assert runtime.engine.read(CHANNEL, "m0041", EVERYTHING).context.schemas == again
-    assert asked.count("ann") == 2  # the view, then the reading at the new revision
+    assert asked.count("ann") == 1  # the view only: the run on this basis is held
+
+
+def test_a_run_the_job_stored_is_loaded_once_for_the_readings_at_its_point(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next process finds the job's run in the store for its first reading at a point, and
+    holds it for the others there, however the channel moves on meanwhile."""
+    writer = make_runtime()
+    writer.engine.ingest(
+        said(CHANNEL, "ann", texts("battery", 8) + texts("food", 6), 1)
+        + said(CHANNEL, "ann", texts("battery", 3, seed=1), 40)
+    )
+    writer.schemas.recluster(CHANNEL)  # stores the run at her point 14
+    reader = make_runtime()  # the same folder: another process of the same channel
+    store = reader.schemas.runs.store
+    loaded: list[bool] = []
+    looked_up = store.highest_run
+
+    def highest_run(channel: str, speaker_id: str, bases: list[tuple[str, str]]) -> object:
+        found = looked_up(channel, speaker_id, bases)
+        loaded.append(found is not None)
+        return found
+
+    monkeypatch.setattr(store, "highest_run", highest_run)
+    first = reader.engine.read(CHANNEL, "m0040", EVERYTHING).context.schemas
+    assert first and loaded == [True]  # found stored, not clustered again
+    reader.engine.ingest(said(CHANNEL, "bob", CHATTER[:1], 60))  # the revision moves on
+    again = reader.engine.read(CHANNEL, "m0041", EVERYTHING).context.schemas
+    assert loaded == [True]  # m0041 reads the same run, held since
+    assert again == writer.engine.read(CHANNEL, "m0041", EVERYTHING).context.schemas

@@ -100,7 +100,19 @@ class Runs:
     def chained(self, index: SpeakerRows, basis: Basis, reading: bool = False) -> SchemaRun:
         """The chain's run on a basis at a fixed point: stored on exactly this basis, else
         clustered now along the chain from the highest run of it known below. ``reading``:
-        for a reading, which needs the run and not whether it is stored (see :meth:`unmade`)."""
+        for a reading, which needs the run and not whether it is stored (see :meth:`unmade`):
+        the run a reading found, stored or made, is kept in memory, and the next reading at this
+        point takes it from there without asking the store. Why: loading a stored run with its
+        schemas from SQL was a fifth of a reading at 100,000 messages (8 of 46 ms), paid again
+        by every reading of the speaker until their next fixed point; and a run on this basis is
+        the same whether stored or made (the module's guarantee)."""
+        key = self._key(basis.channel, basis.speaker_id, basis.count, basis.digest, "chain")
+        if reading:
+            with self._lock:
+                kept = self._cache.get(key)
+                if kept is not None:
+                    self._cache.move_to_end(key)
+                    return kept
         revision = index.timeline.revision if reading else None
         known, todo = self.unmade(
             index, basis.channel, basis.speaker_id, basis.count, this_point=True, revision=revision
@@ -117,6 +129,8 @@ class Runs:
                 assert each is not None
                 run = self.made(each, run, memo)
         assert run is not None  # todo ends with the basis itself
+        if reading and not todo:  # stored on this basis (one made is kept by ``made``)
+            self._keep(key, run)
         return run
 
     def unmade(
@@ -279,10 +293,15 @@ class Runs:
         run = make()
         with self._lock:
             self._made += 1
+        self._keep(key, run)
+        return run
+
+    def _keep(self, key: CacheKey, run: SchemaRun) -> None:
+        with self._lock:
             self._cache[key] = run
+            self._cache.move_to_end(key)
             while len(self._cache) > self.settings.on_demand_cache:
                 self._cache.popitem(last=False)
-        return run
 
     def _method(self, count: int) -> str:
         return method_for(count, self.settings)
