@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -187,7 +188,10 @@ def holding(data: Path, channel: str, readings: int = 40) -> Holding:
         capture_output=True,
         text=True,
         check=True,
-        env={"AWAI_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"},
+        # PYTHONPATH kept: a checkout measured from its own folder runs its own code here too
+        # (without it, the installed package's would answer).
+        env={"AWAI_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"}
+        | {key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ},
     )
     found = json.loads(done.stdout.splitlines()[-1])
     kib, seconds = found["kib"], sorted(found["seconds"])
