@@ -61,12 +61,13 @@ import orjson
 from awai_engine.cells import CellIndex, CellState, LevelState
 from awai_engine.lexical import LexicalIndex, LexicalState
 from awai_engine.settings import RecallIndexSettings
-from awai_engine.timeline import MessageColumns, Timeline
+from awai_engine.timeline import MessageColumns, RowSlices, Timeline
 from storage.file_lock import locked
 
 log = logging.getLogger(__name__)
 
-FORMAT = 5  # 2: Snowball stems; 3: counts thoughts; 4: names its source; 5: grown by appending
+FORMAT = 6  # 2: Snowball stems; 3: counts thoughts; 4: names its source; 5: grown by appending;
+# 6: a message's thought indexes are its rows' (row_thought), not a column of their own
 POINTER = "current.json"
 VECTORS = "vectors"
 _ZEROS = bytes(1 << 20)
@@ -92,7 +93,6 @@ _LIST_COLUMNS = (
     "speaker_names",
     "thread_roots",
     "scopes",
-    "thought_indexes",
 )
 # Of those, the columns of a few distinct strings, repeated (see _shared).
 _REPEATED_COLUMNS = frozenset({"speaker_ids", "speaker_names", "thread_roots", "scopes"})
@@ -535,6 +535,8 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         ends = array(f"{name}_ends", np.int64, messages)
         packed[name] = Packed(data(f"{name}.bin"), np.concatenate([[0], ends]))
     shared: dict[Any, Any] = {}
+    first_rows = array("first_rows", np.int64, messages)
+    row_thought = array("row_thought", np.int64, rows)
     columns = MessageColumns(
         **{
             name: _shared(values(name), shared) if name in _REPEATED_COLUMNS else values(name)
@@ -543,7 +545,8 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         **packed,
         ts=array("ts", np.float64, messages),
         fallbacks=array("fallbacks", np.bool_, messages).tolist(),
-        first_rows=array("first_rows", np.int64, messages),
+        first_rows=first_rows,
+        thought_indexes=RowSlices(row_thought, first_rows),
     )
     levels, cell_columns = [], []
     for depth, fitted in enumerate(meta["levels"]):
@@ -575,7 +578,7 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings) -> Sna
         columns=columns,
         vectors=vectors,
         row_positions=array("row_positions", np.int64, rows),
-        row_thought=array("row_thought", np.int64, rows),
+        row_thought=row_thought,
         cells=cells,
         lexicon=lexicon,
     )
