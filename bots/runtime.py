@@ -73,6 +73,13 @@ class Runtime(Records):
     def __enter__(self) -> Runtime:
         return self
 
+    def close(self) -> None:
+        super().close()
+        # Frozen at the start (open_runtime) are also objects that are garbage from now on:
+        # given back to the collector, so a process that opens runtimes again (tests, a
+        # restarted bot) does not keep each one's cycles for good.
+        gc.unfreeze()
+
     def read_storing_first(
         self,
         channel: str,
