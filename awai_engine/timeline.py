@@ -239,21 +239,19 @@ class MessageList(Sequence[TimelineMessage]):
             return self._columns.message(position)
         return message
 
-    def thoughts_of(self, position: int) -> tuple[str, int, Sequence[int], Sequence[str]]:
-        """The id, first row, thought indexes and thought texts of the message at ``position``,
-        building nothing: a speaker's basis takes only these, and building each of a long
-        speaker's messages for them was most of a reading's time at 100k messages."""
+    def thoughts_of(self, position: int) -> tuple[str, int, Sequence[str]]:
+        """The id, first row and thought texts of the message at ``position``, building
+        nothing: a speaker's basis takes only these (and its rows' thought indexes, from the
+        timeline's ``row_thought``), and building each of a long speaker's messages for them was
+        most of a reading's time at 100k messages."""
         message = self._items[position]
         if message is not None:
-            thoughts = message.thoughts
-            indexes, texts = [t.index for t in thoughts], [t.text for t in thoughts]
-            return message.message_id, message.first_row, indexes, texts
+            return message.message_id, message.first_row, [t.text for t in message.thoughts]
         columns = self._columns
         assert columns is not None
         return (
             columns.message_ids[position],
             int(columns.first_rows[position]),
-            columns.thought_indexes[position],
             columns.thought_texts[position],
         )
 

@@ -188,11 +188,16 @@ class _Said:
         """Take in the speaker's rows past those already taken."""
         new = np.asarray(rows[len(self.texts) :], dtype=np.int64)
         last = -1
-        for row, position in zip(new.tolist(), timeline.row_positions[new].tolist(), strict=True):
+        for row, position, index in zip(
+            new.tolist(),
+            timeline.row_positions[new].tolist(),
+            timeline.row_thought[new].tolist(),
+            strict=True,
+        ):
             if position != last:  # a message's rows are consecutive: one lookup for them
-                message_id, first_row, indexes, texts = timeline.messages.thoughts_of(position)
+                message_id, first_row, texts = timeline.messages.thoughts_of(position)
                 last = position
-            key = thought_key(message_id, indexes[row - first_row])
+            key = thought_key(message_id, index)
             text = texts[row - first_row]
             self.texts.append(text)
             self._fingerprint.update(f"{key}\x1f{text}\x1e".encode())
