@@ -326,6 +326,7 @@ class Timeline:
     _speakers: dict[str, tuple[int, str]] = field(default_factory=dict)  # id → (code, name)
     _first_said: dict[str, int] = field(default_factory=dict)  # id → their first position
     _speaker_of: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    _speakers_seen: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
     # position → the case-folded names its message addresses, filled on first use (see
     # addressed_by): a message's own column, so it never changes once written.
     _addressed: list[frozenset[str] | None] = field(default_factory=list, compare=False, repr=False)
@@ -525,10 +526,16 @@ class Timeline:
         return self._speakers[speaker_id][1]
 
     def speakers_seen(self) -> tuple[tuple[str, int], ...]:
-        """Every speaker so far: the name they had at their first message, and its position."""
-        return tuple(
-            (name, self._first_said[speaker_id]) for speaker_id, (_, name) in self._speakers.items()
-        )
+        """Every speaker so far: the name they had at their first message, and its position.
+        The same tuple until a new speaker comes: every basis cut carries it, and naming keeps
+        what it found of it (:func:`awai_engine.schemas.naming.known_names`)."""
+        seen = self._speakers_seen
+        if len(seen) != len(self._speakers):
+            seen = self._speakers_seen = tuple(
+                (name, self._first_said[speaker_id])
+                for speaker_id, (_, name) in self._speakers.items()
+            )
+        return seen
 
     def first_said(self, speaker_id: str) -> int:
         """The position of the speaker's first message."""

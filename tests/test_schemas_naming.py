@@ -328,6 +328,64 @@ def test_the_names_left_out_are_those_of_speakers_who_had_spoken_when_the_versio
     assert known_names(basis, 2) == {"lena", "park", "omar", "sam"}
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 1200), min_size=1, max_size=150))
+def test_the_names_known_by_a_position_are_found_alike_however_many_positions_were_asked(
+    asked: list[int],
+) -> None:
+    """Naming keeps the name words of each prefix of speakers it was asked about (and keeps
+    only some): in whichever order, and however many, positions are asked, each answer is a
+    pass over every speaker's name."""
+    from awai_engine.schemas.basis import Basis
+    from awai_engine.schemas.naming import known_names
+
+    speakers = tuple((f"user{n} Name{n % 7}", 10 * n) for n in range(100))
+
+    def basis(position: int) -> Basis:
+        return Basis(
+            channel="c",
+            speaker_id="u1",
+            speaker_name="Omar",
+            keys=("m#0",),
+            texts=("hi",),
+            message_ids=("m",),
+            positions=np.array([position]),
+            vectors=np.zeros((1, 3), dtype=np.float32),
+            digest="d",
+            speakers=speakers,
+        )
+
+    for position in asked:
+        assert known_names(basis(position), 1) == {
+            word for name, first in speakers if first <= position for word in words(name)
+        }
+
+
+def test_a_timeline_gives_the_same_speakers_until_a_new_one_speaks() -> None:
+    from awai_engine.timeline import Timeline
+    from awai_engine.values import MessageRef
+
+    timeline = Timeline(dimension=3)
+
+    def say(speaker: str) -> None:
+        position = len(timeline.messages)
+        ref = MessageRef(
+            message_id=f"m{position}",
+            speaker_id=speaker,
+            speaker_name=speaker.title(),
+            ts=position,
+            position=position,
+        )
+        timeline.append(ref, "t", "t", (), np.empty((0, 3), dtype=np.float32))
+
+    say("ann")
+    first = timeline.speakers_seen()
+    say("ann")
+    assert timeline.speakers_seen() is first
+    say("bo")
+    assert timeline.speakers_seen() == (("Ann", 0), ("Bo", 2))
+
+
 def test_a_word_said_only_inside_phrases_gives_way_to_the_phrase_said_most() -> None:
     members = [
         "The Fast Checkout flow times out on mobile.",
