@@ -30,6 +30,7 @@ from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
 from bots.runtime import Runtime, open_runtime
+from storage import read_model_files
 from storage.read_model_files import ReadModelFiles
 from storage.store import AwaiStore
 from tests.factories import utterance
@@ -660,3 +661,36 @@ def test_the_file_is_current_when_an_ingest_ends_so_the_next_start_reads_no_row(
         assert not started.store.vectors.opened  # vouched for by the file: current at close
     finally:
         started.close()
+
+
+def test_the_vectors_are_read_whole_for_their_check_once_until_the_file_changes(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The vectors file is most of a channel's bytes: a load that checked it leaves a stamp, and
+    the next load of the file as it was skips reading it; a write, or an edit by any tool, brings
+    the whole check back."""
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 30))
+    writer.store.timeline(CHANNEL)
+    checked: list[int] = []
+    crc_of = read_model_files._crc_of
+
+    def counting(path: Path, length: int) -> int:
+        checked.append(length)
+        return crc_of(path, length)
+
+    monkeypatch.setattr(read_model_files, "_crc_of", counting)
+    files = ReadModelFiles(writer.settings.data_dir / "read-models")
+    assert files.load(CHANNEL, SMALL_INDEX) is not None and len(checked) == 1
+    assert files.load(CHANNEL, SMALL_INDEX) is not None and len(checked) == 1  # as it was
+
+    writer.engine.ingest(lines(31, 5))
+    writer.store.timeline(CHANNEL)  # appended to
+    assert files.load(CHANNEL, SMALL_INDEX) is not None and len(checked) == 2
+
+    vectors = generation(writer) / "vectors"
+    data = bytearray(vectors.read_bytes())
+    data[len(data) // 2] ^= 1
+    vectors.write_bytes(bytes(data))  # a tool's edit of a file already checked
+    assert files.load(CHANNEL, SMALL_INDEX) is None  # found, the file shredded
+    assert len(checked) == 3
