@@ -361,31 +361,6 @@ def test_the_names_known_by_a_position_are_found_alike_however_many_positions_we
         }
 
 
-def test_a_timeline_gives_the_same_speakers_until_a_new_one_speaks() -> None:
-    from awai_engine.timeline import Timeline
-    from awai_engine.values import MessageRef
-
-    timeline = Timeline(dimension=3)
-
-    def say(speaker: str) -> None:
-        position = len(timeline.messages)
-        ref = MessageRef(
-            message_id=f"m{position}",
-            speaker_id=speaker,
-            speaker_name=speaker.title(),
-            ts=position,
-            position=position,
-        )
-        timeline.append(ref, "t", "t", (), np.empty((0, 3), dtype=np.float32))
-
-    say("ann")
-    first = timeline.speakers_seen()
-    say("ann")
-    assert timeline.speakers_seen() is first
-    say("bo")
-    assert timeline.speakers_seen() == (("Ann", 0), ("Bo", 2))
-
-
 def test_a_word_said_only_inside_phrases_gives_way_to_the_phrase_said_most() -> None:
     members = [
         "The Fast Checkout flow times out on mobile.",

@@ -11,6 +11,17 @@ from awai_engine.values import MessageRef, Thought
 SPEAKERS = ("ann", "bo", "cy")
 
 
+def ref(position: int, speaker: str, name: str = "", root: str | None = None) -> MessageRef:
+    return MessageRef(
+        message_id=f"m{position}",
+        speaker_id=speaker,
+        speaker_name=name or speaker.title(),
+        ts=position,
+        position=position,
+        thread_root=root,
+    )
+
+
 def append_messages(timeline: Timeline, count: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     for _ in range(count):
@@ -20,14 +31,27 @@ def append_messages(timeline: Timeline, count: int, seed: int) -> None:
             Thought(index=i, text=f"thought {position}.{i}") for i in range(int(rng.integers(1, 4)))
         )
         vectors = rng.normal(size=(len(thoughts), 8)).astype(np.float32)
-        ref = MessageRef(
-            message_id=f"m{position}",
-            speaker_id=speaker,
-            speaker_name=speaker.title(),
-            ts=position,
-            position=position,
+        timeline.append(
+            ref(position, speaker),
+            "t",
+            "t",
+            thoughts,
+            vectors / np.linalg.norm(vectors, axis=1)[:, None],
         )
-        timeline.append(ref, "t", "t", thoughts, vectors / np.linalg.norm(vectors, axis=1)[:, None])
+
+
+def restored(built: Timeline) -> Timeline:
+    """The timeline as a file would give it back: restored from its columns and arrays."""
+    return Timeline.restored(
+        built.revision,
+        built.index,
+        built.messages.columns(),
+        built.vectors,
+        built.row_positions,
+        built.row_thought,
+        built.cells,
+        built.lexicon,
+    )
 
 
 def assert_same(ours: Basis | None, theirs: Basis | None) -> None:
@@ -77,20 +101,11 @@ def test_indexing_every_speaker_of_a_restored_timeline_keeps_none_of_its_message
     every speaker, and keeping each message it passed as an object took 220 MB at 100k."""
     built = Timeline(dimension=8)
     append_messages(built, 300, seed=5)
-    restored = Timeline.restored(
-        built.revision,
-        built.index,
-        built.messages.columns(),
-        built.vectors,
-        built.row_positions,
-        built.row_thought,
-        built.cells,
-        built.lexicon,
-    )
-    index, fresh = SpeakerRows(restored), SpeakerRows(built)
+    loaded = restored(built)
+    index, fresh = SpeakerRows(loaded), SpeakerRows(built)
     for speaker in SPEAKERS:
         assert_same(index.basis("c", speaker), fresh.basis("c", speaker))
-    assert restored.messages.built <= len(SPEAKERS)  # each basis names its last message
+    assert loaded.messages.built <= len(SPEAKERS)  # each basis names its last message
 
 
 def _threaded_and_renamed(count: int, seed: int) -> Timeline:
@@ -105,44 +120,25 @@ def _threaded_and_renamed(count: int, seed: int) -> Timeline:
             Thought(index=i, text=f"thought {position}.{i}") for i in range(int(rng.integers(0, 3)))
         )
         vectors = rng.normal(size=(len(thoughts), 8)).astype(np.float32)
-        ref = MessageRef(
-            message_id=f"m{position}",
-            speaker_id=speaker,
-            speaker_name=f"{speaker.title()}{position // 25}",  # renamed every 25 messages
-            ts=position,
-            position=position,
-            thread_root=roots[int(rng.integers(3))],
-        )
-        timeline.append(ref, "t", "t", thoughts, vectors)
+        name = f"{speaker.title()}{position // 25}"  # renamed every 25 messages
+        root = roots[int(rng.integers(3))]
+        timeline.append(ref(position, speaker, name, root), "t", "t", thoughts, vectors)
     return timeline
-
-
-def _restored(built: Timeline) -> Timeline:
-    return Timeline.restored(
-        built.revision,
-        built.index,
-        built.messages.columns(),
-        built.vectors,
-        built.row_positions,
-        built.row_thought,
-        built.cells,
-        built.lexicon,
-    )
 
 
 def test_a_restored_timeline_has_the_threads_speakers_and_codes_its_appends_gave() -> None:
     """Restoring works column by column; it must give what appending message by message did."""
     built = _threaded_and_renamed(200, seed=7)
-    restored = _restored(built)
-    assert restored.threads == built.threads and restored.threads  # some replies
-    assert restored.top_level == built.top_level
-    np.testing.assert_array_equal(restored.speaker_codes, built.speaker_codes)
-    assert restored.speakers_seen() == built.speakers_seen()
+    loaded = restored(built)
+    assert loaded.threads == built.threads and loaded.threads  # some replies
+    assert loaded.top_level == built.top_level
+    np.testing.assert_array_equal(loaded.speaker_codes, built.speaker_codes)
+    assert loaded.speakers_seen() == built.speakers_seen()
     for speaker in SPEAKERS:
-        assert restored.first_said(speaker) == built.first_said(speaker)
-        assert restored.speaker_name(speaker) == built.speaker_name(speaker)
+        assert loaded.first_said(speaker) == built.first_said(speaker)
+        assert loaded.speaker_name(speaker) == built.speaker_name(speaker)
     for position in range(0, 200, 7):
-        assert restored.named_speakers(position) == built.named_speakers(position)
+        assert loaded.named_speakers(position) == built.named_speakers(position)
 
 
 def test_a_speakers_rows_are_those_of_their_messages_in_order_and_named_as_of_the_last() -> None:
@@ -171,3 +167,20 @@ def test_a_speakers_rows_are_those_of_their_messages_in_order_and_named_as_of_th
                 basis.positions, timeline.row_positions[np.asarray(rows, dtype=np.int64)]
             )
             assert each.name(speaker) == said[-1].ref.speaker_name
+
+
+def test_a_timeline_gives_the_same_speakers_until_a_new_one_speaks() -> None:
+    """Every basis cut carries the channel's speakers, and naming keeps what it found of them
+    by that tuple: it must be the same object until someone new speaks."""
+    timeline = Timeline(dimension=3)
+
+    def say(speaker: str) -> None:
+        position = len(timeline.messages)
+        timeline.append(ref(position, speaker), "t", "t", (), np.empty((0, 3), dtype=np.float32))
+
+    say("ann")
+    first = timeline.speakers_seen()
+    say("ann")
+    assert timeline.speakers_seen() is first
+    say("bo")
+    assert timeline.speakers_seen() == (("Ann", 0), ("Bo", 2))
