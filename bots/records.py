@@ -102,6 +102,19 @@ class Records:
         self._store.cursors.forget(channel)
         self._store.cursors.forget(catch_up_key(channel))
 
+    # -- read-model files (storage.read_model_files) -----------------------------------------
+
+    def damaged_read_models(self) -> list[str]:
+        """The channels whose read-model file on disk is not what was written (read whole)."""
+        files = self._store.read_model.files
+        return files.damaged() if files is not None else []
+
+    def remove_read_model(self, channel: str) -> None:
+        """Shred a channel's read-model file: the next start rebuilds it from the stores."""
+        files = self._store.read_model.files
+        if files is not None:
+            files.shred(channel)
+
     # -- backfill cursors ----------------------------------------------------------------------
 
     def cursor(self, key: str) -> BackfillCursor | None:

@@ -247,6 +247,23 @@ class ReadModelFiles:
                 found.append(channel)
         return found
 
+    def damaged(self) -> list[str]:
+        """The channels whose file is not what was written: every part read whole and checked
+        against the length and CRC its pointer records, no stamp believed. What ``awai doctor``
+        reports: a load reads the vectors whole only when they changed since a load last did
+        (:func:`_check_vectors`), so a byte that rots in place is found here. A file of another
+        format is no damage (a load rebuilds it anyway)."""
+        found = []
+        for channel in self.channels():
+            located = self._written_pointer(channel)
+            if located is None:
+                continue
+            folder, meta = located
+            with self._locked(folder, exclusive=False):
+                if not _whole(folder / str(meta.get("generation")), meta.get("files")):
+                    found.append(channel)
+        return found
+
     def written_from(self, channel: str) -> WrittenFrom | None:
         """What the channel's file was written from, read from its pointer alone (``None``: no
         file, or one a load would find unusable and shred anyway)."""
@@ -619,6 +636,16 @@ def _check_vectors(path: Path, length: int, crc: int, stamp: bool) -> None:
             os.replace(written, stamp_path)
         except OSError:
             written.unlink(missing_ok=True)
+
+
+def _whole(generation: Path, files: Any) -> bool:
+    """Whether every part of a generation has the length and CRC its pointer records."""
+    try:
+        return isinstance(files, dict) and all(
+            _crc_of(generation / name, int(length)) == crc for name, (length, crc) in files.items()
+        )
+    except (OSError, ValueError, TypeError):  # missing, cut short, or a pointer not ours
+        return False
 
 
 def _crc_of(path: Path, length: int) -> int:

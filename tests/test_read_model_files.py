@@ -694,3 +694,38 @@ def test_the_vectors_are_read_whole_for_their_check_once_until_the_file_changes(
     vectors.write_bytes(bytes(data))  # a tool's edit of a file already checked
     assert files.load(CHANNEL, SMALL_INDEX) is None  # found, the file shredded
     assert len(checked) == 3
+
+
+def test_doctor_finds_a_vectors_byte_changed_in_place_that_a_start_no_longer_reads_for(
+    make_runtime: Callable[..., Runtime],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A start believes the stamp of a vectors file it checked before and that has not changed
+    since (size, time, inode); a byte that rots in place keeps all three. `awai doctor` reads
+    every part whole, says so, and --repair removes the file for the next start to rebuild."""
+    from bots.terminal.cli import main
+
+    monkeypatch.setenv("COLUMNS", "220")
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 20))
+    writer.store.timeline(CHANNEL)
+    files = ReadModelFiles(writer.settings.data_dir / "read-models")
+    assert files.load(CHANNEL, SMALL_INDEX) is not None  # checked whole, stamped
+    vectors = generation(writer) / "vectors"
+    status = vectors.stat()
+    data = bytearray(vectors.read_bytes())
+    data[len(data) // 2] ^= 1
+    vectors.write_bytes(bytes(data))
+    os.utime(vectors, ns=(status.st_atime_ns, status.st_mtime_ns))  # rot keeps the time
+    assert files.load(CHANNEL, SMALL_INDEX) is not None  # what a start cannot see
+    data_dir = str(writer.settings.data_dir)
+
+    assert main(["--data-dir", data_dir, "doctor"]) == 1
+    said = " ".join(capsys.readouterr().out.split())
+    assert "read-model file of" in said and "is damaged" in said and "--repair" in said
+
+    assert main(["--data-dir", data_dir, "doctor", "--repair"]) == 0
+    assert "Removed the damaged read-model file" in " ".join(capsys.readouterr().out.split())
+    assert files.load(CHANNEL, SMALL_INDEX) is None  # gone: the next start rebuilds it
+    assert main(["--data-dir", data_dir, "doctor"]) == 0

@@ -7,7 +7,8 @@ doctor compares every id, shows what it found in a table, and with ``--repair`` 
 vectors, finishes half-done writes, edits and deletes, removes orphan vectors, rebuilds a vector
 index whose files are damaged (cut short by a crash or a full disk, bytes changed, its folder or
 Chroma's own database damaged: found before Chroma loads them, ``storage/hnsw_files.py``) from
-the stored messages, finishes a forget or delete that was interrupted (a removal unfinished is
+the stored messages, removes a read-model file a part of which is not what was written (every
+part read whole: a start trusts an unchanged vectors file it checked before), finishes a forget or delete that was interrupted (a removal unfinished is
 never reported as "ok"), and checks again.
 With the embedded Chroma, ``--repair`` takes the data folder's writer lock
 (:mod:`bots.terminal.writing`): it waits for a command writing there and is refused while a bot
@@ -80,22 +81,37 @@ def _check_store(
         busy = writer(settings)
         with Records.open(settings, read_only=True) as records:
             found = records.audit(channels)
+            damaged = _among(records.damaged_read_models(), channels)
         console.print(report_table(found, "What awai doctor found"))
+        for channel in damaged:
+            console.print(
+                f"The read-model file of {channel_name(channel)} is damaged (a part of it is not"
+                " what was written); --repair removes it, and the next start rebuilds it from"
+                " the stored messages."
+            )
         if busy is not None:
             console.print(
                 f"{busy.named()} is writing into {settings.data_dir}: what it has in flight"
                 " shows as unfinished until it is written."
             )
-        if not found.clean:
+        if not found.clean or damaged:
             console.print(
                 Text.assemble("Run ", styled("awai doctor --repair", "bold"), " to repair it.")
             )
-        return 0 if found.clean else 1
+        return 0 if found.clean and not damaged else 1
     with writer_lock(settings, "doctor --repair"), open_runtime(settings, repair=False) as runtime:
         repaired = runtime.repair(channels)
         resumed = runtime.schemas.resume_erasures()
+        removed = _among(runtime.damaged_read_models(), channels)
+        for channel in removed:
+            runtime.remove_read_model(channel)
         after = runtime.audit(channels)
     console.print(report_table(repaired, "What awai doctor found and repaired"))
+    for channel in removed:
+        console.print(
+            f"Removed the damaged read-model file of {channel_name(channel)}: the next start"
+            " rebuilds it from the stored messages."
+        )
     for report in resumed:
         console.print(
             f"Finished forgetting {one_line(report.speaker_id)} in {channel_name(report.channel)}."
@@ -103,6 +119,11 @@ def _check_store(
     if not after.clean:
         console.print(report_table(after, "Still wrong after the repair"))
     return 0 if after.clean else 1
+
+
+def _among(found: list[str], channels: list[str] | None) -> list[str]:
+    """``found``, or those of it among ``channels`` when the doctor was given some."""
+    return found if channels is None else [channel for channel in found if channel in channels]
 
 
 def report_table(report: ReconcileReport, title: str) -> Table:
