@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-import snowballstemmer
+import Stemmer
 
 from awai_engine.text import is_japanese_char
 from awai_engine.text_caches import text_cache
@@ -51,10 +51,12 @@ _stemmers = threading.local()
 
 @text_cache(maxsize=65_536)
 def _stem(word: str) -> str:
-    """The Snowball English stem of a word (chat vocabularies repeat: cached)."""
+    """The Snowball English stem of a word (chat vocabularies repeat: cached here, where a
+    forget clears it; the stemmer's own cache is off, or it would keep a forgotten speaker's
+    words in the process)."""
     stemmer = getattr(_stemmers, "english", None)
     if stemmer is None:
-        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+        stemmer = _stemmers.english = Stemmer.Stemmer("english", 0)
     return stemmer.stemWord(word)
 
 
