@@ -114,6 +114,9 @@ class SchemaSummaryRow(Base):
     ``fallback`` marks words made without the language model (its keyphrase name, by a process
     with no model or while the model failed): a backend with the model takes them for missing and
     writes its own over them, once; an offline one reuses them. The model's words are final.
+    A version's keyphrases are kept here too, as a JSON list marked fallback, under a key of
+    their own (:meth:`awai_engine.schemas.summaries.Summaries.keyphrases`), so they are purged
+    with their members and their speaker as a name is.
     """
 
     __tablename__ = "schema_summaries"

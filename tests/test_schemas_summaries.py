@@ -246,3 +246,30 @@ def test_a_summary_whose_member_is_deleted_during_the_model_call_is_not_stored(
     runtime.store.finish_erasures()
     dump = sql_dump(runtime)
     assert not any(said in dump for said in model.deleted.values())
+
+
+def test_a_process_met_afresh_reads_a_versions_keyphrases_from_the_memo_not_by_counting(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding a version's keyphrases counts every term its speaker said up to the point; a
+    process that starts again (or `awai read FILE`) finds them memoised with the name, and
+    reads the same keyphrases."""
+    first = make_runtime(schemas={"recall_threshold": -1.0})
+    first.engine.ingest(conversation())
+    first.schemas.recluster(CHANNEL, force=True)
+    counted: list[int] = []
+    count = naming.basis_keyphrases
+
+    def counting(*args: object) -> tuple[str, ...]:
+        counted.append(1)
+        return count(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(naming, "basis_keyphrases", counting)
+    before = first.engine.read(CHANNEL, "m0030", EVERYTHING).context.schemas
+    assert before and all(schema.keyphrases for schema in before)
+    assert counted  # made once, when first shown
+
+    counted.clear()
+    again = make_runtime(schemas={"recall_threshold": -1.0})  # the same folder, a new process
+    assert again.engine.read(CHANNEL, "m0030", EVERYTHING).context.schemas == before
+    assert counted == []

@@ -200,7 +200,7 @@ class SchemaService:
                 similarity=similarity,
                 as_of=timeline.position_of.get(state.as_of_message_id, state.as_of),
                 members=tuple(dict.fromkeys(message_of(key) for key in state.members)),
-                keyphrases=basis_keyphrases(basis, state.members, state.version),
+                keyphrases=self.summaries.keyphrases(basis, state),
                 returned_by=returning(basis, state, cues, message.thoughts, self.settings.schemas),
                 # The speaker's own words, from before the message, so a reader (and the model)
                 # sees what the preconception is made of, not only its one-line name.
