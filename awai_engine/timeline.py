@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import operator
 import threading
+from abc import abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +54,38 @@ class TimelineMessage:
         return self.ref.thread_root is not None and self.ref.thread_root != self.ref.message_id
 
 
-class RowSlices(Sequence[list[int]]):
+class Spans(Sequence[T]):
+    """A column whose items are spans of one buffer between consecutive bounds, each made only
+    when asked for: a file's packed texts (:class:`storage.read_model_files.Packed`) and a
+    message's rows (:class:`RowSlices`) are read so, a few dozen items a reading out of a
+    hundred thousand."""
+
+    def __init__(self, bounds: np.ndarray) -> None:
+        self._bounds = bounds  # an array: a list of a hundred thousand ints is 4 MB a column
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):  # a Sequence's contract: iteration and ``in`` rely on it
+            raise IndexError(f"{type(self).__name__} index out of range")
+        start, end = self._bounds[index : index + 2].tolist()
+        return self._item(start, end)
+
+    @abstractmethod
+    def _item(self, start: int, end: int) -> T:
+        """The item spanning ``start``..``end`` of the buffer."""
+
+
+class RowSlices(Spans[list[int]]):
     """Per message, its rows' values of a column kept by row (a message's rows are consecutive,
     from its first row to the next message's).
 
@@ -62,24 +94,10 @@ class RowSlices(Sequence[list[int]]):
     garbage collector (tens of milliseconds landing in a reading)."""
 
     def __init__(self, values: np.ndarray, first_rows: np.ndarray) -> None:
+        super().__init__(np.append(first_rows, len(values)))
         self._values = values
-        self._bounds = np.append(first_rows, len(values))
 
-    def __len__(self) -> int:
-        return len(self._bounds) - 1
-
-    @overload
-    def __getitem__(self, index: int) -> list[int]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[list[int]]: ...
-    def __getitem__(self, index: int | slice) -> list[int] | list[list[int]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):  # a Sequence's contract: iteration and ``in`` rely on it
-            raise IndexError("row slices index out of range")
-        start, end = self._bounds[index : index + 2].tolist()
+    def _item(self, start: int, end: int) -> list[int]:
         return self._values[start:end].tolist()
 
 

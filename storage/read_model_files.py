@@ -53,7 +53,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import numpy as np
 import orjson
@@ -61,7 +61,7 @@ import orjson
 from awai_engine.cells import CellIndex, CellState, LevelState
 from awai_engine.lexical import LexicalIndex, LexicalState
 from awai_engine.settings import RecallIndexSettings
-from awai_engine.timeline import MessageColumns, RowSlices, Timeline
+from awai_engine.timeline import MessageColumns, RowSlices, Spans, Timeline
 from storage.file_lock import locked
 
 log = logging.getLogger(__name__)
@@ -100,31 +100,17 @@ _REPEATED_COLUMNS = frozenset({"speaker_ids", "speaker_names", "thread_roots", "
 _PACKED_COLUMNS = ("texts", "summaries", "addressees", "thought_texts")
 
 
-class Packed(Sequence[Any]):
+class Packed(Spans[Any]):
     """One column as UTF-8 JSON values end to end, with their offsets; decoded per item.
 
     Why: decoding a hundred thousand texts at a start costs more than every other part of a
     load, and a reading looks at a few dozen messages."""
 
     def __init__(self, blob: bytes, offsets: np.ndarray) -> None:
+        super().__init__(offsets)
         self._blob = blob
-        self._offsets = offsets  # an array: a list of a hundred thousand ints is 4 MB a column
 
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
-
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):  # a Sequence's contract: iteration and ``in`` rely on it
-            raise IndexError("packed column index out of range")
-        start, end = self._offsets[index : index + 2].tolist()
+    def _item(self, start: int, end: int) -> Any:
         return orjson.loads(self._blob[start:end])
 
 
