@@ -36,6 +36,9 @@ _BACK_EDGES = (1, 2, 3, 4, 6, 10, 20, 50)
 """Upper ends of the "lines back" buckets: 1, 2, 3, 4, 5–6, 7–10, 11–20, 21–50, more."""
 _MINUTES_EDGES = (0.5, 1.5, 5, 15, 60, 240)
 """Upper ends of the time-gap buckets in minutes (logs have minute stamps)."""
+COSINE_GAP = 0.3
+"""How far (in cosine) below the closest line, or above or below the third closest, still
+counts: gaps are clipped to ±this and scaled to ±1."""
 
 FEATURE_NAMES: tuple[str, ...] = (
     *(f"back<={edge}" for edge in _BACK_EDGES),
@@ -66,8 +69,8 @@ FEATURE_NAMES: tuple[str, ...] = (
     "log_shared_words",
     "cosine",
     "cosine_above_mean",
-    "cosine_top1",
-    "cosine_top3",
+    "cosine_below_best",
+    "cosine_below_third",
     "log_message_chars",
     "log_candidate_chars",
     "message_has_stance",
@@ -152,8 +155,7 @@ def _features(
     near_cosines = cosines[:near] if near else cosines
     # np.mean's own steps, without its Python wrapper (the same float32 sum and division)
     mean = float(np.add.reduce(near_cosines) / len(near_cosines)) if len(near_cosines) else 0.0
-    cosine_rank = np.empty(count, dtype=np.int64)
-    cosine_rank[np.argsort(-cosines, kind="stable")] = np.arange(count)
+    below_best, below_third = _below_closest(cosines)
 
     # Each column written in place, in FEATURE_NAMES' order (constants broadcast).
     table = np.empty((count, len(FEATURE_NAMES)), dtype=np.float32)
@@ -185,8 +187,8 @@ def _features(
         np.log1p(shared) / 3.0,
         cosines,
         cosines - mean,
-        cosine_rank == 0,
-        cosine_rank < 3,
+        below_best,
+        below_third,
         math.log1p(len(message.text)) / 6.0,
         np.log1p(line[:, _LINE.index("chars")]) / 6.0,
         stance,
@@ -355,6 +357,21 @@ def _one_hot(values: np.ndarray, edges: tuple[float, ...]) -> np.ndarray:
     each value; the last slot holds everything above."""
     slot = np.searchsorted(edges, values, side="left")
     return np.arange(len(edges) + 1)[:, None] == slot
+
+
+def _below_closest(cosines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How far each candidate's cosine is below the closest candidate's, and below the third
+    closest's (negative above it; -1 when there is no third), each clipped to
+    ±:data:`COSINE_GAP` and scaled to ±1.
+
+    Why gaps and not ranks: two stores of the same lines encode them in other batches, and the
+    padding moves cosines by a few thousandths; on a near-tie a rank ("the closest", "among the
+    three closest") flips and the reading with it. A gap moves by as little as the cosine does.
+    """
+    third = float(np.partition(cosines, -3)[-3]) if len(cosines) >= 3 else -1.0
+    below_best = np.minimum(float(cosines.max()) - cosines, COSINE_GAP) / COSINE_GAP
+    below_third = np.clip(third - cosines, -COSINE_GAP, COSINE_GAP) / COSINE_GAP
+    return below_best, below_third
 
 
 def _cosines(
