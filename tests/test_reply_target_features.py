@@ -238,9 +238,9 @@ def _tied_timeline(first: float, second: float) -> Timeline:
 
 
 def test_a_near_tie_in_meaning_moves_the_features_as_little_as_the_cosines_do() -> None:
-    """Two stores encode the same lines in other batches, and their cosines differ by a few
-    thousandths: which of two near-tied lines is the closest flips, and no feature may jump
-    with it (a rank did, and the headline flipped from one line to the other)."""
+    """Which of two near-tied lines is the closest flips for a few thousandths of cosine (a
+    line entering the window, a runtime's last digits), and no feature may jump with it: a rank
+    did, and a headline flipped from one line to the other."""
     before = candidate_features(_tied_timeline(0.503, 0.500), 5)
     after = candidate_features(_tied_timeline(0.500, 0.503), 5)
     assert before.positions == after.positions

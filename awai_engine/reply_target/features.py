@@ -364,9 +364,12 @@ def _below_closest(cosines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     closest's (negative above it; -1 when there is no third), each clipped to
     ±:data:`COSINE_GAP` and scaled to ±1.
 
-    Why gaps and not ranks: two stores of the same lines encode them in other batches, and the
-    padding moves cosines by a few thousandths; on a near-tie a rank ("the closest", "among the
-    three closest") flips and the reading with it. A gap moves by as little as the cosine does.
+    Why gaps and not ranks: on a near-tie a rank ("the closest", "among the three closest")
+    flips for a difference of thousandths, and the reading with it: a line a hair closer entering
+    the window (the same sample read with and without its threads: a thread reply 0.02 closer
+    than Aiko's own line took its rank, and her line's score moved from 0.74 to 0.60), or the
+    last digits of a runtime whose vectors follow the batch's padding. A gap moves by as little
+    as the cosines do.
     """
     third = float(np.partition(cosines, -3)[-3]) if len(cosines) >= 3 else -1.0
     below_best = np.minimum(float(cosines.max()) - cosines, COSINE_GAP) / COSINE_GAP
