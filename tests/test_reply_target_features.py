@@ -26,6 +26,8 @@ from awai_engine.reply_target.features import (
     candidate_features,
     window,
 )
+from awai_engine.reply_target.model import reply_model
+from awai_engine.reply_target.regime import model_features
 from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from bots.runtime import Runtime
@@ -250,3 +252,15 @@ def test_a_near_tie_in_meaning_moves_the_features_as_little_as_the_cosines_do() 
     rows = [before.positions.index(q) for q in (1, 3)]
     assert before.features[rows, closest] == pytest.approx([0.0, 0.003 / COSINE_GAP], abs=1e-6)
     assert after.features[rows, closest] == pytest.approx([0.003 / COSINE_GAP, 0.0], abs=1e-6)
+
+
+def test_a_near_tie_in_meaning_moves_the_shipped_models_probabilities_by_thousandths() -> None:
+    """What a reading shows follows the probabilities: swapping which of two lines is 0.003
+    closer moved one from 0.64 to 0.44 with the rank columns (and the best line with it); with
+    the gaps, every probability moves by less than 0.01."""
+    model = reply_model()
+    before, after = (
+        model.probabilities(model_features(_tied_timeline(first, second), 5).features)
+        for first, second in ((0.503, 0.500), (0.500, 0.503))
+    )
+    assert np.abs(before - after).max() < 0.01
