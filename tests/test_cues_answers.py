@@ -22,6 +22,8 @@ from awai_engine.cues.answers import opens_as_answer, opens_with_yes_or_no
         ("はいります。", False),
         ("yeah", False),
         ("Yes? What happened?", False),
+        ("Yes, the log is at http://pastebin.example.com/raw.php?i=6VWb", True),
+        ("No, is it?? I thought so", False),
     ],
 )
 def test_an_opening_yes_or_no_is_a_word_set_off_before_a_statement(text: str, opens: bool) -> None:

@@ -18,7 +18,9 @@ from awai_engine.cues.stance import opening_stance
         ("Sorry. I meant the staging box", "Sorry. I meant the staging box"),
         ("e.g. this one. ok", "e.g. this one. ok"),
         ("ubuntu 8.10 works? yes", "ubuntu 8.10 works"),
-        ("see https://example.com/a.php?id=3 now", "see https://example.com/a.php"),
+        ("see https://example.com/a.php?id=3 now", "see https://example.com/a.php?id=3 now"),
+        ("!java is the factoid? yes", "!java is the factoid"),
+        ("can u help me?? yes", "can u help me"),
         ("wait... really? yes", "wait... really"),
         ("テストが不安定なので賛成です。来週にしましょう。", "テストが不安定なので賛成です"),
         ("本当！はい", "本当"),
@@ -39,6 +41,7 @@ def test_a_stances_first_sentence_ends_at_a_question_or_exclamation_mark_or_a_li
         ("e.g. this", ["e.", "g.", " this"]),
         ("Sounds good.Who writes it?", ["Sounds good.", "Who writes it?"]),
         ("really?!", ["really?!"]),
+        ("see http://x.org/raw.php?i=6VWb ok?", ["see http://x.", "org/raw.", "php?i=6VWb ok?"]),
         ("wait... ok?", ["wait...", " ok?"]),
         ("本当？はい。そう！", ["本当？", "はい。", "そう！"]),
         ("first line\nsecond?", ["first line", "second?"]),
@@ -56,7 +59,8 @@ def test_stop_pieces_end_after_every_run_of_stops_full_stops_included(
         ("Is it fixed in ubuntu 8.10? I use it.", ["Is it fixed in ubuntu 8.10?", " I use it."]),
         ("Read https://example.com/fix.html first?", ["Read https://example.com/fix.html first?"]),
         ("wait... is it up?", ["wait...", " is it up?"]),
-        ("Use a tool, e.g. gparted.", ["Use a tool, e.g.", " gparted."]),
+        ("Use a tool, e.g. gparted.", ["Use a tool, e.g. gparted."]),
+        ("Does it fail? I.e. is it down?", ["Does it fail?", " I.e. is it down?"]),
         ("本当？はい。そう！", ["本当？", "はい。", "そう！"]),
         ("first line\nsecond?", ["first line", "second?"]),
     ],
@@ -105,3 +109,39 @@ def test_a_condition_ends_at_its_sentence_or_line() -> None:
     stance = opening_stance("賛成です、テストが通るなら。来週リリースしましょう。")
     assert stance is not None and stance.condition is not None
     assert "来週" not in stance.condition  # 。 ends a sentence with no space after it
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("can u help me?? thanks", ["can u help me??", " thanks"]),
+        ("what?!? no way", ["what?!?", " no way"]),
+        ("本当？？はい", ["本当？？", "はい"]),
+        ("本当?!はい", ["本当?!", "はい"]),
+        ("that link is no use ?:S", ["that link is no use ?", ":S"]),
+        (
+            "what is the problem ?http://paste.example.org/1/",
+            ["what is the problem ?", "http://paste.example.org/1/"],
+        ),
+    ],
+)
+def test_a_run_of_marks_is_one_end_before_a_space_a_face_or_japanese_or_a_link_after_a_space(
+    text: str, said: list[str]
+) -> None:
+    assert [sentence for sentence in sentences(text) if sentence] == said
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "output: http://pastebin.example.com/raw.php?i=6VWbnFYQ here",
+        "restart it with sudo /etc/init.d/?dm restart now",
+        "see https://example.com/#!/page/2 for it",
+        "try !java or !paste first",
+        "http://lmgtfy.com/?q=ubuntu+%2B+ssh also",
+    ],
+)
+def test_a_mark_inside_a_word_or_link_ends_no_sentence(text: str) -> None:
+    assert [sentence for sentence in sentences(text) if sentence] == [text]
+    assert first_sentence(text) == text
+    assert not has_question(text)

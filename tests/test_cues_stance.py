@@ -98,6 +98,8 @@ def test_common_forms_of_agreement_agree_and_keep_their_condition(
         "Yes. Which build are they on?",
         "No. Did you restart it after the update?",
         "了解です。最初に確認させてください。復元テストは最後にいつやりましたか？",
+        "ok?! is it merged already",
+        "but WHAT games can i play?!",
     ],
 )
 def test_a_short_word_that_opens_a_question_takes_no_stance(text: str) -> None:
@@ -111,6 +113,8 @@ def test_a_short_word_that_opens_a_question_takes_no_stance(text: str) -> None:
         ("No, that breaks the Android build.", "disagrees"),
         ("了解です。手順書を直します。", "agrees"),
         ("Sounds good. Who writes the announcement?", "agrees"),
+        ("no, the log is at http://pastebin.example.com/raw.php?i=6VWb", "disagrees"),
+        ("ok!! shipping it", "agrees"),
     ],
 )
 def test_a_short_word_before_a_statement_or_a_real_agreement_keeps_its_stance(

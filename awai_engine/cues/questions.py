@@ -13,7 +13,12 @@ from awai_engine.cues.sentences import sentences, stop_pieces
 from awai_engine.cues.words import LEAD_IN, OPENING, strip_address
 from awai_engine.text import has_japanese
 
-_QUESTION_END = re.compile(r"[?？]\s*[)）」』\"'”]*\s*$")
+# A face a question may end with: "help me?:)", "codecs ?:S", "really?:D".
+_FACE = r"[:;=]-?[()\[\]DPpSsOo/\\|]|\^_?\^"
+# The question mark a sentence ends in, with what may trail it: more marks ("??", "?!", "?..."),
+# a face and closing brackets or quotes. The "?" of the face ":?" (or ":-?") is a puzzled look,
+# not a question mark: "my wireless network is not displayed :?" asks nothing by it.
+_QUESTION_END = re.compile(rf"(?<![:;=])(?<![:;=]-)[?？][\s!?！？.…]*(?:{_FACE})?[\s)）」』\"'”]*$")
 _JAPANESE_QUESTION_END = re.compile(
     r"(?:(?:ます|ました|です|でした|でしょう|ません|ませんでした|ない|のです|んです)か"
     r"|かな|かね|のか)[。\s]*$"
@@ -22,7 +27,8 @@ _SPANISH_QUESTION = re.compile(r"^\s*¿")
 
 
 def is_question(text: str) -> bool:
-    """A sentence that asks: it ends in a question mark (any script), or in Japanese か."""
+    """A sentence that asks: it ends in a question mark (any script; more marks, a face or a
+    closing bracket may follow it), or in Japanese か."""
     stripped = text.strip()
     return bool(
         _QUESTION_END.search(stripped)
@@ -62,8 +68,13 @@ def asks_yes_or_no(text: str) -> bool:
     hotfix?"; "or not" is still a yes or a no); in English it also opens as such a question
     does ("Can we…", "Anyone tried…", "You need…") or ends in a tag ("…, right?"), so
     "hosting?" or "licensing and sale of?", which ask what was meant, do not. "Can we release
-    on Friday?" and 「デプロイは終わりましたか？」 do; "How many users?" does not."""
-    asked = [sentence for sentence in sentences(strip_address(text)) if is_question(sentence)]
+    on Friday?" and 「デプロイは終わりましたか？」 do; "How many users?" does not. A question of
+    marks alone ("can u help me ? ?", "…? :?") asks nothing the question before it did not."""
+    asked = [
+        sentence
+        for sentence in sentences(strip_address(text))
+        if is_question(sentence) and any(char.isalnum() for char in sentence)
+    ]
     if not asked:
         return False
     question = OPENING.sub("", asked[-1]).lower()

@@ -24,11 +24,12 @@ _ADDRESS = re.compile(r"^\s*(?:@\S+|[\w.'-]{1,24}(?: [\w.'-]{1,24})?:)\s+")
 
 _LEAD_WORDS = (
     r"(?:so|and|but|ok|okay|also|then|hey|btw|oh|well|um|hm+|anyway|anyways|right|now)\b"
-    r"|ところで|さて|それで|じゃあ|では|で(?=[、,])"
+    r"|i\.e\.|e\.g\.|ところで|さて|それで|じゃあ|では|で(?=[、,])"
 )
 LEAD_IN = re.compile(rf"(?:(?:{_LEAD_WORDS})[\s,.!—–、-]*)*")
-"""Words a message may open with before what it does ("so", "anyway", "ok", ところで, さて…);
-matches the empty string at least."""
+"""Words a message may open with before what it does ("so", "anyway", "ok", ところで, さて…), and
+the "i.e." or "e.g." a sentence restating or illustrating the one before opens with ("…? I.e.
+will I get an error?" asks "will I get an error?"); matches the empty string at least."""
 
 YES_OR_NO = (
     "yes",
