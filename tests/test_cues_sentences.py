@@ -145,3 +145,21 @@ def test_a_mark_inside_a_word_or_link_ends_no_sentence(text: str) -> None:
     assert [sentence for sentence in sentences(text) if sentence] == [text]
     assert first_sentence(text) == text
     assert not has_question(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "condition"),
+    [
+        (
+            "Works for me if we pick a tool, e.g. gparted. Ship it",
+            "if we pick a tool, e.g. gparted",
+        ),
+        (
+            "Works for me if http://ci.example.com/job?id=4 is green. Ship it",
+            "if http://ci.example.com/job?id=4 is green",
+        ),
+    ],
+)
+def test_a_condition_runs_on_past_an_abbreviation_and_a_link(text: str, condition: str) -> None:
+    stance = opening_stance(text)
+    assert stance is not None and stance.condition == condition
