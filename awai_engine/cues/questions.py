@@ -68,8 +68,8 @@ def asks_yes_or_no(text: str) -> bool:
     hotfix?"; "or not" is still a yes or a no); in English it also opens as such a question
     does ("Can we…", "Anyone tried…", "You need…") or ends in a tag ("…, right?"), so
     "hosting?" or "licensing and sale of?", which ask what was meant, do not. "Can we release
-    on Friday?" and 「デプロイは終わりましたか？」 do; "How many users?" does not. A question of
-    marks alone ("can u help me ? ?", "…? :?") asks nothing the question before it did not."""
+    on Friday?" and 「デプロイは終わりましたか？」 do; "How many users?" does not. A sentence of
+    marks alone ("can u help me ? ?") is no question of its own: the one before it is asked."""
     asked = [
         sentence
         for sentence in sentences(strip_address(text))
