@@ -7,7 +7,7 @@ either direction, by ``Name:``/``@name``/Slack and Discord mentions as the adapt
 or a name written as the first or last words), whether one asks and the other does not, whether
 the candidate already got an answer, and how much the two share in words and in meaning.
 Nothing here assumes English or spaces: words are :func:`awai_engine.lexical.terms` (character
-bigrams for Japanese), questions end in ? or ？ or Japanese か (:func:`awai_engine.cues.is_question`).
+bigrams for Japanese), questions end in ? or ？ or Japanese か (:func:`awai_engine.cues.questions.is_question`).
 
 Every feature of a candidate reads only the message, the candidate and the lines between them,
 all at or before the message: the features of message ``p`` are a function of the prefix.
