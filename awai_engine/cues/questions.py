@@ -18,7 +18,10 @@ _FACE = r"[:;=]-?[()\[\]DPpSsOo/\\|]|\^_?\^"
 # The question mark a sentence ends in, with what may trail it: more marks ("??", "?!", "?..."),
 # a face and closing brackets or quotes. The "?" of the face ":?" (or ":-?") is a puzzled look,
 # not a question mark: "my wireless network is not displayed :?" asks nothing by it.
-_QUESTION_END = re.compile(rf"(?<![:;=])(?<![:;=]-)[?？][\s!?！？.…]*(?:{_FACE})?[\s)）」』\"'”]*$")
+_QUESTION_END = re.compile(rf"(?<![:;])(?<![:;]-)[?？][\s!?！？.…]*(?:{_FACE})?[\s)）」』\"'”]*$")
+_TAIL = 256
+"""How much of a sentence's end :data:`_QUESTION_END` reads: a search from each mark of a long
+run of them to the end cost the square of the run; what closes a question is a few characters."""
 _JAPANESE_QUESTION_END = re.compile(
     r"(?:(?:ます|ました|です|でした|でしょう|ません|ませんでした|ない|のです|んです)か"
     r"|かな|かね|のか)[。\s]*$"
@@ -31,7 +34,7 @@ def is_question(text: str) -> bool:
     closing bracket may follow it), or in Japanese か."""
     stripped = text.strip()
     return bool(
-        _QUESTION_END.search(stripped)
+        _QUESTION_END.search(stripped[-_TAIL:])
         or _JAPANESE_QUESTION_END.search(stripped)
         or _SPANISH_QUESTION.search(stripped)
     )
