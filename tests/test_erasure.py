@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from awai_engine.schemas import naming
 from awai_engine.text_caches import forget_cached_texts, register_owner
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
@@ -85,6 +86,7 @@ def held_in_memory(needle: str) -> list[str]:
     (the constant itself aside): caches keyed by text, compiled patterns, stored rows. The source
     lines Python keeps of this test module for tracebacks hold the constant too: dropped first."""
     linecache.clearcache()
+    gc.unfreeze()  # a runtime opened by open_runtime froze what it held: frozen, it is not listed
     gc.collect()
     found = []
     with warnings.catch_warnings():  # looking at torch's lazy module attributes warns
@@ -110,6 +112,24 @@ def arrays_held_by(root: object, vector: np.ndarray) -> int:
         seen.add(id(item))
         if isinstance(item, np.ndarray):
             found += item.shape == vector.shape and bool(np.array_equal(item, vector))
+            continue
+        stack.extend(gc.get_referents(item))
+    return found
+
+
+def names_held_by(module: types.ModuleType, name: str) -> list[str]:
+    """The strings holding ``name`` (any case) reachable from a module's own values, walked by
+    references: tuples and sets of strings are not tracked by the collector, so
+    :func:`held_in_memory` cannot see what they hold."""
+    seen, found = set(), []
+    stack: list[object] = list(vars(module).values())
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or isinstance(item, (type, types.ModuleType, types.FunctionType)):
+            continue
+        seen.add(id(item))
+        if isinstance(item, str):
+            found += [item] if name.casefold() in item.casefold() else []
             continue
         stack.extend(gc.get_referents(item))
     return found
@@ -176,9 +196,12 @@ def test_a_forget_leaves_none_of_the_speakers_words_in_the_process_memory(
     filled(runtime)  # re-clustered, digested and read: every cache of words has been used
     assert held_in_memory(WORDS)
 
+    assert names_held_by(naming, NAME)  # naming kept the channel's speakers, the name too
+
     runtime.schemas.forget_speaker(CHANNEL, SPEAKER)
 
     assert held_in_memory(WORDS) == []
+    assert names_held_by(naming, NAME) == []
     assert runtime.engine.read(CHANNEL, "m7", EVERYTHING).context.flow.previous is not None
 
 

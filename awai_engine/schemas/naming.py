@@ -418,6 +418,16 @@ _known_lock = threading.Lock()
 _known: list[_KnownNames] = []  # the speakers tuples named lately, most recent last
 
 
+def _forget_known() -> None:
+    """Drop every speakers tuple kept (they hold names and name words): a forgotten speaker's
+    name is gone from the process too."""
+    with _known_lock:
+        _known.clear()
+
+
+register(_forget_known)
+
+
 def _known_names_of(speakers: tuple[tuple[str, int], ...]) -> _KnownNames:
     """The :class:`_KnownNames` of a timeline's speakers tuple (the same object until a new
     speaker comes: :meth:`~awai_engine.timeline.Timeline.speakers_seen`), kept for the few
