@@ -207,7 +207,9 @@ def open_runtime(
                 runtime.resumed = runtime.schemas.resume_erasures()
         # What is open now (the modules, the settings, the store) lives as long as the process:
         # kept out of the collector's full passes, which walked all of it (some 200,000 objects,
-        # 45-85 ms each) and, landing in a reading, were most of its worst latency.
+        # 45-85 ms each) and, landing in a reading, were most of its worst latency. Collected
+        # first, so no garbage of the start is frozen with it (frozen, it is never freed).
+        gc.collect()
         gc.freeze()
         return runtime
     except BaseException:

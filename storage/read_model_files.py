@@ -241,11 +241,16 @@ class ReadModelFiles:
         format is no damage (a load rebuilds it anyway)."""
         found = []
         for channel in self.channels():
-            located = self._written_pointer(channel)
-            if located is None:
-                continue
-            folder, meta = located
+            folder = self._channel_folder(channel)
+            # The pointer and the parts it names read under one shared lock: a writer
+            # publishing between the two would shred the generation read, which is no damage.
             with self._locked(folder, exclusive=False):
+                try:
+                    meta = _pointer(folder)
+                except (OSError, ValueError):
+                    continue  # gone, or torn: a load finds it unusable and rebuilds it anyway
+                if not isinstance(meta, dict) or not _written_for(meta, channel):
+                    continue
                 if not _whole(folder / str(meta.get("generation")), meta.get("files")):
                     found.append(channel)
         return found
@@ -601,12 +606,24 @@ def _check_vectors(path: Path, length: int, crc: int, stamp: bool) -> None:
     Why a stamp: the file takes 1.5 KB a thought (177 MiB at 100k messages), and reading all of
     it for its CRC was a fifth of opening a large channel, paid by every command. A load that
     checked it leaves beside it what it checked (that length and CRC) and what the file was then
-    (inode, size, modification time). A later load that finds the file so, and is asked for the
-    same length and CRC, does not read it again: a write only ever appends past the committed
-    length, and any tool's edit, each changing size or time, brings the whole check back. A
-    stamp that cannot be written (a read-only folder) only costs the check next time."""
+    (device, inode, size, modification and change times). A later load that finds the file so,
+    and is asked for the same length and CRC, does not read it again: a write only ever appends
+    past the committed length, and any tool's edit changes the change time at least, bringing
+    the whole check back. A byte that rots under the file system changes none of these: ``awai
+    doctor`` reads every part whole (:meth:`ReadModelFiles.damaged`). A stamp that cannot be
+    written (a read-only folder) only costs the check next time."""
     status = path.stat()
-    checked = [length, crc, status.st_ino, status.st_size, status.st_mtime_ns]
+    # The change time too: a tool can put a modification time back (``touch -r``, ``cp -p``),
+    # never the change time its own write set.
+    checked = [
+        length,
+        crc,
+        status.st_dev,
+        status.st_ino,
+        status.st_size,
+        status.st_mtime_ns,
+        status.st_ctime_ns,
+    ]
     stamp_path = path.with_name(f"{VECTORS}.checked")
     try:
         if json.loads(stamp_path.read_bytes()) == checked:

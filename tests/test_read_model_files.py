@@ -689,9 +689,11 @@ def test_the_vectors_are_read_whole_for_their_check_once_until_the_file_changes(
     assert files.load(CHANNEL, SMALL_INDEX) is not None and len(checked) == 2
 
     vectors = generation(writer) / "vectors"
+    status = vectors.stat()
     data = bytearray(vectors.read_bytes())
     data[len(data) // 2] ^= 1
-    vectors.write_bytes(bytes(data))  # a tool's edit of a file already checked
+    vectors.write_bytes(bytes(data))  # a tool's edit of a file already checked...
+    os.utime(vectors, ns=(status.st_atime_ns, status.st_mtime_ns))  # ...its time put back
     assert files.load(CHANNEL, SMALL_INDEX) is None  # found, the file shredded
     assert len(checked) == 3
 
@@ -702,8 +704,9 @@ def test_doctor_finds_a_vectors_byte_changed_in_place_that_a_start_no_longer_rea
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A start believes the stamp of a vectors file it checked before and that has not changed
-    since (size, time, inode); a byte that rots in place keeps all three. `awai doctor` reads
-    every part whole, says so, and --repair removes the file for the next start to rebuild."""
+    since (device, inode, size, times); a byte that rots under the file system changes none of
+    them. `awai doctor` reads every part whole, says so, and --repair removes the file for the
+    next start to rebuild."""
     from bots.terminal.cli import main
 
     monkeypatch.setenv("COLUMNS", "220")
@@ -713,11 +716,14 @@ def test_doctor_finds_a_vectors_byte_changed_in_place_that_a_start_no_longer_rea
     files = ReadModelFiles(writer.settings.data_dir / "read-models")
     assert files.load(CHANNEL, SMALL_INDEX) is not None  # checked whole, stamped
     vectors = generation(writer) / "vectors"
-    status = vectors.stat()
+    stamp = vectors.with_name("vectors.checked")
+    checked = json.loads(stamp.read_text())
     data = bytearray(vectors.read_bytes())
     data[len(data) // 2] ^= 1
     vectors.write_bytes(bytes(data))
-    os.utime(vectors, ns=(status.st_atime_ns, status.st_mtime_ns))  # rot keeps the time
+    found = vectors.stat()  # rot changes no metadata: the stamp as it would still read
+    checked[2:] = [found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
+    stamp.write_text(json.dumps(checked))
     assert files.load(CHANNEL, SMALL_INDEX) is not None  # what a start cannot see
     data_dir = str(writer.settings.data_dir)
 

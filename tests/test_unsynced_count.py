@@ -19,7 +19,7 @@ def test_the_starts_count_of_rows_not_yet_synced_reads_their_own_index(runtime: 
     asked: list[tuple[str, Any]] = []
 
     def seen(conn: Any, cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if "synced IS" in statement:
+        if "synced IS 0" in statement:
             asked.append((statement, parameters))
 
     event.listen(engine, "before_cursor_execute", seen)

@@ -47,7 +47,8 @@ bytes each, and a reading of a speaker needs those of their chain, a handful."""
 
 
 class Runs:
-    """Finds or clusters runs; clusterings made for readings are kept in a bounded LRU cache."""
+    """Finds or clusters runs; the runs readings used (made for them, or loaded from the store)
+    are kept in a bounded LRU cache."""
 
     def __init__(self, store: SchemaStore, settings: SchemaSettings) -> None:
         self.store = store

@@ -126,7 +126,10 @@ class SchemaSettings(BaseModel):
         8, ge=1, le=100, description="Most central thoughts handed to the schema summariser."
     )
     on_demand_cache: int = Field(
-        128, ge=1, le=100_000, description="Clusterings made for readings kept in memory (LRU)."
+        128,
+        ge=1,
+        le=100_000,
+        description="Runs readings used (made for them or loaded) kept in memory (LRU).",
     )
     recluster_processes: int = Field(
         0,
