@@ -113,6 +113,17 @@ class Packed(Spans[Any]):
     def _item(self, start: int, end: int) -> Any:
         return orjson.loads(self._blob[start:end])
 
+    def _items(self, first: int, end: int) -> list[Any]:
+        """A run of items decoded as one JSON list (a comma put after each but the last):
+        the names of every line back to a far recalled one are read so, tens of thousands at
+        once, at a fraction of decoding each."""
+        bounds = self._bounds[first : end + 1]
+        if len(bounds) < 2:
+            return []
+        values = np.frombuffer(self._blob, dtype=np.uint8, count=int(bounds[-1]))
+        run = np.insert(values[int(bounds[0]) :], bounds[1:-1] - bounds[0], ord(","))
+        return orjson.loads(b"[" + run.tobytes() + b"]")
+
 
 @dataclass(frozen=True)
 class Snapshot:
