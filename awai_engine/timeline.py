@@ -87,6 +87,17 @@ class Spans(Sequence[T]):
     def _item(self, start: int, end: int) -> T:
         """The item spanning ``start``..``end`` of the buffer."""
 
+    def gather(self, indexes: np.ndarray) -> list[T]:
+        """The items at ``indexes`` (in range), in that order: one call for the messages of a
+        speaker spread over the channel, not one per item."""
+        bounds = self._bounds
+        return [
+            self._item(start, stop)
+            for start, stop in zip(
+                bounds[indexes].tolist(), bounds[indexes + 1].tolist(), strict=True
+            )
+        ]
+
     def _items(self, first: int, end: int) -> list[T]:
         """Items ``first``..``end`` - 1 (a kind of span that can make a run of items at once,
         faster than one by one, says so here)."""
@@ -279,21 +290,28 @@ class MessageList(Sequence[TimelineMessage]):
             return self._columns.message(position)
         return message
 
-    def thoughts_of(self, position: int) -> tuple[str, int, Sequence[str]]:
-        """The id, first row and thought texts of the message at ``position``, building
-        nothing: a speaker's basis takes only these (and its rows' thought indexes, from the
-        timeline's ``row_thought``), and building each of a long speaker's messages for them was
-        most of a reading's time at 100k messages."""
-        message = self._items[position]
-        if message is not None:
-            return message.message_id, message.first_row, [t.text for t in message.thoughts]
+    def thoughts_at(self, positions: np.ndarray) -> tuple[list[int], list[Sequence[str]]]:
+        """The first rows and thought texts of the messages at ``positions`` (ascending),
+        building nothing, the restored ones read from their columns in one call: a speaker's
+        basis takes only these (and its rows' thought indexes, from the timeline's
+        ``row_thought``), and building each of a long speaker's messages for them, or reading
+        them one by one, was most of a reading's time at 100k messages."""
         columns = self._columns
-        assert columns is not None
-        return (
-            columns.message_ids[position],
-            int(columns.first_rows[position]),
-            columns.thought_texts[position],
-        )
+        restored = len(columns) if columns is not None else 0
+        cut = int(np.searchsorted(positions, restored))
+        head, tail = positions[:cut], positions[cut:].tolist()
+        first_rows: list[int] = []
+        texts: list[Sequence[str]] = []
+        if len(head):
+            assert columns is not None
+            first_rows = columns.first_rows[head].tolist()
+            column = columns.thought_texts
+            texts = column.gather(head) if isinstance(column, Spans) else [column[p] for p in head]
+        for position in tail:
+            message = self._built_at(position)
+            first_rows.append(message.first_row)
+            texts.append([thought.text for thought in message.thoughts])
+        return first_rows, texts
 
     def message_ids_at(self, positions: np.ndarray) -> list[str]:
         """The ids of the messages at ``positions``, building nothing: the column's own strings
