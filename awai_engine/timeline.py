@@ -18,7 +18,7 @@ from abc import abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import pairwise, repeat
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -72,7 +72,10 @@ class Spans(Sequence[T]):
     def __getitem__(self, index: slice) -> list[T]: ...
     def __getitem__(self, index: int | slice) -> T | list[T]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+            start, stop, step = index.indices(len(self))
+            if step == 1:
+                return self._items(start, max(start, stop))
+            return [self[i] for i in range(start, stop, step)]
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):  # a Sequence's contract: iteration and ``in`` rely on it
@@ -83,6 +86,23 @@ class Spans(Sequence[T]):
     @abstractmethod
     def _item(self, start: int, end: int) -> T:
         """The item spanning ``start``..``end`` of the buffer."""
+
+    def gather(self, indexes: np.ndarray) -> list[T]:
+        """The items at ``indexes`` (in range), in that order: one call for the messages of a
+        speaker spread over the channel, not one per item."""
+        bounds = self._bounds
+        return [
+            self._item(start, stop)
+            for start, stop in zip(
+                bounds[indexes].tolist(), bounds[indexes + 1].tolist(), strict=True
+            )
+        ]
+
+    def _items(self, first: int, end: int) -> list[T]:
+        """Items ``first``..``end`` - 1 (a kind of span that can make a run of items at once,
+        faster than one by one, says so here)."""
+        bounds = self._bounds[first : end + 1].tolist()
+        return [self._item(start, stop) for start, stop in pairwise(bounds)]
 
 
 class RowSlices(Spans[list[int]]):
@@ -212,6 +232,19 @@ class MessageList(Sequence[TimelineMessage]):
         assert self._columns is not None
         return self._columns.addressees[position]
 
+    def addressees_between(self, start: int, end: int) -> list[Sequence[str]]:
+        """:meth:`addressees` of the messages at ``start``..``end`` - 1, as one list: those
+        restored from columns read as one run of the column (naming the lines back to a far
+        recalled one reads tens of thousands at once)."""
+        restored = min(end, len(self._columns) if self._columns else 0)
+        head: list[Sequence[str]] = []
+        if start < restored:
+            assert self._columns is not None
+            head = list(self._columns.addressees[start:restored])
+        return head + [
+            self._built_at(position).addressees for position in range(max(start, restored), end)
+        ]
+
     def columns(self, start: int = 0) -> MessageColumns:
         """The messages from position ``start`` on as columns, building none: the restored ones
         are the columns they came from, and those appended since were built when appended."""
@@ -257,21 +290,28 @@ class MessageList(Sequence[TimelineMessage]):
             return self._columns.message(position)
         return message
 
-    def thoughts_of(self, position: int) -> tuple[str, int, Sequence[str]]:
-        """The id, first row and thought texts of the message at ``position``, building
-        nothing: a speaker's basis takes only these (and its rows' thought indexes, from the
-        timeline's ``row_thought``), and building each of a long speaker's messages for them was
-        most of a reading's time at 100k messages."""
-        message = self._items[position]
-        if message is not None:
-            return message.message_id, message.first_row, [t.text for t in message.thoughts]
+    def thoughts_at(self, positions: np.ndarray) -> tuple[list[int], list[Sequence[str]]]:
+        """The first rows and thought texts of the messages at ``positions`` (ascending),
+        building nothing, the restored ones read from their columns in one call: a speaker's
+        basis takes only these (and its rows' thought indexes, from the timeline's
+        ``row_thought``), and building each of a long speaker's messages for them, or reading
+        them one by one, was most of a reading's time at 100k messages."""
         columns = self._columns
-        assert columns is not None
-        return (
-            columns.message_ids[position],
-            int(columns.first_rows[position]),
-            columns.thought_texts[position],
-        )
+        restored = len(columns) if columns is not None else 0
+        cut = int(np.searchsorted(positions, restored))
+        head, tail = positions[:cut], positions[cut:].tolist()
+        first_rows: list[int] = []
+        texts: list[Sequence[str]] = []
+        if len(head):
+            assert columns is not None
+            first_rows = columns.first_rows[head].tolist()
+            column = columns.thought_texts
+            texts = column.gather(head) if isinstance(column, Spans) else [column[p] for p in head]
+        for position in tail:
+            message = self._built_at(position)
+            first_rows.append(message.first_row)
+            texts.append([thought.text for thought in message.thoughts])
+        return first_rows, texts
 
     def message_ids_at(self, positions: np.ndarray) -> list[str]:
         """The ids of the messages at ``positions``, building nothing: the column's own strings
@@ -515,6 +555,12 @@ class Timeline:
         return speakers, rows + start, addressed[rows, slots]
 
     def _code_names(self, start: int, end: int) -> None:
+        """Code the lines at ``start``..``end`` - 1 not coded yet, a run of columns at a time.
+
+        Why by runs: the lines back to a far recalled one are tens of thousands the first time
+        a process meets them; coding them one by one (building each line's set of names) was
+        30-70 ms landing in single readings at 100,000 messages. Most lines address no one, so
+        only those that do are looked at one by one."""
         with self._coding:  # readings run in several threads; a new name gets one code
             said_by, addressed = self._speaker_name_code, self._addressed_codes
             if len(said_by) < len(self.messages):
@@ -523,20 +569,38 @@ class Timeline:
                 grown = np.full((room, addressed.shape[1]), -1, dtype=np.int64)
                 grown[: len(addressed)] = addressed
                 addressed = grown
+            todo = np.flatnonzero(said_by[start:end] < 0) + start
+            if not len(todo):
+                return
+            first, last = int(todo[0]), int(todo[-1]) + 1
             codes = self._name_codes
-            for position in (np.flatnonzero(said_by[start:end] < 0) + start).tolist():
-                names = sorted(self.addressed_by(position))
-                if len(names) > addressed.shape[1]:
-                    wider = np.full((len(addressed), len(names)), -1, dtype=np.int64)
-                    wider[:, : addressed.shape[1]] = addressed
-                    # Published before any row is coded into it: a reader that sees a row
-                    # coded in ``said_by`` (written in place, last) must find its names in
-                    # the array it reads, not in a copy only this thread holds yet.
-                    self._addressed_codes = addressed = wider
-                for slot, name in enumerate(names):
-                    addressed[position, slot] = codes.setdefault(name, len(codes))
-                said_name = self.speaker_names[position].casefold()
-                said_by[position] = codes.setdefault(said_name, len(codes))  # coded: last
+            named = [
+                (position, sorted({name.casefold() for name in names}))
+                for position, names in zip(
+                    range(first, last), self.messages.addressees_between(first, last), strict=True
+                )
+                if names and said_by[position] < 0
+            ]
+            widest = max((len(names) for _, names in named), default=0)
+            if widest > addressed.shape[1]:
+                wider = np.full((len(addressed), widest), -1, dtype=np.int64)
+                wider[:, : addressed.shape[1]] = addressed
+                # Published before any row is coded into it: a reader that sees a row coded in
+                # ``said_by`` (written last) must find its names in the array it reads, not in
+                # a copy only this thread holds yet.
+                self._addressed_codes = addressed = wider
+            for position, names in named:
+                addressed[position, : len(names)] = [
+                    codes.setdefault(name, len(codes)) for name in names
+                ]
+            spoken = self.speaker_names[first:last]
+            said_code = {
+                name: codes.setdefault(name.casefold(), len(codes)) for name in set(spoken)
+            }
+            coded = np.fromiter(
+                map(said_code.__getitem__, spoken), dtype=np.int64, count=len(spoken)
+            )
+            said_by[todo] = coded[todo - first]  # coded: last
             self._addressed_codes, self._speaker_name_code = addressed, said_by
 
     def speaker_name(self, speaker_id: str) -> str:

@@ -113,6 +113,24 @@ class Packed(Spans[Any]):
     def _item(self, start: int, end: int) -> Any:
         return orjson.loads(self._blob[start:end])
 
+    def gather(self, indexes: np.ndarray) -> list[Any]:
+        """The items at ``indexes`` decoded as one JSON list (a speaker's thoughts first met
+        are a few thousand messages spread over the channel)."""
+        blob, bounds = self._blob, self._bounds
+        spans = zip(bounds[indexes].tolist(), bounds[indexes + 1].tolist(), strict=True)
+        return orjson.loads(b"[" + b",".join([blob[start:end] for start, end in spans]) + b"]")
+
+    def _items(self, first: int, end: int) -> list[Any]:
+        """A run of items decoded as one JSON list (a comma put after each but the last):
+        the names of every line back to a far recalled one are read so, tens of thousands at
+        once, at a fraction of decoding each."""
+        bounds = self._bounds[first : end + 1]
+        if len(bounds) < 2:
+            return []
+        values = np.frombuffer(self._blob, dtype=np.uint8, count=int(bounds[-1]))
+        run = np.insert(values[int(bounds[0]) :], bounds[1:-1] - bounds[0], ord(","))
+        return orjson.loads(b"[" + run.tobytes() + b"]")
+
 
 @dataclass(frozen=True)
 class Snapshot:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,7 +32,7 @@ from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
 from bots.runtime import Runtime, open_runtime
 from storage import read_model_files
-from storage.read_model_files import ReadModelFiles
+from storage.read_model_files import Packed, ReadModelFiles
 from storage.store import AwaiStore
 from tests.factories import utterance
 from tests.test_crash_safety import Zygote
@@ -735,3 +736,31 @@ def test_doctor_finds_a_vectors_byte_changed_in_place_that_a_start_no_longer_rea
     assert "Removed the damaged read-model file" in " ".join(capsys.readouterr().out.split())
     assert files.load(CHANNEL, SMALL_INDEX) is None  # gone: the next start rebuilds it
     assert main(["--data-dir", data_dir, "doctor"]) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.lists(st.text(max_size=6), max_size=3),
+            st.text(max_size=12),
+            st.integers(-(2**53), 2**53),
+            st.booleans(),
+        ),
+        max_size=12,
+    ),
+    data=st.data(),
+)
+def test_packed_items_read_together_read_as_each_item_does(
+    values: list, data: st.DataObject
+) -> None:
+    """A run of a packed column, or items picked from it, are decoded as one JSON list (commas
+    put between the items): every item must come back as decoding it alone gives, whatever it
+    holds (empty lists, brackets and commas inside strings, Japanese), and none as none."""
+    encoded = [orjson.dumps(value) for value in values]
+    packed = Packed(b"".join(encoded), np.cumsum([0, *map(len, encoded)], dtype=np.int64))
+    first = data.draw(st.integers(0, len(values)))
+    end = data.draw(st.integers(first, len(values)))
+    assert packed[first:end] == [packed[index] for index in range(first, end)] == values[first:end]
+    picked = data.draw(st.lists(st.integers(0, len(values) - 1), max_size=6)) if values else []
+    assert packed.gather(np.array(picked, dtype=np.int64)) == [values[index] for index in picked]

@@ -188,10 +188,11 @@ def test_all_candidates_at_once_give_each_candidates_own_features(runtime: Runti
 
 
 def test_a_reader_never_sees_a_coded_row_without_the_names_it_addresses() -> None:
-    """Turn-taking codes are written by one reading while others read them without a lock: a
-    row is marked coded last, and an array widened for a message addressing more names than
-    any before is published before that row is coded into it, so a concurrent reader that
-    sees the row coded finds its names (a reviewer saw a row read as addressing no one)."""
+    """Turn-taking codes are written by one reading while others read them without a lock: an
+    array widened for a message addressing more names than any before is published, and every
+    row's names written into it, before any row of the run is marked coded, so a concurrent
+    reader that sees a row coded finds its names (a reviewer saw a row read as addressing no
+    one)."""
     lines = [
         ("Ann", "hi", ()),
         ("Bo", "Ann: hello", ("Ann",)),
@@ -201,20 +202,24 @@ def test_a_reader_never_sees_a_coded_row_without_the_names_it_addresses() -> Non
     ]
     timeline = one_thought_timeline(lines, np.random.default_rng(3).normal(size=(5, 4)))
     timeline.names_between(0, 3)  # rows 0-2 coded, one addressed name wide
-    seen: list[np.ndarray] = []
-    addressed_by = timeline.addressed_by
+    seen: list[tuple[bool, set[int]]] = []
 
-    def reading_beside(position: int) -> frozenset[str]:
-        if position == 4:  # row 3 is coded by now: another reading looks at it meanwhile
-            _, rows, codes = timeline.names_between(3, 4)
-            seen.append(codes[rows == 3])
-        return addressed_by(position)
+    class Spoken(list[str]):
+        """The speakers' names, read by the coder once the run's names are written: what
+        another reading would find then, without the lock."""
 
-    timeline.addressed_by = reading_beside  # type: ignore[method-assign]
+        def __getitem__(self, index):  # type: ignore[no-untyped-def]
+            if isinstance(index, slice):
+                coded = bool(timeline._speaker_name_code[3] >= 0)
+                seen.append((coded, set(timeline._addressed_codes[3].tolist()) - {-1}))
+            return super().__getitem__(index)
+
+    timeline.speaker_names = Spoken(timeline.speaker_names)
     timeline.names_between(3, 5)
-    assert len(seen) == 1
     names = {timeline.name_code(name) for name in ("ann", "bo", "cy")}
-    assert set(seen[0].tolist()) == names
+    assert seen == [(False, names)]
+    _, rows, codes = timeline.names_between(3, 4)
+    assert set(codes[rows == 3].tolist()) == names
 
 
 def _tied_timeline(first: float, second: float) -> Timeline:

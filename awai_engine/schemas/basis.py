@@ -187,21 +187,22 @@ class _Said:
     def extend(self, timeline: Timeline, rows: Sequence[int]) -> None:
         """Take in the speaker's rows past those already taken."""
         new = np.asarray(rows[len(self.texts) :], dtype=np.int64)
-        last = -1
-        for row, position, index in zip(
-            new.tolist(),
-            timeline.row_positions[new].tolist(),
-            timeline.row_thought[new].tolist(),
-            strict=True,
+        if not len(new):
+            return
+        row_positions = timeline.row_positions[new]
+        # a message's rows are consecutive: its id, first row and texts are read once
+        positions = np.unique(row_positions)
+        first_rows, said = timeline.messages.thoughts_at(positions)
+        ids = timeline.messages.message_ids_at(positions)
+        of_message = np.searchsorted(positions, row_positions).tolist()
+        fingerprint, digests, texts = self._fingerprint, self._digests, self.texts
+        for row, message, index in zip(
+            new.tolist(), of_message, timeline.row_thought[new].tolist(), strict=True
         ):
-            if position != last:  # a message's rows are consecutive: one lookup for them
-                message_id, first_row, texts = timeline.messages.thoughts_of(position)
-                last = position
-            key = thought_key(message_id, index)
-            text = texts[row - first_row]
-            self.texts.append(text)
-            self._fingerprint.update(f"{key}\x1f{text}\x1e".encode())
-            self._digests += self._fingerprint.digest()
+            text = said[message][row - first_rows[message]]
+            texts.append(text)
+            fingerprint.update(f"{thought_key(ids[message], index)}\x1f{text}\x1e".encode())
+            digests += fingerprint.digest()
 
 
 _DIGEST = hashlib.sha256().digest_size
