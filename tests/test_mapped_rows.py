@@ -55,14 +55,20 @@ def test_a_file_unlinked_before_its_first_growth_is_copied_and_nothing_is_left_o
 
 
 def _resident_kib(array: np.ndarray) -> int:
-    """Resident KiB of the mappings holding ``array``'s bytes (from /proc/self/smaps)."""
+    """Resident KiB of the file mappings holding ``array``'s bytes (from /proc/self/smaps).
+
+    Only mappings of a file (inode not 0): the rows appended after a file's are anonymous
+    memory, and the kernel merges an anonymous mapping with an adjacent one of the same flags,
+    so its Rss can hold a neighbour's memory too (seen once in a long-lived test worker: 3 MB).
+    """
     start, stop = array.ctypes.data, array.ctypes.data + array.nbytes
     total, inside = 0, False
     for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split()[0]
+        fields = line.split()
+        head = fields[0]
         if "-" in head and not head.endswith(":"):
             low, high = (int(part, 16) for part in head.split("-"))
-            inside = low < stop and high > start
+            inside = low < stop and high > start and fields[4] != "0"
         elif head == "Rss:" and inside:
             total += int(line.split()[1])
     return total
@@ -81,7 +87,7 @@ def test_letting_go_of_a_files_rows_unmaps_the_touched_pages_but_keeps_every_row
         spread = array[np.arange(0, 9_000, 40)].copy()  # one row in every 60 KiB
         assert _resident_kib(array) > 10_000  # most of the 15 MB mapped
         let_go(array)
-        assert _resident_kib(array) <= 2 * 4 + 400 * 384 * 4 // 1024  # a page, and the appended
+        assert _resident_kib(array) <= 2 * 4  # the page the file shares with the appended rows
         assert array[np.arange(0, 9_000, 40)].tobytes() == spread.tobytes()
         assert array[:9_000].tobytes() == written[:9_000].tobytes()
     assert (held[10_001:10_200] == 3.0).all()
