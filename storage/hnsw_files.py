@@ -36,6 +36,7 @@ A header of another layout (a Chroma that changed its format) is neither damaged
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import sqlite3
 import struct
@@ -90,13 +91,28 @@ class Segment:
     unit: bool  # its vectors are of unit length
 
 
+def chroma_database(chroma: Path) -> sqlite3.Connection:
+    """A connection that reads the embedded Chroma's own database, ``chroma.sqlite3``.
+
+    Opened read-write where the folder may be written, though it only reads: a writer killed
+    in a transaction leaves a hot journal, which SQLite rolls back as the next connection opens
+    the file, as Chroma's own will; a read-only connection cannot, and fails with "attempt to
+    write a readonly database" (seen: a kill mid-write, then the start-up check set aside the
+    whole folder as damaged). Read-only where it may not be written (a folder on read-only
+    media is looked at through a copy, :mod:`storage.opening`, whose journal is rolled back).
+    """
+    database = chroma / "chroma.sqlite3"
+    writable = os.access(database, os.W_OK) and os.access(chroma, os.W_OK)
+    uri = f"{database.absolute().as_uri()}?mode={'rw' if writable else 'ro'}"
+    return sqlite3.connect(uri, uri=True, timeout=30)
+
+
 def segment_of(chroma: Path, collection: str) -> Segment | None:
     """The VECTOR segment of ``collection`` in an embedded Chroma folder (``None``: no such
     collection). Raises :class:`sqlite3.DatabaseError` when ``chroma.sqlite3`` cannot be read."""
-    database = chroma / "chroma.sqlite3"
-    if not database.is_file():
+    if not (chroma / "chroma.sqlite3").is_file():
         return None
-    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+    connection = chroma_database(chroma)
     try:
         found = connection.execute(
             "SELECT s.id, c.id FROM segments s JOIN collections c ON s.collection = c.id"
@@ -227,7 +243,7 @@ def _pending(connection: sqlite3.Connection, collection_id: str, applied: int) -
 
 @contextmanager
 def _reading(chroma: Path) -> Iterator[sqlite3.Connection]:
-    connection = sqlite3.connect(f"file:{chroma / 'chroma.sqlite3'}?mode=ro", uri=True, timeout=30)
+    connection = chroma_database(chroma)
     try:
         yield connection
     finally:
@@ -239,11 +255,10 @@ def database_damage(chroma: Path) -> str | None:
 
     SQLite's ``quick_check`` reads every page's structure (not the values' meaning): a file cut
     short or with flipped bytes in its b-trees fails it."""
-    database = chroma / "chroma.sqlite3"
-    if not database.exists():
+    if not (chroma / "chroma.sqlite3").exists():
         return None
     try:
-        connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+        connection = chroma_database(chroma)
         try:
             said = [row[0] for row in connection.execute("PRAGMA quick_check")]
             connection.execute("SELECT count(*) FROM segments").fetchone()

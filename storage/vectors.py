@@ -79,6 +79,8 @@ PERSIST_EVERY: dict[str, str | int | float] = {"hnsw:sync_threshold": 2000}
 # Existing cosine collections keep their space until they are made again (a forget's
 # compaction, a re-embed, a repair).
 SPACE = "ip"
+# The settings a collection AWAI makes is made with (a new segment takes segment 0's).
+MADE_WITH: dict[str, str | int | float] = {"hnsw:space": SPACE, **SMALL_GRAPH, **PERSIST_EVERY}
 # The most vectors a segment takes before writes go to a new one. Chroma holds about 2 KB of index
 # per vector of the collection written to (measured: writing into a fresh collection beside a
 # 121k one, RSS +40 MiB at 10k vectors, +61 at 20k; the 121k one alone +237 MiB). 10,000 keeps a
@@ -247,13 +249,14 @@ class ChromaVectors:
         given: it is being made, so there is nothing to check)."""
         if self._checks is not None and channel_key is None:
             self._checks.collection(name)
-        metadata = (
-            {"channel_key": channel_key, "hnsw:space": SPACE, **SMALL_GRAPH, **PERSIST_EVERY}
-            if channel_key
-            else None
-        )
+        # Settings always, not only when ``channel_key`` is known: a write that finds segment 0
+        # gone (a rebuild stopped after its drop, a compaction between a writer's steps) makes
+        # it here, and a collection made without them would be an l2 one whose next roll-over
+        # Chroma refuses ("Metadata cannot be empty"). Chroma ignores them for one that exists.
         return self.client.get_or_create_collection(  # type: ignore[attr-defined]
-            name=name, metadata=metadata, embedding_function=None
+            name=name,
+            metadata={"channel_key": channel_key, **MADE_WITH} if channel_key else MADE_WITH,
+            embedding_function=None,
         )
 
     @contextmanager
@@ -376,10 +379,14 @@ class ChromaVectors:
 
     def _open_segment(self, name: str, segment: str) -> Any:  # a chromadb Collection
         """A new segment of ``name``, made with segment 0's settings (space, graph, cadence), so
-        a channel's vectors come back alike from every segment (:meth:`keeps_as_given`)."""
+        a channel's vectors come back alike from every segment (:meth:`keeps_as_given`). What
+        segment 0 lacks (one made without settings before they were always given) is a new
+        collection's."""
         with self._calling(name, writing=True):
             return self.client.get_or_create_collection(  # type: ignore[attr-defined]
-                name=segment, metadata=self._metadata(name), embedding_function=None
+                name=segment,
+                metadata={**MADE_WITH, **self._metadata(name)},
+                embedding_function=None,
             )
 
     def _listed(self, name: str, newest_first: bool = False) -> Iterator[Any]:

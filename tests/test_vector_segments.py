@@ -9,9 +9,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+from awai_engine.embedding import Embedder
+from awai_engine.reconcile import reconcile
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
-from storage.vectors import ChromaVectors, collection_name, segment_name, vector_id
+from storage.vectors import (
+    MADE_WITH,
+    ChromaVectors,
+    collection_name,
+    segment_name,
+    vector_id,
+)
 from tests.factories import utterance
 
 CHANNEL = "terminal:local:segments"
@@ -114,6 +122,43 @@ def test_a_collection_made_before_segments_is_segment_0_and_the_next_write_rolls
     runtime.engine.ingest([said(6)])
     assert vectors.segments(name) == [name, segment_name(name, 1)]
     assert sizes(runtime)[0] == held  # nothing more went into the full one
+    assert sorted(vectors.all_ids(name)) == expected_ids(runtime)
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_segments_written_after_a_rebuild_stopped_at_its_drop_have_the_channels_settings(
+    runtime: Runtime, embedder: Embedder
+) -> None:
+    runtime.engine.ingest([said(n) for n in range(1, 8)])
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    vectors.drop(name)  # a rebuild killed after dropping the damaged index, before writing anew
+
+    repaired = reconcile(runtime.store, embedder)  # the next start embeds the thoughts again
+    runtime.engine.ingest([said(n) for n in range(8, 14)])  # ...and later writes roll over
+
+    assert [found.missing_vectors for found in repaired.channels] == [7]
+    segments = vectors.segments(name)
+    assert len(segments) >= 4 and segments[0] == name
+    for segment in segments:
+        made = vectors.client.get_collection(segment, embedding_function=None).metadata  # type: ignore[attr-defined]
+        assert {key: made[key] for key in MADE_WITH} == MADE_WITH, segment
+    assert sorted(vectors.all_ids(name)) == expected_ids(runtime)
+    assert vectors.keeps_as_given(name)
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_segment_0_made_without_settings_by_an_earlier_version_still_rolls_over(
+    runtime: Runtime,
+) -> None:
+    vectors, name = runtime.store.vectors, collection_name(CHANNEL)
+    vectors.client.create_collection(name, embedding_function=None)  # type: ignore[attr-defined]
+
+    runtime.engine.ingest([said(n) for n in range(1, 8)])
+
+    segments = vectors.segments(name)
+    assert len(segments) >= 3
+    newer = vectors.client.get_collection(segments[-1], embedding_function=None).metadata  # type: ignore[attr-defined]
+    assert {key: newer[key] for key in MADE_WITH} == MADE_WITH
     assert sorted(vectors.all_ids(name)) == expected_ids(runtime)
 
 
