@@ -24,6 +24,7 @@ from bots.runtime import Runtime
 from storage import read_model as read_model_module
 from storage import vectors as vectors_module
 from storage.store import AwaiStore
+from storage.vectors import MADE_WITH
 from tests.factories import utterance
 
 CHANNEL = "terminal:local:test"
@@ -191,7 +192,7 @@ def test_a_cosine_collection_made_before_is_read_back_and_still_equals_a_rebuild
 ) -> None:
     """Chroma normalises a cosine collection's vectors again as it stores them, so the bits it
     gives back are not those written: a collection made so before keeps reading them back."""
-    monkeypatch.setattr(vectors_module, "SPACE", "cosine")
+    monkeypatch.setattr(vectors_module, "MADE_WITH", {**MADE_WITH, "hnsw:space": "cosine"})
     runtime = make_runtime("cosine")
     runtime.engine.ingest([utterance(f"m{i}", LINES[i % 8]) for i in range(1, 4)])
     timeline = runtime.store.timeline(CHANNEL)
