@@ -31,6 +31,11 @@ from storage.vectors import (
 
 log = logging.getLogger(__name__)
 
+# How old a copy of a channel's vectors that SQL does not name must be before it is taken for a
+# crash's leftover rather than a compaction or a re-embed still running in another process
+# (a re-embed of 100k messages takes minutes here).
+LEFTOVER_SECONDS = 3600
+
 
 class Reembedder(StorePart):
     def reembed(
@@ -128,6 +133,26 @@ class Reembedder(StorePart):
                 log.warning("Chroma's file was not vacuumed after the drop (%s)", error)
             return self.reembed(channel, model, dimension, encode)
 
+    def drop_leftovers(self, channel: str, in_use: str | None) -> list[str]:
+        """Drop the channel's collections that SQL does not name and nobody can still be
+        building; returns their names.
+
+        Those made before the one in use: a compaction killed after its switch and before its
+        drop leaves the old collection, whose log still holds the vectors the removal was
+        dropping it for. Those made after it and :data:`LEFTOVER_SECONDS` old: a copy killed
+        before its switch (one still being built elsewhere is younger). All of them when the
+        channel is gone (``in_use`` ``None``). Called by every compaction, so the removal a
+        crash interrupted, finished by the next start, takes them with it.
+        """
+        made = self.vectors.made_for(channel)
+        born = made.get(in_use, 0) if in_use is not None else time.time_ns()
+        stale = time.time_ns() - LEFTOVER_SECONDS * 1_000_000_000
+        doomed = [name for name, at in made.items() if name != in_use and (at < born or at < stale)]
+        for name in doomed:
+            log.info("dropping %s, a copy of %s's vectors no longer in use", name, channel)
+            self.vectors.drop(name)
+        return doomed
+
     def compact(self, channel: str) -> int:
         """Copy the channel's live vectors into a new collection and drop the old one.
 
@@ -141,6 +166,7 @@ class Reembedder(StorePart):
             with self.db.read() as session:
                 row = self.db.channel(session, channel)
                 if row is None:
+                    self.drop_leftovers(channel, None)
                     return 0
                 old, revision = row.collection, row.revision
                 thoughts = session.execute(
@@ -149,6 +175,7 @@ class Reembedder(StorePart):
                     .where(UtteranceRow.channel_id == row.id)
                     .order_by(UtteranceRow.id, ThoughtRow.idx)
                 ).all()
+            self.drop_leftovers(channel, old)
             stored = self.vectors.vectors_of(
                 old, [vector_id(t.message_id, t.idx) for t in thoughts]
             )

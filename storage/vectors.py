@@ -88,6 +88,9 @@ MADE_WITH: dict[str, str | int | float] = {"hnsw:space": SPACE, **SMALL_GRAPH, *
 # get-by-id or delete call more on a rebuild or a forget (docs/performance.md).
 SEGMENT_VECTORS = 10_000
 _SEGMENT = re.compile(r"\.s([1-9][0-9]*)")
+# A copy of a channel's collection (a compaction's, a re-embed's): the channel's own name, a dash
+# and the time it was made, in hex nanoseconds (storage.reembed), then perhaps a segment suffix.
+_COPY = re.compile(r"-([0-9a-f]{1,20})(?:\.s[1-9][0-9]*)?")
 _AS_GIVEN_SPACES = frozenset({"ip", "l2"})
 # What Chroma 1.5 says when its files of a collection's index cannot be read: a truncated
 # ``index_metadata.pickle`` or ``header.bin`` ("Error deserializing pickle file", "Error loading
@@ -337,6 +340,24 @@ class ChromaVectors:
             # and rebuilt from SQL); the check reads no index of a collection that is not there.
             self._checks.collection(name)
         return [numbers[number] for number in sorted(numbers)]
+
+    def made_for(self, channel_key: str) -> dict[str, int]:
+        """Each collection made for ``channel_key``, segments aside, with when it was made:
+        the channel's own (0, the first) and each copy a compaction or a re-embed made
+        (nanoseconds since the epoch, from its name). Only the one SQL names is in use; the
+        others are what a crash left (:meth:`storage.reembed.Reembedder.drop_leftovers`)."""
+        own = collection_name(channel_key)
+        prefix = own[:490]
+        with self._calling(own):
+            listed = self.client.list_collections()  # type: ignore[attr-defined]
+        made: dict[str, int] = {}
+        for collection in listed:
+            name = collection.name
+            if name == own or (name.startswith(own) and _SEGMENT.fullmatch(name, len(own))):
+                made[own] = 0
+            elif name.startswith(prefix) and (match := _COPY.fullmatch(name, len(prefix))):
+                made[f"{prefix}-{match.group(1)}"] = int(match.group(1), 16)
+        return made
 
     def upsert(
         self,
