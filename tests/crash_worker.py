@@ -8,7 +8,8 @@ the stores), then the job's operations from the last one a cursor in SQL says wa
 bot resumes after a restart (an operation running when the process died is done again).
 
 ``pause_at`` names the moment a worker stops and waits to be killed, written
-``<operation>:<vector-store method>:<before|after>`` (``_open_segment``: a roll-over; operation
+``<operation>:<vector-store method>:<before|after>`` (``_open_segment``: a roll-over; ``drop``:
+a collection dropped, as a forget's compaction drops the old one; operation
 ``start`` is the start-up reconciliation) or ``<operation>:done`` (finished, not yet recorded in
 the cursor). A worker prints ``<pid> PAUSED <point>`` there, ``<pid> STARTED clean`` once open
 (or ``dirty`` and what a full audit still finds after the start-up repair), and ``<pid> DONE`` at
@@ -32,6 +33,7 @@ VECTOR_METHODS = (
     "delete_messages",
     "delete_thoughts_from",
     "delete_ids",
+    "drop",
 )
 # Vectors per Chroma segment in a worker: a few, so the job's writes roll over into new segments
 # again and again and the kills land around a roll-over too (storage.vectors, SEGMENT_VECTORS).
@@ -88,6 +90,8 @@ def _work(job: dict[str, Any]) -> None:
             runtime.engine.ingest(Utterance(**item) for item in operation["utterances"])
         elif operation["kind"] == "edit":
             runtime.engine.edit(Utterance(**operation["utterance"]))
+        elif operation["kind"] == "forget":
+            runtime.schemas.forget_speaker(operation["channel"], operation["speaker_id"])
         else:
             runtime.engine.delete(operation["channel"], operation["message_id"])
         pause(f"{number}:done")

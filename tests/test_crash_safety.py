@@ -331,3 +331,75 @@ def test_kills_at_random_moments_lose_nothing_and_store_nothing_twice(
     for chain in chains:
         assert set(chain.starts) == {"clean"}
         assert_same(_state(chain.folder, embedder), uninterrupted[0])
+
+
+FORGOTTEN = "Dev"
+# Kills along a forget (operation 2) and the removal's last step, its compaction. A kill's restart
+# finishes the forget before the job goes on, so a chain's later points are met by a forget done
+# again: the window a first kill opens is its own chain's first point.
+FORGET_CHAINS = [
+    [
+        "2:drop:before",  # switched to the copy; the old collection, its log holding the
+        # speaker's vectors, not dropped
+        "start:drop:before",  # ...and again as the next start, finishing the removal, drops it
+        "start:upsert:after",
+        "2:done",
+    ],
+    [
+        "2:delete_messages:after",  # the speaker's vectors deleted; the log still holds them
+        "start:upsert:after",  # the live vectors copied into a new collection, not switched to
+        "2:drop:before",
+        "2:done",
+    ],
+]
+
+
+def _forget_operations() -> list[dict[str, Any]]:
+    """Two chunks stored, a speaker of them forgotten, a third chunk stored."""
+    ingest = [op for op in _operations() if op["kind"] == "ingest"]
+    forget = {"kind": "forget", "channel": CHANNEL, "speaker_id": FORGOTTEN}
+    return [ingest[0], ingest[1], forget, ingest[2]]
+
+
+def _left_of(folder: Path, operations: list[dict[str, Any]]) -> list[str]:
+    """The files of a data folder holding any text or vector id of the forgotten speaker's
+    messages, each named with what it holds."""
+    forgotten = [
+        u
+        for u in operations[0]["utterances"] + operations[1]["utterances"]
+        if u["speaker_id"] == FORGOTTEN
+    ]
+    needles = [u["text"].encode() for u in forgotten] + [
+        f"{u['message_id']}#{index}".encode() for u in forgotten for index in range(4)
+    ]
+    return sorted(
+        f"{path.relative_to(folder)}: {needle!r}"
+        for path in folder.rglob("*")
+        if path.is_file()
+        for needle in needles
+        if needle in path.read_bytes()
+    )
+
+
+@pytest.mark.slow
+def test_a_forget_killed_anywhere_leaves_nothing_of_the_speaker_on_disk_once_restarted(
+    zygote: Zygote, tmp_path: Path, embedder: Embedder
+) -> None:
+    operations = _forget_operations()
+    reference = Chain(zygote, tmp_path / "uninterrupted", operations)
+    chains = [Chain(zygote, tmp_path / f"chain{n}", operations) for n in range(len(FORGET_CHAINS))]
+
+    def drive(chain: Chain) -> None:
+        for point in FORGET_CHAINS[chains.index(chain)] if chain in chains else []:
+            chain.kill_at(point)
+        chain.finish()
+
+    _in_parallel([reference, *chains], drive)
+    expected = _state(reference.folder, embedder)
+    assert not any(m.startswith(("m003", "m005", "m007")) for m in expected["messages"])
+    assert _left_of(reference.folder, operations) == []
+    for chain, points in zip(chains, FORGET_CHAINS, strict=True):
+        assert chain.kills == len(points)
+        assert set(chain.starts) == {"clean"}
+        assert_same(_state(chain.folder, embedder), expected)
+        assert _left_of(chain.folder, operations) == []
