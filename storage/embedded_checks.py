@@ -34,6 +34,7 @@ from storage.hnsw_files import (
     database_damage,
     index_damage,
     index_out_of_date,
+    journal_pending,
     segment_of,
 )
 from storage.index_probe import probe_index
@@ -92,10 +93,15 @@ class EmbeddedChecks:
         if name in self._checked:
             return
         self.database(name)
-        reason = self._damage(name)
-        if reason is not None:
-            time.sleep(SECOND_LOOK_SECONDS)  # a writer of another process may be mid-rewrite
+        try:
             reason = self._damage(name)
+            if reason is not None:
+                time.sleep(SECOND_LOOK_SECONDS)  # a writer of another process may be mid-rewrite
+                reason = self._damage(name)
+        except sqlite3.DatabaseError as error:
+            if not journal_pending(error):
+                raise
+            return  # Chroma's file is mid-write: not damage; checked at the collection's next use
         if reason is not None:
             raise DamagedVectorsError(name, reason)
         self._checked.add(name)
@@ -108,6 +114,8 @@ class EmbeddedChecks:
         try:
             segment = segment_of(self.path, name)
         except sqlite3.DatabaseError as error:
+            if journal_pending(error):
+                raise
             return f"chroma.sqlite3 cannot be read: {error}"
         if segment is None:
             # Not in Chroma: a new channel's, unless the folder it was in was just set aside.

@@ -36,7 +36,6 @@ A header of another layout (a Chroma that changed its format) is neither damaged
 from __future__ import annotations
 
 import io
-import os
 import pickle
 import sqlite3
 import struct
@@ -91,20 +90,31 @@ class Segment:
     unit: bool  # its vectors are of unit length
 
 
-def chroma_database(chroma: Path) -> sqlite3.Connection:
-    """A connection that reads the embedded Chroma's own database, ``chroma.sqlite3``.
+# SQLITE_READONLY_RECOVERY, SQLITE_READONLY_ROLLBACK: what a read-only connection says when a
+# write journal waits to be rolled back (:func:`journal_pending`).
+_JOURNAL_PENDING = frozenset({264, 776})
 
-    Opened read-write where the folder may be written, though it only reads: a writer killed
-    in a transaction leaves a hot journal, which SQLite rolls back as the next connection opens
-    the file, as Chroma's own will; a read-only connection cannot, and fails with "attempt to
-    write a readonly database" (seen: a kill mid-write, then the start-up check set aside the
-    whole folder as damaged). Read-only where it may not be written (a folder on read-only
-    media is looked at through a copy, :mod:`storage.opening`, whose journal is rolled back).
+
+def chroma_database(chroma: Path) -> sqlite3.Connection:
+    """A read-only connection to the embedded Chroma's own database, ``chroma.sqlite3``.
+
+    Read-only, so a check never writes Chroma's file: were it to roll back a journal it took
+    for a killed writer's, it could be the journal of Chroma's own transaction running in this
+    process (POSIX locks do not tell a process about its own, and Chroma's SQLite is another
+    copy of the library), and it would undo that. What such a read cannot do is
+    :func:`journal_pending`.
     """
-    database = chroma / "chroma.sqlite3"
-    writable = os.access(database, os.W_OK) and os.access(chroma, os.W_OK)
-    uri = f"{database.absolute().as_uri()}?mode={'rw' if writable else 'ro'}"
+    uri = f"{(chroma / 'chroma.sqlite3').absolute().as_uri()}?mode=ro"
     return sqlite3.connect(uri, uri=True, timeout=30)
+
+
+def journal_pending(error: BaseException) -> bool:
+    """Whether reading ``chroma.sqlite3`` failed only because a write journal is there to be
+    rolled back: a process killed inside one of Chroma's transactions (Chroma rolls it back
+    as it opens the file) or Chroma's own transaction in this process. Neither is damage
+    (seen: a kill mid-write, then the start-up check set the whole folder aside as damaged);
+    the file is checked again when next used."""
+    return getattr(error, "sqlite_errorcode", None) in _JOURNAL_PENDING
 
 
 def segment_of(chroma: Path, collection: str) -> Segment | None:
@@ -265,6 +275,8 @@ def database_damage(chroma: Path) -> str | None:
         finally:
             connection.close()
     except sqlite3.DatabaseError as error:
+        if journal_pending(error):
+            return None
         return f"chroma.sqlite3 cannot be read: {error}"
     if said != ["ok"]:
         return f"chroma.sqlite3 is damaged: {'; '.join(said[:3])}"

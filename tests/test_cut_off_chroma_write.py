@@ -5,8 +5,10 @@ process killed inside one of its transactions leaves a hot journal beside the fi
 connection that may write rolls it back, as SQLite is made to. AWAI checks the file before
 Chroma opens it; a check that cannot roll the journal back ("attempt to write a readonly
 database") took the folder for damaged and set every channel's vectors aside (seen in the
-random-kill test, tests/test_crash_safety.py). Here the journal is left by a real SQLite
-writer killed mid-transaction, in a subprocess.
+random-kill test, tests/test_crash_safety.py). The check now takes a pending journal for what
+it is and leaves it to Chroma; it never rolls one back itself, since it may be Chroma's own
+transaction in this process. Here the journal is left by a real SQLite writer killed
+mid-transaction, in a subprocess.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from bots.terminal.cli import main
+from storage.embedded_checks import EmbeddedChecks
 from tests.test_bad_input_cli import read_only
 
 KILLED_MID_TRANSACTION = """
@@ -104,3 +107,28 @@ def test_a_read_only_folder_with_a_cut_off_write_is_looked_at_whole_and_left_as_
     assert "│ chat │ readable │ ok │" in said
     assert (chroma / "chroma.sqlite3-journal").is_file()  # the copy's journal was rolled back
     assert (chroma / "chroma.sqlite3").read_bytes() == before
+
+
+def test_a_collection_checked_while_a_journal_waits_is_not_damaged_and_is_checked_again_later(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The journal may be Chroma's own transaction running in this process: the check reads
+    around it, never rolls it back, and looks again at the collection's next use."""
+    data, chat = tmp_path / "data", tmp_path / "chat.jsonl"
+    chat.write_text("".join(line(n) for n in range(3)), encoding="utf-8")
+    assert awai(data, capsys, "ingest", str(chat))[0] == 0
+    chroma = data / "chroma"
+    [(name, _)] = vector_segments(chroma)
+    subprocess.run([sys.executable, "-c", KILLED_MID_TRANSACTION, str(chroma / "chroma.sqlite3")])
+    before = (chroma / "chroma.sqlite3").read_bytes()
+    checks = EmbeddedChecks(chroma, writable=True)
+
+    checks.collection(name)  # no DamagedVectorsError
+
+    assert (chroma / "chroma.sqlite3-journal").is_file()
+    assert (chroma / "chroma.sqlite3").read_bytes() == before  # nothing rolled back by the check
+    assert name not in checks._checked
+    sqlite3.connect(chroma / "chroma.sqlite3").execute("SELECT 1 FROM segments").close()
+    assert not (chroma / "chroma.sqlite3-journal").exists()  # a writer's open rolled it back
+    checks.collection(name)
+    assert name in checks._checked
