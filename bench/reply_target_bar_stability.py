@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     args = parser.parse_args(argv)
-    embedder = Embedder(Settings(_env_file=None).embedding)  # type: ignore[call-arg]
+    embedder = Embedder(Settings(_env_file=None).embedding)
     train = with_regime(TRAIN, embedder, table(TRAIN, embedder))
     devs = [with_regime((path,), embedder, table((path,), embedder)) for path in DEV]
     print("| seed | top-1 ubuntu / channel-two | near | far | own, end (before) | own, middle |")
