@@ -364,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "far_confident": far,
         "far_back": FAR_BACK,
         "own_confident": own,
-        "built_with": {**installed_versions(), "tables": tables_key(embedder)},
+        "built_with": built_with(embedder),
     }
     shipped = MODEL_FILE.read_bytes() if MODEL_FILE.exists() else None
     written = json.dumps(model, indent=None, separators=(",", ":")) + "\n"
@@ -372,6 +372,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"hidden={hidden} alpha={alpha} seed={seed} bars {near} / {far} / own {own} → {args.out}")
     print(f"against the shipped {MODEL_FILE.name}: {rebuild_note(shipped, written.encode())}")
     return 0
+
+
+def built_with(embedder: Embedder) -> dict[str, str]:
+    """What a fit here is built with: the library versions installed and the feature tables'
+    key (the features' and cues' code, the encoder, numpy), written in the file."""
+    return {**installed_versions(), "tables": tables_key(embedder)}
 
 
 def rebuild_note(shipped: bytes | None, written: bytes) -> str:

@@ -10,12 +10,13 @@ read the rule on made-up accuracy curves and the file's provenance on made-up fi
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 
-from awai_engine.reply_target.built_with import differences, installed_versions
+from awai_engine.reply_target.built_with import LIBRARIES, differences, installed_versions
 from awai_engine.reply_target.model import fitted_model
-from bench.fit_reply_target import plateau_middle, rebuild_note
+from bench.fit_reply_target import built_with, plateau_middle, rebuild_note
 from bots.terminal.reply_model_status import built_with_note
 
 BARS = np.round(np.arange(0.30, 0.91, 0.01), 2)
@@ -94,3 +95,12 @@ def test_a_rebuild_says_whether_it_is_identical_and_why_not() -> None:
     assert "other feature tables" in rebuild_note(_file(**{**here, "tables": "old"}), written)
     moved = json.dumps({"weights": [2.0], "built_with": here}).encode()
     assert "the script or its defaults changed" in rebuild_note(moved, written)
+
+
+def test_a_fit_records_the_installed_versions_and_the_tables_key() -> None:
+    encoder = SimpleNamespace(model_name="minilm", settings=SimpleNamespace(runtime="onnx"))
+    recorded = built_with(encoder)  # type: ignore[arg-type]
+    assert {k: recorded[k] for k in LIBRARIES} == installed_versions()
+    assert len(recorded["tables"]) == 12
+    other = SimpleNamespace(model_name="e5", settings=SimpleNamespace(runtime="onnx"))
+    assert built_with(other)["tables"] != recorded["tables"]  # type: ignore[arg-type]
