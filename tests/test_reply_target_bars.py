@@ -1,10 +1,10 @@
-"""The own-line bar is the middle of the plateau of bars that cost no accuracy, and the fitted
-file records what it was built with.
+"""The bars are the median over seeds of the bars each network gets, and the fitted file
+records what it was built with.
 
-Why these tests: the bar used to be the plateau's highest bar, and the accuracy there is flat
-within a message or two, so a refit with another seed moved it 0.52-0.76 (session 20). These
-read the rule on made-up accuracy curves and the file's provenance on made-up files; nothing of
-../shared is read and nothing is fitted.
+Why these tests: one network's own-line bar is the plateau's highest bar, and the accuracy there
+is flat within a message or two, so a refit with another seed moved it 0.52-0.72 (session 21).
+These read the rules on made-up accuracy curves and bars and the file's provenance on made-up
+files; nothing of ../shared is read and nothing is fitted.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ import numpy as np
 
 from awai_engine.reply_target.built_with import LIBRARIES, differences, installed_versions
 from awai_engine.reply_target.model import fitted_model
-from bench.fit_reply_target import built_with, plateau_middle, rebuild_note
+from bench.fit_reply_target import (
+    Bars,
+    built_with,
+    highest_kept,
+    left_out_ranges,
+    median_bars,
+    rebuild_note,
+)
 from bots.terminal.reply_model_status import built_with_note
 
 BARS = np.round(np.arange(0.30, 0.91, 0.01), 2)
@@ -27,25 +34,40 @@ def _plateau(end: float, level: float = 0.70) -> np.ndarray:
     return np.where(BARS - end <= 0, level, level - (BARS - end))
 
 
-def test_the_bar_is_the_middle_of_the_plateau_not_its_end() -> None:
-    accuracies = np.vstack([_plateau(0.70), _plateau(0.70, level=0.72)])
-    # kept: 0.30 up to 0.70 (0.705 falls short at 0.71), 41 bars, the 21st in the middle
-    assert plateau_middle(BARS, accuracies, 0.005) == 0.50
+def test_one_networks_own_bar_is_the_highest_every_file_keeps() -> None:
+    accuracies = np.vstack([_plateau(0.80), _plateau(0.40)])
+    assert highest_kept(BARS, accuracies, 0.005) == 0.40  # the second file falls after 0.40
 
 
-def test_a_dip_near_the_plateaus_end_moves_the_middle_half_as_far_as_the_end() -> None:
+def test_a_dip_near_the_plateaus_end_moves_one_networks_bar_far() -> None:
     flat = _plateau(0.70)
     dipped = flat.copy()
     dipped[(BARS >= 0.60) & (BARS <= 0.70)] -= 0.006  # one message of some 600, near the end
-    middles = [plateau_middle(BARS, a[None, :], 0.005) for a in (flat, dipped)]
-    ends = [BARS[a >= a[0] - 0.005].max() for a in (flat, dipped)]  # the rule before
-    assert ends == [0.70, 0.59]
-    assert middles == [0.50, 0.44]
+    assert [highest_kept(BARS, a[None, :], 0.005) for a in (flat, dipped)] == [0.70, 0.59]
 
 
-def test_every_file_must_keep_its_accuracy() -> None:
-    accuracies = np.vstack([_plateau(0.80), _plateau(0.40)])
-    assert plateau_middle(BARS, accuracies, 0.005) == 0.35  # the second file's plateau, 0.30-0.40
+# the bars seeds 0-7 of the session 21 tables got, one network each
+SESSION_21 = [
+    Bars(0.34, 0.63, 0.54),
+    Bars(0.35, 0.53, 0.67),
+    Bars(0.41, 0.54, 0.52),
+    Bars(0.34, 0.55, 0.62),
+    Bars(0.39, 0.53, 0.52),
+    Bars(0.34, 0.53, 0.63),
+    Bars(0.34, 0.59, 0.66),
+    Bars(0.32, 0.56, 0.72),
+]
+
+
+def test_the_bars_are_each_bars_median_over_seeds() -> None:
+    assert median_bars(SESSION_21) == Bars(0.34, 0.545, 0.625)
+    assert median_bars(SESSION_21[:3]) == Bars(0.35, 0.54, 0.54)  # an odd count: a seed's own
+
+
+def test_leaving_one_seed_out_moves_the_medians_less_than_one_seed_moves_its_bars() -> None:
+    ranges = left_out_ranges(SESSION_21)
+    assert ranges == {"near": (0.34, 0.34), "far": (0.54, 0.55), "own": (0.62, 0.63)}
+    assert all(round(high - low, 3) <= 0.01 for low, high in ranges.values())
 
 
 def _raw(**extra: object) -> dict[str, object]:
