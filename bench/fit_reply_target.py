@@ -11,16 +11,16 @@ Data: ../shared/data/irc-disentangle (Kummerfeld et al., ACL 2019, CC BY 4.0). F
 the three confidence bars (near, far, own line) are chosen on ``ubuntu-dev.jsonl`` and
 ``channel-two-dev.jsonl``, and nothing else is read. Meant to rebuild bit for bit: the
 candidates are built in a fixed order (files, then logs by name, then lines), one BLAS thread is
-used, scikit-learn's MLP has the random state of :data:`SEEDS` (written in the file as
-``seed``), the kept negatives are drawn with seed 0, and the file is JSON with every number
+used, scikit-learn's MLP has a fixed random state (written in the file as ``seed``), the kept negatives are drawn with seed 0, and the file is JSON with every number
 written exactly (``repr``), so the same inputs and library versions give the same file (two
 full fits compared: byte-identical). The file records what it was built with (``built_with``:
 Python, numpy and scikit-learn versions, and the feature tables' key, which hashes the feature
 and cue code), and the script says whether what it wrote is identical to the shipped file, or
-why not as far as the two files say. The bars are the median of the bars that the networks of
-:data:`BAR_SEEDS` (same grid point, seed only differing) get by the rules below; the file ships
-the network of the seed chosen from :data:`SEEDS`, and the script prints each seed's bars and how
-far the medians move when one seed is left out.
+why not as far as the two files say. The grid point is chosen with the seeds of :data:`SEEDS`;
+the bars are the median of the bars that the networks of :data:`BAR_SEEDS` (that grid point,
+seed only differing) get by the rules below, and the file ships the one of those networks whose
+own bars are nearest the medians. The script prints each seed's bars and how far the medians
+move when one seed is left out.
 Per-message dev results are never printed, only totals.
 """
 
@@ -72,8 +72,8 @@ NEGATIVES_KEPT = 0.25  # of the non-parent candidates, fitted on (all parents ar
 # the time, and only the output's offset moves, which the bars chosen on the dev logs absorb
 TRAIN_EVERY = 1  # every training log (153 by name, 59,298 annotated messages)
 GRID = ((16, 1e-4), (32, 1e-3))  # (hidden units, L2 alpha)
-SEEDS = (0,)  # the network's random state(s): with several, every grid point is fitted with
-# each and the best kept by the same rule (mean top-1 accuracy on the two dev files)
+SEEDS = (0,)  # the network's random state(s) for choosing the grid point: with several, every
+# grid point is fitted with each and the best kept (mean top-1 accuracy on the two dev files)
 BAR_SEEDS = tuple(range(8))  # the bars are the median of the bars the networks of these seeds
 # (at the chosen grid point) get: one network's own bar moved 0.52-0.72 over them (session 21)
 EPOCHS = 200  # at most: a fit stops once converged (its loss flat, see TOLERANCE and PATIENCE)
@@ -311,6 +311,21 @@ def left_out_ranges(per_seed: Sequence[Bars]) -> dict[str, tuple[float, float]]:
     }
 
 
+def nearest_to(per_seed: Sequence[Bars], bars: Bars) -> int:
+    """The network (its index) whose own bars are nearest ``bars`` (the largest difference of the
+    three; ties: the first): the one shipped with the median bars.
+
+    Why not a fixed seed: the bars rules hold for the network they were read on (the far bar is
+    the lowest keeping that network's far headlines right 55% of the time in each dev file), and
+    the median bars are a given seed's own only by chance: seed 0's far bar is 0.63, and with the
+    median 0.545 its channel-two far headlines were right 0.46 of the time (engine, dev). The
+    network whose own bars the medians nearly are keeps its rules, and is the typical seed."""
+    gaps = [
+        max(abs(getattr(b, f) - getattr(bars, f)) for f in ("near", "far", "own")) for b in per_seed
+    ]
+    return int(np.argmin(gaps))
+
+
 def with_regime(files: Sequence[Path], embedder: Embedder, base: Table, every: int = 1) -> Table:
     """``base`` with the regime columns appended: the table the model is fitted and chosen on."""
     return replace(base, x=np.hstack([base.x, regime_table(files, embedder, base, every)]))
@@ -329,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         nargs="+",
         default=list(SEEDS),
-        help="the network's random state; given several, each is fitted and the best kept",
+        help="the network's random state(s) for choosing the grid point; each is fitted",
     )
     parser.add_argument(
         "--bar-seeds",
@@ -390,8 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             chosen = (score, hidden, alpha, seed, layers, mean, scale)
     assert chosen is not None
     _, hidden, alpha, seed, layers, mean, scale = chosen
-    scored = [(dev, probabilities(layers, mean, scale, dev.x)) for dev in devs.values()]
-    per_seed = []
+    networks, per_seed = [], []
     for bar_seed in args.bar_seeds:
         fitted = (
             (layers, mean, scale)
@@ -402,11 +416,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"seed {bar_seed}: bars {got.near:.2f} / {got.far:.2f} / own {got.own:.2f}", flush=True
         )
+        networks.append(fitted)
         per_seed.append(got)
     bars = median_bars(per_seed)
     near, far, own = bars.near, bars.far, bars.own
     spread = ", ".join(f"{f} {lo}-{hi}" for f, (lo, hi) in left_out_ranges(per_seed).items())
     print(f"median bars {near} / {far} / own {own}; one seed left out: {spread}")
+    typical = nearest_to(per_seed, bars)
+    seed = args.bar_seeds[typical]
+    layers, mean, scale = networks[typical]
+    scored = [(dev, probabilities(layers, mean, scale, dev.x)) for dev in devs.values()]
     for name, (dev, p) in zip(devs, scored, strict=True):
         counts = headline_counts(named_candidates(dev, p, near, far, own), near, far)
         print(f"{name}: " + ", ".join(f"{key} {value:.3f}" for key, value in counts.items()))

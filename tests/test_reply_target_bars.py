@@ -22,6 +22,7 @@ from bench.fit_reply_target import (
     highest_kept,
     left_out_ranges,
     median_bars,
+    nearest_to,
     rebuild_note,
 )
 from bots.terminal.reply_model_status import built_with_note
@@ -68,6 +69,13 @@ def test_leaving_one_seed_out_moves_the_medians_less_than_one_seed_moves_its_bar
     ranges = left_out_ranges(SESSION_21)
     assert ranges == {"near": (0.34, 0.34), "far": (0.54, 0.55), "own": (0.62, 0.63)}
     assert all(round(high - low, 3) <= 0.01 for low, high in ranges.values())
+
+
+def test_the_network_shipped_is_the_one_whose_own_bars_the_medians_nearly_are() -> None:
+    # seed 3's own bars 0.34 / 0.55 / 0.62 are within 0.005 of the medians; seed 0's far bar is
+    # 0.085 above them
+    assert nearest_to(SESSION_21, median_bars(SESSION_21)) == 3
+    assert nearest_to([Bars(0.3, 0.5, 0.6), Bars(0.3, 0.5, 0.6)], Bars(0.3, 0.5, 0.6)) == 0
 
 
 def _raw(**extra: object) -> dict[str, object]:
