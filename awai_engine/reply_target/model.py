@@ -36,7 +36,9 @@ class ReplyModel:
 
     ``confident`` is the probability from which the headline names a candidate (``far_confident``
     for one more than ``far_back`` lines back, ``own_confident`` for the speaker's own line), all
-    chosen on the dev logs by the fitting script.
+    chosen on the dev logs by the fitting script. ``built_with``: the Python, numpy and
+    scikit-learn versions and the feature tables' key it was fitted with (empty in a file made
+    before they were recorded), see :mod:`awai_engine.reply_target.built_with`.
     """
 
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
@@ -44,6 +46,7 @@ class ReplyModel:
     far_confident: float
     far_back: int
     own_confident: float = 0.0
+    built_with: tuple[tuple[str, str], ...] = ()
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         """P(this candidate is what the message responds to), one per row of ``features``."""
@@ -106,6 +109,9 @@ def fitted_model(raw: dict[str, Any], width: int = len(MODEL_FEATURES)) -> Reply
     own_confident = float(raw.get("own_confident", 0.0))
     if not all(0.0 <= bar <= 1.0 for bar in (confident, far_confident, own_confident)):
         raise ValueError("a confidence bar is outside [0, 1]")
+    built_with = raw.get("built_with", {})
+    if not isinstance(built_with, dict) or not all(isinstance(v, str) for v in built_with.values()):
+        raise ValueError("its build versions are not a table of names and versions")
     (first, first_bias), *rest = layers
     folded = (first / scale[:, None], first_bias - (mean / scale) @ first)
     return ReplyModel(
@@ -114,4 +120,5 @@ def fitted_model(raw: dict[str, Any], width: int = len(MODEL_FEATURES)) -> Reply
         far_confident=far_confident,
         far_back=int(raw["far_back"]),
         own_confident=own_confident,
+        built_with=tuple(built_with.items()),
     )

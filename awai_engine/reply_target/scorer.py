@@ -180,7 +180,7 @@ def past_unsure_own_line(
     none does, nothing is confident. Why: "Continues what <speaker> said" over the line a message really answers was
     the worst a reviewer found in team chats, and a message does not respond to its speaker's own
     line as often as the model, fitted on interleaved IRC, says; the bar is chosen on the dev
-    logs by the fitting script (the highest keeping accuracy within half a point)."""
+    logs by the fitting script (its ``choose_own_bar``)."""
     order = np.lexsort((-positions, -probabilities))
     far = position - positions > model.far_back
     bars = np.where(far, model.far_confident, model.confident)
