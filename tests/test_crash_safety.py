@@ -37,6 +37,7 @@ from awai_engine.settings import Settings
 from bots.terminal.transcript import read_transcript
 from storage.store import AwaiStore
 from tests.store_state import assert_same, assert_stored_once, stored_state
+from tests.test_erasure import hits
 
 ROOT = Path(__file__).resolve().parent.parent
 CHANNEL = "terminal:local:crash"
@@ -363,22 +364,14 @@ def _forget_operations() -> list[dict[str, Any]]:
 
 def _left_of(folder: Path, operations: list[dict[str, Any]]) -> list[str]:
     """The files of a data folder holding any text or vector id of the forgotten speaker's
-    messages, each named with what it holds."""
+    messages (:func:`tests.test_erasure.hits`)."""
     forgotten = [
         u
         for u in operations[0]["utterances"] + operations[1]["utterances"]
         if u["speaker_id"] == FORGOTTEN
     ]
-    needles = [u["text"].encode() for u in forgotten] + [
-        f"{u['message_id']}#{index}".encode() for u in forgotten for index in range(4)
-    ]
-    return sorted(
-        f"{path.relative_to(folder)}: {needle!r}"
-        for path in folder.rglob("*")
-        if path.is_file()
-        for needle in needles
-        if needle in path.read_bytes()
-    )
+    ids = [f"{u['message_id']}#{index}" for u in forgotten for index in range(4)]
+    return hits(folder, *(u["text"] for u in forgotten), *ids)
 
 
 @pytest.mark.slow
