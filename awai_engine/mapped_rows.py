@@ -11,15 +11,26 @@ page cache, read only where a reading scores them.
 
 Only on Linux (``mmap`` at a fixed address through libc); elsewhere, or for an array not backed
 by a file, the rows are copied as before.
+
+A mapped file is never zeroed under the process reading it. A removal shreds the channel's
+file (zeros over its bytes, so nothing removed stays on disk), and a private mapping shows a
+write to its file: another process's shred once turned a holder's rows into zeros, which it
+then read, and wrote into its next file. So every mapping holds a shared ``flock`` on the file
+through a descriptor of its own (:func:`mapped`, :func:`grown`); :func:`shred` zeros a file only
+when it can take the lock exclusively, and otherwise unlinks it alone; the last mapping to let
+go of a file that was unlinked zeros it then. A holder drops its timeline once its file is gone
+(:func:`file_gone`), so the bytes do not outlive the removal for long.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import mmap
 import os
 import sys
 import weakref
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -54,6 +65,57 @@ def _libc() -> Any:
 
 _LIBC = _libc()
 _FAILED = ctypes.c_void_p(-1).value
+_ZEROS = bytes(1 << 20)
+# The descriptor each map made by :func:`mapped` holds its file's shared lock by.
+_HELD: weakref.WeakKeyDictionary[mmap.mmap, int] = weakref.WeakKeyDictionary()
+
+
+def mapped(path: Path, dtype: type, shape: tuple[int, int]) -> np.memmap:
+    """``path``'s rows as a read-only memory map that a :func:`shred` will not zero under it.
+
+    The map keeps a descriptor of its own with a shared lock on the file until the last array
+    using it is gone; then, if the file was unlinked meanwhile, that descriptor zeros it."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH)
+        with os.fdopen(os.dup(descriptor), "rb") as handle:
+            rows = np.memmap(handle, dtype=dtype, mode="r", shape=shape)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    mapping = rows.base
+    assert isinstance(mapping, mmap.mmap)  # numpy maps a file through one
+    _HELD[mapping] = descriptor
+    weakref.finalize(mapping, _let_file_go, descriptor)
+    return rows
+
+
+def shred(path: Path) -> None:
+    """Unlink ``path`` with zeros over its bytes first, or, while a process maps it, unlink it
+    alone: the last mapping to let go of it zeros it then (see the module)."""
+    descriptor = os.open(path, os.O_RDWR)
+    try:
+        if _exclusive(descriptor):
+            _zero(descriptor)  # before the unlink: a kill between the two leaves only zeros
+            os.unlink(path)
+            return
+        os.unlink(path)
+        if _exclusive(descriptor):  # its last holder let go before the unlink: nobody zeros it
+            _zero(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def file_gone(rows: np.ndarray) -> bool:
+    """Whether the file ``rows`` are mapped from was unlinked (shredded, or replaced by a
+    newer generation) since it was mapped; ``False`` for an array not mapped from a file."""
+    descriptor = _descriptor(rows)
+    if descriptor is None:
+        return False
+    try:
+        return os.fstat(descriptor).st_nlink == 0
+    except OSError:
+        return True
 
 
 def grown(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:
@@ -70,8 +132,16 @@ def grown(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:
     source, file_rows = backing
     row_bytes = rows.shape[1] * rows.itemsize
     try:
-        descriptor = os.open(source, os.O_RDONLY) if isinstance(source, str) else os.dup(source)
+        # A descriptor of its own (an unlinked file opens again through /proc), so the shared
+        # lock it holds lasts as long as this array, whoever else lets go of the file.
+        path = source if isinstance(source, str) else f"/proc/self/fd/{source}"
+        descriptor = os.open(path, os.O_RDONLY)
     except OSError:  # unlinked before it was first held open: its rows are copied
+        return _copied(rows, used, capacity)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH)
+    except OSError:
+        os.close(descriptor)
         return _copied(rows, used, capacity)
     total = _pages(capacity * row_bytes)
     address = _LIBC.mmap(
@@ -129,12 +199,15 @@ def let_go(rows: np.ndarray) -> None:
 
 
 def file_backing(rows: np.ndarray) -> tuple[str | int, int] | None:
-    """The file whose first rows ``rows`` maps (its path, or the descriptor an array of
-    :func:`grown` holds it by), and how many: for a read-only ``np.memmap`` from the file's
-    start, or an array :func:`grown` made; ``None`` for any other array."""
+    """The file whose first rows ``rows`` maps (the descriptor an array of :func:`mapped` or
+    :func:`grown` holds it by, or its path), and how many: for a read-only ``np.memmap`` from
+    the file's start, or an array :func:`grown` made; ``None`` for any other array."""
     if isinstance(rows, np.memmap) and isinstance(rows.base, mmap.mmap):  # not a view of one
-        whole = rows.mode == "r" and rows.offset == 0 and rows.filename
-        return (str(rows.filename), len(rows)) if whole else None
+        source: str | int | None = _HELD.get(rows.base)
+        if source is None and rows.filename:
+            source = str(rows.filename)
+        whole = rows.mode == "r" and rows.offset == 0 and source is not None
+        return (source, len(rows)) if whole else None
     base: object = rows
     while isinstance(base, np.ndarray):
         base = base.base
@@ -146,9 +219,55 @@ def file_backing(rows: np.ndarray) -> tuple[str | int, int] | None:
     return found
 
 
+def _descriptor(rows: np.ndarray) -> int | None:
+    """The descriptor by which the map under ``rows`` holds its file, if it is one of ours."""
+    base: object = rows
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, mmap.mmap):
+        return _HELD.get(base)
+    if isinstance(base, memoryview):
+        base = base.obj
+    found = getattr(base, "awai_file", None)
+    return found[0] if isinstance(found, tuple) else None
+
+
 def _release(address: int, length: int, descriptor: int) -> None:
     _LIBC.munmap(address, length)
-    os.close(descriptor)
+    _let_file_go(descriptor)
+
+
+def _let_file_go(descriptor: int) -> None:
+    """Close a mapping's descriptor; if its file was unlinked (shredded while mapped) and no
+    other mapping holds it, zero it first: the shred left that to its last holder."""
+    try:
+        if os.fstat(descriptor).st_nlink == 0 and _exclusive(descriptor):
+            writer = os.open(f"/proc/self/fd/{descriptor}", os.O_WRONLY)
+            try:
+                _zero(writer)
+            finally:
+                os.close(writer)
+    except OSError:  # a read-only folder, or no /proc: the blocks are freed as they are
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _exclusive(descriptor: int) -> bool:
+    """Whether the file's lock could be taken exclusively now (no mapping holds it)."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _zero(descriptor: int) -> None:
+    """Zeros over the whole file, synced."""
+    size = os.fstat(descriptor).st_size
+    for offset in range(0, size, len(_ZEROS)):
+        os.pwrite(descriptor, _ZEROS[: min(len(_ZEROS), size - offset)], offset)
+    os.fsync(descriptor)
 
 
 def _copied(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:

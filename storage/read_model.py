@@ -46,6 +46,7 @@ import numpy as np
 from sqlalchemy import Integer, bindparam, cast, func, select
 from sqlalchemy.orm import Session
 
+from awai_engine import mapped_rows
 from awai_engine.settings import ReadModelSettings, RecallIndexSettings
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought
@@ -206,11 +207,11 @@ class ReadModel:
     def timeline(self, channel: str) -> Timeline:
         """The channel's current timeline; readers take the lock only when it must change."""
         revision = self._revision(channel)
-        cached = self._touch(channel)
+        cached = self._held(channel)
         if cached is not None and cached.timeline.revision == revision:
             return cached.timeline
         with self.locks(channel):
-            cached = self._touch(channel) or self._load(channel)
+            cached = self._held(channel) or self._load(channel)
             if cached is None or not self._catch_up(channel, cached):
                 if cached is not None and self.files is not None:
                     self.files.shred(channel)  # stale: it may hold what was removed since
@@ -275,6 +276,8 @@ class ReadModel:
             if any(self._changed(channel, *state) for state in states):
                 self.discard(channel)
                 dropped.append(channel)
+            elif channel in held and self._held(channel) is None:
+                dropped.append(channel)  # its file shredded or replaced: let go of it
             elif channel in held:
                 self._drop_appended_if_changed(channel, held[channel].timeline.revision)
         return dropped
@@ -400,6 +403,18 @@ class ReadModel:
         """Cached channels, least recently read first."""
         with self._cache_guard:
             return list(self._cache)
+
+    def _held(self, channel: str) -> _Cached | None:
+        """The cached timeline, unless the file its vectors are mapped from was unlinked since
+        it was loaded (a removal shredded it, or another process replaced it): then it is
+        dropped. It would still read right (a shred never zeros a file a process maps), but
+        this process's mapping is what keeps a shredded file's bytes on disk, and they are
+        zeroed only when the last mapping lets go (:func:`awai_engine.mapped_rows.shred`)."""
+        cached = self._touch(channel)
+        if cached is None or not mapped_rows.file_gone(cached.timeline.vectors):
+            return cached
+        self.forget(channel)
+        return None
 
     def _touch(self, channel: str) -> _Cached | None:
         with self._cache_guard:

@@ -32,11 +32,14 @@ The file is only ever a cache of SQL, never a record:
 - *Across processes*: writers and shredders take an exclusive ``flock`` on the channel's lock
   file, loaders a shared one. A writer publishes only if the fingerprint still matches SQL, and a
   removal shreds after its SQL commit, so no removed message outlives the removal on disk.
-- *No bytes left*: shredding overwrites every file holding text with zeros before unlinking it.
-  The vectors file is unlinked without being overwritten: another process may have it mapped,
-  and zeroing it would change that process's vectors under it; its blocks are freed when the
-  last mapping closes (that process's next reading finds the change and drops it). An append
-  never changes a byte another process may have mapped: it writes past the committed length.
+- *No bytes left*: shredding overwrites every file with zeros before unlinking it, except a
+  vectors file another process (or this one) still maps: zeroing it would turn that process's
+  rows into zeros under it, which it would read and write into its next file. That one is
+  unlinked alone, and the last process to let go of it zeros it then
+  (:func:`awai_engine.mapped_rows.shred`); a process lets go of a file once it finds it
+  unlinked, at its next reading of the channel or the scheduler's check, whichever is first.
+  An append never changes a byte another process may have mapped: it writes past the
+  committed length.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from awai_engine import mapped_rows
 from awai_engine.cells import CellIndex, CellState, LevelState
 from awai_engine.lexical import LexicalIndex, LexicalState
 from awai_engine.settings import RecallIndexSettings
@@ -70,7 +74,6 @@ FORMAT = 6  # 2: Snowball stems; 3: counts thoughts; 4: names its source; 5: gro
 # 6: a message's thought indexes are its rows' (row_thought), not a column of their own
 POINTER = "current.json"
 VECTORS = "vectors"
-_ZEROS = bytes(1 << 20)
 # Arrays by row or by message, appended to; each file is the array's raw bytes.
 _ARRAYS = {
     "vectors": np.float32,
@@ -401,8 +404,7 @@ class ReadModelFiles:
         with self._locked(folder, exclusive=True):
             pointer = folder / POINTER
             if pointer.exists():
-                _overwrite(pointer)
-                pointer.unlink()
+                mapped_rows.shred(pointer)
             for other in [*folder.glob("g-*"), *folder.glob(f"{POINTER}.tmp")]:
                 _shred_tree(other)
 
@@ -552,7 +554,7 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings, stamp:
         raise ValueError("the vectors are not as many as the rows")
     _check_vectors(folder / VECTORS, length, crc, stamp)
     vectors = (
-        np.memmap(folder / VECTORS, dtype=np.float32, mode="r", shape=(rows, dimension))
+        mapped_rows.mapped(folder / VECTORS, np.float32, (rows, dimension))
         if rows
         else np.empty((0, dimension), dtype=np.float32)
     )
@@ -693,31 +695,18 @@ def _shared(values: list[Any], seen: dict[Any, Any]) -> list[Any]:
     return [seen.setdefault(value, value) for value in values]
 
 
-def _overwrite(path: Path) -> None:
-    """Zeros over the whole file, synced, before it is unlinked."""
-    size = path.stat().st_size
-    with path.open("r+b") as handle:
-        for _ in range(0, size, len(_ZEROS)):
-            handle.write(_ZEROS[: min(len(_ZEROS), size - handle.tell())])
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
 def _shred_tree(path: Path) -> None:
     """Zeros over every file of a generation, then its removal.
 
-    The vectors too: an embedding of a removed message says much of its text, and unlinking
-    alone leaves its bytes on disk for as long as any process keeps the file mapped. They are
-    zeroed in place, never truncated, so a process that still maps them reads zeros (and finds
-    the channel changed at its next check against SQL, and loads it again) rather than dying
-    of a fault on pages that no longer exist."""
+    The vectors too: an embedding of a removed message says much of its text. While another
+    process maps them they are unlinked alone, and that process zeros them as it lets go
+    (:func:`awai_engine.mapped_rows.shred`): zeroed under it, it read zeros as its vectors."""
     if path.is_dir():
         for child in path.iterdir():
-            _overwrite(child)
+            mapped_rows.shred(child)
         shutil.rmtree(path)
     elif path.exists():
-        _overwrite(path)
-        path.unlink()
+        mapped_rows.shred(path)
 
 
 def _sync_folder(folder: Path) -> None:

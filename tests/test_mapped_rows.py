@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from awai_engine.mapped_rows import file_backing, grown, let_go
+from awai_engine.mapped_rows import file_backing, file_gone, grown, let_go, mapped, shred
 
 
 def _mapped(path: Path, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -96,3 +96,69 @@ def test_letting_go_of_a_files_rows_unmaps_the_touched_pages_but_keeps_every_row
     let_go(copied)
     assert (copied[0] == 5.0).all()
     let_go(np.zeros((4, 4), dtype=np.float32))  # not mapped from a file: nothing to do
+
+
+def _bytes_of(descriptor: int) -> bytes:
+    """The whole file behind ``descriptor`` (opened before any shred: it sees the inode even
+    once unlinked, and holds no lock)."""
+    return os.pread(descriptor, os.fstat(descriptor).st_size, 0)
+
+
+def test_a_shred_leaves_a_mapped_file_as_it_was_and_its_last_holder_zeros_it(
+    tmp_path: Path,
+) -> None:
+    """Another process's removal shreds the channel's file while this one reads it: zeroed
+    under it, its rows read as zeros (and were written into its next file). The shred unlinks
+    it alone; the rows stay; the last array over the file zeros it as it lets go."""
+    path = tmp_path / "vectors"
+    written = np.random.default_rng(7).standard_normal((1001, 384)).astype(np.float32)
+    written.tofile(path)
+    loaded = mapped(path, np.float32, written.shape)
+    held = grown(loaded, 1001, 1200)
+    spy = os.open(path, os.O_RDONLY)
+    try:
+        assert not file_gone(loaded) and not file_gone(held[:1001])
+        shred(path)
+        assert not path.exists()
+        assert file_gone(loaded) and file_gone(held[:1001])
+        assert loaded.tobytes() == held[:1001].tobytes() == written.tobytes()
+        assert _bytes_of(spy) == written.tobytes()  # not zeroed while mapped
+        del loaded
+        gc.collect()
+        assert _bytes_of(spy) == written.tobytes()  # the grown array still maps it
+        assert held[:1001].tobytes() == written.tobytes()
+        del held
+        gc.collect()
+        assert _bytes_of(spy) == bytes(written.nbytes)  # the last holder zeroed it
+    finally:
+        os.close(spy)
+
+
+def test_a_shred_of_a_file_nobody_maps_zeros_it_before_it_is_unlinked(tmp_path: Path) -> None:
+    """A texts file is never mapped: zeroed, synced, then unlinked, so a kill between the two
+    leaves zeros, not the words."""
+    path = tmp_path / "texts.bin"
+    path.write_bytes(b"the zyxwvutq password is hunter2" * 1000)
+    spy = os.open(path, os.O_RDONLY)
+    try:
+        shred(path)
+        assert not path.exists() and _bytes_of(spy) == bytes(32_000)
+    finally:
+        os.close(spy)
+
+
+def test_a_file_let_go_before_it_was_shredded_is_zeroed_by_the_shred(tmp_path: Path) -> None:
+    """Mapped once, let go, then shredded: nobody holds it, so the shred itself zeros it."""
+    path = tmp_path / "vectors"
+    np.ones((64, 384), dtype=np.float32).tofile(path)
+    loaded = mapped(path, np.float32, (64, 384))
+    assert float(loaded.sum()) == 64 * 384
+    del loaded
+    gc.collect()
+    spy = os.open(path, os.O_RDONLY)
+    try:
+        shred(path)
+        assert _bytes_of(spy) == bytes(64 * 384 * 4)
+    finally:
+        os.close(spy)
+    assert not file_gone(np.zeros((2, 2), dtype=np.float32))  # not mapped: never gone

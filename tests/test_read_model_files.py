@@ -7,6 +7,7 @@ several levels. "A fresh rebuild" is a store opened with persistence off on the 
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import logging
@@ -394,6 +395,79 @@ def test_a_removal_zeroes_the_vectors_a_process_still_holds_open(
         held.seek(0)
         left = held.read()
     assert left and not any(left)
+
+
+def test_a_process_reading_a_loaded_file_reads_right_after_another_removes_a_message_it_lacks(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """Found by the property test above: a process maps the file and appends its own messages;
+    another deletes one of those (which the first has not caught up yet, so its fingerprint
+    still holds and it is caught up, not rebuilt). The delete shredded the file, and zeros over
+    it turned the first process's mapped rows into zeros, which it read and wrote into its next
+    file. A mapped file is now unlinked alone and its rows stay what they were."""
+    first = persisted_runtime(make_runtime, "two")
+    second = persisted_runtime(make_runtime, "two")
+    first.engine.ingest(lines(1, 12))
+    first.engine.ingest(lines(13, 2))  # the file holds the first 12, read before this batch
+    first.store.timeline(CHANNEL)  # and now all 14
+    assert isinstance(second.store.timeline(CHANNEL).vectors, np.memmap)  # loaded, mapped
+    second.engine.ingest(lines(15, 6))
+    first.engine.delete(CHANNEL, "m18")  # one of the second's, not yet in its timeline
+    second.engine.ingest(lines(21, 1))
+    reference = rebuilt(second)
+    started = AwaiStore.open(second.settings)
+    try:
+        assert_same_timeline(second.store.timeline(CHANNEL), reference.timeline(CHANNEL))
+        assert_same_timeline(started.timeline(CHANNEL), reference.timeline(CHANNEL))
+    finally:
+        started.close()
+        reference.close()
+
+
+def test_a_process_lets_go_of_a_file_another_shreds_at_its_next_reading_and_it_is_zeroed_then(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """While a process maps the file, a removal elsewhere unlinks it without zeros (see above):
+    its bytes stay on disk only until that process's next reading, which finds the file gone,
+    drops its timeline and reads the channel again; the last mapping zeros the file."""
+    writer = persisted_runtime(make_runtime, "held")
+    writer.engine.ingest([*lines(1, 20), utterance("m50", "the zyxwvutq password is hunter2")])
+    writer.store.timeline(CHANNEL)
+    holder = persisted_runtime(make_runtime, "held")
+    loaded = holder.store.timeline(CHANNEL)
+    assert isinstance(loaded.vectors, np.memmap)
+    expected = np.array(loaded.vectors)
+    spy = os.open(generation(writer) / "vectors", os.O_RDONLY)  # the file, even once unlinked
+    try:
+        writer.engine.delete(CHANNEL, "m50")
+        assert hits(writer.settings.data_dir / "read-models", "zyxwvutq") == []
+        np.testing.assert_array_equal(loaded.vectors, expected)  # not zeroed under the holder
+        assert os.pread(spy, expected.nbytes, 0) == expected.tobytes()
+
+        holder.engine.context(CHANNEL, "m20", EVERYTHING)
+        assert loaded.retired and holder.store.timeline(CHANNEL) is not loaded
+        assert "m50" not in holder.store.timeline(CHANNEL).position_of
+        del loaded
+        gc.collect()
+        assert os.pread(spy, expected.nbytes, 0) == bytes(expected.nbytes)
+    finally:
+        os.close(spy)
+
+
+def test_the_schedulers_check_lets_go_of_a_file_another_process_shredded(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    """A bot that holds the channel but is not asked to read it lets go at the check the
+    scheduler runs in every process."""
+    writer = persisted_runtime(make_runtime, "idle")
+    writer.engine.ingest(lines(1, 20))
+    writer.store.timeline(CHANNEL)
+    holder = persisted_runtime(make_runtime, "idle")
+    loaded = holder.store.timeline(CHANNEL)
+    writer.engine.ingest(lines(21, 1))
+    writer.engine.delete(CHANNEL, "m21")  # the file shredded; what the holder holds unchanged
+    assert holder.store.drop_outdated_timelines() == [CHANNEL]
+    assert loaded.retired and not holder.store.holds_timeline(CHANNEL)
 
 
 def test_a_thread_made_private_in_another_process_is_private_in_a_loaded_model(
