@@ -52,7 +52,7 @@ from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score
 
 from awai_engine.engine import limit_blas_threads
-from awai_engine.schemas.basis import Basis
+from awai_engine.schemas.basis import Basis, RowVectors
 from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import ChainMemo, method_for
 from awai_engine.schemas.settings import SchemaRules, SchemaSettings
@@ -95,7 +95,7 @@ def basis_of(vectors: np.ndarray) -> Basis:
         texts=tuple(f"thought number {i} said here" for i in range(count)),
         message_ids=tuple(ids),
         positions=np.arange(count, dtype=np.int64),
-        vectors=vectors,
+        rows=RowVectors(vectors),
         digest=f"bench-{count}",
     )
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from awai_engine.samples import SAMPLES
-from awai_engine.schemas.basis import Basis, SpeakerRows
+from awai_engine.schemas.basis import Basis, RowVectors, SpeakerRows
 from awai_engine.schemas.digest import (
     Trend,
     changes_of,
@@ -332,7 +332,7 @@ def test_a_digest_quotes_worded_thoughts_before_pleasantries_of_a_preconception(
         texts=texts,
         message_ids=tuple(key.split("#")[0] for key in keys),
         positions=np.arange(5),
-        vectors=np.zeros((5, 4), dtype=np.float32),
+        rows=RowVectors(np.zeros((5, 4), dtype=np.float32)),
         digest="d",
         speakers=(("Ann", 0), ("Maya", 0)),
     )

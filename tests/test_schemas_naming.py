@@ -309,7 +309,7 @@ def test_a_plural_and_its_singular_are_one_word_of_a_label() -> None:
 
 
 def test_the_names_left_out_are_those_of_speakers_who_had_spoken_when_the_version_formed() -> None:
-    from awai_engine.schemas.basis import Basis
+    from awai_engine.schemas.basis import Basis, RowVectors
     from awai_engine.schemas.naming import known_names
 
     basis = Basis(
@@ -320,7 +320,7 @@ def test_the_names_left_out_are_those_of_speakers_who_had_spoken_when_the_versio
         texts=("ask Lena", "ask Sam"),
         message_ids=("m1", "m5"),
         positions=np.array([1, 5]),
-        vectors=np.zeros((2, 3), dtype=np.float32),
+        rows=RowVectors(np.zeros((2, 3), dtype=np.float32)),
         digest="d",
         speakers=(("Lena Park", 0), ("Omar", 1), ("Sam", 3)),
     )
@@ -336,7 +336,7 @@ def test_the_names_known_by_a_position_are_found_alike_however_many_positions_we
     """Naming keeps the name words of each prefix of speakers it was asked about (and keeps
     only some): in whichever order, and however many, positions are asked, each answer is a
     pass over every speaker's name."""
-    from awai_engine.schemas.basis import Basis
+    from awai_engine.schemas.basis import Basis, RowVectors
     from awai_engine.schemas.naming import known_names
 
     speakers = tuple((f"user{n} Name{n % 7}", 10 * n) for n in range(100))
@@ -350,7 +350,7 @@ def test_the_names_known_by_a_position_are_found_alike_however_many_positions_we
             texts=("hi",),
             message_ids=("m",),
             positions=np.array([position]),
-            vectors=np.zeros((1, 3), dtype=np.float32),
+            rows=RowVectors(np.zeros((1, 3), dtype=np.float32)),
             digest="d",
             speakers=speakers,
         )

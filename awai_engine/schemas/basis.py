@@ -33,7 +33,7 @@ class Basis:
     texts: tuple[str, ...]
     message_ids: tuple[str, ...]
     positions: np.ndarray = field(repr=False)
-    vectors: np.ndarray = field(repr=False)
+    rows: RowVectors = field(repr=False)
     digest: str
     # Every speaker of the channel, as (name at their first message, that message's position):
     # naming a preconception leaves out the people known by then (``naming.known_names``).
@@ -44,8 +44,80 @@ class Basis:
         return len(self.keys)
 
     @property
+    def vectors(self) -> np.ndarray:
+        """All the thoughts' float32 vectors, in order (gathered on first use: clustering)."""
+        return self.rows.all()
+
+    def vectors_at(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The vectors of the thoughts at ``indices``: the same float32 rows as
+        ``vectors[indices]``, without gathering the others when they are not yet."""
+        return self.rows.at(indices)
+
+    @property
     def last_message_id(self) -> str:
         return self.message_ids[-1]
+
+
+class RowVectors:
+    """Some rows of a timeline's vectors, as float32, gathered all at once only when all are used.
+
+    Why: a reading whose run is already made needs only the rows of the schemas it recalls
+    (``recall.returning``, ``build.central_rows``), yet gathering all of a speaker's rows from a
+    loaded file was a third of a reading at 100,000 messages (5 ms, then 2 ms letting the file's
+    pages go). Clustering, which needs them all, gathers them once and keeps them; the timeline's
+    matrix is then let go of, so the rows hold nothing of the channel beyond the copy.
+    A timeline only grows at its end, so the rows read later are the bits they were when cut.
+    """
+
+    def __init__(self, source: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """``source``: the timeline's matrix with the ``rows`` to take from it, or (``rows``
+        ``None``) the rows' vectors themselves."""
+        self._source: np.ndarray | None = source if rows is not None else None
+        self._rows = rows
+        self._all: np.ndarray | None = source if rows is None else None
+        self._lock = threading.Lock()
+
+    def all(self) -> np.ndarray:
+        """Every row, gathered on the first call (then kept; the source is dropped)."""
+        with self._lock:
+            if self._all is None:
+                assert self._source is not None and self._rows is not None
+                source = self._source
+                self._all = np.ascontiguousarray(source[self._rows], dtype=np.float32)
+                self._source = self._rows = None
+                # The speaker's rows are spread over the whole channel: gathering them mapped
+                # nearly all of a loaded file's pages into this process (mapped_rows.let_go).
+                mapped_rows.let_go(source)
+            return self._all
+
+    def at(self, indices: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The rows at ``indices`` (positions among these rows), without gathering the rest.
+        The few pages they touch are not let go here: the next reading's association lets go
+        of the whole file (``association.recall``), and a madvise over it cost more than the
+        gather (2 ms at 100,000 messages)."""
+        with self._lock:
+            if self._all is not None:
+                return self._all[indices]
+            assert self._source is not None and self._rows is not None
+            return np.ascontiguousarray(
+                self._source[self._rows[np.asarray(indices, dtype=np.int64)]], dtype=np.float32
+            )
+
+    def head(self, count: int) -> RowVectors:
+        """The first ``count`` rows (the prefix's bits, as a shorter basis cut has them)."""
+        with self._lock:
+            if self._all is not None:
+                return RowVectors(self._all[:count])
+            assert self._source is not None and self._rows is not None
+            return RowVectors(self._source, self._rows[:count])
+
+    def __getstate__(self) -> dict[str, np.ndarray]:
+        """Sent to another process as the gathered rows, never as the channel's whole matrix."""
+        return {"rows": self.all()}
+
+    def __setstate__(self, state: dict[str, np.ndarray]) -> None:
+        self._source, self._rows, self._all = None, None, state["rows"]
+        self._lock = threading.Lock()
 
 
 class SpeakerRows:
@@ -130,10 +202,6 @@ class SpeakerRows:
             timeline = self.timeline
             positions = timeline.row_positions[rows]
             ids = timeline.messages.message_ids_at(positions)
-            vectors = np.ascontiguousarray(timeline.vectors[rows], dtype=np.float32)
-            # The speaker's rows are spread over the whole channel: gathering them mapped
-            # nearly all of a loaded file's pages into this process (mapped_rows.let_go).
-            mapped_rows.let_go(timeline.vectors)
             return Basis(
                 channel=channel,
                 speaker_id=speaker_id,
@@ -142,7 +210,7 @@ class SpeakerRows:
                 texts=tuple(said.texts[:count]),
                 message_ids=tuple(ids),
                 positions=positions,
-                vectors=vectors,
+                rows=RowVectors(timeline.vectors, rows),
                 digest=said.digest(count),
                 speakers=timeline.speakers_seen(),
             )

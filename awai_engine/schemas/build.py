@@ -85,6 +85,6 @@ def centroid(vectors: np.ndarray) -> np.ndarray:
 def central_rows(basis: Basis, state: SchemaState, rows_of: dict[str, int]) -> list[int]:
     """Basis rows of the state's members, most central (closest to the centre) first."""
     rows = np.array([rows_of[key] for key in state.members], dtype=np.int64)
-    similarity = basis.vectors[rows] @ state.centroid
+    similarity = basis.vectors_at(rows) @ state.centroid
     order = np.lexsort((rows, -similarity))
     return [int(rows[i]) for i in order]

@@ -96,7 +96,7 @@ def _head(basis: Basis, point: Point) -> Basis:
         texts=basis.texts[:count],
         message_ids=basis.message_ids[:count],
         positions=basis.positions[:count].copy(),
-        vectors=basis.vectors[:count],
+        rows=basis.rows.head(count),
         digest=point.digest,
     )
 

@@ -73,7 +73,7 @@ def returning(
     the message's own thoughts are used; a thought too slight to join a schema returns to none.
     """
     rows_of = {key: row for row, key in enumerate(basis.keys)}
-    members = basis.vectors[[rows_of[key] for key in state.members]].astype(np.float64)
+    members = basis.vectors_at([rows_of[key] for key in state.members]).astype(np.float64)
     closeness = np.asarray(cues, dtype=np.float64) @ members.sum(axis=0) / len(members)
     allowed = eligible([thought.text for thought in thoughts], settings)
     return tuple(
