@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 
 from awai_engine.schemas.basis import Basis, SpeakerRows
@@ -184,3 +186,34 @@ def test_a_timeline_gives_the_same_speakers_until_a_new_one_speaks() -> None:
     assert timeline.speakers_seen() is first
     say("bo")
     assert timeline.speakers_seen() == (("Ann", 0), ("Bo", 2))
+
+
+def test_a_basis_gives_any_of_its_rows_with_the_bits_of_all_of_them_gathered() -> None:
+    """A reading takes only a recalled schema's rows (``vectors_at``); clustering takes them
+    all (``vectors``): either way, and in either order, the same float32 bits."""
+    timeline = Timeline(dimension=8)
+    append_messages(timeline, 60, seed=4)
+    index = SpeakerRows(timeline)
+    picked = [5, 0, 3, 3, 11]
+    first = index.basis("c", "ann")
+    assert first is not None
+    alone = first.vectors_at(picked)
+    second = index.basis("c", "ann")
+    assert second is not None
+    whole = second.vectors
+    assert alone.dtype == whole.dtype == np.float32
+    np.testing.assert_array_equal(alone, whole[picked])
+    np.testing.assert_array_equal(second.vectors_at(picked), alone)
+    np.testing.assert_array_equal(first.rows.head(12).all(), whole[:12])
+
+
+def test_a_basis_sent_to_another_process_carries_its_own_rows_not_the_channels() -> None:
+    """Pickled (a chain handed to a worker), a basis's rows are its speaker's alone: the
+    timeline's matrix it would gather them from stays behind."""
+    timeline = Timeline(dimension=8)
+    append_messages(timeline, 300, seed=5)
+    basis = SpeakerRows(timeline).basis("c", "ann", timeline.messages[30].first_row)
+    assert basis is not None
+    sent = pickle.dumps(basis.rows)
+    assert len(sent) < timeline.vectors.nbytes // 4  # ann's first few rows, not 300 messages'
+    np.testing.assert_array_equal(pickle.loads(sent).all(), basis.vectors)
