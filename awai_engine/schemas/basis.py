@@ -3,7 +3,8 @@
 Reading message ``i`` may use only the speaker's thoughts before ``i``; in the timeline those are
 the speaker's rows below ``messages[i].first_row``. :class:`SpeakerRows` indexes the rows of every
 speaker once per timeline and keeps up with its appends, so cutting a basis is a binary search
-and a gather, and a new message costs its own thoughts, not a walk over the channel.
+and slicing (its vectors are gathered when used: :class:`RowVectors`), and a new message costs
+its own thoughts, not a walk over the channel.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from awai_engine.timeline import Timeline
 
 @dataclass(frozen=True)
 class Basis:
-    """The speaker's thoughts up to one of their messages, in channel order, with vectors."""
+    """The speaker's thoughts up to one of their messages, in channel order, with vectors
+    (``rows``: gathered from the timeline when used)."""
 
     channel: str
     speaker_id: str
