@@ -173,15 +173,16 @@ def main() -> None:
         "first reading, from file (s)",
     ):
         table.add_column(column, justify="right")
-    for size, label, timings, cold, recalled in results:
+    # Named apart from the dicts above: reusing ``cold`` here left it a tuple for the lines below.
+    for size, label, times, first_readings, mean_recalled in results:
         table.add_row(
             f"{size:,}",
             label,
-            f"{statistics.median(timings):.1f}",
-            f"{percentile(timings, 0.95):.1f}",
-            f"{recalled:.1f}",
-            f"{cold[0]:.2f}",
-            f"{cold[1]:.2f}",
+            f"{statistics.median(times):.1f}",
+            f"{percentile(times, 0.95):.1f}",
+            f"{mean_recalled:.1f}",
+            f"{first_readings[0]:.2f}",
+            f"{first_readings[1]:.2f}",
         )
     console.print(table)
     for size, (share, occurrences) in agreement.items():
@@ -197,9 +198,7 @@ def main() -> None:
         )
     smallest, largest = min(args.sizes), max(args.sizes)
     for name, fraction in (("p50", 0.5), ("p95", 0.95)):
-        by = {
-            (size, label): percentile(timings, fraction) for size, label, timings, _, _ in results
-        }
+        by = {(size, label): percentile(times, fraction) for size, label, times, _, _ in results}
         for label in ("latest", "old (1%)"):
             ratio = by[largest, label] / by[smallest, label]
             console.print(f"{name} ratio {largest:,}/{smallest:,}, {label}: {ratio:.2f}")
