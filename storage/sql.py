@@ -105,6 +105,17 @@ class UtteranceRow(Base):
     __table_args__ = (
         UniqueConstraint("channel_id", "message_id", name="uq_utterance_message"),
         Index("ix_utterance_order", "channel_id", "ts", "id"),
+        # The synced rows after an id, as every catch-up of a read model asks: by channel order
+        # alone each such query read all of the channel's rows (7–27 ms at 100,000 messages).
+        # Partial, with the catch-up's own predicate: whole, SQLite took it over the index
+        # below for the count of unsynced rows, which then read every row of the channel again.
+        Index(
+            "ix_utterance_arrival",
+            "channel_id",
+            "id",
+            sqlite_where=text("synced IS 1"),
+            postgresql_where=text("synced IS true"),
+        ),
         Index("ix_utterance_speaker", "channel_id", "speaker_id"),
         # The rows not marked synced yet, alone: every start counts them in every channel
         # (storage.repair), and they are a handful at most; counting them by scanning the
