@@ -90,6 +90,21 @@ def mapped(path: Path, dtype: type, shape: tuple[int, int]) -> np.memmap:
     return rows
 
 
+def mapped_bytes(path: Path, length: int) -> mmap.mmap:
+    """The first ``length`` bytes of ``path`` (``length`` ≥ 1), read-only and mapped, held as
+    :func:`mapped` holds a file: a :func:`shred` elsewhere does not zero them under this map."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH)
+        mapping = mmap.mmap(descriptor, length, access=mmap.ACCESS_READ)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    _HELD[mapping] = descriptor
+    weakref.finalize(mapping, _let_file_go, descriptor)
+    return mapping
+
+
 def shred(path: Path) -> None:
     """Unlink ``path`` with zeros over its bytes first, or, while a process maps it, unlink it
     alone: the last mapping to let go of it zeros it then (see the module)."""

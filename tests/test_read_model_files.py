@@ -49,6 +49,13 @@ PRIVATE = "private-thread:t"
 FOLDERS = itertools.count()
 
 
+@pytest.fixture(autouse=True)
+def every_part_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every part used as it is gets mapped from its file, as the large ones of a real channel
+    are (``read_model_files.MAPPED_FROM``): these channels are too small to have one."""
+    monkeypatch.setattr(read_model_files, "MAPPED_FROM", 1)
+
+
 def persisted_runtime(make_runtime: Callable[..., Runtime], name: str = "data") -> Runtime:
     return make_runtime(name, **PERSISTED)
 
@@ -437,12 +444,17 @@ def test_a_process_lets_go_of_a_file_another_shreds_at_its_next_reading_and_it_i
     loaded = holder.store.timeline(CHANNEL)
     assert isinstance(loaded.vectors, np.memmap)
     expected = np.array(loaded.vectors)
-    spy = os.open(generation(writer) / "vectors", os.O_RDONLY)  # the file, even once unlinked
+    # The files, even once unlinked: the vectors, and the texts (mapped too, see above).
+    spy = os.open(generation(writer) / "vectors", os.O_RDONLY)
+    texts = os.open(generation(writer) / "texts.bin", os.O_RDONLY)
+    size = os.fstat(texts).st_size
     try:
         writer.engine.delete(CHANNEL, "m50")
         assert hits(writer.settings.data_dir / "read-models", "zyxwvutq") == []
         np.testing.assert_array_equal(loaded.vectors, expected)  # not zeroed under the holder
         assert os.pread(spy, expected.nbytes, 0) == expected.tobytes()
+        assert b"zyxwvutq" in os.pread(texts, size, 0)
+        assert loaded.messages[loaded.position_of["m50"]].text.startswith("the zyxwvutq")
 
         holder.engine.context(CHANNEL, "m20", EVERYTHING)
         assert loaded.retired and holder.store.timeline(CHANNEL) is not loaded
@@ -450,8 +462,10 @@ def test_a_process_lets_go_of_a_file_another_shreds_at_its_next_reading_and_it_i
         del loaded
         gc.collect()
         assert os.pread(spy, expected.nbytes, 0) == bytes(expected.nbytes)
+        assert os.pread(texts, size, 0) == bytes(size)
     finally:
         os.close(spy)
+        os.close(texts)
 
 
 def test_the_schedulers_check_lets_go_of_a_file_another_process_shredded(
@@ -751,7 +765,8 @@ def test_the_vectors_are_read_whole_for_their_check_once_until_the_file_changes(
     crc_of = read_model_files._crc_of
 
     def counting(path: Path, length: int) -> int:
-        checked.append(length)
+        if path.name == "vectors":  # the other parts mapped here are checked at every load
+            checked.append(length)
         return crc_of(path, length)
 
     monkeypatch.setattr(read_model_files, "_crc_of", counting)
