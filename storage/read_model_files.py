@@ -32,10 +32,11 @@ The file is only ever a cache of SQL, never a record:
 - *Across processes*: writers and shredders take an exclusive ``flock`` on the channel's lock
   file, loaders a shared one. A writer publishes only if the fingerprint still matches SQL, and a
   removal shreds after its SQL commit, so no removed message outlives the removal on disk.
-- *No bytes left*: shredding overwrites every file with zeros before unlinking it, except a
-  vectors file another process (or this one) still maps: zeroing it would turn that process's
-  rows into zeros under it, which it would read and write into its next file. That one is
-  unlinked alone, and the last process to let go of it zeros it then
+- *No bytes left*: shredding overwrites every file with zeros before unlinking it, except one
+  another process (or this one) still maps (the vectors, and the large parts a load maps, see
+  :data:`MAPPED_FROM`): zeroing it would turn that process's rows and texts into zeros under
+  it, which it would read and write into its next file. Such a file is unlinked alone, and the
+  last process to let go of it zeros it then
   (:func:`awai_engine.mapped_rows.shred`); a process lets go of a file once it finds it
   unlinked, at its next reading of the channel or the scheduler's check, whichever is first.
   An append never changes a byte another process may have mapped: it writes past the
