@@ -30,6 +30,8 @@ import mmap
 import os
 import sys
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,34 +77,40 @@ def mapped(path: Path, dtype: type, shape: tuple[int, int]) -> np.memmap:
 
     The map keeps a descriptor of its own with a shared lock on the file until the last array
     using it is gone; then, if the file was unlinked meanwhile, that descriptor zeros it."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_SH)
-        with os.fdopen(os.dup(descriptor), "rb") as handle:
-            rows = np.memmap(handle, dtype=dtype, mode="r", shape=shape)
-    except BaseException:
-        os.close(descriptor)
-        raise
+    with _locked_open(path) as descriptor, os.fdopen(os.dup(descriptor), "rb") as handle:
+        rows = np.memmap(handle, dtype=dtype, mode="r", shape=shape)
     mapping = rows.base
     assert isinstance(mapping, mmap.mmap)  # numpy maps a file through one
-    _HELD[mapping] = descriptor
-    weakref.finalize(mapping, _let_file_go, descriptor)
+    _hold(mapping, descriptor)
     return rows
 
 
 def mapped_bytes(path: Path, length: int) -> mmap.mmap:
     """The first ``length`` bytes of ``path`` (``length`` ≥ 1), read-only and mapped, held as
     :func:`mapped` holds a file: a :func:`shred` elsewhere does not zero them under this map."""
+    with _locked_open(path) as descriptor:
+        mapping = mmap.mmap(descriptor, length, access=mmap.ACCESS_READ)
+    _hold(mapping, descriptor)
+    return mapping
+
+
+@contextmanager
+def _locked_open(path: Path) -> Iterator[int]:
+    """A read-only descriptor of ``path`` holding a shared lock on it, closed if the block
+    fails (it is the mapping's to close once the block succeeds: :func:`_hold`)."""
     descriptor = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_SH)
-        mapping = mmap.mmap(descriptor, length, access=mmap.ACCESS_READ)
+        yield descriptor
     except BaseException:
         os.close(descriptor)
         raise
+
+
+def _hold(mapping: mmap.mmap, descriptor: int) -> None:
+    """``mapping`` keeps ``descriptor`` (and its lock) until it is gone."""
     _HELD[mapping] = descriptor
     weakref.finalize(mapping, _let_file_go, descriptor)
-    return mapping
 
 
 def shred(path: Path) -> None:

@@ -5,13 +5,11 @@ the channel (which made an ingest's cost per message grow with the channel)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-from sqlalchemy import event
 
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from tests.factories import utterance
+from tests.sql_plans import plan, statements_during
 
 CHANNEL = "terminal:local:test"
 
@@ -25,25 +23,16 @@ def test_a_catch_up_reads_the_rows_after_its_last_id_by_their_range_of_the_arriv
     reader.engine.context(CHANNEL, "m29", EVERYTHING)
     writer.engine.ingest([utterance(f"m{i}", f"line {i} about the rollout") for i in range(30, 35)])
     engine = reader.store.db.engine
-    asked: list[tuple[str, Any]] = []
-
-    def seen(conn: Any, cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        if "utterances.id >" in statement:
-            asked.append((statement, parameters))
-
-    event.listen(engine, "before_cursor_execute", seen)
-    try:
-        reader.engine.context(CHANNEL, "m34", EVERYTHING)  # caught up: the 5 rows after its last
-    finally:
-        event.remove(engine, "before_cursor_execute", seen)
+    asked = statements_during(
+        engine,
+        lambda statement: "utterances.id >" in statement,
+        # caught up: the 5 rows after its last id
+        lambda: reader.engine.context(CHANNEL, "m34", EVERYTHING),
+    )
     assert len(asked) >= 2  # the rows, their thoughts (and the fingerprint of the rows added)
-    with engine.connect() as connection:
-        for statement, parameters in asked:
-            plan = [
-                str(row)
-                for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters)
-            ]
-            assert any("ix_utterance_arrival" in row and "id>?" in row for row in plan), (
-                statement,
-                plan,
-            )
+    for statement, parameters in asked:
+        steps = plan(engine, statement, parameters)
+        assert any("ix_utterance_arrival" in row and "id>?" in row for row in steps), (
+            statement,
+            steps,
+        )
