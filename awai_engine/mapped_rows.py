@@ -29,6 +29,7 @@ import fcntl
 import mmap
 import os
 import sys
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -70,6 +71,9 @@ _FAILED = ctypes.c_void_p(-1).value
 _ZEROS = bytes(1 << 20)
 # The descriptor each map made by :func:`mapped` holds its file's shared lock by.
 _HELD: weakref.WeakKeyDictionary[mmap.mmap, int] = weakref.WeakKeyDictionary()
+# How often, and how far apart, a shred tries again for a file a holder may be letting go of
+# just then (its check of the file, under the exclusive lock, takes microseconds).
+_RETRIES, _RETRY_SECONDS = 3, 0.001
 
 
 def mapped(path: Path, dtype: type, shape: tuple[int, int]) -> np.memmap:
@@ -96,21 +100,34 @@ def mapped_bytes(path: Path, length: int) -> mmap.mmap:
 
 @contextmanager
 def _locked_open(path: Path) -> Iterator[int]:
-    """A read-only descriptor of ``path`` holding a shared lock on it, closed if the block
-    fails (it is the mapping's to close once the block succeeds: :func:`_hold`)."""
-    descriptor = os.open(path, os.O_RDONLY)
+    """A descriptor of ``path`` holding a shared lock on it, closed if the block fails (it is
+    the mapping's to close once the block succeeds: :func:`_hold`). Opened for writing where
+    the folder allows, so its last holder can zero it without reopening it (which only Linux's
+    /proc can do for an unlinked file)."""
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_SH)
+        descriptor = os.open(path, os.O_RDWR)
+    except OSError:  # a read-only file or folder (or none: the read-only open says so)
+        descriptor = os.open(path, os.O_RDONLY)
+    try:
+        _share(descriptor)
         yield descriptor
     except BaseException:
         os.close(descriptor)
         raise
 
 
+def _share(descriptor: int) -> None:
+    """Take the file's shared lock; ``FileNotFoundError`` if it was shredded meanwhile (the
+    lock waited for the shred, which zeroed it: those are no rows to map)."""
+    fcntl.flock(descriptor, fcntl.LOCK_SH)
+    if os.fstat(descriptor).st_nlink == 0:
+        raise FileNotFoundError("the file was shredded while it was being opened")
+
+
 def _hold(mapping: mmap.mmap, descriptor: int) -> None:
     """``mapping`` keeps ``descriptor`` (and its lock) until it is gone."""
     _HELD[mapping] = descriptor
-    weakref.finalize(mapping, _let_file_go, descriptor)
+    weakref.finalize(mapping, _let_file_go, descriptor, os.getpid())
 
 
 def shred(path: Path) -> None:
@@ -123,8 +140,15 @@ def shred(path: Path) -> None:
             os.unlink(path)
             return
         os.unlink(path)
-        if _exclusive(descriptor):  # its last holder let go before the unlink: nobody zeros it
-            _zero(descriptor)
+        # A holder that let go while this one unlinked checked the file before the unlink, under
+        # the exclusive lock: once it has closed, the file is this shred's to zero. A holder that
+        # stays finds it unlinked when it lets go, and zeros it then.
+        for attempt in range(_RETRIES):
+            if _exclusive(descriptor):
+                _zero(descriptor)
+                return
+            if attempt + 1 < _RETRIES:
+                time.sleep(_RETRY_SECONDS)
     finally:
         os.close(descriptor)
 
@@ -162,8 +186,11 @@ def grown(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:
     except OSError:  # unlinked before it was first held open: its rows are copied
         return _copied(rows, used, capacity)
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_SH)
-    except OSError:
+        if isinstance(source, str):
+            _share(descriptor)
+        else:  # a file this process held all along: never zeroed, even if unlinked since
+            fcntl.flock(descriptor, fcntl.LOCK_SH)
+    except OSError:  # shredded before it was held: ``rows`` still maps what it read, copied
         os.close(descriptor)
         return _copied(rows, used, capacity)
     total = _pages(capacity * row_bytes)
@@ -175,7 +202,7 @@ def grown(rows: np.ndarray, used: int, capacity: int) -> np.ndarray:
         return _copied(rows, used, capacity)
     region = (ctypes.c_byte * total).from_address(address)
     # Unmapped, and the file let go, when no array uses the region any more.
-    weakref.finalize(region, _release, address, total, descriptor)
+    weakref.finalize(region, _release, address, total, descriptor, os.getpid())
     # The file's whole pages; the last one's bytes past its rows are copy-on-write like the
     # rest, and the rows appended after the file's are written over them below.
     length = _pages(file_rows * row_bytes)
@@ -255,25 +282,40 @@ def _descriptor(rows: np.ndarray) -> int | None:
     return found[0] if isinstance(found, tuple) else None
 
 
-def _release(address: int, length: int, descriptor: int) -> None:
+def _release(address: int, length: int, descriptor: int, owner: int) -> None:
     _LIBC.munmap(address, length)
-    _let_file_go(descriptor)
+    _let_file_go(descriptor, owner)
 
 
-def _let_file_go(descriptor: int) -> None:
+def _let_file_go(descriptor: int, owner: int) -> None:
     """Close a mapping's descriptor; if its file was unlinked (shredded while mapped) and no
-    other mapping holds it, zero it first: the shred left that to its last holder."""
+    other mapping holds it, zero it first: the shred left that to its last holder.
+
+    The exclusive lock is taken before the file is looked at, so a shred that unlinks it
+    meanwhile either is seen here or finds the lock free once this has closed. A forked child
+    (``owner`` is the process that mapped it) shares the parent's lock: it only closes its
+    copy, never zeros the file under the parent."""
     try:
-        if os.fstat(descriptor).st_nlink == 0 and _exclusive(descriptor):
-            writer = os.open(f"/proc/self/fd/{descriptor}", os.O_WRONLY)
-            try:
-                _zero(writer)
-            finally:
-                os.close(writer)
-    except OSError:  # a read-only folder, or no /proc: the blocks are freed as they are
+        # The lock first, then the look (see above).
+        if os.getpid() == owner and _exclusive(descriptor) and os.fstat(descriptor).st_nlink == 0:
+            _zero_held(descriptor)
+    except OSError:  # a read-only folder: the blocks are freed as they are
         pass
     finally:
         os.close(descriptor)
+
+
+def _zero_held(descriptor: int) -> None:
+    """Zero an unlinked file through a holder's descriptor: directly if it was opened for
+    writing, else through /proc (Linux)."""
+    try:
+        _zero(descriptor)
+    except OSError:
+        writer = os.open(f"/proc/self/fd/{descriptor}", os.O_WRONLY)
+        try:
+            _zero(writer)
+        finally:
+            os.close(writer)
 
 
 def _exclusive(descriptor: int) -> bool:

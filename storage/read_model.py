@@ -413,7 +413,12 @@ class ReadModel:
         cached = self._touch(channel)
         if cached is None or not mapped_rows.file_gone(cached.timeline.vectors):
             return cached
-        self.forget(channel)
+        with self._cache_guard:
+            if self._cache.get(channel) is not cached:
+                return None  # another thread replaced it meanwhile: this one is dropped already
+            del self._cache[channel]
+            cached.timeline.retired = True
+        self._released(channel)
         return None
 
     def _touch(self, channel: str) -> _Cached | None:

@@ -78,8 +78,10 @@ POINTER = "current.json"
 # A part of at least this many bytes that is used as it is (an array, the packed texts) is mapped
 # from its file, not read into the process: at 100,000 messages those are 40 MB besides the
 # vectors, most of a loaded channel's own memory, of which an ingest or a reading touches little.
-# A part decoded whole at load (the id and name columns) is read as before.
-MAPPED_FROM = 64 * 1024
+# A part decoded whole at load (the id and name columns) is read as before. Each mapped part
+# holds two descriptors while the channel is held: only the large ones are worth it (8 of a
+# 100,000-message channel's parts).
+MAPPED_FROM = 1024 * 1024
 VECTORS = "vectors"
 # Arrays by row or by message, appended to; each file is the array's raw bytes.
 _ARRAYS = {

@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
+import types
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
-from awai_engine.mapped_rows import file_backing, file_gone, grown, let_go, mapped, shred
+from awai_engine import mapped_rows
+from awai_engine.mapped_rows import (
+    file_backing,
+    file_gone,
+    grown,
+    let_go,
+    mapped,
+    mapped_bytes,
+    shred,
+)
 
 
 def _mapped(path: Path, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -162,3 +175,75 @@ def test_a_file_let_go_before_it_was_shredded_is_zeroed_by_the_shred(tmp_path: P
     finally:
         os.close(spy)
     assert not file_gone(np.zeros((2, 2), dtype=np.float32))  # not mapped: never gone
+
+
+def test_a_holder_letting_go_while_another_shreds_the_file_still_leaves_only_zeros(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: a holder looked at the file (still linked) and only then took its lock,
+    while a shred unlinked it and, finding it held, left it to the holder; the holder closed
+    without zeroing, and the bytes stayed on disk with nobody holding them. The holder now takes
+    the lock first: here it pauses right after, while the shred runs, and still zeros it."""
+    path = tmp_path / "texts.bin"
+    path.write_bytes(b"SECRET!!" * 4096)
+    spy = os.open(path, os.O_RDONLY)
+    looking, shredded = threading.Event(), threading.Event()
+
+    class Paused(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+        def fstat(self, descriptor: int) -> os.stat_result:
+            found = os.fstat(descriptor)
+            if threading.current_thread().name == "holder":
+                looking.set()
+                shredded.wait(5)
+            return found
+
+    def holder() -> None:
+        held = mapped_bytes(path, 8)
+        del held
+        gc.collect()  # lets go here
+
+    monkeypatch.setattr(mapped_rows, "os", Paused("os"))
+    thread = threading.Thread(target=holder, name="holder")
+    thread.start()
+    try:
+        assert looking.wait(5)
+        shred(path)
+    finally:
+        shredded.set()
+        thread.join()
+    try:
+        assert not path.exists() and _bytes_of(spy) == bytes(32 * 1024)
+    finally:
+        os.close(spy)
+
+
+def test_a_forked_child_letting_go_never_zeros_the_file_under_its_parent(tmp_path: Path) -> None:
+    """A child shares its parent's locked descriptor, so its let-go could take the lock
+    "exclusively" and zero a shredded file the parent still maps."""
+    path = tmp_path / "vectors"
+    np.arange(4096, dtype=np.float32).tofile(path)
+    rows = mapped(path, np.float32, (1024, 4))
+    shred(path)  # held: unlinked alone
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child's coverage is not collected)
+        del rows
+        gc.collect()
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert rows[1].tolist() == [4.0, 5.0, 6.0, 7.0]
+
+
+def test_a_file_shredded_while_it_was_being_opened_is_not_mapped(tmp_path: Path) -> None:
+    """The shared lock waited for a shred that zeroed the file: those zeros are no rows."""
+    path = tmp_path / "vectors"
+    np.ones((16, 4), dtype=np.float32).tofile(path)
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.unlink(path)
+        with pytest.raises(FileNotFoundError):
+            mapped_rows._share(descriptor)
+    finally:
+        os.close(descriptor)
