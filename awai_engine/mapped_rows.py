@@ -16,9 +16,9 @@ A mapped file is never zeroed under the process reading it. A removal shreds the
 file (zeros over its bytes, so nothing removed stays on disk), and a private mapping shows a
 write to its file: another process's shred once turned a holder's rows into zeros, which it
 then read, and wrote into its next file. So every mapping holds a shared ``flock`` on the file
-through a descriptor of its own (:func:`mapped`, :func:`grown`); :func:`shred` zeros a file only
-when it can take the lock exclusively, and otherwise unlinks it alone; the last mapping to let
-go of a file that was unlinked zeros it then. A holder drops its timeline once its file is gone
+through a descriptor of its own (:func:`mapped`, :func:`mapped_bytes`, :func:`grown`); a
+:func:`shred` zeros a file only when it can take the lock exclusively, and otherwise unlinks it
+alone; the last mapping to let go of a file that was unlinked zeros it then. A holder drops its timeline once its file is gone
 (:func:`file_gone`), so the bytes do not outlive the removal for long.
 """
 
@@ -69,7 +69,7 @@ def _libc() -> Any:
 _LIBC = _libc()
 _FAILED = ctypes.c_void_p(-1).value
 _ZEROS = bytes(1 << 20)
-# The descriptor each map made by :func:`mapped` holds its file's shared lock by.
+# The descriptor each map made by :func:`mapped` or :func:`mapped_bytes` holds its lock by.
 _HELD: weakref.WeakKeyDictionary[mmap.mmap, int] = weakref.WeakKeyDictionary()
 # How often, and how far apart, a shred tries again for a file a holder may be letting go of
 # just then (its check of the file, under the exclusive lock, takes microseconds).
