@@ -276,7 +276,7 @@ class ReadModel:
             if any(self._changed(channel, *state) for state in states):
                 self.discard(channel)
                 dropped.append(channel)
-            elif channel in held and self._held(channel) is None:
+            elif channel in held and self._dropped_if_unlinked(channel, held[channel]):
                 dropped.append(channel)  # its file shredded or replaced: let go of it
             elif channel in held:
                 self._drop_appended_if_changed(channel, held[channel].timeline.revision)
@@ -411,15 +411,22 @@ class ReadModel:
         this process's mapping is what keeps a shredded file's bytes on disk, and they are
         zeroed only when the last mapping lets go (:func:`awai_engine.mapped_rows.shred`)."""
         cached = self._touch(channel)
-        if cached is None or not mapped_rows.file_gone(cached.timeline.vectors):
-            return cached
+        if cached is None or self._dropped_if_unlinked(channel, cached):
+            return None
+        return cached
+
+    def _dropped_if_unlinked(self, channel: str, cached: _Cached) -> bool:
+        """Drop ``cached`` if its vectors' file was unlinked (see :meth:`_held`); whether it
+        is no longer cached (also when another thread replaced it meanwhile)."""
+        if not mapped_rows.file_gone(cached.timeline.vectors):
+            return False
         with self._cache_guard:
             if self._cache.get(channel) is not cached:
-                return None  # another thread replaced it meanwhile: this one is dropped already
+                return True  # replaced meanwhile: this one is dropped already
             del self._cache[channel]
             cached.timeline.retired = True
         self._released(channel)
-        return None
+        return True
 
     def _touch(self, channel: str) -> _Cached | None:
         with self._cache_guard:
