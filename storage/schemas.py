@@ -192,30 +192,32 @@ class SqlSchemaStore:
             found = next((row for row in rows if (row.method, row.basis_digest) in wanted), None)
             return _run(session, channel, found) if found else None
 
-    def run_counts(self, channel: str, speaker_id: str) -> list[tuple[int, int]]:
+    def run_counts(self, channel: str) -> list[tuple[str, int, int]]:
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
                 return []
             rows = session.execute(
-                select(SchemaRunRow.id, SchemaRunRow.basis_count).where(
-                    SchemaRunRow.channel_id == channel_row.id,
-                    SchemaRunRow.speaker_id == speaker_id,
+                select(SchemaRunRow.speaker_id, SchemaRunRow.id, SchemaRunRow.basis_count).where(
+                    SchemaRunRow.channel_id == channel_row.id
                 )
             )
-            return [(row.id, row.basis_count) for row in rows]
+            return [(row.speaker_id, row.id, row.basis_count) for row in rows]
 
     def drop_runs(self, channel: str, run_ids: Sequence[int]) -> int:
         if not run_ids:
             return 0
         with self.db.session() as session:
             channel_id = _channel_id(self.db, session, channel)
-            return rowcount(
-                session.execute(
-                    delete(SchemaRunRow).where(
-                        SchemaRunRow.channel_id == channel_id, SchemaRunRow.id.in_(list(run_ids))
+            return sum(
+                rowcount(
+                    session.execute(
+                        delete(SchemaRunRow).where(
+                            SchemaRunRow.channel_id == channel_id, SchemaRunRow.id.in_(chunk)
+                        )
                     )
                 )
+                for chunk in batches(list(run_ids))
             )
 
     def save_runs(self, runs: Sequence[SchemaRun]) -> list[SchemaRun]:
@@ -224,7 +226,9 @@ class SqlSchemaStore:
         In bulk because a re-clustering stores a channel's runs by the thousand: the channel
         was looked up, and each run's versions looked up, once per run. Consecutive runs of a
         chain share most of their versions (an unchanged schema is linked, not copied), so the
-        versions seen in this transaction are remembered and only the others looked up.
+        versions seen in this transaction are remembered and only the others looked up; the
+        runs' rows, and the links to their versions, go in one statement each (see
+        :func:`_save_runs`).
         """
         if not runs:
             return []
@@ -232,8 +236,7 @@ class SqlSchemaStore:
         try:
             with self.db.session() as session:
                 channel_id = _channel_id(self.db, session, runs[0].channel)
-                known: dict[tuple[str, int], tuple[int, str]] = {}
-                ids = [_save_run(session, channel_id, run, known, now) for run in runs]
+                ids = _save_runs(session, channel_id, runs, now)
         except IntegrityError:
             # One was stored by another process meanwhile (theirs is the same clustering): store
             # them one at a time, each returning the stored one where there is one.
@@ -503,6 +506,74 @@ def _mark(session: Session, channel_id: int) -> SchemaMarkRow:
         mark = SchemaMarkRow(channel_id=channel_id, revision=None, purged_until=0.0)
         session.add(mark)
     return mark
+
+
+def _save_runs(
+    session: Session, channel_id: int, runs: Sequence[SchemaRun], now: float
+) -> list[int]:
+    """Insert runs and link their versions (see :func:`_version_ids`); their rows' ids.
+
+    The runs' rows in one multi-row INSERT and the links in another, not three statements
+    per run: a real 100k-message channel of 8,455 speakers stores 39,707 runs in its first
+    re-clustering, and building, compiling and running a statement per run kept the process
+    that stores them busy while its workers waited (``bench.scale --kept-lines train``).
+    Linking after every row is in changes nothing :func:`_version_ids` does: a stale version
+    it removes (with the runs linking it) is one of another history, which none of these runs
+    links. Runs that give a version two sets of members (which runs of one history never do)
+    are stored one at a time (:func:`_save_run`), as before: the later one removes the row the
+    earlier one linked, with that run."""
+    if not _one_history(runs):
+        known: dict[tuple[str, int], tuple[int, str]] = {}
+        return [_save_run(session, channel_id, run, known, now) for run in runs]
+    table = Base.metadata.tables[SchemaRunRow.__tablename__]
+    ids: list[int] = []
+    for chunk in batches(runs):
+        ids.extend(
+            session.scalars(
+                insert(table).returning(table.c.id, sort_by_parameter_order=True),
+                [
+                    {
+                        "channel_id": channel_id,
+                        "speaker_id": run.speaker_id,
+                        "speaker_name": run.speaker_name,
+                        "method": run.method,
+                        "basis_count": run.basis_count,
+                        "basis_digest": run.basis_digest,
+                        "basis_message_id": run.basis_message_id,
+                        "created_at": now,
+                    }
+                    for run in chunk
+                ],
+            ).all()
+        )
+    # Each version found or inserted once for all the runs, in the order they first name it.
+    states: dict[tuple[str, int], SchemaState] = {}
+    for run in runs:
+        for state in run.states:
+            states.setdefault((state.schema_id, state.version), state)
+    rows = _version_ids(session, channel_id, list(states.values()), {}, now)
+    found = dict(zip(states, rows, strict=True))
+    links = [
+        {"run_id": run_id, "version_id": found[(state.schema_id, state.version)], "ordinal": n}
+        for run, run_id in zip(runs, ids, strict=True)
+        for n, state in enumerate(run.states)
+    ]
+    linked = Base.metadata.tables[SchemaRunVersionRow.__tablename__]
+    for batch in batches(links):
+        session.execute(insert(linked), batch)
+    return ids
+
+
+def _one_history(runs: Sequence[SchemaRun]) -> bool:
+    """Whether the runs give each version (schema id and number) one set of members, as the
+    runs of one history of a speaker's thoughts do."""
+    members: dict[tuple[str, int], tuple[str, ...]] = {}
+    for run in runs:
+        for state in run.states:
+            given = tuple(state.members)
+            if members.setdefault((state.schema_id, state.version), given) != given:
+                return False
+    return True
 
 
 def _save_run(

@@ -100,7 +100,7 @@ def test_the_job_stores_each_fixed_point_once_and_one_run_as_of_now_per_speaker(
         made.append(runtime.schemas.recluster(CHANNEL).runs_stored)
     count = sum(len(step) for step in steps)  # 45 thoughts: points 4-8, 10, …, 40, and now
     bits, floor = runtime.settings.schemas.rules.fixed_point_bits, 4
-    stored = sorted(n for _, n in runtime.store.schemas.run_counts(CHANNEL, "ann"))
+    stored = sorted(n for who, _, n in runtime.store.schemas.run_counts(CHANNEL) if who == "ann")
     assert stored == [*points_up_to(count, bits, start=floor), count]
     # Each point was clustered once, however the job's runs fell; each run also stored "now"
     # unless the speaker stood on a fixed point.

@@ -104,8 +104,8 @@ class SchemaStore(Protocol):
         some ``(method, digest)`` of ``bases``, the one with the largest basis."""
         ...
 
-    def run_counts(self, channel: str, speaker_id: str) -> list[tuple[int, int]]:
-        """``(run id, basis count)`` of every stored run of the speaker."""
+    def run_counts(self, channel: str) -> list[tuple[str, int, int]]:
+        """``(speaker id, run id, basis count)`` of every stored run of the channel."""
         ...
 
     def drop_runs(self, channel: str, run_ids: Sequence[int]) -> int:

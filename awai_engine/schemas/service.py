@@ -332,6 +332,7 @@ class SchemaService:
                     self._store_chain(index, channel, speaker, work, walk(work), tally)
             else:
                 self._walk_in_workers(index, channel, chains, workers, tally)
+            self._drop_superseded(index, channel, {speaker for speaker, _, _ in plan})
             stored, new_versions = tally.stored, tally.new_versions
             self.store.mark_reclustered(channel, timeline.revision)
             self._unless_retired(channel, timeline)
@@ -410,8 +411,9 @@ class SchemaService:
         done: ChainDone,
         tally: _Tally,
     ) -> None:
-        """Store the speaker's runs (one transaction), count their new versions, drop the
-        runs they supersede, and keep the memo for the job's next run."""
+        """Store the speaker's runs (one transaction), count their new versions, and keep the
+        memo for the job's next run (the runs they supersede go once every chain is stored:
+        :meth:`_drop_superseded`)."""
         before = work.before
         seen = {(s.schema_id, s.version) for s in before.states} if before else set()
         # Stored unsummarised: a version is worded when first shown (.summaries).
@@ -419,7 +421,6 @@ class SchemaService:
             new = {(s.schema_id, s.version) for s in run.states} - seen
             seen |= new
             tally.add(len(new))
-        self._drop_superseded(index, channel, speaker)
         if done.memo is not None:
             with self._indexes_guard:
                 self._memos[(channel, speaker)] = done.memo
@@ -631,17 +632,22 @@ class SchemaService:
             todo.append(count)
         return before, todo
 
-    def _drop_superseded(self, index: SpeakerRows, channel: str, speaker_id: str) -> None:
-        """Drop the speaker's stored runs as of an earlier now: no reading uses a run off the
-        fixed points, and the one of their whole history now replaces them."""
+    def _drop_superseded(self, index: SpeakerRows, channel: str, speakers: set[str]) -> None:
+        """Drop the stored runs of ``speakers`` (those whose runs were just stored) as of an
+        earlier now: no reading uses a run off the fixed points, and the one of their whole
+        history now replaces them. Once for the channel, not per speaker: a real 100k channel
+        has thousands of speakers, and a look at each one's runs was a tenth of its first
+        re-clustering. As before, a newer "as of now" another process stored meanwhile goes
+        too: it is derived, and the reading that needs it makes it again."""
         bits = self.settings.schemas.rules.fixed_point_bits
-        now = index.count(speaker_id)
         self.store.drop_runs(
             channel,
             [
                 run_id
-                for run_id, count in self.store.run_counts(channel, speaker_id)
-                if count != now and not is_fixed_point(count, bits)
+                for speaker, run_id, count in self.store.run_counts(channel)
+                if speaker in speakers
+                and count != index.count(speaker)
+                and not is_fixed_point(count, bits)
             ],
         )
 
