@@ -6,6 +6,7 @@ ACL 2019) when it is beside the checkout, else from the shipped sample conversat
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from collections.abc import Callable
@@ -52,6 +53,25 @@ def chat_records(limit: int | None = None) -> list[tuple[str, str]]:
                 record = json.loads(raw)
                 records.append((record["speaker"], record["text"]))
     return records[:limit] if limit else records
+
+
+def train_records(skip: int, limit: int) -> list[tuple[str, str]]:
+    """(speaker, text) of ``limit`` non-system lines of the #ubuntu training split, in file
+    order, from its ``skip``-th: distinct real lines with their own speakers (4,000 and more in
+    100,000 lines), where :func:`chat_records` is the dev split's 11,641 lines."""
+    records: list[tuple[str, str]] = []
+    with gzip.open(SHARED_DATA / "ubuntu-train.jsonl.gz", "rt", encoding="utf-8") as source:
+        for raw in source:
+            record = json.loads(raw)
+            if record["is_system"] or not record["speaker"] or not record["text"].strip():
+                continue
+            if skip:
+                skip -= 1
+                continue
+            records.append((record["speaker"], record["text"]))
+            if len(records) == limit:
+                break
+    return records
 
 
 def _prepared(

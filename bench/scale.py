@@ -41,6 +41,7 @@ from rich.table import Table
 
 from awai_engine.embedding import Embedder
 from awai_engine.engine import limit_blas_threads
+from awai_engine.ports import PreparedUtterance
 from awai_engine.schemas.build import cluster_run
 from awai_engine.schemas.clustering import ChainMemo
 from awai_engine.settings import SchemaSettings, Settings
@@ -48,7 +49,7 @@ from awai_engine.text import clean
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef
 from bench import kept_channel
-from bench.corpus import chat_lines, synthetic_channel
+from bench.corpus import chat_lines, replayed_channel, synthetic_channel, train_records
 from bench.recluster import basis_of, synthetic
 from storage.read_model_files import ReadModelFiles, Snapshot, Written
 from storage.store import AwaiStore
@@ -56,6 +57,20 @@ from storage.store import AwaiStore
 SLICE = 2000
 BATCH = 1000
 CHANNEL = "bench:local:scale"
+TRAIN_USED = 10_000  # the training split's first lines: the kept rows' new messages (kept_channel)
+
+
+def kept_lines_file(kept: Path) -> Path:
+    """Beside a kept folder: which lines it was built from (``--kept-lines``), so its rows
+    build their 1,000-message channel the same way."""
+    return kept.with_name(f"{kept.name}.lines")
+
+
+def replayed_train(size: int, embedder: Embedder) -> Callable[[int, int], list[PreparedUtterance]]:
+    """A channel of ``size`` distinct training lines after :data:`TRAIN_USED`, in order, with
+    their own speakers and addressing (cleaned as an ingest cleans them)."""
+    records = [(speaker, clean(text)) for speaker, text in train_records(TRAIN_USED, size)]
+    return replayed_channel(CHANNEL, size, embedder, records)
 
 
 def written_bytes() -> int:
@@ -123,11 +138,18 @@ def read_model_writes(
     return found
 
 
-def ingest(folder: Path, size: int, embedder: Embedder, lines: list[str]) -> tuple[float, bool]:
-    """Write ``size`` messages through the store as an ingest does; bytes written over the
-    folder's growth, and whether the read-model file was current when the store closed."""
+def ingest(
+    folder: Path,
+    size: int,
+    embedder: Embedder,
+    lines: list[str],
+    make: Callable[[int, int], list[PreparedUtterance]] | None = None,
+) -> tuple[float, bool]:
+    """Write ``size`` messages through the store as an ingest does (``make``'s, else
+    ``lines`` cycled among 40 speakers); bytes written over the folder's growth, and whether
+    the read-model file was current when the store closed."""
     settings = Settings(data_dir=folder, _env_file=None)  # type: ignore[call-arg]
-    make = synthetic_channel(CHANNEL, size, embedder, lines)
+    make = make or synthetic_channel(CHANNEL, size, embedder, lines)
     before = written_bytes()
     store = AwaiStore.open(settings)
     store.ensure_channel(CHANNEL, embedder.model_name, embedder.dimension)
@@ -205,6 +227,15 @@ def main() -> None:
         help="write a channel of MESSAGES into the --kept folder (once; it must not exist)",
     )
     parser.add_argument(
+        "--kept-lines",
+        choices=("cycled", "train"),
+        default="cycled",
+        help="what --build-kept writes: the dev split's 11,641 lines cycled among 40 speakers"
+        " (the kept channel of sessions 13-23), or distinct lines of the training split in"
+        " order with their own speakers and addressing (a real channel's vocabulary and"
+        " speakers)",
+    )
+    parser.add_argument(
         "--inner-product-copy",
         type=Path,
         metavar="FOLDER",
@@ -226,7 +257,10 @@ def main() -> None:
         if args.kept is None or args.kept.exists():
             parser.error("--build-kept needs --kept FOLDER, a folder that does not exist yet")
         # Cleaned as an ingest cleans them, so the channel's export reads back unchanged.
-        ingest(args.kept, args.build_kept, embedder, [clean(line) for line in chat_lines()])
+        cleaned = [clean(line) for line in chat_lines()]
+        made = replayed_train(args.build_kept, embedder) if args.kept_lines == "train" else None
+        ingest(args.kept, args.build_kept, embedder, cleaned, made)
+        kept_lines_file(args.kept).write_text(args.kept_lines + "\n", encoding="utf-8")
     console = Console(width=140)
     table = Table("what", "small", "large", "large / small", title="AWAI at scale (one run)")
 
@@ -283,7 +317,10 @@ def main() -> None:
         if kept_parts and args.kept is not None:
             # Its own small channel: the rows above re-clustered and read the other one.
             anchor = Path(folder) / "anchor"
-            ingest(anchor, args.small_ingest, embedder, lines)
+            built = kept_lines_file(args.kept)
+            train = built.exists() and built.read_text(encoding="utf-8").strip() == "train"
+            made = replayed_train(args.small_ingest, embedder) if train else None
+            ingest(anchor, args.small_ingest, embedder, lines, made)
             only_ingest = "kept" not in kept_parts  # kept-ingest: the kept ingest rows alone
             kept_channel.rows(
                 args.kept, anchor, CHANNEL, Path(folder), shown, only_ingest=only_ingest
