@@ -143,6 +143,7 @@ class Runs:
         in_memory: bool = True,
         this_point: bool = False,
         revision: int | None = None,
+        stored_any: bool = True,
     ) -> tuple[SchemaRun | None, list[int]]:
         """The highest run of the chain known at a point below or at ``point`` (stored, or also
         in memory), and the points above it up to ``point``, in order. ``this_point``: a run
@@ -154,6 +155,9 @@ class Runs:
         store's answer cost a reading 0.3–0.4 ms, asked anew for every message of a speaker;
         and a run the job stores meanwhile is the very run a reading clusters (the module's
         guarantee), so only ``awai schemas``, which says which runs are stored, must ask.
+
+        ``stored_any`` ``False``: the caller knows the store holds no run of the speaker (a
+        re-clustering asks once for the whole channel), so it is not asked.
 
         Points, not their bases: the caller cuts each basis (``index.head``) when its turn comes.
         Every basis holds a copy of its thoughts' vectors, and the bases of all the points of a
@@ -176,7 +180,7 @@ class Runs:
                 if (count > cached_at or (this_point and count == point))
                 and (revision is None or self._unstored.get(keys[count]) != revision)
             ]
-        if asked:
+        if asked and stored_any:
             stored = self.store.highest_run(
                 channel, speaker_id, [(keys[count][2], keys[count][3]) for count in asked]
             )
