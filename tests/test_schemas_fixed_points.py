@@ -130,6 +130,16 @@ def test_catching_up_over_an_imported_channel_reports_its_progress(runtime: Runt
     assert total == len(points_up_to(30, 3, start=4)) + 1 + len(points_up_to(12, 3, start=4))
 
 
+def test_re_clustering_every_channel_with_force_re_checks_those_with_nothing_new(
+    runtime: Runtime,
+) -> None:
+    runtime.engine.ingest(said(CHANNEL, "ann", texts("battery", 12), 1))
+    assert not runtime.schemas.recluster(CHANNEL).skipped
+    assert runtime.schemas.recluster_all() == []  # nothing new: no channel pending
+    (forced,) = runtime.schemas.recluster_all(only_pending=False)
+    assert not forced.skipped and forced.error is None  # ``awai recluster --force``
+
+
 @pytest.mark.slow
 def test_the_chain_is_the_same_however_often_the_job_ran(
     make_runtime: Callable[..., Runtime],

@@ -282,13 +282,19 @@ class SchemaService:
     def recluster_all(
         self, only_pending: bool = True, progress: Callable[[str], Progress] | None = None
     ) -> list[ReclusterReport]:
-        """Re-cluster every channel (with changes); one failing channel is logged, not fatal.
-        ``progress`` gives each channel's progress callback (see :meth:`recluster`)."""
+        """Re-cluster every channel with changes (``only_pending``), else every channel, each
+        re-checked even with nothing new (``awai recluster --force``); one failing channel is
+        logged, not fatal. ``progress`` gives each channel's progress callback (see
+        :meth:`recluster`)."""
         reports = []
         for channel in self.pending() if only_pending else self.messages.channels():
             try:
                 reports.append(
-                    self.recluster(channel, progress=progress(channel) if progress else None)
+                    self.recluster(
+                        channel,
+                        force=not only_pending,
+                        progress=progress(channel) if progress else None,
+                    )
                 )
             except Exception as error:
                 log.exception("re-clustering %s failed", channel)
