@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from awai_engine.schemas.model import SchemaState
 from awai_engine.timeline import Timeline
 from awai_engine.values import MessageRef, Thought, Utterance
 
@@ -93,4 +94,22 @@ def message_ref(message_id: str, speaker: str, position: int) -> MessageRef:
         speaker_name=speaker,
         ts=1_770_000_000 + 60 * position,
         position=position,
+    )
+
+
+def schema_state(
+    schema_id: str, members: list[str], version: int = 1, summary: str | None = "s"
+) -> SchemaState:
+    """A version of Ann's schema ``schema_id`` holding ``members`` (thought keys)."""
+    return SchemaState(
+        schema_id=schema_id,
+        version=version,
+        speaker_id="ann",
+        speaker_name="Ann",
+        members=tuple(members),
+        member_positions=tuple(range(len(members))),
+        centroid=np.full(3, version, dtype=np.float32),
+        summary=summary,
+        as_of_message_id=members[-1].split("#")[0],
+        as_of=len(members) - 1,
     )

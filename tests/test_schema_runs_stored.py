@@ -11,27 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from awai_engine.schemas.model import SchemaRun, SchemaState
 from bots.runtime import Runtime
+from tests.factories import schema_state
 
 CHANNEL = "terminal:local:runs"
 
 
 def _state(schema_id: str, version: int, members: list[str]) -> SchemaState:
-    return SchemaState(
-        schema_id=schema_id,
-        version=version,
-        speaker_id="ann",
-        speaker_name="Ann",
-        members=tuple(members),
-        member_positions=tuple(range(len(members))),
-        centroid=np.full(3, version, dtype=np.float32),
-        summary=None,
-        as_of_message_id=members[-1].split("#")[0],
-        as_of=len(members) - 1,
-    )
+    return schema_state(schema_id, members, version, summary=None)
 
 
 def _run(count: int, *states: SchemaState) -> SchemaRun:

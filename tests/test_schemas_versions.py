@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,24 +12,14 @@ from awai_engine.schemas.identity import inherited, jaccard, new_schema_id
 from awai_engine.schemas.model import SchemaState
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
+from tests.factories import schema_state
 from tests.schema_topics import CHATTER, said, topic_sentences
 
 CHANNEL = "terminal:local:versions"
 
 
 def state(schema_id: str, members: list[str], version: int = 1) -> SchemaState:
-    return SchemaState(
-        schema_id=schema_id,
-        version=version,
-        speaker_id="ann",
-        speaker_name="Ann",
-        members=tuple(members),
-        member_positions=tuple(range(len(members))),
-        centroid=np.zeros(3, dtype=np.float32),
-        summary="s",
-        as_of_message_id=members[-1].split("#")[0],
-        as_of=len(members) - 1,
-    )
+    return schema_state(schema_id, members, version)
 
 
 def texts(topic: str, count: int, seed: int = 0) -> list[str]:
