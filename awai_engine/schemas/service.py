@@ -121,11 +121,13 @@ class SpeakerSchemas(Value):
 
 
 class _Tally:
-    """Runs stored and versions made by a re-clustering's speakers, told to ``progress``."""
+    """Runs stored and versions made by a re-clustering's speakers, told to ``progress``, and
+    the speakers whose runs are stored."""
 
     def __init__(self, total: int, progress: Progress | None) -> None:
         self.total, self.progress = total, progress
         self.stored = self.new_versions = 0
+        self.speakers: set[str] = set()
         if progress is not None:
             progress(0, total)
 
@@ -339,12 +341,14 @@ class SchemaService:
             tally = _Tally(sum(len(todo) for _, _, todo in plan), progress)
             chains = (self._chain(index, channel, *item) for item in plan)
             workers = processes(self.settings.schemas.recluster_processes, len(plan))
-            if workers == 1:
-                for speaker, work in chains:
-                    self._store_chain(index, channel, speaker, work, walk(work), tally)
-            else:
-                self._walk_in_workers(index, channel, chains, workers, tally)
-            self._drop_superseded(index, channel, {speaker for speaker, _, _ in plan})
+            try:
+                if workers == 1:
+                    for speaker, work in chains:
+                        self._store_chain(index, channel, speaker, work, walk(work), tally)
+                else:
+                    self._walk_in_workers(index, channel, chains, workers, tally)
+            finally:  # a worker that died leaves the chains stored so far: theirs go too
+                self._drop_superseded(index, channel, tally.speakers)
             stored, new_versions = tally.stored, tally.new_versions
             self.store.mark_reclustered(channel, timeline.revision)
             self._unless_retired(channel, timeline)
@@ -433,6 +437,7 @@ class SchemaService:
             new = {(s.schema_id, s.version) for s in run.states} - seen
             seen |= new
             tally.add(len(new))
+        tally.speakers.add(speaker)
         if done.memo is not None:
             with self._indexes_guard:
                 self._memos[(channel, speaker)] = done.memo
@@ -656,6 +661,8 @@ class SchemaService:
         has thousands of speakers, and a look at each one's runs was a tenth of its first
         re-clustering. As before, a newer "as of now" another process stored meanwhile goes
         too: it is derived, and the reading that needs it makes it again."""
+        if not speakers:
+            return
         bits = self.settings.schemas.rules.fixed_point_bits
         self.store.drop_runs(
             channel,
