@@ -28,7 +28,6 @@ Rows (issue 32's targets in brackets):
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -49,7 +48,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.engine import Engine
 from awai_engine.settings import Settings
 from awai_engine.values import Utterance
-from bench.corpus import SHARED_DATA
+from bench.corpus import train_records
 from bots.terminal.transcript import transcript_line
 from storage.store import AwaiStore
 
@@ -137,17 +136,9 @@ def copied(kept: Path, work: Path) -> Iterator[Path]:
 
 def train_texts(count: int) -> list[str]:
     """The first ``count`` non-system lines of the #ubuntu training split (none is in the kept
-    channel, which cycles the dev split's lines)."""
-    texts: list[str] = []
-    with gzip.open(SHARED_DATA / "ubuntu-train.jsonl.gz", "rt", encoding="utf-8") as source:
-        for raw in source:
-            record = json.loads(raw)
-            if record["is_system"] or not record["speaker"] or not record["text"].strip():
-                continue
-            texts.append(record["text"])
-            if len(texts) == count:
-                break
-    return texts
+    channel: a cycled one holds the dev split's lines, a ``train`` one the lines after
+    ``bench.scale.TRAIN_USED``)."""
+    return [text for _, text in train_records(0, count)]
 
 
 def new_messages(channel: str, texts: list[str], position: int) -> list[Utterance]:
