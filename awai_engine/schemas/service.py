@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 
 from awai_engine.errors import AwaiError
 from awai_engine.ports import LanguageBackend
@@ -373,6 +374,10 @@ class SchemaService:
         at the last (every earlier point is a prefix of them) and the memo the job kept."""
         basis = index.head(channel, speaker, todo[-1])
         assert basis is not None
+        # Without the channel's speakers: they name versions, which clustering never does, and
+        # pickling all of them with every chain made handing out chains quadratic in speakers
+        # (12 s of the job's process for 8,455 speakers of one channel).
+        basis = replace(basis, speakers=())
         points = tuple(
             Point(count, index.digest(speaker, count), index.name_at(speaker, count))
             for count in todo
