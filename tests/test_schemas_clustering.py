@@ -9,6 +9,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from awai_engine.embedding import Embedder
 from awai_engine.samples import SAMPLES
+from awai_engine.schemas import clustering
 from awai_engine.schemas.clustering import NOISE, cluster_labels, cohesion, method_for
 from awai_engine.schemas.settings import SchemaRules, SchemaSettings
 from bots.runtime import Runtime
@@ -48,6 +49,25 @@ def test_exact_algorithm_without_the_cohesion_floor_gives_the_labels_of_hdbscan_
         ).fit_predict(vectors.astype(np.float64))
         assert adjusted_rand_score(reference, ours) == 1.0
         assert np.array_equal(ours == NOISE, reference == -1)
+
+
+def test_the_compiled_spanning_tree_is_the_row_by_row_one_even_with_repeated_thoughts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Speakers repeat themselves ("ok", "thanks"): equal vectors tie distances, and the tree
+    must take the same edge of a tie as the loop did, or a run's clusters could change."""
+    rng = np.random.default_rng(11)
+    cases = []
+    for _ in range(300):
+        count = int(rng.integers(4, 90))
+        distinct = rng.normal(size=(max(2, count // int(rng.integers(1, 5))), 384))
+        points = distinct[rng.integers(0, len(distinct), count)]
+        points /= np.linalg.norm(points, axis=1, keepdims=True)
+        cases.append((np.ascontiguousarray(points, dtype=np.float32), int(rng.integers(1, 4))))
+    compiled = [clustering._exact_tree(points, min(k, len(points) - 1)) for points, k in cases]
+    monkeypatch.setattr(clustering, "COMPILED_PRIM", 0)
+    for (points, k), tree in zip(cases, compiled, strict=True):
+        assert np.array_equal(tree, clustering._exact_tree(points, min(k, len(points) - 1)))
 
 
 def test_knn_graph_algorithm_agrees_with_exact() -> None:
