@@ -187,12 +187,23 @@ def test_an_edit_inside_the_prefix_re_clusters_the_points_after_it_as_a_fresh_im
         assert read == anew, utterance.message_id
 
 
+@pytest.mark.parametrize(
+    ("group_thoughts", "store_runs"),
+    [(chains.GROUP_THOUGHTS, service.STORE_RUNS), (1, 1)],
+    ids=["grouped", "a-chain-a-group-stored-one-by-one"],
+)
 def test_speakers_re_clustered_in_worker_processes_store_what_one_process_stores(
-    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+    make_runtime: Callable[..., Runtime],
+    monkeypatch: pytest.MonkeyPatch,
+    group_thoughts: int,
+    store_runs: int,
 ) -> None:
-    """The job hands each speaker's chain to a worker process; each chain is its own, so the
-    runs stored are those of working them one after the other in the job's process. A long
-    speaker's kept neighbours go to the worker and come back for the job's next run."""
+    """The job hands the speakers' chains to worker processes, in groups; each chain is its
+    own, so the runs stored are those of working them one after the other in the job's
+    process, however they are grouped and however many are stored at once. A long speaker's
+    kept neighbours go to the worker and come back for the job's next run."""
+    monkeypatch.setattr(service, "grouped", lambda items: chains.grouped(items, group_thoughts))
+    monkeypatch.setattr(service, "STORE_RUNS", store_runs)
     channel = (
         said(CHANNEL, "ann", texts("battery", 16) + texts("food", 14), 1)
         + said(CHANNEL, "bob", texts("pricing", 12) + CHATTER[:3], 100)
@@ -231,11 +242,13 @@ def test_speakers_re_clustered_in_worker_processes_store_what_one_process_stores
 
 @pytest.mark.slow
 def test_a_killed_worker_fails_the_job_at_once_and_the_next_run_stores_what_a_clean_one_does(
-    make_runtime: Callable[..., Runtime],
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A worker SIGKILLed (as the out-of-memory killer does) mid-job: the job fails with a
     message saying so instead of waiting for it, the channel stays pending, and the next run
-    makes what is missing, ending where a run never interrupted ends."""
+    makes what is missing, ending where a run never interrupted ends. Each chain is its own
+    group here, so several are in flight when the worker dies."""
+    monkeypatch.setattr(service, "grouped", lambda items: chains.grouped(items, 1))
     channel = (
         said(CHANNEL, "ann", texts("battery", 16) + texts("food", 14), 1)
         + said(CHANNEL, "bob", texts("pricing", 12) + CHATTER[:3], 100)

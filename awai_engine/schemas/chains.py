@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from multiprocessing.context import BaseContext
@@ -28,6 +29,7 @@ from awai_engine.schemas.fixed_points import is_fixed_point
 from awai_engine.schemas.model import SchemaRun
 from awai_engine.settings import SchemaSettings
 
+GROUP_THOUGHTS = 256  # thoughts of the chains handed to a worker at once (see grouped)
 MAX_PROCESSES = 8  # the default's bound: each worker holds a speaker's n² matrix (144 MB at 6k)
 # Imported once by the fork server and inherited by every worker it forks: the clustering's
 # libraries take seconds to import, which each worker would pay again.
@@ -83,6 +85,32 @@ def walk(work: ChainWork) -> ChainDone:
         if is_fixed_point(point.count, work.settings.rules.fixed_point_bits):
             before = run  # the next point's ids come from this one
     return ChainDone(tuple(runs), memo if memo.neighbours is not None else None)
+
+
+def walk_all(works: Sequence[ChainWork]) -> list[ChainDone]:
+    """:func:`walk` each of a group of chains (what a worker is handed: :func:`grouped`)."""
+    return [walk(work) for work in works]
+
+
+def grouped(
+    chains: Iterable[tuple[str, ChainWork]], thoughts: int = GROUP_THOUGHTS
+) -> Iterator[list[tuple[str, ChainWork]]]:
+    """The chains in order, in groups that close once they hold ``thoughts`` thoughts.
+
+    Why: most speakers of a real channel say a few messages, and each chain handed to a worker
+    alone cost a round trip through the job's process (a result to take, the next chain to
+    pickle and send) that took as long as clustering it: a channel of 8,455 speakers kept its
+    two workers waiting a third of the time. The thoughts sent are the last point's."""
+    group: list[tuple[str, ChainWork]] = []
+    held = 0
+    for item in chains:
+        group.append(item)
+        held += item[1].points[-1].count
+        if held >= thoughts:
+            yield group
+            group, held = [], 0
+    if group:
+        yield group
 
 
 def _head(basis: Basis, point: Point) -> Basis:
