@@ -65,6 +65,7 @@ clustered on demand for a reading must equal the one the scheduler stores for th
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -103,6 +104,8 @@ class ChainMemo:
     neighbours: Neighbours | None = None
     texts: tuple[str, ...] = ()
     eligible: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # The last clustering's labels, by a fingerprint of what it clustered: see _clustered_once.
+    clustered: tuple[bytes, np.ndarray] | None = None
 
 
 def method_for(count: int, settings: SchemaSettings) -> str:
@@ -112,9 +115,7 @@ def method_for(count: int, settings: SchemaSettings) -> str:
     changing a setting never mixes clusterings made two ways. The fixed points are part of it:
     a run's ids come from the run at the fixed point below it (:mod:`.fixed_points`).
     """
-    algorithm = settings.rules.algorithm
-    if algorithm == "auto":
-        algorithm = "exact" if count <= settings.rules.exact_max_thoughts else "knn-graph"
+    algorithm = _algorithm(count, settings)
     name = (
         f"hdbscan-{algorithm}/mcs{settings.rules.min_cluster_size}/ms{settings.rules.min_samples}"
         f"/cohesion{settings.rules.min_cohesion:g}/join{settings.rules.join_similarity:g}"
@@ -126,6 +127,14 @@ def method_for(count: int, settings: SchemaSettings) -> str:
     # happens to order them, so runs stored before that are not mixed with these.
     knn = f"{name}/k{settings.rules.knn_neighbours}/by-row"
     return knn if algorithm == "knn-graph" else name
+
+
+def _algorithm(count: int, settings: SchemaSettings) -> str:
+    """ "exact" or "knn-graph" for ``count`` thoughts (the settings' choice, or by size)."""
+    algorithm = settings.rules.algorithm
+    if algorithm == "auto":
+        return "exact" if count <= settings.rules.exact_max_thoughts else "knn-graph"
+    return algorithm
 
 
 def eligible(texts: Sequence[str], settings: SchemaSettings) -> np.ndarray:
@@ -164,8 +173,35 @@ def cluster_labels(
     if len(rows) > settings.rules.min_cluster_size:
         kept = [texts[int(row)] for row in rows] if texts is not None else None
         points = np.ascontiguousarray(vectors[rows], dtype=np.float32)
-        labels[rows] = _clustered(points, kept, settings, memo)
+        labels[rows] = _clustered_once(points, kept, settings, memo)
     return _renumber(labels)
+
+
+def _clustered_once(
+    points: np.ndarray,
+    texts: Sequence[str] | None,
+    settings: SchemaSettings,
+    memo: ChainMemo | None,
+) -> np.ndarray:
+    """:func:`_clustered`, or the memo's last labels when it clustered these very points.
+
+    Why: between two of a speaker's fixed points, often no new thought is eligible (chat is
+    full of "ok" and "thanks"), and the points clustered are the last point's again: an eighth
+    of a real channel's clusterings. The fingerprint covers the points' bits, their texts and
+    the method (every rule it names), so the labels are what clustering them again would give.
+    """
+    if memo is None:
+        return _clustered(points, texts, settings, memo)
+    fingerprint = hashlib.blake2b(points.tobytes(), digest_size=16)
+    fingerprint.update(method_for(len(points), settings).encode())
+    for text in texts or ():
+        fingerprint.update(b"\x1f" + text.encode())
+    key = fingerprint.digest()
+    if memo.clustered is not None and memo.clustered[0] == key:
+        return memo.clustered[1].copy()
+    labels = _clustered(points, texts, settings, memo)
+    memo.clustered = (key, labels.copy())
+    return labels
 
 
 def _eligible(texts: Sequence[str], settings: SchemaSettings, memo: ChainMemo | None) -> np.ndarray:
@@ -214,7 +250,7 @@ def _condensed(
 
     count = len(points)
     min_samples = min(count - 1, settings.rules.min_samples)
-    if method_for(count, settings).startswith("hdbscan-exact"):
+    if _algorithm(count, settings) == "exact":
         edges = _exact_tree(points, min_samples)
     else:
         edges = _knn_graph_tree(points, min_samples, settings.rules.knn_neighbours, memo)
