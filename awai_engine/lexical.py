@@ -138,9 +138,28 @@ class _Postings:
 
     def before(self, end: int) -> int:
         """How many of the messages holding the term come before position ``end``."""
-        if self.size and self.positions[self.size - 1] < end:
-            return self.size
-        return int(self.positions[: self.size].searchsorted(end))
+        return _before(self.positions, self.size, end)
+
+
+def _before(positions: np.ndarray, size: int, end: int) -> int:
+    """How many of the first ``size`` (ascending) ``positions`` come before ``end``."""
+    if size and positions[size - 1] < end:
+        return size
+    return int(positions[:size].searchsorted(end))
+
+
+@dataclass(frozen=True)
+class _Restored:
+    """Postings restored from a file, grouped by term: term number ``n``'s are
+    ``positions[bounds[n]:bounds[n + 1]]`` (and its counts), made into a :class:`_Postings` when
+    the term is first looked up or added to (see :meth:`LexicalIndex.restored`)."""
+
+    positions: np.ndarray
+    counts: np.ndarray
+    bounds: np.ndarray  # int64, one more than the terms
+
+    def span(self, number: int) -> tuple[int, int]:
+        return int(self.bounds[number]), int(self.bounds[number + 1])
 
 
 @dataclass(frozen=True)
@@ -171,7 +190,12 @@ class LexicalIndex:
 
     def __init__(self, max_share: float = 0.02) -> None:
         self.max_share = max_share
-        self._postings: dict[str, _Postings] = {}
+        # A term's postings, or its number in ``_restored`` until it is first used.
+        self._postings: dict[str, _Postings | int] = {}
+        self._restored = _Restored(
+            np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32), np.zeros(1, np.int64)
+        )
+        self._making = threading.Lock()
         self._lengths = np.zeros(256, dtype=np.float64)
         self._cumulative = np.zeros(257, dtype=np.float64)  # total length of messages < p
         self.size = 0
@@ -192,13 +216,48 @@ class LexicalIndex:
         self._lengths[position] = length
         self._cumulative[position + 1] = self._cumulative[position] + length
         for term, count in counted.items():
-            self._postings.setdefault(term, _Postings()).add(position, count)
+            postings = self._of(term)
+            if postings is None:
+                postings = self._postings[term] = _Postings()
+            postings.add(position, count)
         self.size += 1
+
+    def _of(self, term: str) -> _Postings | None:
+        """The term's postings (``None`` if no message holds it), made from the restored
+        arrays on first use. Made under a lock: a reading thread that made them a second time
+        could put back, over postings an append has grown, the ones restored."""
+        postings = self._postings.get(term)
+        if not isinstance(postings, int):
+            return postings
+        with self._making:
+            postings = self._postings[term]
+            if isinstance(postings, int):
+                start, end = self._restored.span(postings)
+                postings = self._postings[term] = _Postings(
+                    self._restored.positions[start:end],
+                    self._restored.counts[start:end],
+                    end - start,
+                )
+            return postings
+
+    def _arrays(self, postings: _Postings | int) -> tuple[np.ndarray, np.ndarray, int]:
+        """Positions, counts and how many of them hold, of postings made or not."""
+        if isinstance(postings, int):
+            start, end = self._restored.span(postings)
+            return (
+                self._restored.positions[start:end],
+                self._restored.counts[start:end],
+                end - start,
+            )
+        return postings.positions, postings.counts, postings.size
 
     def array_bytes(self) -> int:
         """Bytes the index holds: postings as allocated, and each term's objects (its string,
         dict slot, postings object and two array headers)."""
-        postings = sum(p.positions.nbytes + p.counts.nbytes for p in self._postings.values())
+        postings = 0
+        for value in self._postings.values():
+            positions, counts, _ = self._arrays(value)
+            postings += positions.nbytes + counts.nbytes
         terms = sum(len(term) for term in self._postings)
         objects = _TERM_OBJECTS * len(self._postings)
         return postings + terms + objects + self._lengths.nbytes + self._cumulative.nbytes
@@ -207,12 +266,13 @@ class LexicalIndex:
         """Every term, and the postings and lengths of the messages from position ``start`` on,
         grouped by term (each term's positions ascending)."""
         ids, positions, counts = [], [], []
-        for number, postings in enumerate(self._postings.values()):
-            first = postings.before(start)
-            if first < postings.size:
-                ids.append(np.full(postings.size - first, number, dtype=np.int32))
-                positions.append(postings.positions[first : postings.size])
-                counts.append(postings.counts[first : postings.size])
+        for number, value in enumerate(self._postings.values()):
+            held, counted, size = self._arrays(value)
+            first = _before(held, size, start)
+            if first < size:
+                ids.append(np.full(size - first, number, dtype=np.int32))
+                positions.append(held[first:size])
+                counts.append(counted[first:size])
         return LexicalState(
             max_share=self.max_share,
             terms=list(self._postings),
@@ -226,15 +286,17 @@ class LexicalIndex:
     def restored(cls, state: LexicalState) -> LexicalIndex:
         """The index of every message from position 0, from a state of them all; its postings may
         come in several runs of messages (a file's appends), each grouped by term. Each term's
-        postings are a full view, so adding to one grows a copy, never the arrays given."""
+        postings are a full view, so adding to one grows a copy, never the arrays given.
+
+        A term's postings are made when it is first used: a channel of 100,000 real lines has
+        28,000 terms, and making each one's postings at the start was a tenth of a second of
+        every process that opens it (``awai read FILE``), where one reading looks up a few."""
         index = cls(state.max_share)
         by_term = np.argsort(state.term_ids, kind="stable")
-        positions, counts = state.positions[by_term], state.counts[by_term]
-        sizes = np.bincount(state.term_ids, minlength=len(state.terms))
-        ends = np.cumsum(sizes)
-        starts = ends - sizes
-        for term, start, end in zip(state.terms, starts.tolist(), ends.tolist(), strict=True):
-            index._postings[term] = _Postings(positions[start:end], counts[start:end], end - start)
+        bounds = np.zeros(len(state.terms) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(state.term_ids, minlength=len(state.terms)), out=bounds[1:])
+        index._restored = _Restored(state.positions[by_term], state.counts[by_term], bounds)
+        index._postings = dict(zip(state.terms, range(len(state.terms)), strict=True))
         size = len(state.lengths)
         index._lengths = np.zeros(max(256, size + 1), dtype=np.float64)
         index._lengths[:size] = state.lengths
@@ -328,7 +390,7 @@ class LexicalIndex:
             return last[3]  # a reading asks again to explain the items it keeps
         chosen = []
         for term in sorted(set(terms(query)) - leave_out):
-            postings = self._postings.get(term)
+            postings = self._of(term)
             frequency = postings.before(end) if postings else 0
             if not frequency or frequency > max(ALWAYS_SCORED, self.max_share * end):
                 continue  # no earlier message has it, or nearly all do

@@ -8,13 +8,14 @@ import string
 import threading
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awai_engine.association.settings import RecallRules
-from awai_engine.lexical import BM25_B, BM25_K1, LexicalIndex, terms
+from awai_engine.lexical import BM25_B, BM25_K1, LexicalIndex, LexicalState, terms
 from awai_engine.text_caches import forget_cached_texts
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -189,3 +190,45 @@ def test_index_terms_are_found_from_several_threads_at_once() -> None:
     for thread in threads:
         thread.join()
     assert failures == [] and found == expected
+
+
+def _state_equal(ours: LexicalIndex, theirs: LexicalIndex, start: int = 0) -> None:
+    mine, other = ours.state(start), theirs.state(start)
+    assert mine.terms == other.terms and mine.max_share == other.max_share
+    for name in ("term_ids", "positions", "counts", "lengths"):
+        assert getattr(mine, name).tolist() == getattr(other, name).tolist(), name
+
+
+@settings(max_examples=100, deadline=None)
+@given(texts=texts_strategy, data=st.data())
+def test_an_index_restored_from_its_state_in_runs_searches_and_grows_as_the_one_appended(
+    texts: list[str], data: st.DataObject
+) -> None:
+    """A file holds the index as runs of appended messages and is restored with each term's
+    postings made on first use: whatever is looked up before, whatever is appended after, it
+    finds, scores, grows and is saved as the index built message by message."""
+    saved = data.draw(st.integers(0, len(texts)), label="messages in the file")
+    cut = data.draw(st.integers(0, saved), label="where the file's second run starts")
+    built = index_of(texts[:saved])
+    first, second = built.state(0), built.state(cut)
+    runs = LexicalState(
+        max_share=first.max_share,
+        terms=second.terms,
+        term_ids=np.concatenate([first.term_ids[first.positions < cut], second.term_ids]),
+        positions=np.concatenate([first.positions[first.positions < cut], second.positions]),
+        counts=np.concatenate([first.counts[first.positions < cut], second.counts]),
+        lengths=first.lengths,
+    )
+    restored = LexicalIndex.restored(runs)
+    held = restored.array_bytes()
+    for query in data.draw(st.lists(st.sampled_from(WORDS), max_size=3), label="looked up"):
+        assert restored.matches(query, saved, 5) == built.matches(query, saved, 5)
+    assert restored.array_bytes() == held  # counted alike, made or not
+    for position in range(saved, len(texts)):
+        built.add(position, texts[position])
+        restored.add(position, texts[position])
+    _state_equal(restored, built)
+    _state_equal(restored, built, cut)
+    for end in range(len(texts) + 1):
+        for word in WORDS:
+            assert restored.matches(word, end, 5) == built.matches(word, end, 5)
