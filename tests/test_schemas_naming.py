@@ -361,6 +361,36 @@ def test_the_names_known_by_a_position_are_found_alike_however_many_positions_we
         }
 
 
+def test_the_known_speakers_key_changes_with_a_known_name_and_never_with_a_later_one() -> None:
+    """The keyphrases' memo is keyed by the speakers known when the version formed, not by
+    their name words: equal for the same speakers however many were asked about since, other
+    when a speaker known then had another name, the same when a later speaker comes."""
+    from awai_engine.schemas.basis import Basis, RowVectors
+    from awai_engine.schemas.naming import known_speakers_key
+
+    def basis(speakers: tuple[tuple[str, int], ...]) -> Basis:
+        return Basis(
+            channel="c",
+            speaker_id="u1",
+            speaker_name="Omar",
+            keys=("m1#0", "m5#0"),
+            texts=("ask Lena", "ask Sam"),
+            message_ids=("m1", "m5"),
+            positions=np.array([1, 5]),
+            rows=RowVectors(np.zeros((2, 3), dtype=np.float32)),
+            digest="d",
+            speakers=speakers,
+        )
+
+    known = (("Lena Park", 0), ("Omar", 1))
+    first = known_speakers_key(basis((*known, ("Sam", 3))), 1)
+    assert first == known_speakers_key(basis((*known, ("Sam", 3))), 1)
+    assert first == known_speakers_key(basis((*known, ("Sam", 3), ("Kai", 4))), 1)  # later
+    assert first != known_speakers_key(basis((("Lena", 0), ("Omar", 1), ("Sam", 3))), 1)
+    assert first != known_speakers_key(basis((*known, ("Sam", 3))), 2)  # Sam known by then
+    assert known_speakers_key(basis(()), 1) == ""
+
+
 def test_a_word_said_only_inside_phrases_gives_way_to_the_phrase_said_most() -> None:
     members = [
         "The Fast Checkout flow times out on mobile.",

@@ -23,6 +23,7 @@ seconds instead of minutes.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import re
 import threading
@@ -377,6 +378,19 @@ def known_names(basis: Basis, version: int) -> frozenset[str]:
     return _known_names_of(basis.speakers).by(formed)
 
 
+def known_speakers_key(basis: Basis, version: int) -> str:
+    """A fingerprint of the speakers' names (in order of first message) known by the speaker's
+    ``version``-th thought: what :func:`known_names` is a function of, without finding a word.
+
+    Why: a memo keyed by :func:`known_names` itself (the keyphrases', ``.summaries``) found
+    every speaker's name words to look itself up, once per process: 55 ms of ``awai read FILE``
+    in a channel of 8,455 speakers, for a memo that was there."""
+    if not basis.speakers or not version:
+        return ""
+    formed = int(basis.positions[min(version, basis.count) - 1])
+    return _known_names_of(basis.speakers).key_by(formed)
+
+
 class _KnownNames:
     """The name words of one channel's speakers (in order of their first message) known by any
     position: each speaker's words found once, and the words of each prefix of speakers kept.
@@ -392,7 +406,21 @@ class _KnownNames:
         self._firsts = [first for _, first in speakers]
         self._words: dict[int, frozenset[str]] = {}  # speaker number → their name's words
         self._prefixes: dict[int, frozenset[str]] = {0: frozenset()}  # speakers → words
+        self._keys: dict[int, str] = {}  # speakers → the fingerprint of their names
         self._lock = threading.Lock()
+
+    def key_by(self, position: int) -> str:
+        """The fingerprint of the names of the speakers known by ``position``."""
+        known = bisect.bisect_right(self._firsts, position)
+        with self._lock:
+            found = self._keys.get(known)
+            if found is None:
+                names = "\x1f".join(name for name, _ in self.speakers[:known])
+                found = hashlib.sha256(f"{known}\x1e{names}".encode()).hexdigest()
+                if len(self._keys) >= self.KEPT:
+                    del self._keys[next(iter(self._keys))]
+                self._keys[known] = found
+            return found
 
     def by(self, position: int) -> frozenset[str]:
         known = bisect.bisect_right(self._firsts, position)

@@ -130,8 +130,10 @@ class Summaries:
 
 def _keyphrases_key(basis: Basis, state: SchemaState) -> str:
     """The memo key of a version's keyphrases (see :meth:`Summaries.keyphrases`): a key no
-    member set's digest can be, as every part is named."""
-    known = "\x1f".join(sorted(naming.known_names(basis, state.version)))
+    member set's digest can be, as every part is named. The names known then go in as the
+    speakers known (:func:`~awai_engine.schemas.naming.known_speakers_key`), not as their words:
+    the words are a function of them, and finding them cost more than the lookup."""
+    known = naming.known_speakers_key(basis, state.version)
     members = "\x1f".join(sorted(state.members))
     return hashlib.sha256(
         f"keyphrases\x1e{basis.digest}\x1e{state.version}\x1e{members}\x1e{known}"
