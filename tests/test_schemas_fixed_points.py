@@ -288,6 +288,48 @@ def test_a_killed_worker_fails_the_job_at_once_and_the_next_run_stores_what_a_cl
     assert killed.schemas.schemas(CHANNEL) == clean.schemas.schemas(CHANNEL)
 
 
+def test_a_worker_that_cannot_be_started_fails_the_job_as_a_dead_one_does(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CPython's pool starts a worker as it is handed work; a worker killed meanwhile closes
+    the pipes it is started with, and the hand-out raises ``OSError("handle is closed")``
+    (seen in the killed-worker test above). The job says a worker died, the channel stays
+    pending, and the next run stores what a run never interrupted stores."""
+    monkeypatch.setattr(service, "grouped", lambda items: chains.grouped(items, 1))
+    channel = said(CHANNEL, "ann", texts("battery", 16), 1) + said(
+        CHANNEL, "bob", texts("pricing", 12), 100
+    )
+    failing, clean = make_runtime("failing"), make_runtime("clean")
+    for runtime in (failing, clean):
+        runtime.engine.ingest(channel)
+    real_pool = service.pool
+
+    class Closing(ProcessPoolExecutor):
+        handed = 0
+
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def,override]
+            Closing.handed += 1
+            if Closing.handed == 2:
+                raise OSError("handle is closed")
+            return super().submit(fn, *args, **kwargs)
+
+    def closing(workers: int, blas_threads: int | None) -> ProcessPoolExecutor:
+        made = real_pool(workers, blas_threads)
+        made.__class__ = Closing
+        return made
+
+    monkeypatch.setattr(service, "pool", closing)
+    monkeypatch.setattr(service, "processes", lambda wanted, speakers: 2)
+    with pytest.raises(ReclusterWorkerError, match="died"):
+        failing.schemas.recluster(CHANNEL)
+    assert failing.schemas.pending() == [CHANNEL]
+    monkeypatch.setattr(service, "pool", real_pool)
+    failing.schemas.recluster(CHANNEL)
+    clean.schemas.recluster(CHANNEL)
+    assert failing.schemas.pending() == []
+    assert failing.schemas.schemas(CHANNEL) == clean.schemas.schemas(CHANNEL)
+
+
 @pytest.mark.slow
 def test_the_jobs_next_run_extends_a_long_speakers_neighbours_and_stores_what_a_fresh_run_does(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch

@@ -791,10 +791,19 @@ def _hand_out(
     groups: Iterator[list[tuple[str, ChainWork]]],
     running: dict[Future[list[ChainDone]], list[tuple[str, ChainWork]]],
 ) -> None:
-    """Give the next group of speakers' chains, if any, to the pool."""
+    """Give the next group of speakers' chains, if any, to the pool.
+
+    A pool starts a worker as it is handed work; one that breaks meanwhile (a worker killed)
+    closes the pipes the new worker was being started with, and the hand-out fails with
+    ``OSError`` instead of ``BrokenProcessPool``: it is the same failure, and said as one."""
     group = next(groups, None)
-    if group is not None:
-        running[executor.submit(walk_all, [work for _, work in group])] = group
+    if group is None:
+        return
+    try:
+        future = executor.submit(walk_all, [work for _, work in group])
+    except OSError as error:
+        raise BrokenProcessPool(f"a re-clustering worker could not be started: {error}") from error
+    running[future] = group
 
 
 def _view(state: SchemaState, basis: Basis, timeline: Timeline) -> SchemaView:
