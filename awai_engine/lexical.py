@@ -157,6 +157,12 @@ class _Restored:
     positions: np.ndarray
     counts: np.ndarray
     bounds: np.ndarray  # int64, one more than the terms
+    last: np.ndarray  # int64, each term's last position restored (-1 if none)
+    messages: int  # how many messages they are of: every position restored is below it
+
+    def reaching(self, start: int) -> list[bool] | None:
+        """Which terms have a restored position at ``start`` or after (``None``: none has)."""
+        return (self.last >= start).tolist() if start < self.messages else None
 
     def span(self, number: int) -> tuple[int, int]:
         return int(self.bounds[number]), int(self.bounds[number + 1])
@@ -193,7 +199,11 @@ class LexicalIndex:
         # A term's postings, or its number in ``_restored`` until it is first used.
         self._postings: dict[str, _Postings | int] = {}
         self._restored = _Restored(
-            np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32), np.zeros(1, np.int64)
+            np.empty(0, dtype=np.int64),
+            np.empty(0, dtype=np.float32),
+            np.zeros(1, dtype=np.int64),
+            np.empty(0, dtype=np.int64),
+            0,
         )
         self._making = threading.Lock()
         self._lengths = np.zeros(256, dtype=np.float64)
@@ -266,7 +276,13 @@ class LexicalIndex:
         """Every term, and the postings and lengths of the messages from position ``start`` on,
         grouped by term (each term's positions ascending)."""
         ids, positions, counts = [], [], []
+        # Of the terms not made since the restore, only those with a position from ``start`` on
+        # are looked at: an append's state starts past them all, and slicing each of 28,000
+        # made it 27 ms, where skipping them makes it 1.3 ms (6–11 ms before they were lazy).
+        reaching = self._restored.reaching(start)
         for number, value in enumerate(self._postings.values()):
+            if isinstance(value, int) and (reaching is None or not reaching[value]):
+                continue
             held, counted, size = self._arrays(value)
             first = _before(held, size, start)
             if first < size:
@@ -295,7 +311,13 @@ class LexicalIndex:
         by_term = np.argsort(state.term_ids, kind="stable")
         bounds = np.zeros(len(state.terms) + 1, dtype=np.int64)
         np.cumsum(np.bincount(state.term_ids, minlength=len(state.terms)), out=bounds[1:])
-        index._restored = _Restored(state.positions[by_term], state.counts[by_term], bounds)
+        positions = state.positions[by_term]
+        last = np.full(len(state.terms), -1, dtype=np.int64)
+        held = bounds[1:] > bounds[:-1]
+        last[held] = positions[bounds[1:][held] - 1]
+        index._restored = _Restored(
+            positions, state.counts[by_term], bounds, last, len(state.lengths)
+        )
         index._postings = dict(zip(state.terms, range(len(state.terms)), strict=True))
         size = len(state.lengths)
         index._lengths = np.zeros(max(256, size + 1), dtype=np.float64)

@@ -227,8 +227,8 @@ def test_an_index_restored_from_its_state_in_runs_searches_and_grows_as_the_one_
     for position in range(saved, len(texts)):
         built.add(position, texts[position])
         restored.add(position, texts[position])
-    _state_equal(restored, built)
-    _state_equal(restored, built, cut)
+    for start in (0, cut, saved, len(texts)):  # a whole file's state, and appends' states
+        _state_equal(restored, built, start)
     for end in range(len(texts) + 1):
         for word in WORDS:
             assert restored.matches(word, end, 5) == built.matches(word, end, 5)
