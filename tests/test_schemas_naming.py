@@ -9,12 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from awai_engine.schemas.basis import Basis, RowVectors
 from awai_engine.schemas.naming import (
     KEYPHRASES,
     _overlaps,
     _said_in_phrases,
     as_written,
     keyphrases,
+    known_names,
+    known_speakers_key,
     offline_name,
     terms,
     version_keyphrases,
@@ -308,22 +311,25 @@ def test_a_plural_and_its_singular_are_one_word_of_a_label() -> None:
     assert not {"retry", "retries"} <= {p.lower() for p in found}
 
 
-def test_the_names_left_out_are_those_of_speakers_who_had_spoken_when_the_version_formed() -> None:
-    from awai_engine.schemas.basis import Basis, RowVectors
-    from awai_engine.schemas.naming import known_names
-
-    basis = Basis(
+def _omar_asks(speakers: tuple[tuple[str, int], ...], positions: tuple[int, ...] = (1, 5)) -> Basis:
+    """Omar's basis of one thought at each of ``positions``, in a channel of ``speakers``
+    (each a name and the position of their first message)."""
+    return Basis(
         channel="c",
         speaker_id="u1",
         speaker_name="Omar",
-        keys=("m1#0", "m5#0"),
-        texts=("ask Lena", "ask Sam"),
-        message_ids=("m1", "m5"),
-        positions=np.array([1, 5]),
-        rows=RowVectors(np.zeros((2, 3), dtype=np.float32)),
+        keys=tuple(f"m{p}#0" for p in positions),
+        texts=tuple(f"ask #{p}" for p in positions),
+        message_ids=tuple(f"m{p}" for p in positions),
+        positions=np.array(positions),
+        rows=RowVectors(np.zeros((len(positions), 3), dtype=np.float32)),
         digest="d",
-        speakers=(("Lena Park", 0), ("Omar", 1), ("Sam", 3)),
+        speakers=speakers,
     )
+
+
+def test_the_names_left_out_are_those_of_speakers_who_had_spoken_when_the_version_formed() -> None:
+    basis = _omar_asks((("Lena Park", 0), ("Omar", 1), ("Sam", 3)))
     assert known_names(basis, 1) == {"lena", "park", "omar"}  # Sam came later: causal
     assert known_names(basis, 2) == {"lena", "park", "omar", "sam"}
 
@@ -336,27 +342,9 @@ def test_the_names_known_by_a_position_are_found_alike_however_many_positions_we
     """Naming keeps the name words of each prefix of speakers it was asked about (and keeps
     only some): in whichever order, and however many, positions are asked, each answer is a
     pass over every speaker's name."""
-    from awai_engine.schemas.basis import Basis, RowVectors
-    from awai_engine.schemas.naming import known_names
-
     speakers = tuple((f"user{n} Name{n % 7}", 10 * n) for n in range(100))
-
-    def basis(position: int) -> Basis:
-        return Basis(
-            channel="c",
-            speaker_id="u1",
-            speaker_name="Omar",
-            keys=("m#0",),
-            texts=("hi",),
-            message_ids=("m",),
-            positions=np.array([position]),
-            rows=RowVectors(np.zeros((1, 3), dtype=np.float32)),
-            digest="d",
-            speakers=speakers,
-        )
-
     for position in asked:
-        assert known_names(basis(position), 1) == {
+        assert known_names(_omar_asks(speakers, (position,)), 1) == {
             word for name, first in speakers if first <= position for word in words(name)
         }
 
@@ -365,30 +353,13 @@ def test_the_known_speakers_key_changes_with_a_known_name_and_never_with_a_later
     """The keyphrases' memo is keyed by the speakers known when the version formed, not by
     their name words: equal for the same speakers however many were asked about since, other
     when a speaker known then had another name, the same when a later speaker comes."""
-    from awai_engine.schemas.basis import Basis, RowVectors
-    from awai_engine.schemas.naming import known_speakers_key
-
-    def basis(speakers: tuple[tuple[str, int], ...]) -> Basis:
-        return Basis(
-            channel="c",
-            speaker_id="u1",
-            speaker_name="Omar",
-            keys=("m1#0", "m5#0"),
-            texts=("ask Lena", "ask Sam"),
-            message_ids=("m1", "m5"),
-            positions=np.array([1, 5]),
-            rows=RowVectors(np.zeros((2, 3), dtype=np.float32)),
-            digest="d",
-            speakers=speakers,
-        )
-
     known = (("Lena Park", 0), ("Omar", 1))
-    first = known_speakers_key(basis((*known, ("Sam", 3))), 1)
-    assert first == known_speakers_key(basis((*known, ("Sam", 3))), 1)
-    assert first == known_speakers_key(basis((*known, ("Sam", 3), ("Kai", 4))), 1)  # later
-    assert first != known_speakers_key(basis((("Lena", 0), ("Omar", 1), ("Sam", 3))), 1)
-    assert first != known_speakers_key(basis((*known, ("Sam", 3))), 2)  # Sam known by then
-    assert known_speakers_key(basis(()), 1) == ""
+    first = known_speakers_key(_omar_asks((*known, ("Sam", 3))), 1)
+    assert first == known_speakers_key(_omar_asks((*known, ("Sam", 3))), 1)
+    assert first == known_speakers_key(_omar_asks((*known, ("Sam", 3), ("Kai", 4))), 1)  # later
+    assert first != known_speakers_key(_omar_asks((("Lena", 0), ("Omar", 1), ("Sam", 3))), 1)
+    assert first != known_speakers_key(_omar_asks((*known, ("Sam", 3))), 2)  # Sam known by then
+    assert known_speakers_key(_omar_asks(()), 1) == ""
 
 
 def test_a_word_said_only_inside_phrases_gives_way_to_the_phrase_said_most() -> None:
