@@ -242,12 +242,7 @@ class LexicalIndex:
         with self._making:
             postings = self._postings[term]
             if isinstance(postings, int):
-                start, end = self._restored.span(postings)
-                postings = self._postings[term] = _Postings(
-                    self._restored.positions[start:end],
-                    self._restored.counts[start:end],
-                    end - start,
-                )
+                postings = self._postings[term] = _Postings(*self._arrays(postings))
             return postings
 
     def _arrays(self, postings: _Postings | int) -> tuple[np.ndarray, np.ndarray, int]:
