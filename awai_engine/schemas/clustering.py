@@ -194,8 +194,9 @@ def _clustered_once(
         return _clustered(points, texts, settings, memo)
     fingerprint = hashlib.blake2b(points.tobytes(), digest_size=16)
     fingerprint.update(method_for(len(points), settings).encode())
-    for text in texts or ():
-        fingerprint.update(b"\x1f" + text.encode())
+    for text in texts or ():  # each with its length: no separator a text may hold
+        encoded = text.encode()
+        fingerprint.update(len(encoded).to_bytes(8, "little") + encoded)
     key = fingerprint.digest()
     if memo.clustered is not None and memo.clustered[0] == key:
         return memo.clustered[1].copy()
