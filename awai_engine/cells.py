@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from awai_engine.ordering import stable_order
 from awai_engine.settings import RecallIndexSettings
 
 KMEANS_ROUNDS = 8
@@ -131,7 +132,7 @@ class CellIndex:
         for depth, saved in enumerate(state.levels):
             level = _Level(saved.fitted_rows, saved.centroids, saved.child_start)
             column = state.row_cells[: state.filed, depth]
-            by_cell = np.argsort(column, kind="stable")
+            by_cell = stable_order(column)
             sizes = np.bincount(column, minlength=len(saved.centroids)).astype(np.int64)
             level.cell_rows = [
                 rows if len(rows) else np.empty(4, dtype=np.int64)

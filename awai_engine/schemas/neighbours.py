@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from awai_engine.ordering import stable_order
+
 TILE = 256
 SAMPLE_COLUMNS = 2048  # columns sampled for each row's bar
 BLOCK = 4  # tiles searched at once: 256 × 1,024 products (1 MiB, a core's L2 cache here)
@@ -183,7 +185,7 @@ def _strip(
         targets = columns[other]
         keys = _keys(rows_at[other] + start, distances[other])
         tiles = targets // TILE
-        order = np.argsort(_small(tiles), kind="stable")  # by target tile only
+        order = stable_order(tiles)  # by target tile only
         tiles, targets, keys = tiles[order], targets[order], keys[order]
         first_tile = across // TILE
         bounds = np.searchsorted(tiles, np.arange(first_tile, len(low) // TILE + 1))
@@ -200,7 +202,7 @@ def _selected(
     (rows, keys) pieces gathered for them (in any order: keys are a total order)."""
     targets = np.concatenate([piece[0] for piece in pieces]) - start
     keys = np.concatenate([piece[1] for piece in pieces])
-    order = np.argsort(_small(targets), kind="stable")
+    order = stable_order(targets)
     targets, keys = targets[order], keys[order]
     held = np.bincount(targets, minlength=rows)
     starts = np.cumsum(held) - held
@@ -209,13 +211,6 @@ def _selected(
     if table.shape[1] > count:
         table = np.partition(table, count - 1, axis=1)[:, :count]
     return np.sort(table, axis=1)
-
-
-def _small(values: np.ndarray) -> np.ndarray:
-    """Non-negative ``values`` as 16-bit integers where they fit: numpy's stable sort of those
-    is a radix sort, linear in their number (grouping candidates by row was a tenth of the
-    search at 20k thoughts)."""
-    return values.astype(np.uint16) if values.max(initial=0) < 1 << 16 else values
 
 
 def _sampled_bound(
