@@ -5,6 +5,8 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from awai_engine.schemas.basis import Basis, SpeakerRows
 from awai_engine.timeline import Timeline
@@ -217,3 +219,44 @@ def test_a_basis_sent_to_another_process_carries_its_own_rows_not_the_channels()
     sent = pickle.dumps(basis.rows)
     assert len(sent) < timeline.vectors.nbytes // 4  # ann's first few rows, not 300 messages'
     np.testing.assert_array_equal(pickle.loads(sent).all(), basis.vectors)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_a_speakers_rows_made_on_first_use_are_the_same_whenever_they_are_asked_for(
+    data: st.DataObject,
+) -> None:
+    """An index cuts a speaker's rows from its first grouping when first asked: asked before
+    some appends, after them or never until the end, every speaker's rows and name are those
+    of an index made afresh at that moment."""
+    whole = _threaded_and_renamed(90, seed=data.draw(st.integers(0, 50), label="seed"))
+    start = data.draw(st.integers(1, 89), label="messages when the index is made")
+    timeline = Timeline(dimension=8)
+
+    def grown_to(end: int) -> None:
+        for position in range(len(timeline.messages), end):
+            message = whole.messages[position]
+            timeline.append(
+                message.ref,
+                message.text,
+                message.summary,
+                message.thoughts,
+                whole.vectors[message.first_row : message.first_row + len(message.thoughts)],
+            )
+
+    grown_to(start)
+    index = SpeakerRows(timeline)
+    for step in data.draw(st.lists(st.integers(0, 30), max_size=6), label="appends"):
+        asked = data.draw(st.sets(st.sampled_from(SPEAKERS)), label="asked before them")
+        fresh = SpeakerRows(timeline)
+        for speaker in sorted(asked):
+            assert index.count(speaker) == fresh.count(speaker)
+            assert index.name(speaker) == fresh.name(speaker)
+            assert_same(index.basis("c", speaker), fresh.basis("c", speaker))
+        grown_to(min(90, len(timeline.messages) + step))
+        index.catch_up()
+    fresh = SpeakerRows(timeline)
+    assert index.speakers() == fresh.speakers()
+    for speaker in SPEAKERS:
+        assert index.name(speaker) == fresh.name(speaker)
+        assert_same(index.basis("c", speaker), fresh.basis("c", speaker))
