@@ -767,7 +767,10 @@ class Timeline:
         timeline._speaker_of = np.fromiter(
             map(codes.__getitem__, columns.speaker_ids), dtype=np.int64, count=count
         )
-        _, first = np.unique(timeline._speaker_of, return_index=True)
+        # A new speaker's code is one more than every code before it: each first message is
+        # where the running maximum of the codes steps up.
+        reached = np.maximum.accumulate(timeline._speaker_of)
+        first = np.flatnonzero(np.diff(reached, prepend=-1))
         for position in first.tolist():  # ascending codes: ascending first positions
             timeline._speaker_seen(
                 position, columns.speaker_ids[position], columns.speaker_names[position]
