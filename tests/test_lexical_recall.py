@@ -232,3 +232,17 @@ def test_an_index_restored_from_its_state_in_runs_searches_and_grows_as_the_one_
     for end in range(len(texts) + 1):
         for word in WORDS:
             assert restored.matches(word, end, 5) == built.matches(word, end, 5)
+
+
+def test_a_restored_index_counts_its_postings_once_and_a_grown_term_as_its_own() -> None:
+    """The read model's cache bounds its memory by this count: the restored arrays count
+    once whether a term was made from them or not, and a term grown past its view adds its
+    own arrays."""
+    built = index_of(["alpha beta", "alpha gamma", "delta"])
+    restored = LexicalIndex.restored(built.state(0))
+    held = restored.array_bytes()
+    assert held >= built.state(0).positions.nbytes + built.state(0).counts.nbytes
+    restored.matches("alpha", 3, 5)  # made: a view of the restored arrays
+    assert restored.array_bytes() == held
+    restored.add(3, "alpha")  # grown: arrays of its own now, beside the restored ones
+    assert restored.array_bytes() > held
