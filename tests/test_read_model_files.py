@@ -32,7 +32,7 @@ from awai_engine.timeline import Timeline
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING, Scopes
 from bots.runtime import Runtime, open_runtime
-from storage import read_model_files
+from storage import read_model, read_model_files
 from storage.read_model_files import Packed, ReadModelFiles
 from storage.store import AwaiStore
 from tests.factories import utterance
@@ -127,6 +127,52 @@ def test_a_started_process_loads_the_file_and_reads_only_the_rows_added_since(
         reference.close()
     finally:
         started.close()
+
+
+def test_a_long_ingest_holds_its_channel_loaded_back_from_its_file_not_as_appended_objects(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A channel grown by appends alone is written out and loaded back as columns once it
+    holds ``COMPACT_APPENDED`` appended messages: the same timeline, and the one it replaces
+    is retired, so nothing derived from it keeps the appended objects alive."""
+    monkeypatch.setattr(read_model, "COMPACT_APPENDED", 12)
+    writer = make_runtime("data", read_model={"persist_every": 1000}, recall_index=SMALL_INDEX)
+    writer.engine.ingest(lines(1, 10))
+    first = writer.store.timeline(CHANNEL)
+    assert first.messages.restored == 0  # under the bar: kept as appended
+    before = writer.engine.read(CHANNEL, "m6", EVERYTHING).context
+    writer.engine.ingest(lines(11, 5))
+    compacted = writer.store.timeline(CHANNEL)
+    assert first.retired and compacted is not first
+    assert compacted.messages.restored == len(compacted.messages) == 15
+    assert compacted.messages.built == 0
+    writer.engine.ingest(lines(16, 4))  # appended after it, caught up as before
+    grown = writer.store.timeline(CHANNEL)
+    assert grown is compacted and len(grown.messages) == 19
+    reference = rebuilt(writer)
+    try:
+        assert_same_timeline(grown, reference.timeline(CHANNEL))
+        assert_same_cells(grown, reference.timeline(CHANNEL))
+        # what a message read as before the channel was loaded back, it reads as after
+        assert writer.engine.read(CHANNEL, "m6", EVERYTHING).context == before
+    finally:
+        reference.close()
+
+
+def test_a_channel_whose_file_cannot_be_written_stays_as_appended(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading back needs the file current: when it cannot be written, the timeline in memory
+    is kept as it is (and still read right)."""
+    monkeypatch.setattr(read_model, "COMPACT_APPENDED", 5)
+    writer = make_runtime("data", read_model={"persist_every": 1000}, recall_index=SMALL_INDEX)
+    files = writer.store.read_model.files
+    assert files is not None
+    monkeypatch.setattr(files, "save", lambda *args, **kwargs: None)  # a write that fails
+    writer.engine.ingest(lines(1, 8))
+    held = writer.store.timeline(CHANNEL)
+    assert not held.retired and held.messages.restored == 0 and len(held.messages) == 8
+    assert writer.engine.read(CHANNEL, "m8", EVERYTHING).context.message.message_id == "m8"
 
 
 OPERATIONS = st.lists(
