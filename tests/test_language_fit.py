@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from awai_engine.settings import EmbeddingSettings
-from bots.terminal.language_fit import english_model_warning
+from bots.terminal.language_fit import SAMPLE, TextSample, english_model_warning
+from tests.factories import utterance
 
 JAPANESE = ["リリースは金曜日です。", "了解です。", "テストは終わりましたか？", "まだです。"]
 ENGLISH = ["Release is on Friday.", "Got it.", "Is the test done?", "Not yet."]
@@ -31,3 +34,17 @@ def test_a_long_transcript_is_sampled_so_the_look_costs_the_same_at_any_size() -
     said = english_model_warning(EmbeddingSettings(), JAPANESE * 10_000)
 
     assert said is not None and said.startswith("200 of 200 messages looked at")
+
+
+@pytest.mark.parametrize("count", [0, 1, 399, 400, 401, 1_000, 25_013])
+def test_texts_taken_as_a_transcript_streams_are_an_even_bounded_spread_of_it(count: int) -> None:
+    """A transcript is stored as it is read: the texts looked at are kept on the way, evenly
+    spaced over everything seen and never more than twice the sample."""
+    texts = [f"message {n}" for n in range(count)]
+    utterances = [utterance(f"m{n}", text) for n, text in enumerate(texts)]
+    sample = TextSample()
+    assert list(sample.taking(utterances)) == utterances  # passed on as they are
+    assert len(sample.texts) <= 2 * SAMPLE
+    steps = [2**power for power in range(20) if texts[:: 2**power] == sample.texts]
+    assert steps, "not every step-th text of the stream"
+    assert len(sample.texts) >= min(count, SAMPLE)  # never fewer than the check looks at

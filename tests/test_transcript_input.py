@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bots.terminal.cli import main
-from bots.terminal.transcript import SpeakerIndex, addressees, read_transcript
+from bots.terminal.transcript import SpeakerIndex, addressees, read_transcript, stream_transcript
 from bots.terminal.transcript_lines import read_lines
 
 LINES = [
@@ -166,3 +166,31 @@ def test_an_address_finds_its_speaker_among_thousands_by_exact_case_first() -> N
     assert addressees("ann: and @user4999, @nobody", index) == ("Ann", "user4999")
     assert addressees("@ANN yes", index) == ("ANN",)
     assert addressees("田中さん、どう？", {"田中"}) == ("田中",)
+
+
+def test_a_transcript_streamed_gives_its_messages_as_taken_and_what_a_whole_read_gives(
+    tmp_path: Path,
+) -> None:
+    """An ingest takes a file's messages as they are parsed, never the file parsed whole: the
+    first comes before the later lines are read, a bad line is told once reached, and read
+    through it is what a whole read gives (messages, problems, what describes the file)."""
+    path = tmp_path / "chat.jsonl"
+    records = [*LINES, {"id": "a2", "speaker": "Bo", "text": "again", "ts": 1772442200}]
+    path.write_bytes(encoded(records[:1], b"\n") + b"{not json\n" + encoded(records[1:], b"\n"))
+
+    transcript, utterances = stream_transcript(path, "c", 10**6)
+    first = next(utterances)
+    assert first.message_id == "a1"
+    assert transcript.problems == [] and transcript.source is None  # line 2 not read yet
+    rest = list(utterances)
+
+    whole = read_transcript(path, "c", 10**6)
+    assert [first, *rest] == whole.utterances
+    assert [u.message_id for u in whole.utterances] == ["a1", "a2", "a3"]
+    assert transcript.problems == whole.problems and len(whole.problems) == 2  # JSON, duplicate
+    assert (transcript.source, transcript.lines, transcript.last_ts) == (
+        whole.source,
+        whole.lines,
+        whole.last_ts,
+    )
+    assert transcript.utterances == []  # nothing held: the caller took them

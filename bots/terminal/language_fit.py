@@ -8,11 +8,12 @@ fixes it exists (``AWAI_EMBEDDING__BACKEND=multilingual-use``); this names it wh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from awai_engine.embedding_backends.sentence_model import PACKAGED_MINILM
 from awai_engine.settings import EmbeddingSettings
 from awai_engine.text import detect_language
+from awai_engine.values import Utterance
 
 SAMPLE = 200
 """Messages looked at: the language of a channel shows in far fewer; the cost stays flat."""
@@ -35,3 +36,28 @@ def english_model_warning(embedding: EmbeddingSettings, texts: Sequence[str]) ->
         " (it ships with AWAI and works offline), then run `awai reembed CHANNEL` for a channel"
         " already stored."
     )
+
+
+class TextSample:
+    """Texts taken evenly from a stream of messages whose length is not known in advance.
+
+    Why: a transcript is stored as it is read, never held whole, and the check above looks at
+    an even spread of it. Every ``step``-th text is kept; past ``2 × SAMPLE`` kept, every other
+    one is let go and ``step`` doubles, so what is kept stays evenly spaced and bounded.
+    """
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._step = 1
+        self._seen = 0
+
+    def taking(self, utterances: Iterable[Utterance]) -> Iterator[Utterance]:
+        """``utterances`` as they are, each text looked at on the way."""
+        for utterance in utterances:
+            if self._seen % self._step == 0:
+                self.texts.append(utterance.text)
+                if len(self.texts) > 2 * SAMPLE:
+                    del self.texts[1::2]
+                    self._step *= 2
+            self._seen += 1
+            yield utterance

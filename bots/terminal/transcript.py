@@ -14,7 +14,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -174,12 +174,31 @@ def read_transcript(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     resume: Resume | None = None,
 ) -> Transcript:
-    """Parse a transcript file; malformed lines are reported, never fatal to the others.
+    """Parse a transcript file whole; see :func:`stream_transcript`."""
+    transcript, utterances = stream_transcript(path, channel, max_bytes, max_line_bytes, resume)
+    transcript.utterances.extend(utterances)
+    return transcript
 
-    What makes the whole file unreadable (a folder, a FIFO or device, an empty file, one JSON
-    array instead of lines) is one :class:`TranscriptError`, not an error per line. With
-    ``resume``, a file whose first bytes are still those stored is read from where it ended:
-    only the appended lines are parsed; any other change is read whole.
+
+def stream_transcript(
+    path: Path,
+    channel: str,
+    max_bytes: int,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    resume: Resume | None = None,
+) -> tuple[Transcript, Iterator[Utterance]]:
+    """A transcript file's messages, parsed as they are taken; malformed lines are reported,
+    never fatal to the others.
+
+    Why one at a time: a store takes them a chunk at a time, and 100,000 lines held parsed at
+    once were 120 MiB of an ingest's memory. The :class:`Transcript` returned holds no
+    utterances; its problems fill as lines are taken, and what describes the file (``source``,
+    ``lines``, ``last_ts``, ``ends_whole``) once the last is. What makes the whole file
+    unreadable is one :class:`TranscriptError`: a folder, a FIFO or device, or one over the size
+    limit at once; a JSON array or chat export instead of lines at its first line; an empty
+    file, or one none of whose lines is JSON, when its end is reached (no message was taken
+    then). With ``resume``, a file whose first bytes are still those stored is read from where
+    it ended: only the appended lines are parsed; any other change is read whole.
     """
     if path.is_dir():
         raise TranscriptError(
@@ -194,21 +213,33 @@ def read_transcript(
         ) from None
     except OSError as error:
         raise TranscriptError(f"Cannot read {path}: {error.strerror or error}") from None
+    status = os.fstat(handle.fileno())
+    if status.st_size > max_bytes:
+        handle.close()
+        raise TranscriptError(
+            f"{path} is {status.st_size:,} bytes; the limit is {max_bytes:,}"
+            " (AWAI_LIMITS__MAX_TRANSCRIPT_BYTES)."
+        )
+    transcript = Transcript(channel=channel_key(channel))
+    return transcript, _parsed(path, handle, status, transcript, max_line_bytes, resume)
+
+
+def _parsed(
+    path: Path,
+    handle: BinaryIO,
+    status: os.stat_result,
+    transcript: Transcript,
+    max_line_bytes: int,
+    resume: Resume | None,
+) -> Iterator[Utterance]:
+    """The messages of an open transcript file in order (see :func:`stream_transcript`)."""
     with handle:
-        status = os.fstat(handle.fileno())
-        if status.st_size > max_bytes:
-            raise TranscriptError(
-                f"{path} is {status.st_size:,} bytes; the limit is {max_bytes:,}"
-                " (AWAI_LIMITS__MAX_TRANSCRIPT_BYTES)."
-            )
         digest = hashlib.blake2b(digest_size=DIGEST_BYTES)
         if resume is not None and not _same_start(handle, digest, resume.stored):
             handle.seek(0)
             digest = hashlib.blake2b(digest_size=DIGEST_BYTES)
             resume = None
-        transcript = Transcript(
-            channel=channel_key(channel), resumed_lines=resume.lines if resume else 0
-        )
+        transcript.resumed_lines = resume.lines if resume else 0
         reader = _Reader(path, transcript, resume, max_line_bytes)
         for line in read_lines(
             _Hashing(handle, digest),
@@ -216,7 +247,9 @@ def read_transcript(
             reader.number + 1,
             resume.stored.size if resume else 0,
         ):
-            reader.take(line)
+            utterance = reader.take(line)
+            if utterance is not None:
+                yield utterance
     if reader.blank:
         raise TranscriptError(
             f"{path} is empty: there is no message to read"
@@ -240,7 +273,6 @@ def read_transcript(
     transcript.last_ts = reader.last_ts
     transcript.lines = reader.number
     transcript.ends_whole = reader.ends_whole
-    return transcript
 
 
 DIGEST_BYTES = 32
@@ -290,7 +322,8 @@ class _Reader:
         self.json_lines = 0
         self.first_line: tuple[int, str] | None = None  # the first line that is not blank
 
-    def take(self, line: RawLine) -> None:
+    def take(self, line: RawLine) -> Utterance | None:
+        """The line's message, or ``None`` (a problem told, a blank line, a duplicate id)."""
         self.number = line.number
         self.ends_whole = line.terminated
         problems = self.transcript.problems
@@ -304,7 +337,7 @@ class _Reader:
                 )
             )
             self.blank = False
-            return
+            return None
         if line.number == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM) :]
         try:
@@ -317,9 +350,9 @@ class _Reader:
                 )
             )
             self.blank = False
-            return
+            return None
         if not text.strip():
-            return
+            return None
         if self.blank and opens_document(text):
             raise TranscriptError(document_advice(self.path))
         opening = self.blank  # the file's first line that is not blank
@@ -336,7 +369,7 @@ class _Reader:
             if advice is not None:  # every line would fail alike: one message for the file
                 raise TranscriptError(f"{self.path}: line {line.number}: {advice}") from None
             problems.append(LineProblem(line.number, str(error)))
-            return
+            return None
         first = self.seen.get(utterance.message_id)
         if first is not None:
             where = f"first on line {first}" if first else "stored from an earlier line"
@@ -346,11 +379,11 @@ class _Reader:
                     f"duplicate id {utterance.message_id!r} ({where}); this line is ignored",
                 )
             )
-            return
+            return None
         self.seen[utterance.message_id] = line.number
         self.speakers.add(utterance.speaker_name)
         self.last_ts = utterance.ts
-        self.transcript.utterances.append(utterance)
+        return utterance
 
 
 _BOM = b"\xef\xbb\xbf"

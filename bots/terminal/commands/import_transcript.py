@@ -47,5 +47,5 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         f" {report.unchanged} already there, {report.refused_deleted + len(report.problems)}"
         f" refused, {len(done.transcript.problems)} unreadable line(s)"
     )
-    warn_unfit_model(settings.embedding, done.transcript)
+    warn_unfit_model(settings.embedding, [u.text for u in done.transcript.utterances])
     return done.exit_code
