@@ -22,6 +22,9 @@ from awai_engine.mapped_rows import (
     mapped_bytes,
     shred,
 )
+from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
+from awai_engine.timeline import Timeline
+from awai_engine.values import MessageRef, Thought
 
 
 def _mapped(path: Path, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -247,3 +250,51 @@ def test_a_file_shredded_while_it_was_being_opened_is_not_mapped(tmp_path: Path)
             mapped_rows._share(descriptor)
     finally:
         os.close(descriptor)
+
+
+def test_a_cell_level_fitted_over_a_loaded_channel_lets_go_of_the_file_pages_it_read(
+    tmp_path: Path,
+) -> None:
+    """A level's fit reads every row so far; a channel loaded from its file, grown until a
+    level is fitted, keeps none of the file's pages mapped in by it (an ingest of 30,000 lines
+    kept 43 MiB of them), and still reads every row as it was."""
+    index = RecallIndexSettings(
+        rules=RecallIndexRules(exact_rows=16, cells=2, split=2, probes=2, occurrence_probes=1)
+    )
+    rng = np.random.default_rng(3)
+    built = Timeline(dimension=384, index=index)
+
+    def append(timeline: Timeline, count: int) -> None:
+        for _ in range(count):
+            position = len(timeline.messages)
+            vector = rng.standard_normal((1, 384)).astype(np.float32)
+            ref = MessageRef(
+                message_id=f"m{position}",
+                speaker_id="ann",
+                speaker_name="Ann",
+                ts=float(position),
+                position=position,
+            )
+            timeline.append(
+                ref, "t", "t", (Thought(index=0, text="t"),), vector / np.linalg.norm(vector)
+            )
+
+    append(built, 3_000)
+    path = tmp_path / "vectors"
+    built.vectors.tofile(path)
+    file_rows = np.memmap(path, dtype=np.float32, mode="r", shape=built.vectors.shape)
+    loaded = Timeline.restored(
+        built.revision,
+        index,
+        built.messages.columns(),
+        file_rows,
+        built.row_positions,
+        built.row_thought,
+        built.cells,
+        built.lexicon,
+    )
+    levels = len(loaded.cells.levels)
+    while len(loaded.cells.levels) == levels:
+        append(loaded, 1)
+    assert _resident_kib(loaded.vectors[:3_000]) <= 2 * 4  # none but a page shared with appends
+    assert loaded.vectors[:3_000].tobytes() == built.vectors[:3_000].tobytes()
