@@ -23,7 +23,9 @@ Rows (issue 32's targets in brackets):
   before the first append), and each against the raw batched encode of the same texts just
   before it [≥ 0.9×; ≥ 0.8];
 - the peak RSS of ``awai ingest`` of 10,000 messages into an empty folder, and of 2,000 into the
-  large channel [≤ 500 MiB, and no more with the channel at 100k].
+  large channel [≤ 500 MiB, and no more with the channel at 100k];
+- the peak RSS of one ``awai ingest`` of 30,000 lines into an empty folder, against the
+  10,000's: how a long ingest grows per message [no more].
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from storage.store import AwaiStore
 AWAI = Path(sys.executable).with_name("awai")
 SPEAKERS = 40
 WARM_UP = 500  # messages ingested untimed before a slice: what a long ingest pays once
+LONG_INGEST = 30_000  # lines of the long `awai ingest` (about 100 s here)
 MIB = 1 << 20
 
 # A fresh process holding the channel as a bot does: the first reading, its memory, then more.
@@ -336,6 +339,18 @@ def _ingest_rows(
         f"{peaks[0][1]:,.0f} MiB ({peaks[0][0]:.0f} s)",
         f"{peaks[1][1]:,.0f} MiB ({peaks[1][0]:.0f} s)",
         f"{peaks[1][1] / peaks[0][1]:.2f}×",
+    )
+    # One command storing a long file: its peak against the 10,000-line one's is the growth
+    # per message of a long ingest (what "no more at 100k" asks of one that long).
+    long = write_lines(work / "long.jsonl", new_messages(channel, train_texts(LONG_INGEST), 0))
+    seconds, peak = awai_peak(work / "ingest-long", "ingest", str(long), "--channel", channel)
+    shutil.rmtree(work / "ingest-long")
+    add(
+        f"peak RSS, `awai ingest` of 10,000 vs {LONG_INGEST:,} lines into an empty folder"
+        " (goal: no more)",
+        f"{peaks[0][1]:,.0f} MiB",
+        f"{peak:,.0f} MiB ({seconds:.0f} s)",
+        f"+{(peak - peaks[0][1]) / (LONG_INGEST - 10_000) * 1000:.1f} MiB / 1,000 lines",
     )
 
 
