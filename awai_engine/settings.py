@@ -189,10 +189,11 @@ class EmbeddingSettings(BaseModel):
 class ReadModelSettings(BaseModel):
     """The channels' read models a process keeps in memory (storage/read_model.py).
 
-    A cached channel costs about 5.5 KB per message of chat (its vectors, cells, word index,
-    texts and objects; about 3.5 KB loaded from its file and not read yet); past
-    ``max_mb`` the channels read least recently are dropped, and their next reading loads them
-    again.
+    A cached channel costs about 5.5 KB per message of chat appended in this process (its
+    vectors, cells, word index, texts and objects) and about 3.5 KB loaded from its file and not
+    read yet; a channel holding 5,000 appended messages is written out and loaded back from its
+    file (``storage.read_model.COMPACT_APPENDED``). Past ``max_mb`` the channels read least
+    recently are dropped, and their next reading loads them again.
     """
 
     max_mb: int = Field(
