@@ -64,6 +64,8 @@ log = logging.getLogger(__name__)
 _BUILT_MESSAGE = 2400
 _COLUMN_MESSAGE = 800
 APPENDED_KEPT = 10_000
+"""Vectors a process keeps of its own appends to a channel until its next catch-up (about
+15 MB of MiniLM's): an ingest catches up before every batch of 1,000 messages."""
 COMPACT_APPENDED = 5_000
 """Messages appended to a cached timeline as objects before it is written out and loaded back
 from its file as columns (its vectors mapped from the file, not held in this process).
@@ -72,8 +74,6 @@ Why: an appended message costs about 5.5 KB (objects, texts, its vectors copied 
 restored, 0.8 KB of columns. ``awai ingest`` of 30,000 lines held the whole channel appended and
 peaked at 718 MiB, growing 12 MiB every 1,000 messages. Loading back costs what opening the
 channel's file costs (0.2 s at 100,000 messages), once every 5,000 appended."""
-"""Vectors a process keeps of its own appends to a channel until its next catch-up (about
-15 MB of MiniLM's): an ingest catches up before every batch of 1,000 messages."""
 
 
 @dataclass
@@ -249,7 +249,7 @@ class ReadModel:
         then retired as any replaced timeline is). Kept as it is when its file cannot be
         written, or loads other than it was written."""
         timeline = cached.timeline
-        if self.files is None or not self.files.writable or cached.timeline.retired:
+        if self.files is None or not self.files.writable or timeline.retired:
             return cached
         if len(timeline.messages) - timeline.messages.restored < COMPACT_APPENDED:
             return cached

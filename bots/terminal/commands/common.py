@@ -16,14 +16,15 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.progress import Progress
 
 from awai_engine.engine import IngestReport
 from awai_engine.settings import EmbeddingSettings
+from awai_engine.values import Utterance
 from bots.records import StoredFile
 from bots.runtime import Runtime
 from bots.terminal.language_fit import TextSample, english_model_warning
@@ -34,7 +35,6 @@ from bots.terminal.transcript import (
     Transcript,
     channel_key,
     channel_name,
-    read_transcript,
     stream_transcript,
 )
 from bots.terminal.visible import one_line
@@ -50,7 +50,6 @@ __all__ = [
     "load_and_ingest",
     "message_id",
     "no_such_message",
-    "read_reporting",
     "report_problems",
     "speaker_name",
     "stderr",
@@ -67,6 +66,8 @@ class Ingested:
     report: IngestReport
     refused_before: int = 0
     """Lines of the file refused when it was stored before (its unchanged part, read no more)."""
+    texts: tuple[str, ...] = ()
+    """An even spread of the texts stored (what the language check looks at)."""
 
     @property
     def refused(self) -> int:
@@ -126,32 +127,28 @@ def speaker_name(value: str) -> str:
     return value
 
 
-def read_reporting(
-    path: Path,
-    channel: str,
-    max_bytes: int,
-    max_line_bytes: int,
-    resume: Resume | None = None,
-) -> Transcript:
-    """Read a transcript, telling each line that was skipped and why."""
-    transcript = read_transcript(path, channel, max_bytes, max_line_bytes, resume)
-    for problem in transcript.problems:
-        warn(f"{path}: {problem}")
-    return transcript
-
-
 def store_transcript(
-    runtime: Runtime, transcript: Transcript, quiet: bool = False, verb: str = "Ingesting"
+    runtime: Runtime,
+    path: Path,
+    read: tuple[Transcript, Iterator[Utterance]],
+    resume: Resume | None = None,
+    quiet: bool = False,
+    verb: str = "Ingesting",
 ) -> Ingested:
-    """Ingest what a transcript's lines held (idempotent), telling each message refused. The
-    runtime is opened under the writer lock (``bots/terminal/writing.py``)."""
+    """Store a transcript's messages as they are parsed from ``path`` (idempotent; ``read`` is
+    :func:`stream_transcript`'s), then tell each line and message refused. The runtime is
+    opened under the writer lock (``bots/terminal/writing.py``)."""
+    transcript, messages = read
+    sample = TextSample()
     with Progress(console=stderr, transient=True, disable=quiet) as progress:
-        task = progress.add_task(verb, total=len(transcript.utterances))
+        task = progress.add_task(verb, total=_lines_after(path, resume))
         report = runtime.engine.ingest(
-            transcript.utterances, progress=lambda n: progress.advance(task, n)
+            sample.taking(messages), progress=lambda n: progress.advance(task, n)
         )
+    for problem in transcript.problems:  # told once the file was read through
+        warn(f"{path}: {problem}")
     report_problems(report)
-    return Ingested(transcript, report)
+    return Ingested(transcript, report, texts=tuple(sample.texts))
 
 
 def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = False) -> Ingested:
@@ -178,23 +175,15 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
         return done
     limits = runtime.settings.limits
     resume = _resume(runtime, key, known)
-    transcript, utterances = stream_transcript(
+    read = stream_transcript(
         path, channel, limits.max_transcript_bytes, limits.max_line_bytes, resume
     )
     if known is not None:
         runtime.forget_file(key, where)
-    sample = TextSample()
-    with Progress(console=stderr, transient=True, disable=quiet) as progress:
-        task = progress.add_task("Ingesting", total=_lines_after(path, resume))
-        report = runtime.engine.ingest(
-            sample.taking(utterances), progress=lambda n: progress.advance(task, n)
-        )
-    for problem in transcript.problems:  # told once the file was read through
-        warn(f"{path}: {problem}")
-    report_problems(report)
-    done = Ingested(transcript, report)
+    done = store_transcript(runtime, path, read, resume, quiet)
+    transcript = done.transcript
     if transcript.resumed_lines and known is not None:
-        done = Ingested(transcript, done.report, refused_before=known.refused_lines)
+        done = replace(done, refused_before=known.refused_lines)
     source = transcript.source
     if source is not None and not done.report.problems:  # a refused message is tried again
         runtime.record_file(
@@ -223,7 +212,7 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
             f"{channel_name(done.transcript.channel)}: {report.added} added, {report.edited} edited,"
             f" {report.unchanged} unchanged, {done.refused} refused{grown}"
         )
-        warn_unfit_model(runtime.settings.embedding, sample.texts)
+        warn_unfit_model(runtime.settings.embedding, done.texts)
     return done
 
 

@@ -15,12 +15,11 @@ from pathlib import Path
 from awai_engine.settings import Settings
 from bots.terminal.commands.common import (
     TRANSCRIPT_HELP,
-    read_reporting,
     stderr,
     store_transcript,
     warn_unfit_model,
 )
-from bots.terminal.transcript import channel_name
+from bots.terminal.transcript import channel_name, stream_transcript
 from bots.terminal.writing import writing_runtime
 
 
@@ -34,18 +33,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    # Read first: a file that cannot be imported fails before the model loads.
+    # A file that cannot be imported fails before the model loads: as a whole at once (a folder,
+    # a device, over the size limit), or before its first message is stored (not JSON Lines).
     limits = settings.limits
-    transcript = read_reporting(
+    read = stream_transcript(
         args.file, args.channel, limits.max_transcript_bytes, limits.max_line_bytes
     )
     with writing_runtime(settings, "import") as runtime:
-        done = store_transcript(runtime, transcript, verb="Importing")
+        done = store_transcript(runtime, args.file, read, verb="Importing")
     report = done.report
     stderr.print(
         f"{channel_name(done.transcript.channel)}: {report.added} added, {report.edited} replaced,"
         f" {report.unchanged} already there, {report.refused_deleted + len(report.problems)}"
         f" refused, {len(done.transcript.problems)} unreadable line(s)"
     )
-    warn_unfit_model(settings.embedding, [u.text for u in done.transcript.utterances])
+    warn_unfit_model(settings.embedding, done.texts)
     return done.exit_code
