@@ -39,10 +39,10 @@ class Embedder:
     ``model_name`` is what a channel records as the maker of its vectors (a channel refuses
     vectors from another model), ``dimension`` their length.
 
-    A small cache keyed by text saves work on repeated short replies (:data:`CACHED_TEXTS`
-    of them). It is emptied whenever a
-    message is forgotten (:mod:`awai_engine.text_caches`), so it cannot be what keeps a text's
-    vector the same from one call to the next: the encoder does that. The default ONNX runtime and
+    A small cache keyed by text saves work on repeated short replies (:data:`CACHED_TEXTS` of
+    them). It is emptied whenever a message is forgotten (:mod:`awai_engine.text_caches`), so it
+    cannot be what keeps a text's vector the same from one call to the next: the encoder does
+    that. The default ONNX runtime and
     multilingual-e5 give a text the same bits whatever it is batched with
     (``tests/test_embedding_onnx.py``); multilingual-use and the torch runtime do not (their last
     bits follow the batch's padding; encoding one text per call costs 4–5× the time), so under
