@@ -63,6 +63,7 @@ class Transcript:
     lines: int = 0
     last_ts: float = 0.0
     ends_whole: bool = True
+    read_to: int = 0  # the file's offset after the last line read so far (a read's progress)
 
 
 class TranscriptError(AwaiError, ValueError):
@@ -247,6 +248,7 @@ def _parsed(
             reader.number + 1,
             resume.stored.size if resume else 0,
         ):
+            transcript.read_to = line.end
             utterance = reader.take(line)
             if utterance is not None:
                 yield utterance

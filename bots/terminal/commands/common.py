@@ -131,7 +131,6 @@ def store_transcript(
     runtime: Runtime,
     path: Path,
     read: tuple[Transcript, Iterator[Utterance]],
-    resume: Resume | None = None,
     quiet: bool = False,
     verb: str = "Ingesting",
 ) -> Ingested:
@@ -141,9 +140,11 @@ def store_transcript(
     transcript, messages = read
     sample = TextSample()
     with Progress(console=stderr, transient=True, disable=quiet) as progress:
-        task = progress.add_task(verb, total=_lines_after(path, resume))
+        # by the file's bytes read: what is left is known without reading the file twice
+        task = progress.add_task(verb, total=_size(path))
         report = runtime.engine.ingest(
-            sample.taking(messages), progress=lambda n: progress.advance(task, n)
+            sample.taking(messages),
+            progress=lambda _: progress.update(task, completed=transcript.read_to),
         )
     for problem in transcript.problems:  # told once the file was read through
         warn(f"{path}: {problem}")
@@ -180,7 +181,7 @@ def load_and_ingest(runtime: Runtime, path: Path, channel: str, quiet: bool = Fa
     )
     if known is not None:
         runtime.forget_file(key, where)
-    done = store_transcript(runtime, path, read, resume, quiet)
+    done = store_transcript(runtime, path, read, quiet)
     transcript = done.transcript
     if transcript.resumed_lines and known is not None:
         done = replace(done, refused_before=known.refused_lines)
@@ -237,19 +238,12 @@ def _unchanged(path: Path, known: StoredFile) -> bool:
     )
 
 
-def _lines_after(path: Path, resume: Resume | None) -> int | None:
-    """About how many messages the read will give (its lines), for the progress bar: a count
-    of line ends, a tenth of a second for 100 MB. ``None`` when the file cannot be read (the
-    read says why)."""
-    count = 0
+def _size(path: Path) -> int | None:
+    """The file's size for the progress bar; ``None`` if it cannot be had (the read says why)."""
     try:
-        with path.open("rb") as handle:
-            handle.seek(resume.stored.size if resume is not None else 0)
-            while block := handle.read(1 << 20):
-                count += block.count(b"\n")
+        return os.stat(path).st_size
     except OSError:
         return None
-    return count
 
 
 def _resume(runtime: Runtime, channel: str, known: StoredFile | None) -> Resume | None:
