@@ -360,6 +360,10 @@ def test_the_known_speakers_key_changes_with_a_known_name_and_never_with_a_later
     assert first != known_speakers_key(_omar_asks((("Lena", 0), ("Omar", 1), ("Sam", 3))), 1)
     assert first != known_speakers_key(_omar_asks((*known, ("Sam", 3))), 2)  # Sam known by then
     assert known_speakers_key(_omar_asks(()), 1) == ""
+    # names that join alike across a separator a display name may hold are still two lists
+    joined = known_speakers_key(_omar_asks((("Lena\x1fPark", 0), ("Omar", 1))), 1)
+    split = known_speakers_key(_omar_asks((("Lena", 0), ("Park\x1fOmar", 1))), 1)
+    assert joined != split
 
 
 def test_a_word_said_only_inside_phrases_gives_way_to_the_phrase_said_most() -> None:

@@ -415,8 +415,12 @@ class _KnownNames:
         with self._lock:
             found = self._keys.get(known)
             if found is None:
-                names = "\x1f".join(name for name, _ in self.speakers[:known])
-                found = hashlib.sha256(f"{known}\x1e{names}".encode()).hexdigest()
+                fingerprint = hashlib.sha256(known.to_bytes(8, "little"))
+                # each name with its length: a display name may hold any separator
+                for name, _ in self.speakers[:known]:
+                    encoded = name.encode("utf-8", "surrogatepass")
+                    fingerprint.update(len(encoded).to_bytes(8, "little") + encoded)
+                found = fingerprint.hexdigest()
                 if len(self._keys) >= self.KEPT:
                     del self._keys[next(iter(self._keys))]
                 self._keys[known] = found
