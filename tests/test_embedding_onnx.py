@@ -213,3 +213,15 @@ def test_the_memory_of_a_batch_of_long_texts_is_given_back() -> None:
         "print(rss() - before)\n"
     )
     assert int(_printed_by_a_fresh_process(code)) < 150
+
+
+def test_the_text_cache_keeps_each_vector_alone_not_the_array_of_the_call_it_came_from() -> None:
+    """A cached row that viewed its call's array kept all of it alive: an ingest of 30,000
+    lines held 38 calls' arrays (30 MiB) for a cache of 4,096 vectors (6 MiB)."""
+    encoder = Embedder(EmbeddingSettings(), cache_size=4)
+    texts = [f"line {number} of a long ingest" for number in range(40)]
+    encoded = encoder.encode(texts)
+    cached = list(encoder._cache.values())
+    assert len(cached) == 4
+    assert all(vector.base is None and vector.nbytes == 4 * encoder.dimension for vector in cached)
+    assert np.array_equal(np.stack(cached), encoded[-4:])
