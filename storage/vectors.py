@@ -10,10 +10,16 @@ channel's collection (segment 0, the name SQL stores) and ``<name>.s1``, ``<name
 as each fills. Writes go to the newest only. Why: Chroma loads a collection's whole HNSW index
 into the process for any call on it (a write, a count, a read by id, a delete of an id it does
 not hold), about 2 KB a vector: +271 MiB to write one vector into a 121k-vector channel
-(docs/performance.md). With segments, an ingest holds the newest segment's index only, whatever
+(docs/performance.md). With segments, a write loads the newest segment's index only, whatever
 the channel's size. Reads by id, counts, id lists and deletes go to every segment, so a forget
 still reaches every vector. A channel written before segments is its segment 0 and rolls over at
 its next write.
+
+An embedded Chroma keeps every index it loaded until its client is closed, so a long ingest
+held each segment it filled, and a bot every segment an edit or a forget went through (about
+2.2 MiB per 1,000 vectors, measured). The embedded client is therefore closed between calls once
+a roll-over left a full segment's index loaded, or it holds more than :data:`HELD_SEGMENTS`
+segments' (:meth:`ChromaVectors._in_use`), and opened again on next use (tens of milliseconds).
 
 The same class runs on an embedded ``PersistentClient`` (one process owns a folder) or on a
 ``chromadb.HttpClient`` talking to a Chroma server that several bot processes share; nothing else
@@ -23,6 +29,7 @@ differs, since every operation here is a plain Chroma call.
 from __future__ import annotations
 
 import errno
+import functools
 import logging
 import re
 import shutil
@@ -32,7 +39,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -44,6 +51,8 @@ from storage.embedded_checks import EmbeddedChecks
 from storage.errors import StorageError
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 PAGE = 5000
 WRITE_BATCH = 1000
@@ -87,6 +96,11 @@ MADE_WITH: dict[str, str | int | float] = {"hnsw:space": SPACE, **SMALL_GRAPH, *
 # write's index under about 40 MiB; a channel of 100k is then 10–11 collections, each a
 # get-by-id or delete call more on a rebuild or a forget (docs/performance.md).
 SEGMENT_VECTORS = 10_000
+# How many segments' indexes an embedded client may hold between calls before it is closed to let
+# them go: a bot writing to a few channels keeps each one's newest segment loaded (at most
+# 4 × 10,000 vectors, about 90 MiB), and a call that went through more (a forget or an edit in a
+# channel of 40,000 vectors or more, a rebuild) gives its memory back when it ends.
+HELD_SEGMENTS = 4
 _SEGMENT = re.compile(r"\.s([1-9][0-9]*)")
 # A copy of a channel's collection (a compaction's, a re-embed's): the channel's own name, a dash
 # and the time it was made, in hex nanoseconds (storage.reembed), then perhaps a segment suffix.
@@ -100,6 +114,19 @@ _DAMAGE = re.compile(
     r"hnsw segment reader|Error loading hnsw index|Error deserializing pickle|"
     r"Error getting embedding|Error finding id"
 )
+
+
+def _a_call(
+    method: Callable[Concatenate[ChromaVectors, P], R],
+) -> Callable[Concatenate[ChromaVectors, P], R]:
+    """A public method of :class:`ChromaVectors`: one call, counted by ``_in_use``."""
+
+    @functools.wraps(method)
+    def call(self: ChromaVectors, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._in_use():
+            return method(self, *args, **kwargs)
+
+    return call
 
 
 def collection_name(channel_key: str) -> str:
@@ -169,6 +196,10 @@ class ChromaVectors:
         self.path = path  # the embedded client's folder; None for a server
         self._as_given: dict[str, bool] = {}  # collection name → keeps_as_given
         self._checks = EmbeddedChecks(path, writable) if path is not None else None
+        self._use = threading.Lock()  # guards the three below
+        self._active = 0  # calls in progress, in any thread (nested ones counted too)
+        self._held: set[str] = set()  # segments whose index the open client may hold
+        self._filled = False  # a roll-over left a full segment's index loaded
 
     @property
     def client(self) -> object:
@@ -182,6 +213,45 @@ class ChromaVectors:
     def opened(self) -> bool:
         """Whether the Chroma client was made (for tests of what a reading touches)."""
         return self._client is not None
+
+    @contextmanager
+    def _in_use(self) -> Iterator[None]:
+        """One call on the vectors; when the last call in progress ends, an embedded client that
+        holds indexes no write needs now is closed (module docstring). Not for a client given
+        to the class (a server's, a test's): only one this class opens can be opened again."""
+        with self._use:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._use:
+                self._active -= 1
+                if (
+                    not self._active
+                    and self._connect is not None
+                    and (self._filled or len(self._held) > HELD_SEGMENTS)
+                ):
+                    self._close_client()
+
+    def _holds(self, segment: str) -> None:
+        """Note that the client may now hold ``segment``'s index (a call on its vectors loads it)."""
+        with self._use:
+            self._held.add(segment)
+
+    def _close_client(self) -> None:
+        """Close the client (the caller holds ``_use`` and no call is in progress): Chroma lets
+        go of the indexes it loaded only then (closing 40,000 vectors' four segments gave back
+        60 MiB at once, and the heap trim after an ingest's chunk 32 more)."""
+        self._held.clear()
+        self._filled = False
+        close = getattr(self._client, "close", None)
+        if close is None:  # none open, or a Chroma before clients could be closed: kept
+            return
+        self._client = None
+        try:
+            close()
+        except Exception as error:  # its memory stays; the next call opens a new client
+            log.warning("could not close the Chroma client of %s: %s", self.path, error)
 
     @classmethod
     def embedded(cls, path: Path, writable: bool = True) -> ChromaVectors:
@@ -252,6 +322,7 @@ class ChromaVectors:
         given: it is being made, so there is nothing to check)."""
         if self._checks is not None and channel_key is None:
             self._checks.collection(name)
+        self._holds(name)
         # Settings always, not only when ``channel_key`` is known: a write that finds segment 0
         # gone (a rebuild stopped after its drop, a compaction between a writer's steps) makes
         # it here, and a collection made without them would be an l2 one whose next roll-over
@@ -281,6 +352,7 @@ class ChromaVectors:
                 raise DamagedVectorsError(name, str(error)) from error
             raise
 
+    @_a_call
     def keeps_as_given(self, name: str) -> bool:
         """Whether the collection gives back exactly the vectors written to it (its space is not
         cosine, see :data:`SPACE`). Asked of Chroma once per collection and process: a
@@ -307,10 +379,12 @@ class ChromaVectors:
             found = self._collection(name)
         return dict(found.metadata or {})
 
+    @_a_call
     def create(self, name: str, channel_key: str) -> None:
         with self._calling(name, writing=True):
             self._collection(name, channel_key)
 
+    @_a_call
     def segments(self, name: str, checked: bool = True) -> list[str]:
         """The segments of channel collection ``name`` that exist, oldest first.
 
@@ -341,6 +415,7 @@ class ChromaVectors:
             self._checks.collection(name)
         return [numbers[number] for number in sorted(numbers)]
 
+    @_a_call
     def made_for(self, channel_key: str) -> dict[str, int]:
         """Each collection made for ``channel_key``, segments aside, with when it was made:
         the channel's own (0, the first) and each copy a compaction or a re-embed made
@@ -359,6 +434,7 @@ class ChromaVectors:
                 made[f"{prefix}-{match.group(1)}"] = int(match.group(1), 16)
         return made
 
+    @_a_call
     def upsert(
         self,
         name: str,
@@ -385,6 +461,8 @@ class ChromaVectors:
         start = 0
         while start < len(ids):
             if held >= self.segment_vectors:
+                with self._use:
+                    self._filled = True  # the full one is loaded, and no write needs it again
                 number += 1
                 newest, held = segment_name(name, number), 0
                 collection = self._open_segment(name, newest)
@@ -403,6 +481,7 @@ class ChromaVectors:
         a channel's vectors come back alike from every segment (:meth:`keeps_as_given`). What
         segment 0 lacks (one made without settings before they were always given) is a new
         collection's."""
+        self._holds(segment)
         with self._calling(name, writing=True):
             return self.client.get_or_create_collection(  # type: ignore[attr-defined]
                 name=segment,
@@ -430,8 +509,10 @@ class ChromaVectors:
             except NotFoundError:
                 log.info("Chroma collection %s was dropped after it was listed", segment)
                 continue
+            self._holds(segment)
             yield collection
 
+    @_a_call
     def delete_messages(self, name: str, message_ids: Iterable[str]) -> None:
         """Remove every vector of ``message_ids`` from every segment: the segments listed and
         opened once for the whole list (a forget of a speaker's 10,000 messages, say), the
@@ -443,6 +524,7 @@ class ChromaVectors:
                     with self._calling(name, writing=True):
                         collection.delete(where={"message_id": {"$in": part}})
 
+    @_a_call
     def delete_thoughts_from(self, name: str, message_id: str, first_index: int) -> None:
         """Remove a message's vectors for thoughts ``first_index`` and later (an edit shrank it)."""
         for collection in self._listed(name):
@@ -451,6 +533,7 @@ class ChromaVectors:
                     where={"$and": [{"message_id": message_id}, {"thought": {"$gte": first_index}}]}
                 )
 
+    @_a_call
     def count(self, name: str) -> int:
         total = 0
         for collection in self._listed(name):
@@ -458,12 +541,14 @@ class ChromaVectors:
                 total += int(collection.count())
         return total
 
+    @_a_call
     def delete_ids(self, name: str, ids: Sequence[str]) -> None:
         for collection in self._listed(name):
             for part in batches(ids, WRITE_BATCH):
                 with self._calling(name, writing=True):
                     collection.delete(ids=list(part))
 
+    @_a_call
     def vectors_of(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors of ``ids`` that exist, a page of ids at a time: a page by id costs the
         same anywhere in a collection, where Chroma's pages by offset grow with the offset.
@@ -483,6 +568,7 @@ class ChromaVectors:
                 break
         return found
 
+    @_a_call
     def all_ids(self, name: str, read_vectors: bool = False) -> list[str]:
         """Every id of the channel's segments, each once; with ``read_vectors`` each page's
         vectors are read too (and let go), so that an index file too damaged to give them back
@@ -514,6 +600,7 @@ class ChromaVectors:
             return
         scrub_folder(self.path)
 
+    @_a_call
     def drop(self, name: str) -> None:
         """Delete a channel's collection, every segment of it, newest first; one already gone (a
         drop redone after a crash) is not an error."""

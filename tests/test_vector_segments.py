@@ -4,6 +4,7 @@ reaches every segment (reads by id, counts, edits, deletes, a forget, a drop).""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from awai_engine.embedding import Embedder
 from awai_engine.reconcile import reconcile
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
+from storage import vectors as vectors_module
 from storage.vectors import (
     MADE_WITH,
     ChromaVectors,
@@ -297,3 +299,57 @@ def test_a_forget_lists_the_segments_once_however_many_messages_it_removes(
 
     assert len(removed) == 7 and listings.count(name) == 1
     assert vectors.all_ids(name) == []
+
+
+def _unit_rows(count: int, seed: int = 0) -> np.ndarray:
+    rows = np.random.default_rng(seed).standard_normal((count, 8)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _write(vectors: ChromaVectors, name: str, first: int, count: int) -> None:
+    ids = [vector_id(f"m{number:03d}", 0) for number in range(first, first + count)]
+    metadatas = [{"message_id": f"m{n:03d}", "thought": 0} for n in range(first, first + count)]
+    vectors.upsert(name, ids, _unit_rows(count, first), metadatas)
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_an_embedded_client_is_let_go_once_a_segment_fills_and_the_next_call_finds_everything(
+    tmp_path: Path,
+) -> None:
+    """Chroma keeps every index it loaded until its client closes: a long ingest held each
+    segment it filled. The client is closed after the write that rolled over, and opened again
+    by the next call, which reads every vector written before."""
+    vectors, name = ChromaVectors.embedded(tmp_path / "chroma"), collection_name(CHANNEL)
+    vectors.create(name, CHANNEL)
+    _write(vectors, name, 0, 2)
+    assert vectors.opened  # the newest segment's index is what the next write needs
+    _write(vectors, name, 2, 2)  # fills segment 0 and starts segment 1
+    assert not vectors.opened
+    _write(vectors, name, 4, 1)
+    assert vectors.opened
+    assert vectors.count(name) == 5
+    found = vectors.vectors_of(name, [vector_id(f"m{n:03d}", 0) for n in range(5)])
+    assert len(found) == 5 and np.allclose(found[vector_id("m000", 0)], _unit_rows(2, 0)[0])
+
+
+@pytest.mark.usefixtures("small_segments")
+def test_a_call_through_more_segments_than_a_client_may_hold_lets_them_go_when_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A count, a read by id or a forget loads every segment's index (a bot's edit in a big
+    channel held them all for good); past HELD_SEGMENTS the client is closed when the call
+    ends, never while another call is in progress."""
+    monkeypatch.setattr(vectors_module, "HELD_SEGMENTS", 2)
+    vectors, name = ChromaVectors.embedded(tmp_path / "chroma"), collection_name(CHANNEL)
+    vectors.create(name, CHANNEL)
+    for first in range(0, 4 * PER_SEGMENT, PER_SEGMENT):
+        _write(vectors, name, first, PER_SEGMENT)  # each segment filled by one write
+    assert len(vectors.segments(name)) == 4
+    vectors.count(name)  # opens the client again
+    assert not vectors.opened
+    with vectors._in_use():  # another call in progress
+        assert vectors.count(name) == 4 * PER_SEGMENT
+        assert vectors.opened
+    assert not vectors.opened
+    vectors.delete_messages(name, ["m000", "m011"])
+    assert vectors.count(name) == 4 * PER_SEGMENT - 2
