@@ -17,6 +17,9 @@ Rows (issue 32's targets in brackets):
 - a process that holds the channel as a bot does (``open_runtime``, one reading of the latest
   message): its RSS, split into anonymous and file-backed pages [≤ 400 MiB at 100k]; then the
   p50/p95 of 40 further readings in that process [p95 ≤ 3× of 1k];
+- a bot's process taking a live message, then an edit of the channel's middle message, each
+  read after: its RSS at each step and the seconds each took (an edit is not an append: the
+  next reading rebuilds the channel's read model) [the bot's ≤ 400 MiB];
 - the ingest rate of a slice of 2,000 new messages (real lines of the training split, not in the
   channel) into the large channel against the same into an empty folder, in turns, each after
   500 untimed (what a long ingest pays once: opening Chroma's index, copying the mapped vectors
@@ -83,6 +86,35 @@ for message_id in rng.sample(ids, min(count, len(ids))):
 print(json.dumps({"first": first, "kib": kib, "seconds": seconds}))
 """
 
+_EDIT = """
+import json, sys, time
+from awai_engine.settings import load_settings
+from awai_engine.values import Utterance
+from awai_engine.visibility import EVERYTHING
+from bots.runtime import open_runtime
+channel = sys.argv[1]
+def rss():
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    return int(status["VmRSS"].split()[0]) / 1024
+runtime = open_runtime(load_settings())
+ids = runtime.message_ids(channel)
+runtime.engine.read(channel, ids[-1], EVERYTHING)
+found = {"read": rss()}
+began = time.perf_counter()
+runtime.engine.ingest([Utterance(channel=channel, message_id="live-1", speaker_id="user1",
+    speaker_name="user1", text="is anyone around who knows grub?", ts=1.9e9)])
+runtime.engine.read(channel, "live-1", EVERYTHING)
+found["live"], found["live_seconds"] = rss(), time.perf_counter() - began
+old = runtime.store.timeline(channel).messages[len(ids) // 2]
+began = time.perf_counter()
+runtime.engine.edit(Utterance(channel=channel, message_id=old.message_id,
+    speaker_id=old.ref.speaker_id, speaker_name=old.ref.speaker_name, text=old.text + " (edited)",
+    ts=old.ref.ts, edited_ts=1.9e9 + 60))
+runtime.engine.read(channel, "live-1", EVERYTHING)
+found["edit"], found["edit_seconds"] = rss(), time.perf_counter() - began
+print(json.dumps(found))
+"""
+
 # Run from a small process: Linux keeps ru_maxrss across exec, so a child of this process
 # (holding a timeline and the encoder) would report this process's size as its own peak.
 _PEAK = """
@@ -127,9 +159,9 @@ def awai_peak(data: Path, *argv: str) -> tuple[float, float]:
 
 
 @contextmanager
-def copied(kept: Path, work: Path) -> Iterator[Path]:
+def copied(kept: Path, work: Path, name: str = "copy") -> Iterator[Path]:
     """A copy of the kept folder, removed afterwards: the rows write to it."""
-    target = work / "copy"
+    target = work / name
     shutil.copytree(kept, target)
     try:
         yield target
@@ -215,6 +247,33 @@ def holding(data: Path, channel: str, readings: int = 40) -> Holding:
     )
 
 
+@dataclass(frozen=True)
+class Edited:
+    """A bot's process on the channel: RSS (MiB) after a reading, after a live message and its
+    reading, after an edit of the channel's middle message and the next reading; the seconds
+    the last two took."""
+
+    read: float
+    live: float
+    live_seconds: float
+    edit: float
+    edit_seconds: float
+
+
+def edited(data: Path, channel: str) -> Edited:
+    """A fresh process opens the runtime on ``data`` (a copy: it writes), as a bot does, and
+    takes a live message and an edit of an old one, each followed by a reading."""
+    done = subprocess.run(
+        [sys.executable, "-c", _EDIT, channel],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"AWAI_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"}
+        | {key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ},
+    )
+    return Edited(**json.loads(done.stdout.splitlines()[-1]))
+
+
 def slice_rates(data: Path, utterances: list[Utterance], warm_up: int) -> tuple[float, float]:
     """(raw batched encode rate, ingest rate) in messages a second of ``utterances`` after their
     first ``warm_up``: those are ingested untimed first (the channel loaded, Chroma and the
@@ -250,6 +309,8 @@ def rows(
     written to freely) and add each row through ``add(what, small, large, ratio)``;
     ``only_ingest``: the ingest rows alone (rate, encode ratio, peak RSS)."""
     large_messages = _count(kept, channel)
+    if not only_ingest:
+        _edit_rows(kept, small, channel, work, add)
     with copied(kept, work) as large:
         if not only_ingest:
             _reading_rows(small, large, channel, work, add)
@@ -288,6 +349,30 @@ def _reading_rows(
         _latency(held[0]),
         _latency(held[1]),
         f"p95 {held[1].p95 / held[0].p95:.2f}× (goal ≤ 3×)",
+    )
+
+
+def _edit_rows(
+    kept: Path, small: Path, channel: str, work: Path, add: Callable[[str, str, str, str], None]
+) -> None:
+    """A bot's process taking a live message and an edit, small vs large, each on a copy of its
+    own (the live message is the newest: later rows' ingests would come before it)."""
+    edits = []
+    for folder in (small, kept):
+        with copied(folder, work, "edited") as copy:
+            edits.append(edited(copy, channel))
+    add(
+        "a bot's process, RSS after a reading → a live message → an edit of the middle message"
+        " (each read after)",
+        _edits(edits[0]),
+        _edits(edits[1]),
+        f"{edits[1].edit / edits[0].edit:.2f}×",
+    )
+    add(
+        "the same: seconds to store and read the live message; the edit",
+        f"{edits[0].live_seconds:.2f}; {edits[0].edit_seconds:.2f}",
+        f"{edits[1].live_seconds:.2f}; {edits[1].edit_seconds:.2f}",
+        f"edit {edits[1].edit_seconds / edits[0].edit_seconds:.0f}×",
     )
 
 
@@ -398,6 +483,10 @@ def _count(data: Path, channel: str) -> int:
 
 def _memory(held: Holding) -> str:
     return f"{held.rss:.0f} MiB ({held.anonymous:.0f} anon, {held.file_backed:.0f} file)"
+
+
+def _edits(found: Edited) -> str:
+    return f"{found.read:.0f} → {found.live:.0f} → {found.edit:.0f} MiB"
 
 
 def _latency(held: Holding) -> str:
