@@ -48,7 +48,7 @@ from sqlalchemy.orm import Session
 
 from awai_engine import mapped_rows
 from awai_engine.settings import ReadModelSettings, RecallIndexSettings
-from awai_engine.timeline import Timeline
+from awai_engine.timeline import MessageColumns, Timeline
 from awai_engine.values import MessageRef, Thought
 from storage.locks import ChannelLocks
 from storage.read_model_files import ReadModelFiles, Snapshot, Written
@@ -86,6 +86,14 @@ class _Cached:
     text_bytes: int = 0
     persisted: Written | None = None  # the channel's file this was read from or written to
     source: str = ""  # the channel row it was made from (ChannelRow.source)
+    built: bool = False  # made from SQL and Chroma here: all of it in memory, none mapped
+
+    @property
+    def in_memory(self) -> int:
+        """How many of its messages this process holds itself rather than maps from a file:
+        every one of a timeline built here, those appended since of one loaded from a file."""
+        messages = self.timeline.messages
+        return len(messages) if self.built else len(messages) - messages.restored
 
     @property
     def nbytes(self) -> int:
@@ -244,14 +252,14 @@ class ReadModel:
             return cached.timeline
 
     def _compacted(self, channel: str, cached: _Cached) -> _Cached:
-        """``cached``, or once it holds :data:`COMPACT_APPENDED` messages appended as objects,
-        the same timeline written out and loaded back from its file (the one it replaces is
-        then retired as any replaced timeline is). Kept as it is when its file cannot be
-        written, or loads other than it was written."""
+        """``cached``, or once it holds :data:`COMPACT_APPENDED` messages in memory (appended
+        as objects, or built here from SQL and Chroma), the same timeline written out and loaded
+        back from its file (the one it replaces is then retired as any replaced timeline is).
+        Kept as it is when its file cannot be written, or loads other than it was written."""
         timeline = cached.timeline
         if self.files is None or not self.files.writable or timeline.retired:
             return cached
-        if len(timeline.messages) - timeline.messages.restored < COMPACT_APPENDED:
+        if cached.in_memory < COMPACT_APPENDED:
             return cached
         self._persist(channel, cached, every=1)
         if cached.persisted is None or cached.persisted.messages != len(timeline.messages):
@@ -565,10 +573,10 @@ class ReadModel:
             fingerprint = _fingerprint(session, channel_row, last_id)
             collection, dimension = channel_row.collection, channel_row.dimension or 0
             source = channel_row.source
-        timeline = Timeline(dimension=dimension, revision=revision, index=self.recall_index)
         stored = self.vectors.vectors_of(collection, _vector_ids(rows, thoughts))
-        text_bytes = _fill(timeline, rows, thoughts, stored)
-        return _Cached(timeline, last_id, fingerprint, text_bytes, source=source)
+        columns, vectors, text_bytes = _columns(rows, thoughts, stored, dimension)
+        timeline = Timeline.built(revision, self.recall_index, columns, vectors)
+        return _Cached(timeline, last_id, fingerprint, text_bytes, source=source, built=True)
 
 
 _REVISION = select(ChannelRow.revision).where(ChannelRow.key == bindparam("key"))
@@ -727,6 +735,52 @@ def _as_written(
     appends happened since, which is when this is asked)."""
     keys = (vector_id(row.message_id, t.index) for row in rows for t in thoughts.get(row.id, ()))
     return {key: own.vectors[key] for key in keys if key in own.vectors}
+
+
+def _columns(
+    rows: Sequence[_Row],
+    thoughts: dict[int, list[Thought]],
+    stored: dict[str, np.ndarray],
+    dimension: int,
+) -> tuple[MessageColumns, np.ndarray, int]:
+    """``rows`` as columns and their thoughts' vectors in order, skipping those whose vectors
+    are missing as :func:`_fill` does, and the bytes of the texts kept. Each vector is taken out
+    of ``stored`` as it is copied, so the pages Chroma gave them in go as they are used."""
+    kept = [
+        (row, own)
+        for row in rows
+        if (own := thoughts.get(row.id, []))
+        and all(vector_id(row.message_id, t.index) in stored for t in own)
+    ]
+    if dimension == 0 and stored:
+        dimension = len(next(iter(stored.values())))
+    vectors = np.empty((sum(len(own) for _, own in kept), dimension), dtype=np.float32)
+    first_rows = np.empty(len(kept), dtype=np.int64)
+    at = 0
+    for number, (row, own) in enumerate(kept):
+        first_rows[number] = at
+        for thought in own:
+            vectors[at] = stored.pop(vector_id(row.message_id, thought.index))
+            at += 1
+    text_bytes = sum(
+        len(row.text) + len(row.summary) + sum(len(t.text) + 80 for t in own) for row, own in kept
+    )
+    columns = MessageColumns(
+        message_ids=[row.message_id for row, _ in kept],
+        speaker_ids=[row.speaker_id for row, _ in kept],
+        speaker_names=[row.speaker_name for row, _ in kept],
+        ts=np.array([row.ts for row, _ in kept], dtype=np.float64),
+        thread_roots=[row.thread_root for row, _ in kept],
+        scopes=[row.scope for row, _ in kept],
+        texts=[row.text for row, _ in kept],
+        summaries=[row.summary for row, _ in kept],
+        addressees=[json.loads(row.addressees or "[]") for row, _ in kept],
+        thought_texts=[[t.text for t in own] for _, own in kept],
+        thought_indexes=[[t.index for t in own] for _, own in kept],
+        fallbacks=[any(t.fallback for t in own) for _, own in kept],
+        first_rows=first_rows,
+    )
+    return columns, vectors, text_bytes
 
 
 def _fill(

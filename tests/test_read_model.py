@@ -26,6 +26,7 @@ from storage import vectors as vectors_module
 from storage.store import AwaiStore
 from storage.vectors import MADE_WITH
 from tests.factories import utterance
+from tests.test_recall_index import timeline_state
 
 CHANNEL = "terminal:local:test"
 LINES = (
@@ -78,6 +79,7 @@ def assert_same_timeline(ours: Timeline, theirs: Timeline) -> None:
     assert ours.vectors.tobytes() == theirs.vectors.tobytes()  # bit for bit
     np.testing.assert_array_equal(ours.row_positions, theirs.row_positions)
     assert ours.revision == theirs.revision
+    assert timeline_state(ours) == timeline_state(theirs)  # cells and word index too
 
 
 def test_another_process_appends_new_rows_to_its_timeline_instead_of_rebuilding(
@@ -250,6 +252,20 @@ def test_a_change_other_than_an_append_rebuilds_the_other_processes_timeline(
     after = reader.timeline(CHANNEL)
     assert after is not before
     assert_same_timeline(after, other_process().timeline(CHANNEL))
+
+
+def test_a_channel_rebuilt_after_an_edit_holds_its_messages_as_columns_not_as_values(
+    runtime: Runtime,
+) -> None:
+    """A rebuild took a hundred thousand messages as values (5.5 KB each) until the timeline was
+    written out and loaded back; it now holds columns, as a loaded file does, and builds only the
+    messages a reading looks at."""
+    runtime.engine.ingest([utterance(f"m{i}", LINES[i % len(LINES)]) for i in range(1, 30)])
+    runtime.engine.edit(utterance("m3", "the runner disk is fine, it was the cache"))
+    timeline = runtime.store.timeline(CHANNEL)
+    assert timeline.messages.restored == len(timeline.messages) == 29
+    assert timeline.messages.built == 0
+    assert timeline.messages[2].text == "the runner disk is fine, it was the cache"
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from awai_engine.recall_index import RecallIndexRules, RecallIndexSettings
-from awai_engine.timeline import Timeline
+from awai_engine.timeline import MessageColumns, Timeline
 from awai_engine.values import MessageRef, Thought
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
@@ -165,3 +165,123 @@ def test_the_invariant_holds_when_readings_go_through_the_cells(
     prefix.engine.ingest(messages[: i + 1])
     assert full.engine.context(channel, target, EVERYTHING) == before
     assert prefix.engine.context(channel, target, EVERYTHING) == before
+
+
+WORDS = (
+    "disk",
+    "staging",
+    "deploy",
+    "failed",
+    "cache",
+    "ok",
+    "ディスク",
+    "再起動",
+    "login",
+    "again",
+)
+
+
+def timeline_state(timeline: Timeline) -> dict[str, object]:
+    """Everything a timeline holds that a reading reads: messages, rows, speakers, threads, its
+    cells (fits, each row's cells, each cell's rows in filing order) and its word index."""
+    cells, words = timeline.cells, timeline.lexicon.state()
+    return {
+        "messages": [
+            (m.ref, m.text, m.summary, m.thoughts, m.first_row, m.addressees)
+            for m in timeline.messages
+        ],
+        "vectors": timeline.vectors.tobytes(),
+        "rows": (timeline.row_positions.tolist(), timeline.row_thought.tolist()),
+        "speakers": (timeline.speaker_codes.tolist(), timeline.speakers_seen()),
+        "lines": (timeline.threads, timeline.top_level, timeline.position_of),
+        "levels": [
+            (
+                level.fitted_rows,
+                level.centroids.tobytes(),
+                None if level.child_start is None else level.child_start.tolist(),
+                [
+                    level.cell_rows[c][: level.cell_sizes[c]].tolist()
+                    for c in range(len(level.centroids))
+                ],
+            )
+            for level in cells.levels
+        ],
+        "row_cells": (cells.filed, cells.row_cells[: cells.filed].tolist()),
+        "words": (
+            words.terms,
+            sorted(
+                zip(
+                    words.term_ids.tolist(),
+                    words.positions.tolist(),
+                    words.counts.tolist(),
+                    strict=True,
+                )
+            ),
+            words.lengths.tolist(),
+        ),
+    }
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 3),  # thoughts
+            st.lists(st.sampled_from(WORDS), max_size=6),  # words of the text
+            st.integers(0, 3),  # speaker
+            st.integers(0, 2),  # 0: top level, else a reply in thread 1 or 2
+        ),
+        max_size=60,
+    ),
+    st.integers(0, 1000),
+)
+def test_a_timeline_built_at_once_equals_the_one_appending_each_message_builds(
+    messages: list[tuple[int, list[str], int, int]], seed: int
+) -> None:
+    """A channel rebuilt whole takes every message at once (``Timeline.built``): its cells are
+    fitted at the same row counts and file every row alike, its word index counts the same
+    terms, and a reading searches it the same."""
+    index = small_index()
+    vectors = unit_vectors(sum(count for count, *_ in messages), seed)
+    appended = Timeline(dimension=vectors.shape[1], index=index)
+    first_rows, at = [], 0
+    for position, (count, words, speaker, thread) in enumerate(messages):
+        ref = MessageRef(
+            message_id=f"m{position}",
+            speaker_id=f"s{speaker}",
+            speaker_name=f"Speaker {speaker}",
+            ts=float(position),
+            position=position,
+            thread_root=f"m{thread - 1}" if thread and position >= thread else None,
+        )
+        thoughts = tuple(Thought(index=i, text=f"t{position}.{i}") for i in range(count))
+        addressees = (f"Speaker {(speaker + 1) % 4}",) if position % 3 == 0 else ()
+        appended.append(ref, " ".join(words), "", thoughts, vectors[at : at + count], addressees)
+        first_rows.append(at)
+        at += count
+    columns = MessageColumns(
+        message_ids=[m.message_id for m in appended.messages],
+        speaker_ids=[m.ref.speaker_id for m in appended.messages],
+        speaker_names=[m.ref.speaker_name for m in appended.messages],
+        ts=np.array([m.ref.ts for m in appended.messages], dtype=np.float64),
+        thread_roots=[m.ref.thread_root for m in appended.messages],
+        scopes=[m.ref.scope for m in appended.messages],
+        texts=[m.text for m in appended.messages],
+        summaries=[m.summary for m in appended.messages],
+        addressees=[list(m.addressees) for m in appended.messages],
+        thought_texts=[[t.text for t in m.thoughts] for m in appended.messages],
+        thought_indexes=[[t.index for t in m.thoughts] for m in appended.messages],
+        fallbacks=[False for _ in appended.messages],
+        first_rows=np.array(first_rows, dtype=np.int64),
+    )
+    built = Timeline.built(appended.revision, index, columns, vectors.copy())
+    assert timeline_state(built) == timeline_state(appended)
+    for end in range(1, len(vectors), 7):
+        for ours, theirs in zip(
+            built.search(np.array([end]), end), appended.search(np.array([end]), end), strict=True
+        ):
+            np.testing.assert_array_equal(ours, theirs)
+    for query in ("disk failed again", "再起動 ok"):
+        assert built.lexicon.matches(query, len(messages), 5) == appended.lexicon.matches(
+            query, len(messages), 5
+        )
