@@ -225,17 +225,7 @@ def stored_reads(folders: Sequence[Path], channel: str, work: Path) -> list[floa
 
 def holding(data: Path, channel: str, readings: int = 40) -> Holding:
     """A fresh process opens the runtime on ``data`` as a bot does and reads the channel."""
-    done = subprocess.run(
-        [sys.executable, "-c", _HOLD, channel, str(readings)],
-        capture_output=True,
-        text=True,
-        check=True,
-        # PYTHONPATH kept: a checkout measured from its own folder runs its own code here too
-        # (without it, the installed package's would answer).
-        env={"AWAI_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"}
-        | {key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ},
-    )
-    found = json.loads(done.stdout.splitlines()[-1])
+    found = _bot_process(_HOLD, data, channel, str(readings))
     kib, seconds = found["kib"], sorted(found["seconds"])
     return Holding(
         kib["VmRSS"] / 1024,
@@ -263,15 +253,23 @@ class Edited:
 def edited(data: Path, channel: str) -> Edited:
     """A fresh process opens the runtime on ``data`` (a copy: it writes), as a bot does, and
     takes a live message and an edit of an old one, each followed by a reading."""
+    return Edited(**_bot_process(_EDIT, data, channel))
+
+
+def _bot_process(script: str, data: Path, *argv: str) -> dict[str, Any]:
+    """What ``script``, run in a fresh process on the data folder ``data``, printed last (JSON)."""
     done = subprocess.run(
-        [sys.executable, "-c", _EDIT, channel],
+        [sys.executable, "-c", script, *argv],
         capture_output=True,
         text=True,
         check=True,
+        # PYTHONPATH kept: a checkout measured from its own folder runs its own code here too
+        # (without it, the installed package's would answer).
         env={"AWAI_DATA_DIR": str(data), "PATH": "/usr/bin:/bin"}
         | {key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ},
     )
-    return Edited(**json.loads(done.stdout.splitlines()[-1]))
+    found: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return found
 
 
 def slice_rates(data: Path, utterances: list[Utterance], warm_up: int) -> tuple[float, float]:

@@ -746,12 +746,7 @@ def _columns(
     """``rows`` as columns and their thoughts' vectors in order, skipping those whose vectors
     are missing as :func:`_fill` does, and the bytes of the texts kept. Each vector is taken out
     of ``stored`` as it is copied, so the pages Chroma gave them in go as they are used."""
-    kept = [
-        (row, own)
-        for row in rows
-        if (own := thoughts.get(row.id, []))
-        and all(vector_id(row.message_id, t.index) in stored for t in own)
-    ]
+    kept = _with_vectors(rows, thoughts, stored)
     if dimension == 0 and stored:
         dimension = len(next(iter(stored.values())))
     vectors = np.empty((sum(len(own) for _, own in kept), dimension), dtype=np.float32)
@@ -762,9 +757,7 @@ def _columns(
         for thought in own:
             vectors[at] = stored.pop(vector_id(row.message_id, thought.index))
             at += 1
-    text_bytes = sum(
-        len(row.text) + len(row.summary) + sum(len(t.text) + 80 for t in own) for row, own in kept
-    )
+    text_bytes = sum(_text_bytes(row, own) for row, own in kept)
     columns = MessageColumns(
         message_ids=[row.message_id for row, _ in kept],
         speaker_ids=[row.speaker_id for row, _ in kept],
@@ -792,13 +785,28 @@ def _fill(
     """Append ``rows`` in order, skipping those whose vectors are missing (invisible until
     reconciliation re-embeds them, as in a rebuild); returns the bytes of the texts appended."""
     text_bytes = 0
-    for row in rows:
-        own = thoughts.get(row.id, [])
-        if not own or any(vector_id(row.message_id, t.index) not in stored for t in own):
-            continue
+    for row, own in _with_vectors(rows, thoughts, stored):
         _append(timeline, row, own, stored)
-        text_bytes += len(row.text) + len(row.summary) + sum(len(t.text) + 80 for t in own)
+        text_bytes += _text_bytes(row, own)
     return text_bytes
+
+
+def _with_vectors(
+    rows: Sequence[_Row], thoughts: dict[int, list[Thought]], stored: dict[str, np.ndarray]
+) -> list[tuple[_Row, list[Thought]]]:
+    """The rows whose every thought has its vector in ``stored``, with their thoughts: a row
+    missing one stays invisible until reconciliation re-embeds it."""
+    return [
+        (row, own)
+        for row in rows
+        if (own := thoughts.get(row.id, []))
+        and all(vector_id(row.message_id, t.index) in stored for t in own)
+    ]
+
+
+def _text_bytes(row: _Row, own: Sequence[Thought]) -> int:
+    """What a message's texts take in a cached timeline (the memory estimate's share)."""
+    return len(row.text) + len(row.summary) + sum(len(t.text) + 80 for t in own)
 
 
 def _append(
