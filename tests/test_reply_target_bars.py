@@ -1,10 +1,11 @@
-"""The bars are the median over seeds of the bars each network gets, and the fitted file
-records what it was built with.
+"""The fitted file is the average of networks differing in their seed, its bars read by their
+rules, and it records what it was built with.
 
 Why these tests: one network's own-line bar is the plateau's highest bar, and the accuracy there
-is flat within a message or two, so a refit with another seed moved it 0.52-0.72 (session 21).
-These read the rules on made-up accuracy curves and bars and the file's provenance on made-up
-files; nothing of ../shared is read and nothing is fitted.
+is flat within a message or two, so a refit with another seed moved it 0.52-0.72 (session 21);
+the average of eight networks depends on no single seed. These read the rules on made-up
+accuracy curves, the average on made-up networks and the file's provenance on made-up files;
+nothing of ../shared is read and nothing is fitted.
 """
 
 from __future__ import annotations
@@ -13,16 +14,15 @@ import json
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from awai_engine.reply_target.built_with import LIBRARIES, differences, installed_versions
 from awai_engine.reply_target.model import fitted_model
 from bench.fit_reply_target import (
-    Bars,
+    averaged,
     built_with,
     highest_kept,
-    left_out_ranges,
-    median_bars,
-    nearest_to,
+    probabilities,
     rebuild_note,
 )
 from bots.terminal.reply_model_status import built_with_note
@@ -47,35 +47,40 @@ def test_a_dip_near_the_plateaus_end_moves_one_networks_bar_far() -> None:
     assert [highest_kept(BARS, a[None, :], 0.005) for a in (flat, dipped)] == [0.70, 0.59]
 
 
-# the bars seeds 0-7 of the session 21 tables got, one network each
-SESSION_21 = [
-    Bars(0.34, 0.63, 0.54),
-    Bars(0.35, 0.53, 0.67),
-    Bars(0.41, 0.54, 0.52),
-    Bars(0.34, 0.55, 0.62),
-    Bars(0.39, 0.53, 0.52),
-    Bars(0.34, 0.53, 0.63),
-    Bars(0.34, 0.59, 0.66),
-    Bars(0.32, 0.56, 0.72),
-]
+def _network(seed: int, mean: np.ndarray, scale: np.ndarray) -> tuple[dict, np.ndarray, np.ndarray]:
+    """A made-up one-hidden-layer network on three features, as ``fit`` returns one."""
+    rng = np.random.default_rng(seed)
+    layers = [
+        {"weights": rng.normal(size=(3, 4)).tolist(), "bias": rng.normal(size=4).tolist()},
+        {"weights": rng.normal(size=(4, 1)).tolist(), "bias": rng.normal(size=1).tolist()},
+    ]
+    return {"layers": layers, "epochs_run": 10 + seed, "converged": True}, mean, scale
 
 
-def test_the_bars_are_each_bars_median_over_seeds() -> None:
-    assert median_bars(SESSION_21) == Bars(0.34, 0.545, 0.625)
-    assert median_bars(SESSION_21[:3]) == Bars(0.35, 0.54, 0.54)  # an odd count: a seed's own
+def _logits(network: tuple[dict, np.ndarray, np.ndarray], x: np.ndarray) -> np.ndarray:
+    layers, mean, scale = network
+    (w1, b1), (w2, b2) = (
+        (np.asarray(one["weights"]), np.asarray(one["bias"])) for one in layers["layers"]
+    )
+    return (np.maximum(((x - mean) / scale) @ w1 + b1, 0.0) @ w2 + b2)[:, 0]
 
 
-def test_leaving_one_seed_out_moves_the_medians_less_than_one_seed_moves_its_bars() -> None:
-    ranges = left_out_ranges(SESSION_21)
-    assert ranges == {"near": (0.34, 0.34), "far": (0.54, 0.55), "own": (0.62, 0.63)}
-    assert all(round(high - low, 3) <= 0.01 for low, high in ranges.values())
+def test_the_file_is_one_network_whose_logit_is_the_mean_of_the_networks_logits() -> None:
+    mean, scale = np.array([0.1, -0.2, 0.3]), np.array([1.0, 2.0, 0.5])
+    networks = [_network(seed, mean, scale) for seed in range(3)]
+    x = np.random.default_rng(9).normal(size=(20, 3))
+    expected = 1.0 / (1.0 + np.exp(-np.mean([_logits(n, x) for n in networks], axis=0)))
+    layers, got_mean, got_scale = averaged(networks)
+    assert np.array_equal(got_mean, mean) and np.array_equal(got_scale, scale)
+    assert np.array(layers["layers"][0]["weights"]).shape == (3, 12)  # their units side by side
+    assert layers["epochs_run"] == [10, 11, 12] and layers["converged"]
+    assert np.allclose(probabilities(layers, mean, scale, x), expected, rtol=0, atol=1e-12)
 
 
-def test_the_network_shipped_is_the_one_whose_own_bars_the_medians_nearly_are() -> None:
-    # seed 3's own bars 0.34 / 0.55 / 0.62 are within 0.005 of the medians; seed 0's far bar is
-    # 0.085 above them
-    assert nearest_to(SESSION_21, median_bars(SESSION_21)) == 3
-    assert nearest_to([Bars(0.3, 0.5, 0.6), Bars(0.3, 0.5, 0.6)], Bars(0.3, 0.5, 0.6)) == 0
+def test_networks_fitted_on_other_rows_are_not_averaged() -> None:
+    mean, scale = np.zeros(3), np.ones(3)
+    with pytest.raises(ValueError, match="standardisations differ"):
+        averaged([_network(0, mean, scale), _network(1, mean + 1.0, scale)])
 
 
 def _raw(**extra: object) -> dict[str, object]:
