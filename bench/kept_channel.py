@@ -19,7 +19,9 @@ Rows (issue 32's targets in brackets):
   p50/p95 of 40 further readings in that process [p95 ≤ 3× of 1k];
 - a bot's process taking a live message, then an edit of the channel's middle message, each
   read after: its RSS at each step and the seconds each took (an edit is not an append: the
-  next reading rebuilds the channel's read model) [the bot's ≤ 400 MiB];
+  read model is cut before the edited message and the rest read again) [the bot's ≤ 400 MiB];
+  then the same with an edit of a recent message (:data:`RECENT` from the newest), which should
+  cost about what the live message does;
 - the ingest rate of a slice of 2,000 new messages (real lines of the training split, not in the
   channel) into the large channel against the same into an empty folder, in turns, each after
   500 untimed (what a long ingest pays once: opening Chroma's index, copying the mapped vectors
@@ -92,7 +94,7 @@ from awai_engine.settings import load_settings
 from awai_engine.values import Utterance
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import open_runtime
-channel = sys.argv[1]
+channel, back = sys.argv[1], int(sys.argv[2])
 def rss():
     status = dict(line.split(":", 1) for line in open("/proc/self/status"))
     return int(status["VmRSS"].split()[0]) / 1024
@@ -105,7 +107,7 @@ runtime.engine.ingest([Utterance(channel=channel, message_id="live-1", speaker_i
     speaker_name="user1", text="is anyone around who knows grub?", ts=1.9e9)])
 runtime.engine.read(channel, "live-1", EVERYTHING)
 found["live"], found["live_seconds"] = rss(), time.perf_counter() - began
-old = runtime.store.timeline(channel).messages[len(ids) // 2]
+old = runtime.store.timeline(channel).messages[len(ids) - back if back else len(ids) // 2]
 began = time.perf_counter()
 runtime.engine.edit(Utterance(channel=channel, message_id=old.message_id,
     speaker_id=old.ref.speaker_id, speaker_name=old.ref.speaker_name, text=old.text + " (edited)",
@@ -237,10 +239,13 @@ def holding(data: Path, channel: str, readings: int = 40) -> Holding:
     )
 
 
+RECENT = 10  # the recent message edited: this many back from the newest before the live one
+
+
 @dataclass(frozen=True)
 class Edited:
     """A bot's process on the channel: RSS (MiB) after a reading, after a live message and its
-    reading, after an edit of the channel's middle message and the next reading; the seconds
+    reading, after an edit of one of the channel's messages and the next reading; the seconds
     the last two took."""
 
     read: float
@@ -250,10 +255,11 @@ class Edited:
     edit_seconds: float
 
 
-def edited(data: Path, channel: str) -> Edited:
+def edited(data: Path, channel: str, back: int = 0) -> Edited:
     """A fresh process opens the runtime on ``data`` (a copy: it writes), as a bot does, and
-    takes a live message and an edit of an old one, each followed by a reading."""
-    return Edited(**_bot_process(_EDIT, data, channel))
+    takes a live message and an edit of an older one (``back`` from the newest before the live
+    one; 0: the middle one), each followed by a reading."""
+    return Edited(**_bot_process(_EDIT, data, channel, str(back)))
 
 
 def _bot_process(script: str, data: Path, *argv: str) -> dict[str, Any]:
@@ -353,25 +359,27 @@ def _reading_rows(
 def _edit_rows(
     kept: Path, small: Path, channel: str, work: Path, add: Callable[[str, str, str, str], None]
 ) -> None:
-    """A bot's process taking a live message and an edit, small vs large, each on a copy of its
-    own (the live message is the newest: later rows' ingests would come before it)."""
-    edits = []
-    for folder in (small, kept):
-        with copied(folder, work, "edited") as copy:
-            edits.append(edited(copy, channel))
-    add(
-        "a bot's process, RSS after a reading → a live message → an edit of the middle message"
-        " (each read after)",
-        _edits(edits[0]),
-        _edits(edits[1]),
-        f"{edits[1].edit / edits[0].edit:.2f}×",
-    )
-    add(
-        "the same: seconds to store and read the live message; the edit",
-        f"{edits[0].live_seconds:.2f}; {edits[0].edit_seconds:.2f}",
-        f"{edits[1].live_seconds:.2f}; {edits[1].edit_seconds:.2f}",
-        f"edit {edits[1].edit_seconds / edits[0].edit_seconds:.0f}×",
-    )
+    """A bot's process taking a live message and an edit (of the middle message, then in another
+    process of a recent one), small vs large, each on a copy of its own (the live message is the
+    newest: later rows' ingests would come before it)."""
+    for back, which in ((0, "the middle message"), (RECENT, f"a recent message ({RECENT} back)")):
+        edits = []
+        for folder in (small, kept):
+            with copied(folder, work, "edited") as copy:
+                edits.append(edited(copy, channel, back))
+        add(
+            f"a bot's process, RSS after a reading → a live message → an edit of {which}"
+            " (each read after)",
+            _edits(edits[0]),
+            _edits(edits[1]),
+            f"{edits[1].edit / edits[0].edit:.2f}×",
+        )
+        add(
+            "the same: seconds to store and read the live message; the edit",
+            f"{edits[0].live_seconds:.2f}; {edits[0].edit_seconds:.2f}",
+            f"{edits[1].live_seconds:.2f}; {edits[1].edit_seconds:.2f}",
+            f"edit {edits[1].edit_seconds / edits[0].edit_seconds:.1f}×",
+        )
 
 
 def _ingest_rows(

@@ -4,22 +4,28 @@ The cache is tagged with the channel's revision, a counter in SQL bumped by ever
 must see. A reader compares it (one cheap query); when it moved, the cache *catches up*: the rows
 added since (ids above the last one it holds, synced) are read with their vectors and appended,
 in the process that wrote them and in every other one, so a write never costs another process a
-rebuild of the whole channel. Only a change other than an append rebuilds: it is recognised by a
-fingerprint of the rows the cache already holds (how many are synced, the sum of their ids, how
-many were ever edited and the latest edit time, how many hold offline fallback thoughts (a
-re-extraction rewrites them in place), which message holds the last id: SQLite reuses the id of
-a deleted last row) and the channel's collection (a re-embed), all
-read in the same snapshot as the new rows. A delete, an edit, a row of an earlier id synced late
-(a slower writer, a repair) or a new row earlier in channel order than the last cached one all
-change it, and the next read rebuilds (correct in every case; merely slower in the rare ones).
+rebuild of the whole channel. A change other than an append is recognised by a fingerprint of
+the rows the cache already holds (:mod:`storage.fingerprints`), read in the same snapshot as the
+new rows: a delete, an edit, a row of an earlier id synced late (a slower writer, a repair) or a
+new row earlier in channel order than the last cached one all change it.
+
+Then only the rows from the first one that changed are read again (:mod:`storage.read_model_keys`):
+SQL's rows are compared, position by position, with the row each cached message is; when every
+one the cache holds is unchanged (a row came late, or earlier in channel order, after them) the
+rest are appended in channel order. Otherwise the channel's file is cut before the first changed
+row (:meth:`~storage.read_model_files.ReadModelFiles.cut`), loaded and caught up the same way, so
+an edit of a recent message costs about what an append does, not a rebuild of the channel. With
+no file to cut (none written yet, persistence off, a read-only folder), nothing kept (the first
+message changed) or a re-embed (every vector changed), the channel is rebuilt whole.
 
 Persisted (:mod:`storage.read_model_files`): a process that has no timeline of a channel loads
 the one on disk and catches it up like a cached one, so a start reads only the rows added since
-the file was written (validated by the same fingerprint: a stale file is shredded and the
-channel rebuilt). The messages the file lacks are appended to it once ``read_model.persist_every``
-of them are not in it, and when the process closes (:meth:`ReadModel.flush`, after catching the
-timeline up) if any are not; it is shredded by every removal (:meth:`ReadModel.discard`). A start whose file is current at SQL's revision takes it as
-it is (no fingerprint, no row read) and never opens Chroma.
+the file was written (validated by the same fingerprint: a stale file is cut, as above). The
+messages the file lacks are appended to it once ``read_model.persist_every`` of them are not in
+it, and when the process closes (:meth:`ReadModel.flush`, after catching the timeline up) if any
+are not; every removal and edit cuts it at once (:meth:`ReadModel.discard`), so no removed or
+replaced words stay on disk. A start whose file is current at SQL's revision takes it as it is
+(no fingerprint, no row read) and never opens Chroma.
 
 Memory is bounded by ``read_model.max_mb``: the channels read least recently are dropped first
 (their next read rebuilds them), never the one being read.
@@ -43,15 +49,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Integer, bindparam, cast, func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from awai_engine import mapped_rows
 from awai_engine.settings import ReadModelSettings, RecallIndexSettings
 from awai_engine.timeline import MessageColumns, Timeline
 from awai_engine.values import MessageRef, Thought
+from storage import fingerprints
 from storage.locks import ChannelLocks
 from storage.read_model_files import ReadModelFiles, Snapshot, Written
+from storage.read_model_keys import NO_KEYS, HeldRows, Kept, RowKeys, SyncedOrder
 from storage.sql import ChannelRow, Database, ThoughtRow, UtteranceRow
 from storage.vectors import ChromaVectors, vector_id
 
@@ -87,6 +95,11 @@ class _Cached:
     persisted: Written | None = None  # the channel's file this was read from or written to
     source: str = ""  # the channel row it was made from (ChannelRow.source)
     built: bool = False  # made from SQL and Chroma here: all of it in memory, none mapped
+    keys: RowKeys = NO_KEYS  # which SQL row each message is (storage.read_model_keys)
+    # Caught up by position past a row that came late: the pointer of its file (and of one cut
+    # to its rows) does not say SQL's fingerprint, which the scheduler's check would take for a
+    # change at every run; it is written at once.
+    write_now: bool = False
 
     @property
     def in_memory(self) -> int:
@@ -147,6 +160,7 @@ class _Row:
     text: str
     summary: str
     addressees: str | None
+    edited_at: float | None
 
 
 _ROW_COLUMNS: tuple[Any, ...] = (  # one per field of _Row, in order
@@ -160,6 +174,7 @@ _ROW_COLUMNS: tuple[Any, ...] = (  # one per field of _Row, in order
     UtteranceRow.text,
     UtteranceRow.summary,
     UtteranceRow.addressees,
+    UtteranceRow.edited_at,
 )
 
 
@@ -229,10 +244,8 @@ class ReadModel:
         with self.locks(channel):
             cached = self._held(channel) or self._load(channel)
             if cached is None or not self._catch_up(channel, cached):
-                if cached is not None and self.files is not None:
-                    self.files.shred(channel)  # stale: it may hold what was removed since
-                cached = self._build(channel)
-            self._persist(channel, cached)
+                cached = self._rebuilt(channel, cached)
+            self._persist(channel, cached, every=1 if cached.write_now else None)
             cached = self._compacted(channel, cached)
             with self._cache_guard:
                 # Retired meanwhile (a removal check dropped it while this caught it up): it is
@@ -291,16 +304,53 @@ class ReadModel:
         self._released(channel)
 
     def discard(self, channel: str) -> None:
-        """After a removal: drop the cached timeline and shred the channel's file, so no
-        removed message stays on disk (the next read rebuilds both)."""
+        """After a removal (or an edit, which removes the words replaced): drop the cached
+        timeline and cut the channel's file before the first row SQL no longer holds as it is,
+        so no removed message stays on disk (:meth:`_cut`); the next read appends the rest."""
         self.forget(channel)
+        self._cut(channel)
+
+    def _cut(self, channel: str) -> bool:
+        """Cut the channel's file before the first of its rows that SQL no longer holds as it
+        is (shredded if that is the first, or the channel was dropped or re-embedded: every
+        vector changed); whether a file holding any message is left.
+
+        Decided under the file's lock, from one SQL snapshot: a removal committed after it cuts
+        the file again once it is committed (it calls :meth:`discard`), so a cut only ever
+        leaves rows that SQL held as they are at some point after the file was written."""
+        if self.files is None:
+            return False
+
+        def kept(held: HeldRows, source: str) -> Kept | None:
+            with self.db.read() as session:
+                channel_row = self.db.channel(session, channel)
+                if channel_row is None or channel_row.source != source:
+                    return None
+                messages = SyncedOrder.read(session, channel_row.id).first_change(held)
+                revision = channel_row.revision
+            if not messages:
+                return None
+            last_id, fingerprint = fingerprints.held_fingerprint(held, messages, source)
+            return Kept(messages, revision, last_id, fingerprint)
+
+        return self.files.cut(channel, self.recall_index, kept) is not None
+
+    def _rebuilt(self, channel: str, stale: _Cached | None) -> _Cached:
+        """The channel's timeline when ``stale`` (cached, or loaded from its file) holds a row
+        that changed since: its file cut before the first changed row, loaded, and caught up
+        with the rows from there on; built whole when nothing is kept (see :meth:`_cut`)."""
+        if stale is not None and self._cut(channel):
+            loaded = self._load(channel)
+            if loaded is not None and self._catch_up(channel, loaded):
+                return loaded
         if self.files is not None:
-            self.files.shred(channel)
+            self.files.shred(channel)  # it may hold what was removed since
+        return self._build(channel)
 
     def drop_outdated(self) -> list[str]:
-        """Drop every timeline held in memory, and shred every file, that holds a row changed
-        since other than by an append (a removal, an edit, a rescope, the channel dropped or its
-        database replaced); returns the channels dropped.
+        """Drop every timeline held in memory, and cut every file (:meth:`discard`), that holds a
+        row changed since other than by an append (a removal, an edit, a rescope, the channel
+        dropped or its database replaced); returns the channels dropped.
 
         Why: a process drops its own at once when it removes a message, but another process of
         the same deployment learns of it only at its next reading of that channel. Until then
@@ -350,7 +400,7 @@ class ReadModel:
                 return True
             if channel_row.revision == revision:
                 return False
-            return _fingerprint(session, channel_row, last_id) != fingerprint
+            return fingerprints.fingerprint(session, channel_row, last_id) != fingerprint
 
     def _load(self, channel: str) -> _Cached | None:
         """The channel's persisted timeline, not yet checked against SQL (catching up does)."""
@@ -366,6 +416,7 @@ class ReadModel:
             snapshot.text_bytes,
             snapshot.written,
             snapshot.source,
+            keys=snapshot.keys or NO_KEYS,
         )
 
     def flush(self) -> None:
@@ -403,6 +454,7 @@ class ReadModel:
             cached.fingerprint,
             cached.text_bytes,
             cached.source,
+            keys=cached.keys,
         )
 
         revision = cached.timeline.revision  # the fingerprint was taken at this revision
@@ -419,11 +471,11 @@ class ReadModel:
                     cached.fingerprint,
                 ):
                     return True  # nothing changed since: no pass over the channel's rows
-                return _fingerprint(session, row, last_id) == fingerprint
+                return fingerprints.fingerprint(session, row, last_id) == fingerprint
 
         written = self.files.save(channel, snapshot, current_at, cached.persisted)
         if written is not None:
-            cached.persisted = written
+            cached.persisted, cached.write_now = written, False
 
     def vouched_thoughts(self, channel: str, revision: int, source: str) -> int | None:
         """How many thoughts' vectors the channel's read model holds, if it is current at
@@ -510,7 +562,13 @@ class ReadModel:
         return -1 if revision is None else int(revision)
 
     def _catch_up(self, channel: str, cached: _Cached) -> bool:
-        """Append the rows added since ``cached`` was current; ``False`` if it must be rebuilt."""
+        """Append the rows added since ``cached`` was current; ``False`` if a row it holds
+        changed since (see :meth:`_rebuilt`).
+
+        The rows after the last id it holds, when its fingerprint holds and they come after its
+        messages in channel order; otherwise SQL's rows are compared with those it holds,
+        position by position, and when every one is unchanged the rows after them in channel
+        order are appended, whatever their ids (a row synced late, a file cut before a change)."""
         with self.db.read() as session:
             channel_row = self.db.channel(session, channel)
             if channel_row is None:
@@ -534,30 +592,29 @@ class ReadModel:
                 or not own.only_these_since(cached.timeline.revision, channel_row.revision)
             ):
                 own = None  # something else changed too: checked as any other change is
-            if own is None and _fingerprint(session, channel_row, cached.last_id) != (
-                cached.fingerprint
-            ):
-                return False
-            rows, thoughts = _rows(session, channel_row.id, after=cached.last_id)
-            last_id = max((row.id for row in rows), default=cached.last_id)
-            new_fingerprint = (
-                _fingerprint_extended(
-                    session, channel_row, cached.fingerprint, cached.last_id, last_id
-                )
-                if own is not None
-                else _fingerprint(session, channel_row, last_id)
+            unchanged = own is not None or (
+                fingerprints.fingerprint(session, channel_row, cached.last_id) == cached.fingerprint
             )
+            added = (
+                _after_last_id(session, channel_row, cached, own is not None) if unchanged else None
+            )
+            if added is None:
+                own = None
+                added = _after_first_change(session, channel_row, cached)
+                if added is None:
+                    return False
+                cached.write_now = True
             revision, collection = channel_row.revision, channel_row.collection
             source = channel_row.source
-        timeline = cached.timeline
-        if rows and timeline.messages and rows[0].ts < timeline.messages[-1].ref.ts:
-            return False  # earlier in channel order than what is cached: positions would move
+        rows, thoughts = added.rows, added.thoughts
         stored = _as_written(own, rows, thoughts) if own is not None else {}
         missing = [key for key in _vector_ids(rows, thoughts) if key not in stored]
         stored.update(self.vectors.vectors_of(collection, missing))
-        cached.text_bytes += _fill(timeline, rows, thoughts, stored)
-        timeline.revision = revision
-        cached.last_id, cached.fingerprint = last_id, new_fingerprint
+        text_bytes, keys = _fill(cached.timeline, rows, thoughts, stored)
+        cached.text_bytes += text_bytes
+        cached.keys += keys
+        cached.timeline.revision = revision
+        cached.last_id, cached.fingerprint = added.last_id, added.fingerprint
         cached.source = source
         return True
 
@@ -570,25 +627,95 @@ class ReadModel:
             revision = channel_row.revision
             rows, thoughts = _rows(session, channel_row.id, after=None)
             last_id = max((row.id for row in rows), default=0)
-            fingerprint = _fingerprint(session, channel_row, last_id)
+            fingerprint = fingerprints.fingerprint(session, channel_row, last_id)
             collection, dimension = channel_row.collection, channel_row.dimension or 0
             source = channel_row.source
         stored = self.vectors.vectors_of(collection, _vector_ids(rows, thoughts))
-        columns, vectors, text_bytes = _columns(rows, thoughts, stored, dimension)
+        columns, vectors, text_bytes, keys = _columns(rows, thoughts, stored, dimension)
         timeline = Timeline.built(revision, self.recall_index, columns, vectors)
-        return _Cached(timeline, last_id, fingerprint, text_bytes, source=source, built=True)
+        return _Cached(
+            timeline, last_id, fingerprint, text_bytes, source=source, built=True, keys=keys
+        )
+
+
+@dataclass(frozen=True)
+class _Added:
+    """Rows to append to a cached timeline (in channel order, with their thoughts), and the last
+    id and fingerprint of SQL's rows it holds once they are."""
+
+    rows: list[_Row]
+    thoughts: dict[int, list[Thought]]
+    last_id: int
+    fingerprint: str
+
+
+def _after_last_id(
+    session: Session, channel_row: ChannelRow, cached: _Cached, own: bool
+) -> _Added | None:
+    """The synced rows after the last id ``cached`` holds, whose rows are unchanged (its
+    fingerprint holds, or only this process appended since: ``own``); ``None`` if one comes
+    before its last message in channel order (its positions would move)."""
+    rows, thoughts = _rows(session, channel_row.id, after=cached.last_id)
+    timeline = cached.timeline
+    if rows and timeline.messages and rows[0].ts < timeline.timestamps[-1]:
+        return None
+    last_id = max((row.id for row in rows), default=cached.last_id)
+    return _Added(
+        rows,
+        thoughts,
+        last_id,
+        fingerprints.fingerprint_extended(
+            session, channel_row, cached.fingerprint, cached.last_id, last_id
+        )
+        if own
+        else fingerprints.fingerprint(session, channel_row, last_id),
+    )
+
+
+def _after_first_change(
+    session: Session, channel_row: ChannelRow, cached: _Cached
+) -> _Added | None:
+    """The synced rows after those ``cached`` holds in channel order, if SQL still holds every
+    one of those as it is, at the same position (:mod:`storage.read_model_keys`); ``None`` if
+    one changed, or the channel was re-embedded (every vector changed)."""
+    if channel_row.source != cached.source:
+        return None
+    order = SyncedOrder.read(session, channel_row.id)
+    timeline = cached.timeline
+    held = HeldRows(cached.keys, list(timeline.position_of), timeline.scopes, timeline.timestamps)
+    count = len(timeline.messages)
+    if order.first_change(held) < count:
+        return None
+    rows, thoughts = (
+        _rows(session, channel_row.id, since=order.at(count)) if count < len(order) else ([], {})
+    )
+    return _Added(
+        rows, thoughts, order.last_id, fingerprints.fingerprint(session, channel_row, order.last_id)
+    )
 
 
 _REVISION = select(ChannelRow.revision).where(ChannelRow.key == bindparam("key"))
 
 
 def _rows(
-    session: Session, channel_id: int, after: int | None
+    session: Session,
+    channel_id: int,
+    after: int | None = None,
+    since: tuple[float, int] | None = None,
 ) -> tuple[list[_Row], dict[int, list[Thought]]]:
-    """Synced rows in channel order (only ids above ``after`` if given), and their thoughts."""
+    """Synced rows in channel order, and their thoughts: only ids above ``after`` if given, only
+    the rows at and after the place ``since`` (timestamp, id) in channel order if given."""
     condition = (UtteranceRow.channel_id == channel_id) & UtteranceRow.synced.is_(True)
     if after is not None:
         condition = condition & (UtteranceRow.id > after)
+    if since is not None:
+        ts, row_id = since
+        # The first term alone bounds the channel-order index's range.
+        condition = (
+            condition
+            & (UtteranceRow.ts >= ts)
+            & ((UtteranceRow.ts > ts) | (UtteranceRow.id >= row_id))
+        )
     rows = [
         _Row(*row)
         for row in session.execute(
@@ -624,103 +751,6 @@ def _synced_span(session: Session, channel_id: int) -> tuple[int, int]:
     return int(count), int(last)
 
 
-def _fingerprint(session: Session, channel_row: ChannelRow, last_id: int) -> str:
-    """What changes when any synced row up to ``last_id`` changes other than by being appended."""
-    scopes, edited, latest_edit, fallbacks = _fingerprint_parts(
-        session,
-        (UtteranceRow.channel_id == channel_row.id)
-        & UtteranceRow.synced.is_(True)
-        & (UtteranceRow.id <= last_id),
-    )
-    return _fingerprint_of(
-        scopes,
-        edited,
-        latest_edit,
-        fallbacks,
-        channel_row.source,
-        _holder(session, channel_row, last_id),
-    )
-
-
-def _fingerprint_of(
-    scopes: list[tuple[str, int, int]],
-    edited: int,
-    latest_edit: float,
-    fallbacks: int,
-    source: str,
-    holder: str | None,
-) -> str:
-    # Per scope, how many rows and the sum of their ids: a row deleted, synced late or moved to
-    # another scope (a thread made private) changes it, in whichever process did it.
-    return json.dumps([scopes, edited, latest_edit, fallbacks, source, holder])
-
-
-def _holder(session: Session, channel_row: ChannelRow, last_id: int) -> str | None:
-    """The message at ``last_id``: SQLite hands the id of a deleted last row to the next insert,
-    and this tells a reused id from the row a cache holds."""
-    return session.scalar(
-        select(UtteranceRow.message_id).where(
-            UtteranceRow.channel_id == channel_row.id, UtteranceRow.id == last_id
-        )
-    )
-
-
-def _fingerprint_parts(
-    session: Session, mine: Any
-) -> tuple[list[tuple[str, int, int]], int, float, int]:
-    """Per scope (how many rows, the sum of their ids), how many were edited and the latest
-    edit, how many hold offline fallback thoughts: of the rows ``mine`` selects."""
-    edited, latest_edit, fallbacks = session.execute(
-        select(
-            func.count(UtteranceRow.edited_at),
-            func.coalesce(func.max(UtteranceRow.edited_at), 0.0),
-            # Thoughts re-extracted in place (an offline fallback replaced) keep text and edits.
-            func.coalesce(func.sum(cast(UtteranceRow.extraction_fallback, Integer)), 0),
-        ).where(mine)
-    ).one()
-    scopes = sorted(
-        (scope, int(count), int(id_sum))
-        for scope, count, id_sum in session.execute(
-            select(
-                UtteranceRow.scope,
-                func.count(UtteranceRow.id),
-                func.coalesce(func.sum(UtteranceRow.id), 0),
-            )
-            .where(mine)
-            .group_by(UtteranceRow.scope)
-        )
-    )
-    return scopes, int(edited), float(latest_edit), int(fallbacks)  # type: ignore[arg-type]  # COALESCE: never NULL
-
-
-def _fingerprint_extended(
-    session: Session, channel_row: ChannelRow, fingerprint: str, after: int, last_id: int
-) -> str:
-    """:func:`_fingerprint` of the synced rows up to ``last_id``, from ``fingerprint`` (that of
-    the rows up to ``after``, known unchanged) and the rows after it alone: each part is a count,
-    a sum or a maximum, so the rows the channel held need not be read again."""
-    scopes, edited, latest_edit, fallbacks, source, _ = json.loads(fingerprint)
-    new_scopes, new_edited, new_latest, new_fallbacks = _fingerprint_parts(
-        session,
-        (UtteranceRow.channel_id == channel_row.id)
-        & UtteranceRow.synced.is_(True)
-        & (UtteranceRow.id > after)
-        & (UtteranceRow.id <= last_id),
-    )
-    totals = {scope: (count, id_sum) for scope, count, id_sum in scopes}
-    for scope, count, id_sum in new_scopes:
-        held = totals.get(scope, (0, 0))
-        totals[scope] = (held[0] + count, held[1] + id_sum)
-    return _fingerprint_of(
-        sorted((scope, count, id_sum) for scope, (count, id_sum) in totals.items()),
-        edited + new_edited,
-        max(float(latest_edit), new_latest),
-        fallbacks + new_fallbacks,
-        source,
-        _holder(session, channel_row, last_id),
-    )
-
-
 def _vector_ids(rows: Sequence[_Row], thoughts: dict[int, list[Thought]]) -> list[str]:
     """The vector ids of the rows' thoughts. A timeline reads its vectors by id, never the
     whole collection in pages: Chroma pages by offset, and a page far into a large collection
@@ -742,9 +772,9 @@ def _columns(
     thoughts: dict[int, list[Thought]],
     stored: dict[str, np.ndarray],
     dimension: int,
-) -> tuple[MessageColumns, np.ndarray, int]:
+) -> tuple[MessageColumns, np.ndarray, int, RowKeys]:
     """``rows`` as columns and their thoughts' vectors in order, skipping those whose vectors
-    are missing as :func:`_fill` does, and the bytes of the texts kept. Each vector is taken out
+    are missing as :func:`_fill` does, the bytes of the texts kept and their keys. Each vector is taken out
     of ``stored`` as it is copied, so the pages Chroma gave them in go as they are used."""
     kept = _with_vectors(rows, thoughts, stored)
     if dimension == 0 and stored:
@@ -773,7 +803,7 @@ def _columns(
         fallbacks=[any(t.fallback for t in own) for _, own in kept],
         first_rows=first_rows,
     )
-    return columns, vectors, text_bytes
+    return columns, vectors, text_bytes, _keys(kept)
 
 
 def _fill(
@@ -781,14 +811,19 @@ def _fill(
     rows: Sequence[_Row],
     thoughts: dict[int, list[Thought]],
     stored: dict[str, np.ndarray],
-) -> int:
+) -> tuple[int, RowKeys]:
     """Append ``rows`` in order, skipping those whose vectors are missing (invisible until
-    reconciliation re-embeds them, as in a rebuild); returns the bytes of the texts appended."""
-    text_bytes = 0
-    for row, own in _with_vectors(rows, thoughts, stored):
+    reconciliation re-embeds them, as in a rebuild); returns the bytes of the texts appended,
+    and the keys of the rows appended."""
+    kept = _with_vectors(rows, thoughts, stored)
+    for row, own in kept:
         _append(timeline, row, own, stored)
-        text_bytes += _text_bytes(row, own)
-    return text_bytes
+    return sum(_text_bytes(row, own) for row, own in kept), _keys(kept)
+
+
+def _keys(kept: Sequence[tuple[_Row, Sequence[Thought]]]) -> RowKeys:
+    """Which SQL row each of the messages ``kept`` is (:mod:`storage.read_model_keys`)."""
+    return RowKeys.of([(row.id, row.edited_at, any(t.fallback for t in own)) for row, own in kept])
 
 
 def _with_vectors(

@@ -20,8 +20,10 @@ The file is only ever a cache of SQL, never a record:
 - *Validated at open*: ``current.json`` names the generation (a folder of files) with the
   revision, the last row id and the fingerprint of the rows it holds (see
   :mod:`storage.read_model`); the reader checks the fingerprint against SQL, then reads only the
-  rows added since. Any other change (a delete, an edit, a rescope, a re-embed) makes it stale:
-  it is shredded and the channel rebuilt.
+  rows added since. Any other change (a delete, an edit, a rescope) cuts it before the first
+  row that changed (:meth:`ReadModelFiles.cut`: the messages before it copied into a new
+  generation), and the rows from there on are read again; a file of which nothing is kept (the
+  first row changed, a re-embed) is shredded and the channel rebuilt.
 - *Crash-safe*: ``current.json`` holds, for every file of the generation, the length and
   running CRC-32 of what is committed. A write truncates each file to that length (dropping what
   a killed writer appended), appends, syncs the files, then replaces ``current.json``
@@ -31,8 +33,10 @@ The file is only ever a cache of SQL, never a record:
   wrong.
 - *Across processes*: writers and shredders take an exclusive ``flock`` on the channel's lock
   file, loaders a shared one. A writer publishes only if the fingerprint still matches SQL, and a
-  removal shreds after its SQL commit, so no removed message outlives the removal on disk.
-- *No bytes left*: shredding overwrites every file with zeros before unlinking it, except one
+  removal cuts (or shreds) after its SQL commit, so no removed message outlives the removal on
+  disk.
+- *No bytes left*: shredding overwrites every file with zeros before unlinking it (a cut
+  shreds the generation it copied from so, once the new one is published), except one
   another process (or this one) still maps (the vectors, and the large parts a load maps, see
   :data:`MAPPED_FROM`): zeroing it would turn that process's rows and texts into zeros under
   it, which it would read and write into its next file. Such a file is unlinked alone, and the
@@ -54,7 +58,7 @@ import os
 import shutil
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,12 +72,13 @@ from awai_engine.cells import CellIndex, CellState, LevelState
 from awai_engine.lexical import LexicalIndex, LexicalState
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.timeline import MessageColumns, RowSlices, Spans, Timeline
+from storage import read_model_layout as layout
 from storage.file_lock import locked
+from storage.read_model_cut import cut_generation, held_rows
+from storage.read_model_keys import HeldRows, Kept, RowKeys
 
 log = logging.getLogger(__name__)
 
-FORMAT = 6  # 2: Snowball stems; 3: counts thoughts; 4: names its source; 5: grown by appending;
-# 6: a message's thought indexes are its rows' (row_thought), not a column of their own
 POINTER = "current.json"
 # A part of at least this many bytes that is used as it is (an array, the packed texts) is mapped
 # from its file, not read into the process: at 100,000 messages those are 40 MB besides the
@@ -82,34 +87,6 @@ POINTER = "current.json"
 # holds two descriptors while the channel is held: only the large ones are worth it (8 of a
 # 100,000-message channel's parts).
 MAPPED_FROM = 1024 * 1024
-VECTORS = "vectors"
-# Arrays by row or by message, appended to; each file is the array's raw bytes.
-_ARRAYS = {
-    "vectors": np.float32,
-    "row_positions": np.int64,
-    "row_thought": np.int64,
-    "ts": np.float64,
-    "first_rows": np.int64,
-    "fallbacks": np.bool_,
-    "lexicon_lengths": np.float64,
-    "term_ids": np.int32,
-    "term_positions": np.int64,
-    "term_counts": np.float32,
-}
-# A cell level's arrays: its cell of each row (appended to), and its fit (written once).
-_LEVEL_ARRAYS = {"cells": np.int32, "centroids": np.float32, "child_start": np.int64}
-# Decoded whole at load: JSON values, each followed by a comma.
-_LIST_COLUMNS = (
-    "message_ids",
-    "speaker_ids",
-    "speaker_names",
-    "thread_roots",
-    "scopes",
-)
-# Of those, the columns of a few distinct strings, repeated (see _shared).
-_REPEATED_COLUMNS = frozenset({"speaker_ids", "speaker_names", "thread_roots", "scopes"})
-# Needed only when a message is built: packed, each message's value decoded on first use.
-_PACKED_COLUMNS = ("texts", "summaries", "addressees", "thought_texts")
 
 
 class Packed(Spans[Any]):
@@ -156,6 +133,10 @@ class Snapshot:
     """The channel row and collection it was made from (``ChannelRow.source``)."""
     written: Written | None = None
     """Set on a loaded snapshot: the file it was read from."""
+    keys: RowKeys | None = None
+    """Which SQL row each message is (:mod:`storage.read_model_keys`): what lets a change cut
+    the file where it starts. ``None`` for a timeline made without SQL (a bench's): written as
+    ids no row has, so that any change but an append rebuilds it whole."""
 
 
 @dataclass(frozen=True)
@@ -178,9 +159,11 @@ class WrittenFrom:
     fingerprint: str
 
 
-Chunk = bytes | memoryview  # what is appended to one file
 CurrentAt = Callable[[int, str], bool]
 """Whether SQL's rows up to a last id still have the given fingerprint (see :meth:`save`)."""
+KeptOf = Callable[[HeldRows, str], Kept | None]
+"""How many of a file's first messages SQL still holds as they are (see :meth:`cut`), given
+what the file holds of their rows and the source it was made from; ``None``: none."""
 
 
 class _Outdated(ValueError):
@@ -244,7 +227,7 @@ class ReadModelFiles:
             if (
                 meta.get("revision") != revision
                 or meta.get("source") != source
-                or not (folder / meta["generation"] / VECTORS).is_file()
+                or not (folder / meta["generation"] / layout.VECTORS).is_file()
             ):
                 return None
             return int(meta["thoughts"])
@@ -338,10 +321,10 @@ class ReadModelFiles:
                     base = {"generation": f"g-{time.time_ns()}-{os.getpid()}", "files": {}}
                     (folder / base["generation"]).mkdir()
                 parts = folder / base["generation"]
-                chunks, terms = _tail(timeline, base)
+                chunks, terms = _tail(timeline, snapshot.keys, base)
                 files = _append(parts, base["files"], chunks)
                 meta = {
-                    "format": FORMAT,
+                    "format": layout.FORMAT,
                     "channel": channel,
                     "generation": base["generation"],
                     "index": timeline.index.rules.model_dump(),
@@ -396,7 +379,7 @@ class ReadModelFiles:
             return meta
         count = len(timeline.messages)
         first_row = timeline.messages[held].first_row if held < count else timeline.rows
-        ids = _values(list(itertools.islice(timeline.position_of, held)))
+        ids = layout.values(list(itertools.islice(timeline.position_of, held)))
         if (
             meta.get("thoughts") != first_row
             or meta["files"].get("message_ids") != [len(ids), zlib.crc32(ids)]
@@ -405,17 +388,64 @@ class ReadModelFiles:
             return None
         return meta
 
+    def cut(self, channel: str, index: RecallIndexSettings, kept: KeptOf) -> Written | None:
+        """Cut the channel's file to its first messages that SQL still holds as they are: what
+        the file holds of each message's row is handed to ``kept`` (with the source the file
+        was made from), which says how many, under the exclusive lock (no writer appends
+        meanwhile); returns the file as it is then (``None``: there is none).
+
+        Why: a change other than an append (an edit, a delete, a forget) made the whole file
+        stale, and the channel was rebuilt whole (:mod:`storage.read_model_keys`). Now the
+        messages before the first changed row are copied into a new generation
+        (:mod:`storage.read_model_cut`), which is published, and then every other generation is
+        shredded as :meth:`shred` shreds: the new one holds no byte of a row from the cut on.
+        Nothing kept, or a file that cannot be read (torn, damaged, another version's): the
+        file is shredded. A kill before the publish leaves the file as it was, stale, for the
+        next reading (or the scheduler's check) to cut again."""
+        folder = self._channel_folder(channel)
+        if not self.writable or not (folder / POINTER).exists():
+            return None
+        try:
+            with self._locked(folder, exclusive=True):
+                meta = _pointer(folder)
+                if not _written_for(meta, channel) or not _same_index(meta, index):
+                    raise _Outdated("made by another version or with other index rules")
+                parts, generation = folder / meta["generation"], meta["generation"]
+                decided = kept(held_rows(parts, meta), meta["source"])
+                if decided is None or decided.messages == 0:
+                    _shred_folder(folder)
+                    return None
+                if decided.messages < meta["messages"]:
+                    generation = f"g-{time.time_ns()}-{os.getpid()}"
+                    (folder / generation).mkdir()
+                    meta = cut_generation(parts, meta, folder / generation, decided.messages)
+                    _sync_folder(folder / generation)
+                    meta = {
+                        **meta,
+                        "generation": generation,
+                        "revision": decided.revision,
+                        "last_id": decided.last_id,
+                        "fingerprint": decided.fingerprint,
+                    }
+                    _publish(folder, meta)
+                # The one cut from, or one a cut or a write killed midway left (what a finished
+                # removal's discard calls this for, at the latest).
+                for other in folder.glob("g-*"):
+                    if other.name != generation:
+                        _shred_tree(other)
+                return Written(generation, int(meta["messages"]))
+        except Exception as error:  # a derived file: whatever is wrong, it goes
+            log.warning("read model of %s could not be cut (%s): shredding it", channel, error)
+            self.shred(channel)
+            return None
+
     def shred(self, channel: str) -> None:
         """Remove the channel's snapshot, every file holding text overwritten first."""
         folder = self._channel_folder(channel)
         if not folder.is_dir() or not self.writable:
             return
         with self._locked(folder, exclusive=True):
-            pointer = folder / POINTER
-            if pointer.exists():
-                mapped_rows.shred(pointer)
-            for other in [*folder.glob("g-*"), *folder.glob(f"{POINTER}.tmp")]:
-                _shred_tree(other)
+            _shred_folder(folder)
 
     def _channel_folder(self, channel: str) -> Path:
         return self.folder / hashlib.sha256(channel.encode()).hexdigest()[:32]
@@ -429,13 +459,17 @@ class ReadModelFiles:
             yield
 
 
-def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[Iterator[tuple[str, Chunk]], int]:
-    """What the timeline holds past ``base`` (a pointer, or nothing), file by file, and how many
-    terms its word index holds.
+def _tail(
+    timeline: Timeline, keys: RowKeys | None, base: dict[str, Any]
+) -> tuple[Iterator[tuple[str, layout.Chunk]], int]:
+    """What the timeline (and its rows' ``keys``) holds past ``base`` (a pointer, or nothing),
+    file by file, and how many terms its word index holds.
 
     Built from the new messages only: the columns, postings and rows of messages the file holds
     are neither rebuilt nor encoded again. Produced one file at a time, arrays as views (no
     copy), so a whole write holds no second copy of the channel."""
+    if keys is not None and len(keys) != len(timeline.messages):
+        raise ValueError("the rows' keys are not as many as the messages")
     messages = int(base.get("messages", 0))
     rows = int(base.get("thoughts", 0))
     known_terms = int(base.get("terms", 0))
@@ -444,7 +478,7 @@ def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[Iterator[tuple[str,
     lexicon = timeline.lexicon.state(messages)
     cells = timeline.cells.state()
 
-    def parts() -> Iterator[tuple[str, Chunk]]:
+    def parts() -> Iterator[tuple[str, layout.Chunk]]:
         arrays: dict[str, np.ndarray] = {
             "vectors": timeline.vectors[rows:],
             "row_positions": timeline.row_positions[rows:],
@@ -456,45 +490,37 @@ def _tail(timeline: Timeline, base: dict[str, Any]) -> tuple[Iterator[tuple[str,
             "term_ids": lexicon.term_ids,
             "term_positions": lexicon.positions,
             "term_counts": lexicon.counts,
+            "row_ids": keys.ids[messages:] if keys is not None else np.full(len(columns), -1),
+            "edited_at": keys.edited[messages:]
+            if keys is not None
+            else np.full(len(columns), np.nan),
         }
         for name, array in arrays.items():
-            yield name, _raw(array, _ARRAYS[name])
+            yield name, layout.raw(array, layout.ARRAYS[name])
         for depth, level in enumerate(cells.levels):
             name = f"level{depth}"
             if depth < known_levels:
-                yield f"{name}_cells", _raw(cells.row_cells[rows:, depth], np.int32)
+                yield f"{name}_cells", layout.raw(cells.row_cells[rows:, depth], np.int32)
                 continue
-            yield f"{name}_cells", _raw(cells.row_cells[:, depth], np.int32)
-            yield f"{name}_centroids", _raw(level.centroids, np.float32)
+            yield f"{name}_cells", layout.raw(cells.row_cells[:, depth], np.int32)
+            yield f"{name}_centroids", layout.raw(level.centroids, np.float32)
             if level.child_start is not None:
-                yield f"{name}_child_start", _raw(level.child_start, np.int64)
-        for name in _LIST_COLUMNS:
-            yield name, _values(getattr(columns, name))
-        yield "terms", _values(lexicon.terms[known_terms:])
-        for name in _PACKED_COLUMNS:
+                yield f"{name}_child_start", layout.raw(level.child_start, np.int64)
+        for name in layout.LIST_COLUMNS:
+            yield name, layout.values(getattr(columns, name))
+        yield "terms", layout.values(lexicon.terms[known_terms:])
+        for name in layout.PACKED_COLUMNS:
             encoded = [orjson.dumps(value) for value in getattr(columns, name)]
             start = base["files"].get(f"{name}.bin", [0, 0])[0] if base.get("files") else 0
             ends = start + np.cumsum([len(item) for item in encoded], dtype=np.int64)
             yield f"{name}.bin", b"".join(encoded)
-            yield f"{name}_ends", _raw(ends, np.int64)
+            yield f"{name}_ends", layout.raw(ends, np.int64)
 
     return parts(), len(lexicon.terms)
 
 
-def _raw(array: np.ndarray, dtype: type) -> Chunk:
-    """The array's bytes, as a view when it is already contiguous of that type."""
-    contiguous: np.ndarray = np.ascontiguousarray(array, dtype=dtype)
-    # a buffer; numpy types it so for 3.12+ only
-    return memoryview(contiguous).cast("B") if contiguous.size else b""  # type: ignore[arg-type]
-
-
-def _values(values: Sequence[Any]) -> bytes:
-    """JSON values, each followed by a comma: appended chunks read back as one list."""
-    return orjson.dumps(list(values))[1:-1] + b"," if len(values) else b""
-
-
 def _append(
-    parts: Path, committed: dict[str, list[int]], chunks: Iterator[tuple[str, Chunk]]
+    parts: Path, committed: dict[str, list[int]], chunks: Iterator[tuple[str, layout.Chunk]]
 ) -> dict:
     """Append each chunk to its file past what ``committed`` says it holds (whatever a killed
     writer left after that is cut first), synced; the files' new lengths and running CRCs."""
@@ -571,27 +597,28 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings, stamp:
     length, crc = files["vectors"]
     if length != rows * dimension * 4:
         raise ValueError("the vectors are not as many as the rows")
-    _check_vectors(folder / VECTORS, length, crc, stamp)
+    _check_vectors(folder / layout.VECTORS, length, crc, stamp)
     vectors = (
-        mapped_rows.mapped(folder / VECTORS, np.float32, (rows, dimension))
+        mapped_rows.mapped(folder / layout.VECTORS, np.float32, (rows, dimension))
         if rows
         else np.empty((0, dimension), dtype=np.float32)
     )
     packed: dict[str, Any] = {}
-    for name in _PACKED_COLUMNS:
+    for name in layout.PACKED_COLUMNS:
         ends = array(f"{name}_ends", np.int64, messages)
         packed[name] = Packed(held(f"{name}.bin"), np.concatenate([[0], ends]))
     shared: dict[Any, Any] = {}
     first_rows = array("first_rows", np.int64, messages)
     row_thought = array("row_thought", np.int64, rows)
+    fallbacks = array("fallbacks", np.bool_, messages)
     columns = MessageColumns(
         **{
-            name: _shared(values(name), shared) if name in _REPEATED_COLUMNS else values(name)
-            for name in _LIST_COLUMNS
+            name: _shared(values(name), shared) if name in layout.REPEATED_COLUMNS else values(name)
+            for name in layout.LIST_COLUMNS
         },
         **packed,
         ts=array("ts", np.float64, messages),
-        fallbacks=array("fallbacks", np.bool_, messages).tolist(),
+        fallbacks=fallbacks.tolist(),
         first_rows=first_rows,
         thought_indexes=RowSlices(row_thought, first_rows),
     )
@@ -636,6 +663,11 @@ def _read(folder: Path, meta: dict[str, Any], index: RecallIndexSettings, stamp:
         meta["text_bytes"],
         meta["source"],
         Written(meta["generation"], messages),
+        RowKeys(
+            array("row_ids", np.int64, messages),
+            array("edited_at", np.float64, messages),
+            fallbacks,
+        ),
     )
 
 
@@ -663,7 +695,7 @@ def _check_vectors(path: Path, length: int, crc: int, stamp: bool) -> None:
         status.st_mtime_ns,
         status.st_ctime_ns,
     ]
-    stamp_path = path.with_name(f"{VECTORS}.checked")
+    stamp_path = path.with_name(f"{layout.VECTORS}.checked")
     try:
         if json.loads(stamp_path.read_bytes()) == checked:
             return
@@ -714,6 +746,15 @@ def _shared(values: list[Any], seen: dict[Any, Any]) -> list[Any]:
     return list(map(seen.setdefault, values, values))  # C's loop: 5.7 → 3.7 ms a column
 
 
+def _shred_folder(folder: Path) -> None:
+    """Shred a channel's pointer and every generation (under its exclusive lock)."""
+    pointer = folder / POINTER
+    if pointer.exists():
+        mapped_rows.shred(pointer)
+    for other in [*folder.glob("g-*"), *folder.glob(f"{POINTER}.tmp")]:
+        _shred_tree(other)
+
+
 def _shred_tree(path: Path) -> None:
     """Zeros over every file of a generation, then its removal.
 
@@ -744,4 +785,4 @@ def _pointer(folder: Path) -> dict[str, Any]:
 def _written_for(meta: dict[str, Any], channel: str) -> bool:
     """Whether a pointer is of this file format and this channel (a hash collision of folder
     names, or a file left by another version, is not)."""
-    return meta.get("format") == FORMAT and meta.get("channel") == channel
+    return meta.get("format") == layout.FORMAT and meta.get("channel") == channel

@@ -166,10 +166,12 @@ class Writes(StorePart):
                 written = [i for i in written if i.utterance.message_id not in removed]
                 collection = synced.collection
                 self._write_vectors(channel, plan, collection, written)
-            # Readers see the new rows from here on; read models append them at their next read
-            # (rows rewritten in place cannot be appended: this process rebuilds at once).
+            # Readers see the new rows from here on; read models append them at their next read.
+            # Rows rewritten in place cannot be appended: the words they replaced leave the
+            # read model's file at once, cut before the first of them (the next read appends
+            # the rest).
             if plan.replaced:
-                self.read_model.forget(channel)
+                self.read_model.discard(channel)
             elif synced.revision is not None and not synced.removed:
                 self.read_model.appended(
                     channel, collection, synced.revision, self._as_written(collection, written)

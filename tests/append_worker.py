@@ -9,8 +9,11 @@ A job names two read-model folders of one channel: ``target``, whose file holds 
 channel (or none), and ``source``, whose file holds the whole of it. The worker loads both,
 appends the messages the target lacks to the target's timeline as the read model does when it
 catches up, and saves it (:meth:`storage.read_model_files.ReadModelFiles.save`: an append to
-the target's file, or a whole new one if it has none). Every call that changes the disk in that
-save (``os.write``, ``ftruncate``, ``fsync``, ``replace``) is a step; the worker stops after step
+the target's file, or a whole new one if it has none). A job with ``cut`` instead cuts the
+target's file to that many messages (:meth:`storage.read_model_files.ReadModelFiles.cut`, as a
+change other than an append does: a new generation of the kept messages, the old one shredded),
+saying they were checked at ``revision``. Every call that changes the disk in that save or cut
+(``os.write``, ``pwrite``, ``copy_file_range``, ``ftruncate``, ``fsync``, ``replace``) is a step; the worker stops after step
 ``pause_at`` and waits to be killed. No SQL and no vector store are involved: what is under test
 is the file's write path alone, every step of it.
 """
@@ -27,7 +30,7 @@ from typing import Any
 
 from tests.fork_server import say, serve
 
-STEPS = ("write", "ftruncate", "fsync", "replace")
+STEPS = ("write", "ftruncate", "fsync", "replace", "copy_file_range", "pwrite")
 
 
 def main() -> None:
@@ -44,6 +47,9 @@ def _work(job: dict[str, Any]) -> None:
 
     me = os.getpid()
     index = RecallIndexSettings(rules=RecallIndexRules(**job["index"]))
+    if "cut" in job:
+        _cut(job, index, me)
+        return
     source = ReadModelFiles(Path(job["source"])).load(job["channel"], index)
     target_files = ReadModelFiles(Path(job["target"]))
     target = target_files.load(job["channel"], index)
@@ -71,16 +77,8 @@ def _work(job: dict[str, Any]) -> None:
         # What a loaded channel holds once appended to: the file's rows still mapped from it,
         # the appended ones in memory after them (awai_engine.mapped_rows); that is what is saved.
         assert mapped_rows.file_backing(timeline.vectors) is not None
-    steps = [0]
-
-    def pause() -> None:
-        steps[0] += 1
-        if steps[0] == job["pause_at"]:
-            say(f"{me} PAUSED {steps[0]}")
-            while True:
-                time.sleep(60)
-
-    read_model_files.os = _Counted(os, pause)  # type: ignore[attr-defined]
+    steps = _Pauses(job["pause_at"], me)
+    read_model_files.os = _Counted(os, steps)  # type: ignore[attr-defined]
     snapshot = Snapshot(
         timeline, source.last_id, source.fingerprint, source.text_bytes, source.source
     )
@@ -88,7 +86,37 @@ def _work(job: dict[str, Any]) -> None:
         job["channel"], snapshot, lambda *_: True, target.written if target else None
     )
     assert written is not None, "the save wrote nothing"
-    say(f"{me} DONE {steps[0]}")
+    say(f"{me} DONE {steps.counted}")
+
+
+def _cut(job: dict[str, Any], index: Any, me: int) -> None:
+    """Cut the target's file to the job's first ``cut`` messages, step by step (see above)."""
+    from storage import read_model_cut, read_model_files
+    from storage.read_model_files import ReadModelFiles
+    from storage.read_model_keys import HeldRows, Kept
+
+    def kept(held: HeldRows, source: str) -> Kept:
+        return Kept(job["cut"], job["revision"], int(held.keys.ids[job["cut"] - 1]), "cut")
+
+    steps = _Pauses(job["pause_at"], me)
+    read_model_files.os = read_model_cut.os = _Counted(os, steps)  # type: ignore[attr-defined]
+    written = ReadModelFiles(Path(job["target"])).cut(job["channel"], index, kept)
+    assert written is not None and written.messages == job["cut"], "the cut kept nothing"
+    say(f"{me} DONE {steps.counted}")
+
+
+class _Pauses:
+    """Counts the steps; stops after step ``pause_at`` until killed."""
+
+    def __init__(self, pause_at: int, me: int) -> None:
+        self.pause_at, self.me, self.counted = pause_at, me, 0
+
+    def __call__(self) -> None:
+        self.counted += 1
+        if self.counted == self.pause_at:
+            say(f"{self.me} PAUSED {self.counted}")
+            while True:
+                time.sleep(60)
 
 
 class _Counted(ModuleType):

@@ -21,6 +21,7 @@ from awai_engine.ports import PreparedUtterance
 from awai_engine.timeline import Timeline
 from awai_engine.values import Extraction, Thought, Utterance
 from bots.runtime import Runtime
+from storage import fingerprints
 from storage import read_model as read_model_module
 from storage import vectors as vectors_module
 from storage.store import AwaiStore
@@ -114,7 +115,7 @@ class Spy:
         self.vector_ids: list[str] = []
         self.passes = 0
         vectors_of = store.vectors.vectors_of
-        fingerprint = read_model_module._fingerprint
+        fingerprint = fingerprints.fingerprint
 
         def observed_vectors_of(name: str, ids: list[str]) -> dict[str, np.ndarray]:
             self.vector_ids += ids
@@ -125,7 +126,7 @@ class Spy:
             return fingerprint(*args)  # type: ignore[arg-type]
 
         monkeypatch.setattr(store.vectors, "vectors_of", observed_vectors_of)
-        monkeypatch.setattr(read_model_module, "_fingerprint", observed_fingerprint)
+        monkeypatch.setattr(fingerprints, "fingerprint", observed_fingerprint)
 
 
 def test_the_writer_catches_up_on_its_own_appends_without_chroma_or_a_pass_over_the_channel(
@@ -148,7 +149,7 @@ def test_the_writer_catches_up_on_its_own_appends_without_chroma_or_a_pass_over_
     with runtime.store.db.read() as session:  # what any other process or start compares with
         row = runtime.store.db.channel(session, CHANNEL)
         assert row is not None
-        assert cached.fingerprint == read_model_module._fingerprint(session, row, cached.last_id)
+        assert cached.fingerprint == fingerprints.fingerprint(session, row, cached.last_id)
 
 
 def test_a_writer_storing_much_without_reading_keeps_a_bounded_record_and_reads_back(
@@ -310,16 +311,26 @@ OPERATIONS = st.lists(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(operations=OPERATIONS)
+@given(operations=OPERATIONS, persisted=st.booleans())
 @pytest.mark.slow
 def test_a_timeline_kept_up_by_catching_up_equals_one_built_afresh(
     operations: list[tuple[str, int]],
+    persisted: bool,
     make_runtime: Callable[..., Runtime],
 ) -> None:
     """Whatever mix of appends, edits and deletes another process makes, a reader that caught
-    up holds exactly the timeline a newly started process builds."""
-    writer = make_runtime(f"catch-up-{next(FOLDERS)}")  # every example (and replay) a new folder
+    up holds exactly the timeline a newly started process builds. ``persisted``: every reading
+    writes the channel's file, so each edit and delete cuts it and the next readings load it
+    and catch up from the cut."""
+    writer = make_runtime(  # every example (and replay) a new folder
+        f"catch-up-{next(FOLDERS)}",
+        **({"read_model": {"persist_every": 1}} if persisted else {}),
+    )
     reader = AwaiStore.open(writer.settings)
+    # A newly started process that builds from SQL and Chroma alone, whatever the files hold.
+    afresh = writer.settings.model_copy(
+        update={"read_model": writer.settings.read_model.model_copy(update={"persist": False})}
+    )
     try:
         stored: list[str] = []
         next_id = 1
@@ -338,7 +349,7 @@ def test_a_timeline_kept_up_by_catching_up_equals_one_built_afresh(
             elif name == "delete" and stored:
                 writer.engine.delete(CHANNEL, stored.pop(value % len(stored)))
             if stored:
-                fresh = AwaiStore.open(writer.settings)
+                fresh = AwaiStore.open(afresh)
                 try:
                     assert_same_timeline(reader.timeline(CHANNEL), fresh.timeline(CHANNEL))
                     # and the writer, which appends the vectors it wrote without reading them

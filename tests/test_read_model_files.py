@@ -524,8 +524,11 @@ def test_the_schedulers_check_lets_go_of_a_file_another_process_shredded(
     writer.store.timeline(CHANNEL)
     holder = persisted_runtime(make_runtime, "idle")
     loaded = holder.store.timeline(CHANNEL)
-    writer.engine.ingest(lines(21, 1))
-    writer.engine.delete(CHANNEL, "m21")  # the file shredded; what the holder holds unchanged
+    writer.engine.ingest(lines(21, 2))
+    writer.store.timeline(CHANNEL)  # the file holds all 22
+    # The file cut to 21 in a new generation, the one the holder maps shredded; what the holder
+    # holds unchanged.
+    writer.engine.delete(CHANNEL, "m22")
     assert holder.store.drop_outdated_timelines() == [CHANNEL]
     assert loaded.retired and not holder.store.holds_timeline(CHANNEL)
 
