@@ -31,6 +31,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 import Stemmer
@@ -313,27 +314,49 @@ class LexicalIndex:
         messages one by one, each term's postings grown in turn; here each message's terms are
         counted once and the postings grouped in one pass (:meth:`restored`)."""
         numbers: dict[str, int] = {}
-        ids: list[int] = []
-        positions: list[int] = []
-        counts: list[int] = []
-        lengths: list[float] = []
-        for position, text in enumerate(texts):
-            counted = Counter(terms(text))
-            lengths.append(float(sum(counted.values())))
-            for term, count in counted.items():
-                ids.append(numbers.setdefault(term, len(numbers)))
-                positions.append(position)
-                counts.append(count)
-        return cls.restored(
-            LexicalState(
-                max_share=max_share,
-                terms=list(numbers),
-                term_ids=np.array(ids, dtype=np.int32),
-                positions=np.array(positions, dtype=np.int64),
-                counts=np.array(counts, dtype=np.float32),
-                lengths=np.array(lengths, dtype=np.float64),
-            )
-        )
+        counted = _counted(texts, 0, numbers)
+        return cls.restored(LexicalState(max_share, list(numbers), *counted))
+
+    def extend(self, texts: Iterable[str]) -> None:
+        """Index ``texts`` as the messages at the next positions, all at once: what :meth:`add`
+        of each in turn makes (the terms first met numbered in the order they appear), each
+        term's postings grown once by all of its new ones.
+
+        Why: a catch-up of tens of thousands of messages (an edit far back in a large channel)
+        grew each term's postings a message at a time; here each message's terms are counted
+        once and grouped by term, as :meth:`built` groups them."""
+        start = self.size
+        numbers: dict[str, int] = {}
+        ids, positions, counts, lengths = _counted(texts, start, numbers)
+        end = start + len(lengths)
+        if end >= len(self._lengths):
+            room = max(end + 1, 2 * len(self._lengths))
+            self._lengths = np.resize(self._lengths, room)
+            self._cumulative = np.resize(self._cumulative, room + 1)
+        self._lengths[start:end] = lengths
+        # Summed from the total so far in the same order as one by one: the same bits.
+        self._cumulative[start + 1 : end + 1] = np.cumsum(
+            np.append(self._cumulative[start], lengths)
+        )[1:]
+        by_term = stable_order(ids)
+        positions, counts = positions[by_term], counts[by_term]
+        ends = np.cumsum(np.bincount(ids, minlength=len(numbers))).tolist()
+        for term, first, last in zip(numbers, [0, *ends][:-1], ends, strict=True):
+            # Under the lock, as _of makes a term's postings: a reading making them from the
+            # restored arrays meanwhile would put back those without the new ones.
+            with self._making:
+                held = self._postings.get(term)
+                if held is None:
+                    made = _Postings(positions[first:last], counts[first:last], last - first)
+                else:
+                    known, known_counts, size = self._arrays(held)
+                    made = _Postings(
+                        np.concatenate([known[:size], positions[first:last]]),
+                        np.concatenate([known_counts[:size], counts[first:last]]),
+                        size + last - first,
+                    )
+                self._postings[term] = made
+        self.size = end
 
     @classmethod
     def restored(cls, state: LexicalState) -> LexicalIndex:
@@ -458,6 +481,34 @@ class LexicalIndex:
             chosen.append((term, idf, postings, frequency))
         self._last_query = (query, end, leave_out, chosen)
         return chosen
+
+
+def _counted(
+    texts: Iterable[str], first: int, numbers: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The postings of ``texts`` as the messages at positions ``first``, ``first`` + 1, …: for
+    each term of each message, the term's number in ``numbers`` (a term first met gets the next
+    one, so they number in the order :meth:`LexicalIndex.add` meets them), the message's
+    position and the term's count there, ordered by position; and each message's length in
+    terms. Counted for all the messages at once, not term by term (tens of thousands of
+    messages are counted so)."""
+    found = list(map(terms, texts))
+    ids = np.array(
+        [numbers.setdefault(term, len(numbers)) for term in chain.from_iterable(found)],
+        dtype=np.int64,
+    )
+    lengths = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+    width = max(len(numbers), 1)
+    held, counts = np.unique(
+        np.repeat(np.arange(len(found), dtype=np.int64), lengths) * width + ids,
+        return_counts=True,
+    )
+    return (
+        (held % width).astype(np.int32),
+        held // width + first,
+        counts.astype(np.float32),
+        lengths.astype(np.float64),
+    )
 
 
 def _best(positions: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,7 @@ from bots.runtime import Runtime
 from storage import fingerprints
 from storage import read_model as read_model_module
 from storage import vectors as vectors_module
+from storage.read_model import EXTENDED_FROM
 from storage.store import AwaiStore
 from storage.vectors import MADE_WITH
 from tests.factories import utterance
@@ -311,17 +312,21 @@ OPERATIONS = st.lists(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-@given(operations=OPERATIONS, persisted=st.booleans())
+@given(operations=OPERATIONS, persisted=st.booleans(), extended=st.booleans())
 @pytest.mark.slow
 def test_a_timeline_kept_up_by_catching_up_equals_one_built_afresh(
     operations: list[tuple[str, int]],
     persisted: bool,
+    extended: bool,
     make_runtime: Callable[..., Runtime],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Whatever mix of appends, edits and deletes another process makes, a reader that caught
     up holds exactly the timeline a newly started process builds. ``persisted``: every reading
     writes the channel's file, so each edit and delete cuts it and the next readings load it
-    and catch up from the cut."""
+    and catch up from the cut. ``extended``: every catch-up takes its rows in at once as
+    columns (``Timeline.extend``), as one of many rows does."""
+    monkeypatch.setattr(read_model_module, "EXTENDED_FROM", 1 if extended else EXTENDED_FROM)
     writer = make_runtime(  # every example (and replay) a new folder
         f"catch-up-{next(FOLDERS)}",
         **({"read_model": {"persist_every": 1}} if persisted else {}),

@@ -25,11 +25,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from awai_engine import mapped_rows
 from awai_engine.timeline import MessageColumns, Timeline
 from awai_engine.values import MessageRef
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
-from storage import read_model_files
+from storage import read_model, read_model_files
 from storage.read_model_files import ReadModelFiles, Snapshot
 from storage.read_model_keys import HeldRows, Kept, RowKeys
 from tests.factories import utterance
@@ -304,6 +305,37 @@ def test_an_edit_of_a_recent_message_reads_again_only_the_rows_from_it_on(
     monkeypatch.undo()
     assert_rebuilt_alike(writer, timeline)
     assert writer.store.drop_outdated_timelines() == []  # the file is current: no churn
+
+
+def test_an_edit_far_back_takes_the_rows_after_it_in_as_columns_and_loads_them_back_past_the_bar(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows from an edit far back on are many: they are taken in at once as columns
+    (``Timeline.extend``), not appended one by one as values, and the timeline equals a
+    rebuild. Held as columns, they still count as held in memory (their vectors are: only the
+    kept messages' rows are mapped from the file), so past ``COMPACT_APPENDED`` of them the
+    timeline is written out and loaded back, every row mapped."""
+    monkeypatch.setattr(read_model, "EXTENDED_FROM", 10)
+    writer = persisted_runtime(make_runtime)
+    writer.engine.ingest(lines(1, 40))
+    writer.store.timeline(CHANNEL)
+    writer.engine.edit(utterance("m5", "the runner disk is fine, it was the cache"))
+    read = vector_reads(writer, monkeypatch)
+    timeline = writer.store.timeline(CHANNEL)
+    assert read == {f"m{i}" for i in range(5, 41)}
+    assert timeline.messages.restored == 40 and timeline.messages.built == 0
+    backing = mapped_rows.file_backing(timeline.vectors)  # the four kept messages' rows only
+    assert backing is not None and 4 <= backing[1] < timeline.rows
+    assert timeline.messages[4].text == "the runner disk is fine, it was the cache"
+    assert_rebuilt_alike(writer, timeline)
+
+    monkeypatch.setattr(read_model, "COMPACT_APPENDED", 30)
+    writer.engine.edit(utterance("m6", "and the cache is fine too"))
+    compacted = writer.store.timeline(CHANNEL)
+    assert isinstance(compacted.vectors, np.memmap)  # all 40 loaded back from the file
+    assert compacted.messages.restored == 40 and compacted.messages.built == 0
+    monkeypatch.undo()
+    assert_rebuilt_alike(writer, compacted)
 
 
 def test_a_message_earlier_than_the_newest_keeps_the_messages_before_it(
