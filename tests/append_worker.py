@@ -26,9 +26,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.fork_server import say, serve
+
+if TYPE_CHECKING:
+    from awai_engine.timeline import Timeline
 
 STEPS = ("write", "ftruncate", "fsync", "replace", "copy_file_range", "pwrite")
 
@@ -61,17 +64,7 @@ def _work(job: dict[str, Any]) -> None:
         timeline = Timeline(dimension=source.timeline.dimension, index=index)
     whole = source.timeline
     loaded = len(timeline.messages) if target is not None else 0
-    for position in range(loaded, len(whole.messages)):
-        message = whole.messages[position]
-        rows = whole.rows_of(position)
-        timeline.append(
-            message.ref,
-            message.text,
-            message.summary,
-            message.thoughts,
-            whole.vectors[rows.start : rows.stop],
-            message.addressees,
-        )
+    append_rest(timeline, whole, loaded)
     timeline.revision = whole.revision
     if loaded and len(timeline.messages) > loaded:
         # What a loaded channel holds once appended to: the file's rows still mapped from it,
@@ -137,6 +130,22 @@ class _Counted(ModuleType):
             return result
 
         return step
+
+
+def append_rest(timeline: Timeline, whole: Timeline, start: int) -> None:
+    """Append ``whole``'s messages from position ``start`` on to ``timeline``, one by one, as
+    the read model appends the rows it catches up with."""
+    for position in range(start, len(whole.messages)):
+        message = whole.messages[position]
+        rows = whole.rows_of(position)
+        timeline.append(
+            message.ref,
+            message.text,
+            message.summary,
+            message.thoughts,
+            whole.vectors[rows.start : rows.stop],
+            message.addressees,
+        )
 
 
 if __name__ == "__main__":

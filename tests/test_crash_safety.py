@@ -176,6 +176,16 @@ class Zygote:
             if line.startswith("EXIT ") or line.split(" ", 1)[1].startswith(until):
                 return lines
 
+    def killed_after(self, job: dict[str, Any]) -> list[str]:
+        """Run ``job`` (one that pauses at a step, ``pause_at``) and kill its worker there; its
+        lines, to its exit (a job that ends before that step exits on its own)."""
+        pid = self.run(job)
+        said = self.follow(pid, "PAUSED")
+        if not said[-1].startswith("EXIT"):
+            os.kill(int(pid), signal.SIGKILL)
+            said += self.follow(pid, "EXIT")
+        return said
+
     def close(self) -> None:
         self.process.kill()  # every worker has ended; tearing torch down takes seconds
         self.process.wait(timeout=30)

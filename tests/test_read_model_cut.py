@@ -33,6 +33,7 @@ from bots.runtime import Runtime
 from storage import read_model, read_model_files
 from storage.read_model_files import ReadModelFiles, Snapshot
 from storage.read_model_keys import HeldRows, Kept, RowKeys
+from tests.append_worker import append_rest
 from tests.factories import utterance
 from tests.test_crash_safety import Zygote
 from tests.test_erasure import hits
@@ -167,17 +168,7 @@ def test_a_file_cut_anywhere_equals_the_kept_messages_built_and_appending_the_re
         assert timeline_state(loaded.timeline) == timeline_state(prefix)
 
         timeline = loaded.timeline
-        for position in range(cut, count):
-            message = whole.messages[position]
-            rows = whole.rows_of(position)
-            timeline.append(
-                message.ref,
-                message.text,
-                message.summary,
-                message.thoughts,
-                whole.vectors[rows.start : rows.stop],
-                message.addressees,
-            )
+        append_rest(timeline, whole, cut)
         assert timeline_state(timeline) == timeline_state(whole)
         for end in range(1, whole.rows, 5):
             for ours, theirs in zip(
@@ -223,7 +214,7 @@ def test_a_cut_killed_at_any_step_leaves_the_file_as_it_was_or_cut_and_the_next_
     zygote = Zygote(tmp_path / "worker.log", module="tests.append_worker")
 
     def job(target: Path, pause_at: int) -> list[str]:
-        pid = zygote.run(
+        return zygote.killed_after(
             {
                 "channel": CHANNEL,
                 "index": index.rules.model_dump(),
@@ -233,11 +224,6 @@ def test_a_cut_killed_at_any_step_leaves_the_file_as_it_was_or_cut_and_the_next_
                 "pause_at": pause_at,
             }
         )
-        said = zygote.follow(pid, "PAUSED")
-        if not said[-1].startswith("EXIT"):
-            os.kill(int(pid), signal.SIGKILL)
-            said += zygote.follow(pid, "EXIT")
-        return said
 
     def held(target: Path) -> int | None:
         found = ReadModelFiles(target).load(CHANNEL, index)

@@ -711,7 +711,7 @@ def test_a_writer_killed_at_any_step_leaves_the_file_as_it_was_or_as_it_was_mean
     zygote = Zygote(tmp_path / "worker.log", module="tests.append_worker")
 
     def job(target: Path, pause_at: int) -> list[str]:
-        pid = zygote.run(
+        return zygote.killed_after(
             {
                 "channel": CHANNEL,
                 "index": index.rules.model_dump(),
@@ -720,11 +720,6 @@ def test_a_writer_killed_at_any_step_leaves_the_file_as_it_was_or_as_it_was_mean
                 "pause_at": pause_at,
             }
         )
-        said = zygote.follow(pid, "PAUSED")
-        if not said[-1].startswith("EXIT"):
-            os.kill(int(pid), signal.SIGKILL)
-            said += zygote.follow(pid, "EXIT")
-        return said
 
     def held(target: Path) -> int | None:
         found = ReadModelFiles(target).load(CHANNEL, index)
