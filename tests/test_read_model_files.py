@@ -700,14 +700,7 @@ def test_a_writer_killed_at_any_step_leaves_the_file_as_it_was_or_as_it_was_mean
     writer.store.timeline(CHANNEL)  # appended: the file holds the whole channel
     shutil.copytree(folder, tmp_path / "whole")
     index = writer.settings.recall_index
-    expected = {
-        len(snapshot.timeline.messages): snapshot.timeline
-        for snapshot in (
-            ReadModelFiles(tmp_path / name).load(CHANNEL, index) for name in ("prefix", "whole")
-        )
-        if snapshot is not None
-    }
-    assert sorted(expected) == [30, 44]
+    held = loaded_as_one_of([tmp_path / "prefix", tmp_path / "whole"], index)
     zygote = Zygote(tmp_path / "worker.log", module="tests.append_worker")
 
     def job(target: Path, pause_at: int) -> list[str]:
@@ -720,14 +713,6 @@ def test_a_writer_killed_at_any_step_leaves_the_file_as_it_was_or_as_it_was_mean
                 "pause_at": pause_at,
             }
         )
-
-    def held(target: Path) -> int | None:
-        found = ReadModelFiles(target).load(CHANNEL, index)
-        if found is None:
-            return None
-        assert_same_timeline(found.timeline, expected[len(found.timeline.messages)])
-        assert_same_cells(found.timeline, expected[len(found.timeline.messages)])
-        return len(found.timeline.messages)
 
     try:
         for start in ("a file of the first 30", "no file"):
@@ -897,3 +882,27 @@ def test_packed_items_read_together_read_as_each_item_does(
     assert packed[first:end] == [packed[index] for index in range(first, end)] == values[first:end]
     picked = data.draw(st.lists(st.integers(0, len(values) - 1), max_size=6)) if values else []
     assert packed.gather(np.array(picked, dtype=np.int64)) == [values[index] for index in picked]
+
+
+def loaded_as_one_of(
+    folders: list[Path], index: RecallIndexSettings
+) -> Callable[[Path], int | None]:
+    """A check of a folder a killed writer left: its file loads as none, or as the timeline one
+    of ``folders``' files holds with as many messages (compared whole, its cells included); how
+    many messages it holds."""
+    expected = {
+        len(snapshot.timeline.messages): snapshot.timeline
+        for snapshot in (ReadModelFiles(folder).load(CHANNEL, index) for folder in folders)
+        if snapshot is not None
+    }
+    assert len(expected) == len(folders)
+
+    def held(target: Path) -> int | None:
+        found = ReadModelFiles(target).load(CHANNEL, index)
+        if found is None:
+            return None
+        assert_same_timeline(found.timeline, expected[len(found.timeline.messages)])
+        assert_same_cells(found.timeline, expected[len(found.timeline.messages)])
+        return len(found.timeline.messages)
+
+    return held
