@@ -21,7 +21,9 @@ Memory stays bounded whatever is embedded: texts are batched by their length in 
 line is never padded to a 256-token one), a batch of long texts holds fewer rows (at most
 ``batch_size × TOKENS_PER_ROW`` tokens), and the session runs without ONNX Runtime's CPU memory
 arena, which grows to the largest batch ever run and keeps it for the life of the process (924 MiB
-after one batch of 32 texts of 256 tokens, most of ``awai ingest``'s peak). Vectors come back in
+after one batch of 32 texts of 256 tokens, most of ``awai ingest``'s peak). Nor does the session
+hold the word-embedding table, half of the model's weights: each batch reads its tokens' rows
+from the table's file (:mod:`awai_engine.embedding_backends.word_table`). Vectors come back in
 the order of the texts given.
 """
 
@@ -36,6 +38,8 @@ import numpy as np
 from awai_engine.embedding_backends import EmbeddingModelError
 from awai_engine.embedding_backends.onnx_export import OUTPUT, onnx_file
 from awai_engine.embedding_backends.sentence_model import read_sentence_model
+from awai_engine.embedding_backends.word_table import FILE_NAME as TABLE_FILE
+from awai_engine.embedding_backends.word_table import WORDS_INPUT, WordTable
 
 
 class OnnxSentenceEncoder:
@@ -59,11 +63,16 @@ class OnnxSentenceEncoder:
             self._session = onnxruntime.InferenceSession(
                 str(path), options, providers=["CPUExecutionProvider"]
             )
-        except Exception as error:  # a damaged cache file: say where it is
+            self._inputs = [item.name for item in self._session.get_inputs()]
+            # The export cut the word table out of the graph (a model whose lookup it could not
+            # cut keeps it inside): its rows are read for each batch.
+            self._words = (
+                WordTable(path.with_name(TABLE_FILE)) if WORDS_INPUT in self._inputs else None
+            )
+        except Exception as error:  # a damaged or missing cache file: say where it is
             raise EmbeddingModelError(
                 f"Could not load the ONNX file {path}: {error}. Delete it to export it again."
             ) from error
-        self._inputs = [item.name for item in self._session.get_inputs()]
         self._tokenizer = Tokenizer.from_file(str(config.tokenizer_file))
         self._tokenizer.enable_truncation(config.max_seq_length)
         self._pad_id = int((self._tokenizer.padding or {}).get("pad_id", 0))
@@ -101,6 +110,8 @@ class OnnxSentenceEncoder:
             feeds["input_ids"][row, : len(ids)] = ids
             feeds["attention_mask"][row, : len(ids)] = 1
             feeds["token_type_ids"][row, : len(ids)] = type_ids
+        if self._words is not None:
+            feeds[WORDS_INPUT] = self._words.rows(feeds["input_ids"])
         (states,) = self._session.run([OUTPUT], {name: feeds[name] for name in self._inputs})
         return states
 

@@ -12,6 +12,10 @@ normalisation run in numpy (:mod:`awai_engine.embedding_backends.onnx_backend`),
 own tokens. Why not in the graph: ONNX Runtime's ReduceSum splits its work by the batch's shape
 (a batch of fewer rows than threads is summed in another order), so a text's vector changed in
 its last bits with the batch it was encoded in.
+
+The word-embedding table is cut out of the graph and written beside it
+(:mod:`awai_engine.embedding_backends.word_table`): a session would hold all of it in memory, a
+text needs a few rows.
 """
 
 from __future__ import annotations
@@ -28,21 +32,32 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from awai_engine.embedding_backends import EmbeddingModelError
 from awai_engine.embedding_backends.sentence_model import SentenceModel, read_sentence_model
+from awai_engine.embedding_backends.word_table import FILE_NAME as TABLE_FILE
+from awai_engine.embedding_backends.word_table import WORDS_INPUT
+
+if TYPE_CHECKING:
+    import onnx
 
 log = logging.getLogger(__name__)
 
-# Bumped when the exported graph changes, so files of an older export are not reused.
-EXPORT_FORMAT = 2
+# Bumped when the exported graph changes, so files of an older export are not reused (3: the
+# word table cut out, cut_word_table).
+EXPORT_FORMAT = 3
 OPSET = 17
 OUTPUT = "token_embeddings"
 _KEYED_FILES = ("config.json", "tokenizer.json", "model.safetensors", "pytorch_model.bin")
 
 
 def onnx_file(model: SentenceModel, cache_dir: Path) -> Path:
-    """The cached ONNX file of ``model``, exported now (in a child process) if there is none."""
+    """The cached ONNX file of ``model``, exported now (in a child process) if there is none;
+    its word table, if the export cut it out, is :data:`~awai_engine.embedding_backends.
+    word_table.FILE_NAME` beside it (written before it)."""
     target = _cache_path(model, cache_dir)
     if target.is_file():
         return target
@@ -80,13 +95,16 @@ def _cache_path(model: SentenceModel, cache_dir: Path) -> Path:
 
 
 def export(model: SentenceModel, target: Path) -> None:
-    """Trace the transformer with torch, up to its token states; write ``target`` atomically.
+    """Trace the transformer with torch, up to its token states; write ``target`` atomically,
+    its word table cut out into a file beside it (:func:`cut_word_table`).
 
-    Written to a temporary file in the same folder and renamed, so a process that finds the file
-    finds all of it, and two processes exporting at once both end with a whole file.
+    Each file is written to a temporary file in the same folder and renamed, the table first, so
+    a process that finds ``target`` finds both whole, and two processes exporting at once both
+    end with whole files (the same bytes).
     """
     import inspect
 
+    import onnx
     import torch
     from transformers import AutoModel
     from transformers.utils import logging as transformers_logging
@@ -127,10 +145,67 @@ def export(model: SentenceModel, target: Path) -> None:
                 opset_version=OPSET,
                 dynamo=False,
             )
+        graph = onnx.load(temporary)
+        table = cut_word_table(graph)
+        if table is not None:
+            _save_whole(table, target.with_name(TABLE_FILE))
+            onnx.save(graph, temporary)
         os.chmod(temporary, 0o644)  # a cache others on the machine may read, like pip's
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
+
+
+def _save_whole(table: np.ndarray, target: Path) -> None:
+    """``table`` saved as ``.npy`` to a temporary file beside ``target``, then renamed to it."""
+    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".npy.part")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            np.save(file, table)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+def cut_word_table(model: onnx.ModelProto) -> np.ndarray | None:
+    """Remove the lookup of ``input_ids`` in the word-embedding table from ``model`` and return
+    the table; the graph takes the looked-up rows as :data:`WORDS_INPUT` instead. ``None``, and
+    ``model`` unchanged, when the graph has no single lookup of the ids in a constant table (a
+    model built otherwise keeps its table inside)."""
+    from onnx import helper, numpy_helper
+
+    graph = model.graph
+    tables = {tensor.name: tensor for tensor in graph.initializer if len(tensor.dims) == 2}
+    lookups = [
+        node
+        for node in graph.node
+        if node.op_type == "Gather"
+        and list(node.input[1:]) == ["input_ids"]
+        and node.input[0] in tables
+        and all(attribute.name != "axis" or attribute.i == 0 for attribute in node.attribute)
+    ]
+    if len(lookups) != 1:
+        return None
+    (lookup,) = lookups
+    table_name, rows = lookup.input[0], lookup.output[0]
+    if sum(table_name in node.input for node in graph.node) != 1:
+        return None  # the table is used elsewhere too (tied weights): it stays
+    table = numpy_helper.to_array(tables[table_name])
+    graph.node.remove(lookup)
+    graph.initializer.remove(tables[table_name])
+    for node in graph.node:
+        for position, name in enumerate(node.input):
+            if name == rows:
+                node.input[position] = WORDS_INPUT
+    graph.input.append(
+        helper.make_tensor_value_info(
+            WORDS_INPUT,
+            helper.np_dtype_to_tensor_dtype(table.dtype),
+            ["batch", "tokens", table.shape[1]],
+        )
+    )
+    return np.ascontiguousarray(table)
 
 
 @contextmanager
