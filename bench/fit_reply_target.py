@@ -393,13 +393,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=list(SEEDS),
         help="the network's random state(s) for choosing the grid point; each is fitted",
         dest="grid_seeds",
+        metavar="SEED",
     )
     parser.add_argument(
         "--seeds",
         type=int,
         nargs="+",
         default=list(AVERAGED_SEEDS),
-        help="the seeds of the networks (at the chosen grid point) whose average is written",
+        help="the seeds of the networks (at the grid point chosen with --seed) whose average "
+        "is written",
     )
     parser.add_argument(
         "--without",
