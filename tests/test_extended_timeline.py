@@ -17,66 +17,25 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from awai_engine.column_runs import Runs
-from awai_engine.timeline import MessageColumns, Timeline
+from awai_engine.timeline import Timeline
 from storage import read_model_files
 from storage.read_model_files import ReadModelFiles, Snapshot
-from tests.test_recall_index import WORDS, small_index, timeline_state, unit_vectors
+from tests.test_recall_index import small_index, timeline_state, unit_vectors
+from tests.timeline_specs import (
+    Spec,
+    assert_same_searches,
+    columns_of,
+    first_row,
+    message_specs,
+)
 
 CHANNEL = "terminal:local:test"
-Spec = tuple[int, list[str], int, int]  # thoughts, words of the text, speaker, thread (0: none)
-MESSAGES = st.lists(
-    st.tuples(
-        st.integers(1, 3),
-        st.lists(st.sampled_from(WORDS), max_size=5),
-        st.integers(0, 3),
-        st.integers(0, 2),  # 0: top level, else a reply in thread 1 or 2
-    ),
-    min_size=1,
-    max_size=60,
-)
 
 
 @pytest.fixture(autouse=True)
 def every_part_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
     """A loaded timeline maps every part it uses as it is, as a large channel's file does."""
     monkeypatch.setattr(read_model_files, "MAPPED_FROM", 1)
-
-
-def columns_of(messages: list[Spec], start: int, stop: int) -> MessageColumns:
-    """The messages at positions ``start``..``stop`` - 1 as columns, their first rows counted
-    from the first one's. Every text has a word of its own: each run brings new terms."""
-    positions = range(start, stop)
-    spec = messages[start:stop]
-    sizes = [thoughts for thoughts, *_ in spec]
-    return MessageColumns(
-        message_ids=[f"m{p}" for p in positions],
-        speaker_ids=[f"s{speaker}" for _, _, speaker, _ in spec],
-        speaker_names=[f"Speaker {speaker}" for _, _, speaker, _ in spec],
-        ts=np.array(positions, dtype=np.float64),
-        thread_roots=[
-            f"m{thread - 1}" if thread and p >= thread else None
-            for p, (*_, thread) in zip(positions, spec, strict=True)
-        ],
-        scopes=["channel" if p % 4 else "private-thread:t" for p in positions],
-        texts=[
-            " ".join([*words, f"w{p}"]) for p, (_, words, *_) in zip(positions, spec, strict=True)
-        ],
-        summaries=[f"summary {p}" for p in positions],
-        addressees=[
-            [f"Speaker {(speaker + 1) % 4}"] if p % 3 == 0 else []
-            for p, (_, _, speaker, _) in zip(positions, spec, strict=True)
-        ],
-        thought_texts=[
-            [f"t{p}.{i}" for i in range(n)] for p, n in zip(positions, sizes, strict=True)
-        ],
-        thought_indexes=[list(range(n)) for n in sizes],
-        fallbacks=[p % 5 == 0 for p in positions],
-        first_rows=np.cumsum([0, *sizes[:-1]]).astype(np.int64) if sizes else np.empty(0, np.int64),
-    )
-
-
-def first_row(messages: list[Spec], position: int) -> int:
-    return sum(thoughts for thoughts, *_ in messages[:position])
 
 
 def appended(timeline: Timeline, messages: list[Spec], vectors: np.ndarray, stop: int) -> None:
@@ -131,7 +90,7 @@ def made(how: str, messages: list[Spec], vectors: np.ndarray, count: int, folder
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(
-    messages=MESSAGES,
+    messages=message_specs(min_size=1, max_size=60),
     how=st.sampled_from(["built", "loaded", "appended"]),
     held=st.integers(0, 60),
     # then: extended by, or appended one by one, that many messages (the rest extended at last)
@@ -171,18 +130,12 @@ def test_a_timeline_extended_by_any_messages_equals_the_one_appending_each_build
         assert timeline.messages.built == objects
         assert timeline.messages.restored == count - objects
         assert timeline_state(timeline) == timeline_state(reference)
-        for end in range(1, len(vectors), 5):
-            for ours, theirs in zip(
-                timeline.search(np.array([end]), end),
-                reference.search(np.array([end]), end),
-                strict=True,
-            ):
-                np.testing.assert_array_equal(ours, theirs)
-        for query in ("disk failed again", f"w{held} w{count - 1}", "再起動 ok"):
-            for end in (count // 2, count):
-                assert timeline.lexicon.matches(query, end, 5) == reference.lexicon.matches(
-                    query, end, 5
-                )
+        assert_same_searches(
+            timeline,
+            reference,
+            ("disk failed again", f"w{held} w{count - 1}", "再起動 ok"),
+            (count // 2, count),
+        )
 
 
 def test_a_timeline_extended_by_no_messages_is_unchanged_and_wrong_rows_are_refused() -> None:

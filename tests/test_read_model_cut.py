@@ -26,8 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from awai_engine import mapped_rows
-from awai_engine.timeline import MessageColumns, Timeline
-from awai_engine.values import MessageRef
+from awai_engine.timeline import Timeline
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from storage import read_model, read_model_files
@@ -47,6 +46,13 @@ from tests.test_read_model_files import (
     rebuilt,
 )
 from tests.test_recall_index import WORDS, small_index, timeline_state, unit_vectors
+from tests.timeline_specs import (
+    Spec,
+    assert_same_searches,
+    columns_of,
+    first_row,
+    message_specs,
+)
 
 SECRET = "zyxwvutq"
 
@@ -58,42 +64,10 @@ def every_part_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(read_model_files, "MAPPED_FROM", 1)
 
 
-def built(
-    messages: list[tuple[int, list[str], int, int]], vectors: np.ndarray, count: int
-) -> Timeline:
+def built(messages: list[Spec], vectors: np.ndarray, count: int) -> Timeline:
     """The timeline of the first ``count`` messages, built at once (as a rebuild builds it)."""
-    first_rows = np.cumsum([0] + [thoughts for thoughts, *_ in messages[:count]])
-    refs = [
-        MessageRef(
-            message_id=f"m{position}",
-            speaker_id=f"s{speaker}",
-            speaker_name=f"Speaker {speaker}",
-            ts=float(position),
-            position=position,
-            thread_root=f"m{thread - 1}" if thread and position >= thread else None,
-        )
-        for position, (_, _, speaker, thread) in enumerate(messages[:count])
-    ]
-    columns = MessageColumns(
-        message_ids=[ref.message_id for ref in refs],
-        speaker_ids=[ref.speaker_id for ref in refs],
-        speaker_names=[ref.speaker_name for ref in refs],
-        ts=np.array([ref.ts for ref in refs], dtype=np.float64),
-        thread_roots=[ref.thread_root for ref in refs],
-        scopes=[ref.scope for ref in refs],
-        # A word of its own in every text: terms first met after any cut.
-        texts=[" ".join([*words, f"w{p}"]) for p, (_, words, *_) in enumerate(messages[:count])],
-        summaries=["" for _ in refs],
-        addressees=[
-            [f"Speaker {(s + 1) % 4}"] if p % 3 == 0 else []
-            for p, (*_, s, _) in enumerate(messages[:count])
-        ],
-        thought_texts=[[f"t{p}.{i}" for i in range(m[0])] for p, m in enumerate(messages[:count])],
-        thought_indexes=[list(range(m[0])) for m in messages[:count]],
-        fallbacks=[p % 5 == 0 for p in range(count)],
-        first_rows=first_rows[:-1].astype(np.int64),
-    )
-    return Timeline.built(7, small_index(), columns, vectors[: first_rows[-1]].copy())
+    rows = first_row(messages, count)
+    return Timeline.built(7, small_index(), columns_of(messages, 0, count), vectors[:rows].copy())
 
 
 def keys(count: int) -> RowKeys:
@@ -102,22 +76,10 @@ def keys(count: int) -> RowKeys:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(
-        st.tuples(
-            st.integers(1, 3),  # thoughts
-            st.lists(st.sampled_from(WORDS), max_size=5),  # words of the text
-            st.integers(0, 3),  # speaker
-            st.integers(0, 2),  # 0: top level, else a reply in thread 1 or 2
-        ),
-        min_size=2,
-        max_size=40,
-    ),
-    st.data(),
-)
+@given(message_specs(min_size=2, max_size=40), st.data())
 @pytest.mark.slow
 def test_a_file_cut_anywhere_equals_the_kept_messages_built_and_appending_the_rest_all(
-    messages: list[tuple[int, list[str], int, int]], data: st.DataObject
+    messages: list[Spec], data: st.DataObject
 ) -> None:
     """A cut before or after a cell level was fitted (the small index fits one at 16, 32 and 64
     rows), inside a message's rows or between messages, with terms first met after it: the file
@@ -170,17 +132,9 @@ def test_a_file_cut_anywhere_equals_the_kept_messages_built_and_appending_the_re
         timeline = loaded.timeline
         append_rest(timeline, whole, cut)
         assert timeline_state(timeline) == timeline_state(whole)
-        for end in range(1, whole.rows, 5):
-            for ours, theirs in zip(
-                timeline.search(np.array([end]), end),
-                whole.search(np.array([end]), end),
-                strict=True,
-            ):
-                np.testing.assert_array_equal(ours, theirs)
-        for query in ("disk failed again", f"w{cut} w{count - 1}", "再起動 ok"):
-            assert timeline.lexicon.matches(query, count, 5) == whole.lexicon.matches(
-                query, count, 5
-            )
+        assert_same_searches(
+            timeline, whole, ("disk failed again", f"w{cut} w{count - 1}", "再起動 ok"), (count,)
+        )
 
 
 @pytest.mark.slow
