@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -65,13 +66,18 @@ class Embedder:
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = CACHED_TEXTS if cache_size is None else cache_size
         self._lock = threading.Lock()
+        # Texts being embedded ahead (:meth:`encode_ahead`): the call's vectors and the row.
+        self._ahead: dict[str, tuple[Future[np.ndarray], int]] = {}
+        self._ahead_thread: ThreadPoolExecutor | None = None
         text_caches.register_owner(self)
 
     def forget_cached_texts(self) -> None:
-        """Drop every cached vector: some may be of a message just forgotten (see
-        :mod:`awai_engine.text_caches`)."""
+        """Drop every cached vector, and those being made ahead: some may be of a message just
+        forgotten (see :mod:`awai_engine.text_caches`). A call already running ahead keeps its
+        texts until it ends (seconds), as any call running does; its vectors are not kept."""
         with self._lock:
             self._cache.clear()
+            self._ahead.clear()
 
     @property
     def loaded(self) -> bool:
@@ -93,7 +99,9 @@ class Embedder:
         return self._encoder
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (each cut to ``max_chars``); returns an ``(n, dim)`` float32 array."""
+        """Embed ``texts`` (each cut to ``max_chars``); returns an ``(n, dim)`` float32 array.
+
+        A text being embedded ahead (:meth:`encode_ahead`) is waited for, not embedded again."""
         keys = [text[: self.settings.max_chars] for text in texts]
         out = np.empty((len(keys), self.dimension), dtype=np.float32)
         missing: dict[str, list[int]] = {}
@@ -105,18 +113,60 @@ class Embedder:
                 else:
                     self._cache.move_to_end(key)
                     out[row] = vector
-        if missing:
-            fresh = self.encode_uncached(list(missing))
+            ahead = {key: self._ahead.pop(key) for key in missing if key in self._ahead}
+        made = self._made_ahead(ahead)
+        rest = [key for key in missing if key not in made]
+        made.update(zip(rest, self.encode_uncached(rest), strict=True))
+        if made:
             with self._lock:
-                for (key, rows), vector in zip(missing.items(), fresh, strict=True):
-                    out[rows] = vector
-                    # A copy: a row of ``fresh`` would keep the whole call's array alive while
-                    # any one of its texts stays cached (an ingest of 30,000 lines held 38
-                    # chunks' arrays, 30 MiB, for 4,096 vectors of 6 MiB).
+                for key, vector in made.items():
+                    out[missing[key]] = vector
+                    # A copy: a row of the call's array would keep all of it alive while any
+                    # one of its texts stays cached (an ingest of 30,000 lines held 38 chunks'
+                    # arrays, 30 MiB, for 4,096 vectors of 6 MiB).
                     self._cache[key] = vector.copy()
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
         return out
+
+    def encode_ahead(self, texts: Sequence[str]) -> None:
+        """Start embedding ``texts`` in a thread of the embedder's own, for a later
+        :meth:`encode` of them to take instead of embedding them then.
+
+        Why: an ingest embeds the next chunk's thoughts while the store writes this one. The
+        encoder leaves about a third of a core idle (tokenising, batching and pooling run on
+        one), and storing a chunk is mostly one core of Python, SQLite and Chroma, so the two
+        together take about the time of the embedding alone (``bench/kept_channel.py``'s
+        ingest / raw row).
+
+        Only an encoder that gives a text the same bits whatever it is batched with is asked
+        ahead: a vector made ahead is then the one :meth:`encode` would make. A text nobody asks
+        for is dropped at the next call, so what waits here is one call's vectors at most."""
+        if not self._model().same_bits_in_any_batch:
+            return
+        with self._lock:
+            self._ahead.clear()
+            keys = [
+                key
+                for key in dict.fromkeys(text[: self.settings.max_chars] for text in texts)
+                if key not in self._cache
+            ]
+            if not keys:
+                return
+            if self._ahead_thread is None:
+                self._ahead_thread = ThreadPoolExecutor(1, thread_name_prefix="awai-embed-ahead")
+            made = self._ahead_thread.submit(self.encode_uncached, keys)
+            self._ahead.update((key, (made, row)) for row, key in enumerate(keys))
+
+    @staticmethod
+    def _made_ahead(ahead: dict[str, tuple[Future[np.ndarray], int]]) -> dict[str, np.ndarray]:
+        """The vectors of ``ahead``'s texts, once their calls end; none of a call that failed
+        (its texts are embedded again by the caller, whose failure it then is)."""
+        made = {}
+        for key, (call, row) in ahead.items():
+            if call.exception() is None:
+                made[key] = call.result()[row]
+        return made
 
     def encode_uncached(self, texts: Sequence[str]) -> np.ndarray:
         """Embed without the cache: the raw model throughput, for benchmarks."""

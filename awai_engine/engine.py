@@ -14,6 +14,7 @@ import errno
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from itertools import islice
 from typing import Protocol
 
@@ -30,7 +31,13 @@ from awai_engine.embedding import Embedder
 from awai_engine.errors import AwaiError
 from awai_engine.extraction_window import extraction_targets
 from awai_engine.limits import cut_notes
-from awai_engine.ports import ContextTooLargeError, LanguageBackend, PreparedUtterance, Store
+from awai_engine.ports import (
+    ContextTooLargeError,
+    ExtractionTarget,
+    LanguageBackend,
+    PreparedUtterance,
+    Store,
+)
 from awai_engine.reconcile import DamagedVectorsError, rebuilt_notice
 from awai_engine.reply_target.model import reply_model
 from awai_engine.reply_target.scorer import reply_scores, shown_replies
@@ -181,20 +188,16 @@ class Engine:
         problems: list[IngestProblem] = []
         notes: list[str] = []
         iterator = iter(utterances)
-        while chunk := list(islice(iterator, INGEST_CHUNK)):
-            valid = []
-            for utterance in chunk:
-                problem = self._problem_with(utterance)
-                if problem:
-                    problems.append(IngestProblem(message_id=utterance.message_id, reason=problem))
-                else:
-                    valid.append(utterance.model_copy(update={"text": clean(utterance.text)}))
-            by_channel: dict[str, list[Utterance]] = {}
-            for utterance in valid:
-                by_channel.setdefault(utterance.channel, []).append(utterance)
+        following = list(islice(iterator, INGEST_CHUNK))
+        while chunk := following:
+            following = list(islice(iterator, INGEST_CHUNK))
+            by_channel = self._valid_by_channel(chunk, problems)
+            last = list(by_channel)[-1:]
             for channel, items in by_channel.items():
+                # The next chunk's thoughts are embedded while the last channel's are stored.
+                ahead = partial(self._encode_ahead, following) if [channel] == last else None
                 try:
-                    counts, chunk_notes, failed = self._ingest_rebuilding(channel, items)
+                    counts, chunk_notes, failed = self._ingest_rebuilding(channel, items, ahead)
                 except Exception as error:
                     full = _out_of_space(error)
                     if full is None:
@@ -220,6 +223,42 @@ class Engine:
             if progress:
                 progress(len(chunk))
         return IngestReport(**totals, problems=tuple(problems), notes=tuple(notes))
+
+    def _valid_by_channel(
+        self, chunk: Sequence[Utterance], problems: list[IngestProblem] | None = None
+    ) -> dict[str, list[Utterance]]:
+        """The valid messages of ``chunk`` by channel, their texts cleaned; each invalid one's
+        problem is added to ``problems``."""
+        by_channel: dict[str, list[Utterance]] = {}
+        for utterance in chunk:
+            problem = self._problem_with(utterance)
+            if problem is None:
+                cleaned = utterance.model_copy(update={"text": clean(utterance.text)})
+                by_channel.setdefault(utterance.channel, []).append(cleaned)
+            elif problems is not None:
+                problems.append(IngestProblem(message_id=utterance.message_id, reason=problem))
+        return by_channel
+
+    def _encode_ahead(self, utterances: Sequence[Utterance]) -> None:
+        """Start embedding the thoughts ``utterances`` (the next chunk of an ingest) will have,
+        for their :meth:`prepare` to find made (:meth:`Embedder.encode_ahead`).
+
+        Only with an offline backend: its thoughts are each message's own sentences, so they are
+        known before the messages said before them are stored; a model writes thoughts from a
+        message's context, which is not stored yet. Messages stored with the same text are left
+        out (a file stored again embeds nothing). A guess that turns out wrong (a message
+        edited by another process meanwhile) is only embedded again."""
+        if not utterances or not self.backend.offline:
+            return
+        try:
+            new: list[Utterance] = []
+            for channel, items in self._valid_by_channel(utterances).items():
+                stored = self.store.stored_texts(channel, [u.message_id for u in items])
+                new.extend(u for u in items if stored.get(u.message_id) != u.text)
+            extractions = self.backend.extract([ExtractionTarget(utterance=u) for u in new])
+            self.embedder.encode_ahead([t.text for e in extractions for t in e.thoughts])
+        except Exception as error:  # the next chunk's to meet, and isolate, when it is stored
+            log.debug("the next chunk's thoughts are not embedded ahead: %r", error)
 
     def _problem_with(self, utterance: Utterance) -> str | None:
         fields = (
@@ -249,12 +288,12 @@ class Engine:
         return None
 
     def _ingest_rebuilding(
-        self, channel: str, utterances: list[Utterance]
+        self, channel: str, utterances: list[Utterance], ahead: Callable[[], None] | None = None
     ) -> tuple[dict[str, int], list[str], list[IngestProblem]]:
         """:meth:`_ingest_isolating`, once more after rebuilding the channel's vector index if
         it turned out damaged on the way (the rebuild's notice comes first in the notes)."""
         try:
-            return self._ingest_isolating(channel, utterances)
+            return self._ingest_isolating(channel, utterances, ahead)
         except DamagedVectorsError as error:
             notice = rebuilt_notice(channel, self._rebuild_vectors(channel, error))
         counts, notes, problems = self._ingest_isolating(channel, utterances)
@@ -268,7 +307,7 @@ class Engine:
         return thoughts
 
     def _ingest_isolating(
-        self, channel: str, utterances: list[Utterance]
+        self, channel: str, utterances: list[Utterance], ahead: Callable[[], None] | None = None
     ) -> tuple[dict[str, int], list[str], list[IngestProblem]]:
         """Ingest the messages together; if that fails, one at a time, so that a message whose
         extraction, embedding or storage fails costs only itself.
@@ -277,10 +316,12 @@ class Engine:
         storage raises for its backends' own disk-full errors), and so does a damaged vector
         index. So does an error every message of the batch fails with: that is the store or the
         model failing, not the input.
+
+        ``ahead`` is called once the messages are prepared, before they are stored.
         """
         self.store.ensure_channel(channel, self.embedder.model_name, self.embedder.dimension)
         try:
-            counts, notes = self._ingest_channel(channel, utterances)
+            counts, notes = self._ingest_channel(channel, utterances, ahead)
             return counts, notes, []
         except Exception as error:
             if len(utterances) == 1 or _not_the_messages(error):
@@ -311,7 +352,7 @@ class Engine:
         return totals, notes, problems
 
     def _ingest_channel(
-        self, channel: str, utterances: list[Utterance]
+        self, channel: str, utterances: list[Utterance], ahead: Callable[[], None] | None = None
     ) -> tuple[dict[str, int], list[str]]:
         ids = [utterance.message_id for utterance in utterances]
         stored = self.store.stored_texts(channel, ids)
@@ -343,6 +384,8 @@ class Engine:
         if not todo:
             return counts, []
         prepared = self.prepare(todo)
+        if ahead is not None:
+            ahead()
         self.store.save(channel, prepared)
         notes = [
             f"{item.utterance.message_id}: {note}"

@@ -15,10 +15,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from sqlalchemy import event, text
 
+from awai_engine import engine as engine_module
 from awai_engine.embedding import Embedder
 from awai_engine.engine import OutOfSpaceError, UnknownMessageError
 from awai_engine.reconcile import DamagedVectorsError
-from awai_engine.settings import Settings
+from awai_engine.settings import EmbeddingSettings, Settings
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from bots.terminal.transcript import read_transcript
@@ -173,26 +174,29 @@ def test_a_data_directory_that_cannot_be_written_is_a_clear_error(tmp_path: Path
         AwaiStore.open(settings)
 
 
-class FailingOn:
-    """The real embedder, except that a batch holding a text with ``marker`` fails, as a model
-    can fail on one input (what fails is the whole call, as with the real library)."""
+class FailingOn(Embedder):
+    """The real embedder, except that a call holding a text with ``marker`` fails, as a model
+    can fail on one input (what fails is the whole call, as with the real library), in place or
+    ahead (:meth:`Embedder.encode_ahead`)."""
 
-    def __init__(self, embedder: Embedder, marker: str) -> None:
-        self._embedder = embedder
+    def __init__(self, marker: str) -> None:
+        super().__init__(EmbeddingSettings(), cache_size=0)
         self._marker = marker
-        self.model_name = embedder.model_name
-        self.dimension = embedder.dimension
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_uncached(self, texts: Sequence[str]) -> np.ndarray:
         if any(self._marker in text for text in texts):
             raise RuntimeError("the model failed on this input")
-        return self._embedder.encode(texts)
+        return super().encode_uncached(texts)
 
 
+@pytest.mark.parametrize("chunk", [1024, 3], ids=["one chunk", "in the next chunk"])
 def test_a_message_that_fails_embedding_costs_only_itself_and_the_rest_of_the_batch_is_stored(
-    runtime: Runtime,
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    runtime.engine.embedder = FailingOn(runtime.engine.embedder, "POISON")  # type: ignore[assignment]
+    """With chunks of 3 the message is in the second chunk, first embedded (and failing) ahead,
+    while the first chunk is stored."""
+    monkeypatch.setattr(engine_module, "INGEST_CHUNK", chunk)
+    runtime.engine.embedder = FailingOn("POISON")
     batch = [utterance(f"m{i}", f"Ordinary message {i}.") for i in range(1, 7)]
     batch.insert(3, utterance("m35", "This one is POISON for the model."))
     report = runtime.engine.ingest(batch)
@@ -228,7 +232,7 @@ def test_a_message_that_fails_storage_costs_only_itself(
 def test_when_every_message_fails_the_store_is_at_fault_and_the_error_is_raised(
     runtime: Runtime,
 ) -> None:
-    runtime.engine.embedder = FailingOn(runtime.engine.embedder, "")  # type: ignore[assignment]
+    runtime.engine.embedder = FailingOn("")
     with pytest.raises(RuntimeError, match="the model failed"):
         runtime.engine.ingest([utterance("m1", "One."), utterance("m2", "Two.")])
 

@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 from sqlalchemy import MetaData
 
+from awai_engine import engine as engine_module
 from awai_engine.engine import UnknownMessageError
 from awai_engine.visibility import EVERYTHING
 from bots.runtime import Runtime
 from storage.vectors import collection_name, vector_id
 from tests.factories import utterance
+from tests.test_embedding_ahead import Counting
 
 CHANNEL = "terminal:local:test"
 
@@ -218,3 +220,38 @@ def test_the_read_model_survives_a_restart(make_runtime: Callable[..., Runtime])
     first.close()
     reopened = make_runtime("same")
     assert reopened.engine.context(CHANNEL, "m2", EVERYTHING) == before
+
+
+def test_an_ingest_in_chunks_stores_what_its_messages_ingested_one_at_a_time_store(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In chunks of 4, each chunk's thoughts are embedded while the chunk before is stored
+    (``Embedder.encode_ahead``); between them come an edit of a message of the chunk before,
+    a text stored already, an invalid message and a message of another channel."""
+    monkeypatch.setattr(engine_module, "INGEST_CHUNK", 4)
+    other = "terminal:local:other"
+    messages = [
+        utterance(f"m{i:02}", f"Line {i} is said. Its second sentence counts {i}.")
+        for i in range(1, 15)
+    ]
+    messages[5] = utterance("m02", "The second line, said again. Differently this time.", ts=6)
+    messages[9] = utterance("m03", messages[2].text, ts=10)  # the text stored already
+    messages[10] = utterance("m11", "Half an emoji \ud83d.")
+    messages[12] = utterance("x13", "In the other channel. Two sentences.", channel=other)
+    chunked, alone = make_runtime("chunked"), make_runtime("alone")
+    counting = Counting()
+    chunked.engine.embedder = counting
+    report = chunked.engine.ingest(messages)
+    for message in messages:
+        alone.engine.ingest([message])
+
+    assert (report.added, report.edited, report.unchanged, len(report.problems)) == (11, 1, 1, 1)
+    for channel in (CHANNEL, other):
+        got, expected = chunked.store.timeline(channel), alone.store.timeline(channel)
+        assert [(m.message_id, m.text, m.thoughts) for m in got.messages] == [
+            (m.message_id, m.text, m.thoughts) for m in expected.messages
+        ]
+        assert np.array_equal(got.vectors, expected.vectors)
+    embedded = counting.texts()
+    assert len(embedded) == len(set(embedded))  # each thought once
+    assert any(name.startswith("awai-embed-ahead") for name, _ in counting.embedded)

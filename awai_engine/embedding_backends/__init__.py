@@ -32,6 +32,10 @@ class SentenceEncoder(Protocol):
 
     model_name: str
     dimension: int
+    # Whether a text's vector is the same bits whatever it is batched with (checked by a test
+    # for each encoder that says so): only then may a vector made in one call stand for one
+    # made in another (:meth:`awai_engine.embedding.Embedder.encode_ahead`).
+    same_bits_in_any_batch: bool
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         """Unit-length vectors, one row per text, in order."""

@@ -19,6 +19,7 @@ MODEL_NAME = "multilingual-e5-small-q4"
 
 class MultilingualE5Small:
     model_name = MODEL_NAME
+    same_bits_in_any_batch = False  # not checked here
 
     def __init__(self) -> None:
         try:

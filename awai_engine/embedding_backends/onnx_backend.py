@@ -43,6 +43,8 @@ from awai_engine.embedding_backends.word_table import WORDS_INPUT, WordTable
 
 
 class OnnxSentenceEncoder:
+    same_bits_in_any_batch = True  # tests/test_embedding_onnx.py
+
     def __init__(self, model: str, cache_dir: Path, threads: int = 0) -> None:
         import onnxruntime
         from tokenizers import Tokenizer

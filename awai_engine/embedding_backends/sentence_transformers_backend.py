@@ -23,6 +23,8 @@ from awai_engine.embedding_backends.sentence_model import (
 
 
 class SentenceTransformersEncoder:
+    same_bits_in_any_batch = False  # torch's last bits follow the batch's padding
+
     def __init__(self, model: str) -> None:
         self.model_name = model
         self._model = _load(model)

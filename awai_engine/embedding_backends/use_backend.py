@@ -19,6 +19,7 @@ MODEL_NAME = "universal-sentence-encoder-multilingual-3"
 class UniversalSentenceEncoder:
     model_name = MODEL_NAME
     dimension = 512
+    same_bits_in_any_batch = False  # its last bits follow the batch's padding
 
     def __init__(self) -> None:
         try:
