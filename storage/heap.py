@@ -24,10 +24,13 @@ from __future__ import annotations
 import ctypes
 import logging
 import sys
+from collections.abc import Callable
+from typing import cast
 
 log = logging.getLogger(__name__)
 
 M_PERTURB = -6  # glibc's malloc.h
+M_ARENA_MAX = -8
 FREED_BYTE = 0xFF
 """Freed memory is set to this byte; memory handed out is set to its complement, zero."""
 
@@ -35,15 +38,40 @@ FREED_BYTE = 0xFF
 def overwrite_freed_memory() -> bool:
     """Have this process's C heap zero the memory it hands out and overwrite the memory it
     frees; ``False`` where the C library offers no such switch. Safe to call again."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except AttributeError:
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
-    if mallopt(M_PERTURB, FREED_BYTE) != 1:  # musl's mallopt accepts nothing
+    mallopt = _mallopt()
+    if mallopt is None or mallopt(M_PERTURB, FREED_BYTE) != 1:  # musl's accepts nothing
         log.info("the C library does not overwrite freed memory (no M_PERTURB)")
         return False
     return True
+
+
+def keep_one_arena() -> bool:
+    """Have every thread of this process allocate from the C heap's one arena; ``False`` where
+    the C library offers no such switch. To be called before threads start (an arena a thread
+    made already stays).
+
+    Why: glibc gives threads arenas of their own (up to 8 a core), and memory freed in one is
+    reused only by the threads that allocate from it. An embedded Chroma writes from its own
+    worker threads, so a long ``awai ingest`` grew by 2.3 MiB per 1,000 vectors written even with
+    the heap trimmed after each chunk (``awai_engine.heap_trim``); with one arena, what Chroma
+    frees is reused. Measured (``awai ingest`` of 10,000 and 30,000 lines into an empty folder,
+    one run each): peak RSS 407 → 512 MiB with glibc's arenas, 403 → 430 MiB with one, two
+    arenas 406 → 454; random vectors written alone through ``ChromaVectors`` stay at 122–134 MiB
+    from 5,000 to 40,000 with one arena and the trim. The ingest's rate changed by 1–2%, within
+    the spread of three runs in turns. The same for a Chroma server's process is
+    ``MALLOC_ARENA_MAX=1`` in its environment."""
+    mallopt = _mallopt()
+    return mallopt is not None and mallopt(M_ARENA_MAX, 1) == 1
+
+
+def _mallopt() -> Callable[[int, int], int] | None:
+    """The C library's ``mallopt``, on Linux (none elsewhere, or where the library has none)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except AttributeError:
+        return None
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return cast(Callable[[int, int], int], mallopt)

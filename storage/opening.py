@@ -13,7 +13,7 @@ from pathlib import Path
 
 from awai_engine.settings import Settings
 from storage.errors import DiskFullError, StorageError, driver_words
-from storage.heap import overwrite_freed_memory
+from storage.heap import keep_one_arena, overwrite_freed_memory
 from storage.lost_database import how_to_restore, is_damaged_file, refuse_lost_database
 from storage.sql import Database
 from storage.vectors import ChromaVectors
@@ -29,6 +29,7 @@ def open_backends(settings: Settings, read_only: bool = False) -> tuple[Database
     folder even to read).
     """
     overwrite_freed_memory()  # before any message is read: see storage.heap
+    keep_one_arena()  # before Chroma's threads start (storage.heap)
     refuse_lost_database(settings)
     if read_only:  # a look creates nothing
         refuse_missing_data(settings)

@@ -18,7 +18,7 @@ from awai_engine.errors import AwaiError
 from bots.settings import load_settings
 from bots.terminal.commands import COMMANDS
 from bots.terminal.say import VisibleFormatter, fail, warn
-from storage.heap import overwrite_freed_memory
+from storage.heap import keep_one_arena, overwrite_freed_memory
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     overwrite_freed_memory()  # first: no message may be in memory freed before it (storage.heap)
+    keep_one_arena()  # and before any thread starts
     parser = build_parser()
     args = parser.parse_args(argv)
     logged = logging.StreamHandler()
