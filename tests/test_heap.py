@@ -1,4 +1,5 @@
-"""Memory a store's process frees cannot reach disk through an index's unused slots.
+"""Memory a store's process frees cannot reach disk through an index's unused slots; its threads
+share one heap arena.
 
 An embedded Chroma writes its HNSW index block whole, unused slots included, and allocates it
 with a plain ``malloc`` (storage/heap.py). The switch is process-wide and stays on, and every
@@ -88,3 +89,64 @@ except SystemExit:
 print(WORD not in reused_block())
 """
     assert _in_a_fresh_process(command).splitlines()[-1] == "True"
+
+
+THREAD_ARENAS = """
+import ctypes, os, tempfile, threading
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = (ctypes.c_size_t,)
+libc.free.argtypes = (ctypes.c_void_p,)
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = (ctypes.c_char_p, ctypes.c_char_p)
+libc.fclose.argtypes = (ctypes.c_void_p,)
+libc.malloc_info.argtypes = (ctypes.c_int, ctypes.c_void_p)
+
+
+def arenas():
+    path = tempfile.mktemp()
+    stream = libc.fopen(path.encode(), b"w")
+    libc.malloc_info(0, stream)
+    libc.fclose(stream)
+    with open(path) as report:
+        text = report.read()
+    os.unlink(path)
+    return text.count("<heap nr=")
+
+
+def arenas_four_threads_add():
+    before = arenas()
+    together = threading.Barrier(4)
+
+    def allocate():
+        together.wait()
+        for _ in range(2000):
+            libc.free(libc.malloc(1000))
+
+    threads = [threading.Thread(target=allocate) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return arenas() - before
+"""
+
+
+def test_without_one_arena_threads_allocate_from_arenas_of_their_own() -> None:
+    """Why a long ingest grew (storage.heap.keep_one_arena): what Chroma's threads freed stayed
+    in theirs. The hazard itself, so the next test is known to test something."""
+    assert int(_in_a_fresh_process(THREAD_ARENAS + "print(arenas_four_threads_add())")) > 0
+
+
+@pytest.mark.slow
+def test_an_open_store_has_every_thread_allocate_from_one_arena(tmp_path: Path) -> None:
+    opened = f"""
+from awai_engine.settings import Settings
+from storage.store import AwaiStore
+
+store = AwaiStore.open(Settings(data_dir={str(tmp_path / "data")!r}, _env_file=None))
+print(arenas_four_threads_add())
+store.close()
+"""
+    assert _in_a_fresh_process(THREAD_ARENAS + opened) == "0"
