@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from awai_engine.growth import grown_length
 from awai_engine.ordering import stable_order
 from awai_engine.settings import RecallIndexSettings
 
@@ -232,7 +233,8 @@ class CellIndex:
         if not self.levels or end <= start:
             return
         if len(self.row_cells) < end:
-            grown = np.empty((max(end, 2 * len(self.row_cells)), len(self.levels)), np.int32)
+            room = grown_length(end, len(self.row_cells))
+            grown = np.empty((room, len(self.levels)), np.int32)
             grown[: self.filed] = self.row_cells[: self.filed]
             self.row_cells = grown
         for row in range(start, end):

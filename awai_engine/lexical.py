@@ -36,6 +36,7 @@ from itertools import chain
 import numpy as np
 import Stemmer
 
+from awai_engine.growth import grown_length
 from awai_engine.ordering import stable_order
 from awai_engine.text import is_japanese_char
 from awai_engine.text_caches import text_cache
@@ -223,8 +224,9 @@ class LexicalIndex:
             raise ValueError(f"lexical index: add at position {position}, expected {self.size}")
         counted = Counter(terms(text))
         if position + 1 >= len(self._lengths):
-            self._lengths = np.resize(self._lengths, 2 * len(self._lengths))
-            self._cumulative = np.resize(self._cumulative, 2 * len(self._cumulative) + 1)
+            room = grown_length(position + 2, len(self._lengths))
+            self._lengths = np.resize(self._lengths, room)
+            self._cumulative = np.resize(self._cumulative, room + 1)
         length = float(sum(counted.values()))
         self._lengths[position] = length
         self._cumulative[position + 1] = self._cumulative[position] + length
@@ -330,7 +332,7 @@ class LexicalIndex:
         ids, positions, counts, lengths = _counted(texts, start, numbers)
         end = start + len(lengths)
         if end >= len(self._lengths):
-            room = max(end + 1, 2 * len(self._lengths))
+            room = grown_length(end + 1, len(self._lengths))
             self._lengths = np.resize(self._lengths, room)
             self._cumulative = np.resize(self._cumulative, room + 1)
         self._lengths[start:end] = lengths

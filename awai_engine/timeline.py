@@ -26,6 +26,7 @@ import numpy as np
 from awai_engine import mapped_rows
 from awai_engine.cells import CellIndex, similarities
 from awai_engine.column_runs import Runs, gathered
+from awai_engine.growth import grown_length
 from awai_engine.lexical import LexicalIndex, terms
 from awai_engine.settings import RecallIndexSettings
 from awai_engine.values import MessageRef, Thought
@@ -695,7 +696,7 @@ class Timeline:
         with self._coding:  # readings run in several threads; a new name gets one code
             said_by, addressed = self._speaker_name_code, self._addressed_codes
             if len(said_by) < len(self.messages):
-                room = max(len(self.messages), 2 * len(said_by))
+                room = grown_length(len(self.messages), len(said_by))
                 said_by = np.concatenate((said_by, np.full(room - len(said_by), -1)))
                 grown = np.full((room, addressed.shape[1]), -1, dtype=np.int64)
                 grown[: len(addressed)] = addressed
@@ -794,7 +795,7 @@ class Timeline:
         column = self._derived_numbers.get(name)
         if column is None or len(column) < len(self.messages):
             kept = 0 if column is None else len(column)
-            grown = np.full((max(len(self.messages), 2 * kept), width), np.nan)
+            grown = np.full((grown_length(len(self.messages), kept), width), np.nan)
             if column is not None:
                 grown[:kept] = column
             self._derived_numbers[name] = column = grown
@@ -956,7 +957,7 @@ class Timeline:
     def _reserve(self, rows: int, messages: int) -> None:
         if rows > len(self._vectors):
             # Grown by a quarter, not doubled: a large channel's vectors are most of its memory.
-            capacity = max(rows, len(self._vectors) + len(self._vectors) // 4, 256)
+            capacity = grown_length(rows, len(self._vectors))
             # A vectors file's rows stay mapped from it: only those appended since are copied.
             vectors = mapped_rows.grown(self._vectors, self.rows, capacity)
             positions = np.empty(capacity, dtype=np.int64)
@@ -965,7 +966,7 @@ class Timeline:
             thought[: self.rows] = self._row_thought[: self.rows]
             self._vectors, self._row_positions, self._row_thought = vectors, positions, thought
         if messages > len(self._ts):
-            ts = np.empty(max(messages, len(self._ts) + len(self._ts) // 4, 256), np.float64)
+            ts = np.empty(grown_length(messages, len(self._ts)), np.float64)
             ts[: len(self.messages)] = self._ts[: len(self.messages)]
             speaker_of = np.empty(len(ts), dtype=np.int64)
             speaker_of[: len(self.messages)] = self._speaker_of[: len(self.messages)]
