@@ -71,13 +71,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from awai_engine.schemas import hdbscan_core
 from awai_engine.schemas.neighbours import Neighbours, nearest_neighbours
 from awai_engine.schemas.substance import content_words
 from awai_engine.settings import SchemaSettings
 from awai_engine.text import words
 
-# hdbscan (which imports scikit-learn) and scipy.sparse are imported where they are used: they
-# take seconds to import, which every ``awai`` command would pay at start-up otherwise.
+# hdbscan's compiled routines (see hdbscan_core) and scipy.sparse are imported where they are
+# used: every ``awai`` command would pay for them at start-up otherwise.
 
 NOISE = -1
 ROW_BLOCK = 1024
@@ -246,9 +247,6 @@ def _condensed(
     points: np.ndarray, settings: SchemaSettings, memo: ChainMemo | None = None
 ) -> np.ndarray:
     """HDBSCAN's condensed cluster tree of ``points`` (exact or knn-graph by their number)."""
-    from hdbscan._hdbscan_linkage import label
-    from hdbscan._hdbscan_tree import condense_tree
-
     count = len(points)
     min_samples = min(count - 1, settings.rules.min_samples)
     if _algorithm(count, settings) == "exact":
@@ -256,7 +254,8 @@ def _condensed(
     else:
         edges = _knn_graph_tree(points, min_samples, settings.rules.knn_neighbours, memo)
     edges = edges[np.argsort(edges[:, 2])]  # hdbscan's own sort: tied weights ordered alike
-    return condense_tree(label(edges), settings.rules.min_cluster_size)
+    single_linkage = hdbscan_core.linkage().label(edges)
+    return hdbscan_core.tree().condense_tree(single_linkage, settings.rules.min_cluster_size)
 
 
 def _split(
@@ -322,11 +321,10 @@ def _worded(labels: np.ndarray, texts: Sequence[str]) -> np.ndarray:
 
 def _select(condensed: np.ndarray, single: bool) -> np.ndarray:
     """Excess-of-mass selection; ``single`` lets the whole tree's core count as one cluster."""
-    from hdbscan._hdbscan_tree import compute_stability, get_clusters
-
-    labels, _, _ = get_clusters(
+    tree = hdbscan_core.tree()
+    labels, _, _ = tree.get_clusters(
         condensed,
-        compute_stability(condensed),
+        tree.compute_stability(condensed),
         cluster_selection_method="eom",
         allow_single_cluster=single,
     )
@@ -466,11 +464,9 @@ def _compiled_prim(distance: np.ndarray, core: np.ndarray) -> np.ndarray:
     per step cost more than the step: a channel's first re-clustering spent a tenth of its
     time there. Both start at row 0, take the first of tied rows and replace a row's best edge
     only by a strictly shorter one, on the same float32 values, so the edges are the same."""
-    from hdbscan._hdbscan_linkage import mst_linkage_core
-
     reach = np.maximum(distance, core[:, None])
     np.maximum(reach, core[None, :], out=reach)
-    return np.asarray(mst_linkage_core(reach.astype(np.float64)))
+    return np.asarray(hdbscan_core.linkage().mst_linkage_core(reach.astype(np.float64)))
 
 
 def _kth_smallest(rows: np.ndarray, k: int) -> np.ndarray:
