@@ -38,6 +38,10 @@ VECTOR_METHODS = (
 # Vectors per Chroma segment in a worker: a few, so the job's writes roll over into new segments
 # again and again and the kills land around a roll-over too (storage.vectors, SEGMENT_VECTORS).
 SEGMENT_VECTORS = 4
+# Messages per ingest chunk in a worker: fewer than a job's ingest holds, so each ingest spans
+# chunks and the kills land while the next chunk's thoughts are embedded ahead on the encoder's
+# own thread (Embedder.encode_ahead) as well.
+INGEST_CHUNK = 2
 
 
 def main() -> None:
@@ -58,6 +62,7 @@ def main() -> None:
 
 
 def _work(job: dict[str, Any]) -> None:
+    from awai_engine import engine as engine_module
     from awai_engine.reconcile import audit
     from awai_engine.settings import Settings
     from awai_engine.values import Utterance
@@ -75,6 +80,7 @@ def _work(job: dict[str, Any]) -> None:
                 time.sleep(60)
 
     ChromaVectors.segment_vectors = SEGMENT_VECTORS
+    engine_module.INGEST_CHUNK = INGEST_CHUNK
     for name in VECTOR_METHODS:
         setattr(ChromaVectors, name, _paused(getattr(ChromaVectors, name), name, state, pause))
 
