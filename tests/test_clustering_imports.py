@@ -1,10 +1,11 @@
-"""Clustering in a fresh process loads hdbscan's compiled routines and not scikit-learn.
+"""Clustering loads hdbscan's compiled routines and not scikit-learn: in a fresh process, and
+in the re-clustering workers.
 
 Why it matters: a bot clusters a speaker on demand as soon as a reading meets new messages;
 importing the ``hdbscan`` package whole (its estimator, hence scikit-learn, scipy's stats and
-optimizers, joblib, narwhals, rich) kept about 100 MiB in the bot for the rest of its life.
-The labels must be those found with the package imported the usual way, and a later
-``import hdbscan`` must still give the real package.
+optimizers, joblib, narwhals, rich) kept about 100 MiB in the bot for the rest of its life,
+and in the fork server of the re-clustering workers and each worker. The labels must be the
+estimator's own, and a later ``import hdbscan`` must still give the real package.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 TREE = Path(__file__).resolve().parents[1]
+WHOLE_PACKAGE = ("sklearn", "joblib", "narwhals", "rich")
 CLUSTER_AND_REPORT = """
 import json, sys
 import numpy as np
@@ -35,15 +37,37 @@ labels = {
     algorithm: cluster_labels(points, SchemaSettings(rules=SchemaRules(algorithm=algorithm))).tolist()
     for algorithm in ("exact", "knn-graph")
 }
-loaded = [m for m in ("sklearn", "joblib", "narwhals", "rich") if m in sys.modules]
+# Without the cohesion floor and joining, the exact algorithm is hdbscan's "generic" estimator.
+plain = SchemaSettings(rules=SchemaRules(algorithm="exact", min_cohesion=-1, join_similarity=1.0))
+ours = cluster_labels(points, plain).tolist()
+loaded = [m for m in %r if m in sys.modules]
 import hdbscan
-print(json.dumps({"labels": labels, "loaded": loaded, "estimator": hasattr(hdbscan, "HDBSCAN")}))
+from sklearn.metrics import adjusted_rand_score
+estimator = hdbscan.HDBSCAN(
+    min_cluster_size=3, min_samples=plain.rules.min_samples, algorithm="generic"
+).fit_predict(points.astype(np.float64)).tolist()
+print(json.dumps({"labels": labels, "loaded": loaded,
+                  "estimator agrees": adjusted_rand_score(estimator, ours) == 1.0
+                  and [e == -1 for e in estimator] == [o == -1 for o in ours]}))
+"""
+WORKER_REPORT = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from awai_engine.schemas import chains
+import probe
+with chains.pool(1, 1) as executor:
+    print(json.dumps(executor.submit(probe.loaded).result()))
+"""
+PROBE = """
+import sys
+def loaded():
+    return sorted(m for m in sys.modules if m.split(".")[0] in ("hdbscan",) + %r)
 """
 
 
-def clustered(order: str) -> dict[str, object]:
+def run(script: str, *args: str) -> object:
     done = subprocess.run(
-        [sys.executable, "-c", CLUSTER_AND_REPORT, order],
+        [sys.executable, "-c", script, *args],
         env={**os.environ, "PYTHONPATH": str(TREE)},
         capture_output=True,
         text=True,
@@ -53,13 +77,26 @@ def clustered(order: str) -> dict[str, object]:
 
 
 @pytest.mark.slow
-def test_clustering_loads_no_scikit_learn_and_finds_the_labels_the_whole_package_finds() -> None:
-    alone, after_package = clustered("alone"), clustered("package first")
+def test_clustering_loads_no_scikit_learn_and_finds_the_labels_of_hdbscan_itself() -> None:
+    alone = run(CLUSTER_AND_REPORT % (WHOLE_PACKAGE,), "alone")
+    after_package = run(CLUSTER_AND_REPORT % (WHOLE_PACKAGE,), "package first")
+    assert isinstance(alone, dict) and isinstance(after_package, dict)
 
     assert alone["loaded"] == []
     assert "sklearn" in after_package["loaded"]  # the control: the package whole brings it
+    assert alone["estimator agrees"]  # and a later ``import hdbscan`` is the real package
     assert alone["labels"] == after_package["labels"]
-    labels = alone["labels"]
-    assert isinstance(labels, dict)
-    assert all(max(found) >= 2 for found in labels.values())  # topics were found, not all noise
-    assert alone["estimator"] and after_package["estimator"]  # a later import is the real one
+    assert all(max(found) >= 2 for found in alone["labels"].values())  # topics, not all noise
+
+
+@pytest.mark.slow
+def test_re_clustering_workers_have_the_compiled_routines_and_no_scikit_learn(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "probe.py").write_text(PROBE % (WHOLE_PACKAGE,), encoding="utf-8")
+
+    loaded = run(WORKER_REPORT, str(tmp_path))
+
+    assert isinstance(loaded, list)
+    assert {"hdbscan._hdbscan_linkage", "hdbscan._hdbscan_tree"} <= set(loaded)  # preloaded
+    assert not [m for m in loaded if m == "hdbscan" or m.split(".")[0] in WHOLE_PACKAGE]

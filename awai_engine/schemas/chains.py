@@ -33,13 +33,7 @@ GROUP_THOUGHTS = 256  # thoughts of the chains handed to a worker at once (see g
 MAX_PROCESSES = 8  # the default's bound: each worker holds a speaker's n² matrix (144 MB at 6k)
 # Imported once by the fork server and inherited by every worker it forks: the clustering's
 # libraries take seconds to import, which each worker would pay again.
-PRELOAD = [
-    "__main__",
-    __name__,
-    "hdbscan._hdbscan_linkage",
-    "hdbscan._hdbscan_tree",
-    "scipy.sparse.csgraph",
-]
+PRELOAD = ["__main__", __name__, "awai_engine.schemas.clustering_libraries"]
 
 
 @dataclass(frozen=True)
