@@ -45,7 +45,7 @@ ready = time.perf_counter()
 reading = runtime.engine.read(sys.argv[1], sys.argv[2], EVERYTHING)
 done = time.perf_counter()
 print(json.dumps({"runtime_to_reading": done - opened, "in_process": done - started,
-                  "open": ready - opened, "hdbscan": "hdbscan" in sys.modules,
+                  "open": ready - opened, "hdbscan": "hdbscan._hdbscan_tree" in sys.modules,
                   "torch": "torch" in sys.modules, "chromadb": "chromadb" in sys.modules,
                   "onnxruntime": "onnxruntime" in sys.modules,
                   "schemas": len(reading.context.schemas)}))

@@ -28,6 +28,7 @@ NOT_ON_A_READ = (
     "transformers",
     "sentence_transformers",
     "hdbscan",
+    "hdbscan._hdbscan_tree",  # what clustering loads (without the package: schemas/hdbscan_core)
     "sklearn",
     "alembic",
     "chromadb",

@@ -8,11 +8,14 @@ it anonymous), against +1 MiB for the compiled modules alone. A bot clusters a s
 as soon as a reading meets new messages, so it kept all of that for the rest of its life: a bot
 holding a 100,000-message channel took 405 MiB after a live message, 323 without.
 
-The compiled modules need only their package's name to resolve their own relative imports
-(``dist_metrics``), so a bare package stands in for ``hdbscan`` while they load and is removed
-after: a later ``import hdbscan`` (a benchmark comparing against its estimator) runs the real
+The compiled modules import ``hdbscan.dist_metrics``, and that import loads the parent package
+first, so a bare package stands in for ``hdbscan`` while they load and is removed after: a
+later ``import hdbscan`` (a benchmark comparing against its estimator) runs the real
 ``__init__``, which finds these modules loaded and uses them. Where ``hdbscan`` is already
-imported, its own modules are used.
+imported, its own modules are used. Two limits, neither met by AWAI's own code, which never
+imports the package: the real package loaded after this lacks these three submodules as
+attributes (``from hdbscan import dist_metrics`` works, ``hdbscan.dist_metrics`` does not); and
+an ``import hdbscan`` in another thread while the stand-in is in place would get the stand-in.
 """
 
 from __future__ import annotations
