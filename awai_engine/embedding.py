@@ -77,6 +77,11 @@ class Embedder:
         texts until it ends (seconds), as any call running does; its vectors are not kept."""
         with self._lock:
             self._cache.clear()
+        self.drop_ahead()
+
+    def drop_ahead(self) -> None:
+        """Drop the vectors being made ahead (:meth:`encode_ahead`) that no call took."""
+        with self._lock:
             self._ahead.clear()
 
     @property
@@ -141,7 +146,8 @@ class Embedder:
 
         Only an encoder that gives a text the same bits whatever it is batched with is asked
         ahead: a vector made ahead is then the one :meth:`encode` would make. A text nobody asks
-        for is dropped at the next call, so what waits here is one call's vectors at most."""
+        for is dropped at the next call (or by :meth:`drop_ahead`), so what waits here is one
+        call's vectors at most."""
         if not self._model().same_bits_in_any_batch:
             return
         with self._lock:

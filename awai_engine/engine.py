@@ -184,6 +184,16 @@ class Engine:
         Invalid messages are reported and skipped; the rest are stored. ``progress`` is called with
         the number of messages handled after each chunk.
         """
+        try:
+            return self._ingest_chunks(utterances, progress)
+        finally:
+            # What was embedded ahead and never asked for (a message refused as deleted, a
+            # chunk not reached) is not kept past the ingest: nothing else would drop its words.
+            self.embedder.drop_ahead()
+
+    def _ingest_chunks(
+        self, utterances: Iterable[Utterance], progress: Callable[[int], None] | None
+    ) -> IngestReport:
         totals = {"added": 0, "edited": 0, "unchanged": 0, "refused_deleted": 0, "stale": 0}
         problems: list[IngestProblem] = []
         notes: list[str] = []

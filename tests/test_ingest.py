@@ -255,3 +255,25 @@ def test_an_ingest_in_chunks_stores_what_its_messages_ingested_one_at_a_time_sto
     embedded = counting.texts()
     assert len(embedded) == len(set(embedded))  # each thought once
     assert any(name.startswith("awai-embed-ahead") for name, _ in counting.embedded)
+
+
+def test_a_deleted_message_delivered_again_in_the_next_chunk_is_not_kept_after_the_ingest(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its thoughts are embedded ahead before the chunk is refused; the vector must not wait in
+    the embedder for a later call (nothing else would drop the deleted words)."""
+    monkeypatch.setattr(engine_module, "INGEST_CHUNK", 2)
+    deleted = utterance("m9", "A secret plan nobody should keep.")
+    runtime.engine.ingest([deleted])
+    runtime.engine.delete(CHANNEL, "m9")
+    counting = Counting()
+    runtime.engine.embedder = counting
+    report = runtime.engine.ingest(
+        [utterance("m1", "First line here."), utterance("m2", "Second line here."), deleted]
+    )
+
+    assert report.refused_deleted == 1
+    assert "A secret plan nobody should keep." in counting.texts()  # embedded ahead
+    counting.embedded.clear()
+    counting.encode(["A secret plan nobody should keep."])
+    assert counting.texts() == ["A secret plan nobody should keep."]  # made again: none kept
